@@ -1,0 +1,58 @@
+"""The ``proofmatch`` command: every stage callable outside Snakemake, with explicit paths.
+
+Each subcommand lives in the module that implements the stage. The module exposes
+``add_arguments(parser)`` and ``main(args) -> int``; only the chosen module is imported, so
+``proofmatch extract`` does not pay for importing torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# command -> (module, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "demo": ("proofmatch.demo", "generate the project's demo corpus"),
+    "manifest": ("proofmatch.corpus", "list and shard a corpus folder, join its metadata"),
+    "extract": ("proofmatch.extract", "extract statement-proof pairs from XHTML articles"),
+    "linearize": ("proofmatch.linearize", "linearize extracted pairs into typed tokens"),
+    "filter": ("proofmatch.filters", "language/length/omitted-proof filters with an audit"),
+    "stats": ("proofmatch.stats", "render Tables 1 and 2"),
+    "split": ("proofmatch.splits", "mixed / unmixed / probability-domain splits"),
+    "replace": ("proofmatch.replace", "symbol replacement on the proofs' MathML"),
+    "show": ("proofmatch.show", "pretty-print pairs, filter reasons and mappings"),
+    "tokenizer": ("proofmatch.tokenizer", "train the WordPiece tokenizer"),
+    "pretrain": ("proofmatch.pretrain", "MLM pretraining of ScratchBERT"),
+    "train": ("proofmatch.train", "train a matching model"),
+    "evaluate": ("proofmatch.evaluate", "encode, score and decode a test set"),
+    "baselines": ("proofmatch.baselines", "TF-IDF and BM25 baselines"),
+    "tables": ("proofmatch.tables", "render Tables 3-7"),
+    "figure": ("proofmatch.figure", "LIME explanations (Figure 2)"),
+}
+
+
+def _usage() -> str:
+    width = max(map(len, COMMANDS))
+    lines = ["usage: proofmatch <command> [options]", "", "commands:"]
+    lines += [f"  {name:<{width}}  {help_}" for name, (_, help_) in COMMANDS.items()]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(_usage())
+        return 0 if argv else 2
+    name, rest = argv[0], argv[1:]
+    if name not in COMMANDS:
+        print(f"proofmatch: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
+        return 2
+    module = importlib.import_module(COMMANDS[name][0])
+    parser = argparse.ArgumentParser(prog=f"proofmatch {name}", description=COMMANDS[name][1])
+    module.add_arguments(parser)
+    return int(module.main(parser.parse_args(rest)) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
