@@ -21,3 +21,19 @@ def setup_logging(log_file: str | os.PathLike | None = None, level: int = loggin
         force=True,
     )
     return logging.getLogger("proofmatch")
+
+
+def run_logged(log_file: str | os.PathLike | None, fn, /, *args, **kwargs):
+    """Call ``fn`` with logging to ``log_file``; a failure is logged with its traceback, then re-raised.
+
+    The workflow scripts use this so that every job's log under results/logs/ explains its failure.
+    """
+    log = setup_logging(log_file)
+    log.info("running %s.%s", fn.__module__, fn.__qualname__)
+    try:
+        result = fn(*args, **kwargs)
+    except Exception:
+        log.exception("%s failed", fn.__qualname__)
+        raise
+    log.info("done")
+    return result

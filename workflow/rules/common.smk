@@ -1,0 +1,159 @@
+# Shared definitions: config validation (before any job runs), wildcard constraints, and the
+# input functions that decide which runs the tables need.
+from proofmatch.config import schema_path, validate_config
+from snakemake.utils import validate
+
+validate_config(config)
+validate(config, schema=str(schema_path()))
+
+SEED = config["seed"]
+SHARDS = [f"{i:03d}" for i in range(config["corpus"]["n_shards"])]
+SPLITS = ["mixed", "unmixed", "pr"]
+LEVELS = ["conservation", "partial", "full", "trans"]
+PR_LEVELS = ["conservation", "partial", "partial_p", "full", "full_p"]
+ENCODERS = ["npt", "scratchbert", "mathbert", "specter"]
+MATHBERT = config["matching"].get("mathbert")
+CONDA = "../../envs/proofmatch.yaml"
+
+
+wildcard_constraints:
+    shard=r"\d{3}",
+    split="mixed|unmixed|pr",
+    family="mixed|unmixed",
+    level="conservation|partial|full|trans|partial_p|full_p",
+    test_level="conservation|partial|full|trans|partial_p|full_p",
+    encoder="npt|scratchbert|mathbert|specter",
+    mode="local|hybrid|triplet",
+    view="text|math|both",
+    part="dev|test",
+    method="tfidf|bm25",
+    n=r"\d",
+
+
+def corpus_inputs(wildcards):
+    """The corpus folder and metadata table: the generated demo corpus or the configured folder."""
+    if config["corpus"]["source"] == "demo":
+        return {
+            "corpus": "results/demo_corpus/xhtml",
+            "metadata": "results/demo_corpus/metadata.csv",
+        }
+    inputs = {"corpus": config["corpus"]["dir"]}
+    if config["corpus"].get("metadata"):
+        inputs["metadata"] = config["corpus"]["metadata"]
+    return inputs
+
+
+def family(split):
+    """Tokenizer and ScratchBERT come from the split family: pr reuses unmixed (its train part is a subset)."""
+    return "mixed" if split == "mixed" else "unmixed"
+
+
+def run_dir(split, encoder, mode, level, view):
+    return f"results/runs/{split}/{encoder}-{mode}/{level}-{view}"
+
+
+def eval_json(split, encoder, mode, level, view, part, test_level):
+    return (
+        f"results/eval/{split}/{encoder}-{mode}/{level}-{view}/{part}-{test_level}.json"
+    )
+
+
+def modes(encoder):
+    """Training modes per encoder: the bilinear models train locally and hybrid; SPECTER with triplets."""
+    return ["triplet"] if encoder == "specter" else ["local", "hybrid"]
+
+
+def enabled(encoder):
+    return encoder != "mathbert" or bool(MATHBERT)
+
+
+def train_inputs(wildcards):
+    """NPT needs the tokenizer; ScratchBERT and SPECTER start from the family's ScratchBERT."""
+    fam = family(wildcards.split)
+    inputs = {
+        "data": f"results/replaced/{wildcards.split}/{wildcards.level}.parquet",
+        "tokenizer": f"results/models/tokenizer/{fam}/tokenizer.json",
+    }
+    if wildcards.encoder in ("scratchbert", "specter"):
+        inputs["pretrained"] = f"results/models/scratchbert/{fam}/config.json"
+    return inputs
+
+
+# Each table input key names one evaluation as
+# "<split>__<encoder>__<mode>__<train level>__<view>__<part>__<test level>"; proofmatch.tables parses it.
+def key(split, encoder, mode, level, view, part, test_level):
+    return "__".join([split, encoder, mode, level, view, part, test_level])
+
+
+def evals(specs):
+    """{key: eval JSON path} for (split, encoder, mode, level, view, part, test_level) specs."""
+    return {key(*s): eval_json(*s) for s in specs}
+
+
+def table3_inputs(wildcards):
+    return evals(
+        ("mixed", enc, mode, lvl, "both", "test", lvl)
+        for enc in ENCODERS
+        if enabled(enc)
+        for mode in modes(enc)
+        for lvl in LEVELS
+    )
+
+
+def table4_inputs(wildcards):
+    return evals(
+        (split, "scratchbert", "local", train, "both", "test", test)
+        for split in ("mixed", "unmixed")
+        for train in LEVELS
+        for test in LEVELS
+    )
+
+
+def table5_inputs(wildcards):
+    return evals(
+        ("mixed", enc, "local", lvl, view, "test", lvl)
+        for enc in ("npt", "scratchbert")
+        for view in ("text", "math", "both")
+        for lvl in ("conservation", "full")
+    )
+
+
+def table6_inputs(wildcards):
+    return evals(
+        ("pr", "scratchbert", "local", train, "both", "test", test)
+        for train in ("conservation", "partial_p")
+        for test in PR_LEVELS
+    )
+
+
+def table7_inputs(wildcards):
+    return evals(
+        [
+            (
+                "mixed",
+                "scratchbert",
+                "local",
+                "conservation",
+                "both",
+                "dev",
+                "conservation",
+            )
+        ]
+    )
+
+
+def baselines_inputs(wildcards):
+    return evals(
+        ("mixed", method, "none", lvl, "both", "test", lvl)
+        for method in ("tfidf", "bm25")
+        for lvl in LEVELS
+    )
+
+
+NOT_RUN = (
+    {}
+    if MATHBERT
+    else {
+        "mathbert": "not run: no MathBERT checkpoint configured (set matching.mathbert to a local path or hub id)"
+    }
+)

@@ -1,0 +1,50 @@
+# Encoding, scoring and decoding (local ranks, global assignment) of dev/test sets, and the baselines.
+
+
+rule evaluate_run:
+    input:
+        run="results/runs/{split}/{encoder}-{mode}/{level}-{view}/metrics.json",
+        data="results/replaced/{split}/{test_level}.parquet",
+    output:
+        ranks="results/eval/{split}/{encoder}-{mode}/{level}-{view}/{part}-{test_level}.parquet",
+        summary="results/eval/{split}/{encoder}-{mode}/{level}-{view}/{part}-{test_level}.json",
+    log:
+        "results/logs/evaluate_run/{split}/{encoder}-{mode}/{level}-{view}/{part}-{test_level}.log",
+    benchmark:
+        "results/benchmarks/evaluate_run/{split}/{encoder}-{mode}/{level}-{view}/{part}-{test_level}.tsv"
+    conda:
+        CONDA
+    threads: 2
+    resources:
+        mem_mb=16000,
+        runtime=240,
+        gpu=1,
+    params:
+        topk=config["decode"]["topk"],
+        exact_max_n=config["decode"]["exact_max_n"],
+        seed=SEED,
+    script:
+        "../scripts/evaluate_run.py"
+
+
+rule baseline:
+    input:
+        data="results/replaced/{split}/{level}.parquet",
+    output:
+        ranks="results/eval/{split}/{method}-none/{level}-both/{part}-{level}.parquet",
+        summary="results/eval/{split}/{method}-none/{level}-both/{part}-{level}.json",
+    log:
+        "results/logs/baseline/{split}/{method}/{part}-{level}.log",
+    benchmark:
+        "results/benchmarks/baseline/{split}/{method}/{part}-{level}.tsv"
+    conda:
+        CONDA
+    resources:
+        mem_mb=16000,
+        runtime=240,
+    params:
+        topk=config["decode"]["topk"],
+        exact_max_n=config["decode"]["exact_max_n"],
+        seed=SEED,
+    script:
+        "../scripts/baseline.py"

@@ -1,0 +1,90 @@
+# Tables 3-7, the baselines table and Figure 2 (their inputs are listed in common.smk).
+
+
+rule table3:
+    input:
+        unpack(table3_inputs),
+    output:
+        multiext("results/tables/table3", ".md", ".tex", ".csv"),
+    log:
+        "results/logs/table3.log",
+    conda:
+        CONDA
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        not_run=NOT_RUN,
+    script:
+        "../scripts/render_table.py"
+
+
+use rule table3 as table4 with:
+    input:
+        unpack(table4_inputs),
+    output:
+        multiext("results/tables/table4", ".md", ".tex", ".csv"),
+    log:
+        "results/logs/table4.log",
+
+
+use rule table3 as table5 with:
+    input:
+        unpack(table5_inputs),
+    output:
+        multiext("results/tables/table5", ".md", ".tex", ".csv"),
+    log:
+        "results/logs/table5.log",
+
+
+use rule table3 as table6 with:
+    input:
+        unpack(table6_inputs),
+    output:
+        multiext("results/tables/table6", ".md", ".tex", ".csv"),
+    log:
+        "results/logs/table6.log",
+
+
+use rule table3 as table7 with:
+    input:
+        unpack(table7_inputs),
+    output:
+        multiext("results/tables/table7", ".md", ".tex", ".csv"),
+    log:
+        "results/logs/table7.log",
+
+
+use rule table3 as baselines_table with:
+    input:
+        unpack(baselines_inputs),
+    output:
+        multiext("results/tables/baselines", ".md", ".tex", ".csv"),
+    log:
+        "results/logs/baselines_table.log",
+
+
+rule figure2:
+    input:
+        conservation="results/runs/mixed/scratchbert-local/conservation-both/metrics.json",
+        full="results/runs/mixed/scratchbert-local/full-both/metrics.json",
+        data="results/replaced/mixed/conservation.parquet",
+    output:
+        png="results/figures/figure2.png",
+        pdf="results/figures/figure2.pdf",
+    log:
+        "results/logs/figure2.log",
+    benchmark:
+        "results/benchmarks/figure2.tsv"
+    conda:
+        CONDA
+    threads: 2
+    resources:
+        mem_mb=8000,
+        runtime=120,
+        gpu=1,
+    params:
+        samples=config["figure"]["lime_samples"],
+        seed=SEED,
+    script:
+        "../scripts/figure2.py"

@@ -1,0 +1,10 @@
+"""Encode, score and decode one dev/test set with a trained model (thin wrapper around proofmatch.evaluate)."""
+from pathlib import Path
+
+from proofmatch.evaluate import evaluate_run
+from proofmatch.logs import run_logged
+
+w = snakemake.wildcards
+run_logged(snakemake.log[0], evaluate_run, Path(snakemake.input.run).parent, snakemake.input.data, w.part,
+           snakemake.output.ranks, snakemake.output.summary, topk=snakemake.params.topk,
+           exact_max_n=snakemake.params.exact_max_n, seed=snakemake.params.seed, view=w.view)
