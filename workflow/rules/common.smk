@@ -13,6 +13,7 @@ LEVELS = ["conservation", "partial", "full", "trans"]
 PR_LEVELS = ["conservation", "partial", "partial_p", "full", "full_p"]
 ENCODERS = ["npt", "scratchbert", "mathbert", "specter"]
 MATHBERT = config["matching"].get("mathbert")
+PR_CATEGORY = config["splits"].get("pr_category", "math.PR")
 CONDA = "../../envs/proofmatch.yaml"
 
 
@@ -119,6 +120,8 @@ def table5_inputs(wildcards):
 
 
 def table6_inputs(wildcards):
+    if not PR_CATEGORY:
+        return {}
     return evals(
         ("pr", "scratchbert", "local", train, "both", "test", test)
         for train in ("conservation", "partial_p")
@@ -150,10 +153,12 @@ def baselines_inputs(wildcards):
     )
 
 
-NOT_RUN = (
-    {}
-    if MATHBERT
-    else {
-        "mathbert": "not run: no MathBERT checkpoint configured (set matching.mathbert to a local path or hub id)"
-    }
-)
+# Why a table part was not run (rendered in the table instead of numbers).
+NOT_RUN = {}
+if not MATHBERT:
+    NOT_RUN["mathbert"] = (
+        "not run: no MathBERT checkpoint configured "
+        "(set matching.mathbert to a local path or hub id)"
+    )
+if not PR_CATEGORY:
+    NOT_RUN["pr"] = "not run: splits.pr_category is null (no probability-domain split)"

@@ -1,0 +1,74 @@
+"""The config schema accepts the shipped configs and names the key and the fix for wrong values."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from proofmatch.config import ConfigError, deep_merge, load_config, validate_config
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def demo() -> dict:
+    return yaml.safe_load((REPO / "config/config.yaml").read_text())
+
+
+def test_shipped_configs_validate():
+    load_config(REPO / "config/config.yaml")
+    load_config(REPO / "config/config.yaml", REPO / "config/stacks.yaml")
+    if (REPO / "config/paper.yaml").exists():
+        load_config(REPO / "config/config.yaml", REPO / "config/paper.yaml")
+
+
+@pytest.mark.parametrize(
+    "path, value, expect",
+    [
+        (("corpus", "source"), "web", "config key corpus.source"),
+        (("corpus", "n_shards"), 0, "config key corpus.n_shards"),
+        (("filter", "min_tokens"), "twenty", "config key filter.min_tokens"),
+        (("replace", "partial_alpha"), 1.5, "config key replace.partial_alpha"),
+        (("matching", "npt", "batch_size"), 1, "config key matching.npt.batch_size"),
+    ],
+)
+def test_wrong_value_names_key_and_fix(path, value, expect):
+    cfg = demo()
+    node = cfg
+    for k in path[:-1]:
+        node = node[k]
+    node[path[-1]] = value
+    with pytest.raises(ConfigError) as err:
+        validate_config(cfg)
+    assert expect in str(err.value)
+    assert "fix:" in str(err.value)
+
+
+def test_unknown_key_lists_allowed_keys():
+    cfg = demo()
+    cfg["filter"]["min_token"] = 20
+    with pytest.raises(ConfigError, match="min_tokens"):
+        validate_config(cfg)
+
+
+def test_fractions_must_sum_to_one():
+    cfg = demo()
+    cfg["splits"]["fractions"] = [0.5, 0.1, 0.1]
+    with pytest.raises(ConfigError, match="splits.fractions"):
+        validate_config(cfg)
+
+
+def test_dir_source_needs_dir():
+    cfg = demo()
+    cfg["corpus"]["source"] = "dir"
+    cfg["corpus"]["dir"] = None
+    with pytest.raises(ConfigError, match="corpus.dir"):
+        validate_config(cfg)
+
+
+def test_deep_merge_overrides_leaves_only():
+    base = {"a": {"b": 1, "c": 2}, "d": 3}
+    out = deep_merge(copy.deepcopy(base), {"a": {"c": 5}})
+    assert out == {"a": {"b": 1, "c": 5}, "d": 3}
