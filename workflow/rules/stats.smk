@@ -7,7 +7,13 @@ rule table1:
         articles="results/corpus/articles.parquet",
         pairs="results/data/pairs.parquet",
     output:
-        multiext("results/tables/table1", ".md", ".tex", ".csv"),
+        md=report(
+            "results/tables/table1.md",
+            caption="../report/table1.rst",
+            category="Tables",
+        ),
+        tex="results/tables/table1.tex",
+        csv="results/tables/table1.csv",
     log:
         "results/logs/table1.log",
     conda:
@@ -23,7 +29,13 @@ rule table2:
     input:
         pairs="results/data/pairs.parquet",
     output:
-        multiext("results/tables/table2", ".md", ".tex", ".csv"),
+        md=report(
+            "results/tables/table2.md",
+            caption="../report/table2.rst",
+            category="Tables",
+        ),
+        tex="results/tables/table2.tex",
+        csv="results/tables/table2.csv",
     log:
         "results/logs/table2.log",
     conda:

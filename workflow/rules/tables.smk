@@ -5,7 +5,13 @@ rule table3:
     input:
         unpack(table3_inputs),
     output:
-        multiext("results/tables/table3", ".md", ".tex", ".csv"),
+        md=report(
+            "results/tables/table3.md",
+            caption="../report/table3.rst",
+            category="Tables",
+        ),
+        tex="results/tables/table3.tex",
+        csv="results/tables/table3.csv",
     log:
         "results/logs/table3.log",
     conda:
@@ -23,7 +29,13 @@ use rule table3 as table4 with:
     input:
         unpack(table4_inputs),
     output:
-        multiext("results/tables/table4", ".md", ".tex", ".csv"),
+        md=report(
+            "results/tables/table4.md",
+            caption="../report/table4.rst",
+            category="Tables",
+        ),
+        tex="results/tables/table4.tex",
+        csv="results/tables/table4.csv",
     log:
         "results/logs/table4.log",
 
@@ -32,7 +44,13 @@ use rule table3 as table5 with:
     input:
         unpack(table5_inputs),
     output:
-        multiext("results/tables/table5", ".md", ".tex", ".csv"),
+        md=report(
+            "results/tables/table5.md",
+            caption="../report/table5.rst",
+            category="Tables",
+        ),
+        tex="results/tables/table5.tex",
+        csv="results/tables/table5.csv",
     log:
         "results/logs/table5.log",
 
@@ -41,7 +59,13 @@ use rule table3 as table6 with:
     input:
         unpack(table6_inputs),
     output:
-        multiext("results/tables/table6", ".md", ".tex", ".csv"),
+        md=report(
+            "results/tables/table6.md",
+            caption="../report/table6.rst",
+            category="Tables",
+        ),
+        tex="results/tables/table6.tex",
+        csv="results/tables/table6.csv",
     log:
         "results/logs/table6.log",
 
@@ -50,7 +74,13 @@ use rule table3 as table7 with:
     input:
         unpack(table7_inputs),
     output:
-        multiext("results/tables/table7", ".md", ".tex", ".csv"),
+        md=report(
+            "results/tables/table7.md",
+            caption="../report/table7.rst",
+            category="Tables",
+        ),
+        tex="results/tables/table7.tex",
+        csv="results/tables/table7.csv",
     log:
         "results/logs/table7.log",
 
@@ -59,7 +89,13 @@ use rule table3 as baselines_table with:
     input:
         unpack(baselines_inputs),
     output:
-        multiext("results/tables/baselines", ".md", ".tex", ".csv"),
+        md=report(
+            "results/tables/baselines.md",
+            caption="../report/baselines.rst",
+            category="Tables",
+        ),
+        tex="results/tables/baselines.tex",
+        csv="results/tables/baselines.csv",
     log:
         "results/logs/baselines_table.log",
 
@@ -70,7 +106,11 @@ rule figure2:
         full="results/runs/mixed/scratchbert-local/full-both/metrics.json",
         data="results/replaced/mixed/conservation.parquet",
     output:
-        png="results/figures/figure2.png",
+        png=report(
+            "results/figures/figure2.png",
+            caption="../report/figure2.rst",
+            category="Figures",
+        ),
         pdf="results/figures/figure2.pdf",
     log:
         "results/logs/figure2.log",

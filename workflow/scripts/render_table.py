@@ -3,4 +3,4 @@ from proofmatch.logs import run_logged
 from proofmatch.tables import render
 
 run_logged(snakemake.log[0], render, snakemake.rule, dict(snakemake.input.items()),
-           snakemake.output[0].removesuffix(".md"), not_run=dict(snakemake.params.not_run))
+           snakemake.output.md.removesuffix(".md"), not_run=dict(snakemake.params.not_run))

@@ -3,4 +3,4 @@ from proofmatch.logs import run_logged
 from proofmatch.stats import write_table1
 
 run_logged(snakemake.log[0], write_table1, snakemake.input.manifest, snakemake.input.articles,
-           snakemake.input.pairs, snakemake.output[0].removesuffix(".md"))
+           snakemake.input.pairs, snakemake.output.md.removesuffix(".md"))

@@ -2,4 +2,4 @@
 from proofmatch.logs import run_logged
 from proofmatch.stats import write_table2
 
-run_logged(snakemake.log[0], write_table2, snakemake.input.pairs, snakemake.output[0].removesuffix(".md"))
+run_logged(snakemake.log[0], write_table2, snakemake.input.pairs, snakemake.output.md.removesuffix(".md"))
