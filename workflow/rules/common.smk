@@ -8,12 +8,13 @@ validate(config, schema=str(schema_path()))
 
 SEED = config["seed"]
 SHARDS = [f"{i:03d}" for i in range(config["corpus"]["n_shards"])]
-SPLITS = ["mixed", "unmixed", "pr"]
 LEVELS = ["conservation", "partial", "full", "trans"]
 PR_LEVELS = ["conservation", "partial", "partial_p", "full", "full_p"]
 ENCODERS = ["npt", "scratchbert", "mathbert", "specter"]
 MATHBERT = config["matching"].get("mathbert")
 PR_CATEGORY = config["splits"].get("pr_category", "math.PR")
+# The probability-domain split exists only when a category is configured (Table 6).
+SPLITS = ["mixed", "unmixed"] + (["pr"] if PR_CATEGORY else [])
 CONDA = "../../envs/proofmatch.yaml"
 
 

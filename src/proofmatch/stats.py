@@ -1,0 +1,271 @@
+"""Dataset statistics: Table 1 (articles, pairs, categories) and Table 2 (token counts).
+
+Token counts are those of the *body* of a statement or proof: the tokens after its title
+(``statement_title_tokens`` / ``proof_title_tokens`` leading tokens, e.g. ``Lemma 3 . 2 .``).
+The length filter (:mod:`proofmatch.filters`) counts the same way, so Table 2's minimum and
+maximum text+math lengths are the filter's bounds, as in the paper (20 and 500).
+
+Counting is vectorised over the flattened Arrow token lists (no per-token Python loop), because
+the paper-scale corpus has tens of millions of tokens.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .logs import setup_logging
+from .render import write_table
+from .store import read_parquet
+from .tokens import MATH_PREFIX
+
+log = logging.getLogger(__name__)
+
+# arXiv names of the categories that dominate a mathematics corpus (Table 1 prints code + name).
+CATEGORY_NAMES: dict[str, str] = {
+    "math.AC": "Commutative Algebra", "math.AG": "Algebraic Geometry", "math.AP": "Analysis of PDEs",
+    "math.AT": "Algebraic Topology", "math.CA": "Classical Analysis and ODEs", "math.CO": "Combinatorics",
+    "math.CT": "Category Theory", "math.CV": "Complex Variables", "math.DG": "Differential Geometry",
+    "math.DS": "Dynamical Systems", "math.FA": "Functional Analysis", "math.GM": "General Mathematics",
+    "math.GN": "General Topology", "math.GR": "Group Theory", "math.GT": "Geometric Topology",
+    "math.HO": "History and Overview", "math.IT": "Information Theory", "math.KT": "K-Theory and Homology",
+    "math.LO": "Logic", "math.MG": "Metric Geometry", "math.MP": "Mathematical Physics",
+    "math.NA": "Numerical Analysis", "math.NT": "Number Theory", "math.OA": "Operator Algebras",
+    "math.OC": "Optimization and Control", "math.PR": "Probability", "math.QA": "Quantum Algebra",
+    "math.RA": "Rings and Algebras", "math.RT": "Representation Theory", "math.SG": "Symplectic Geometry",
+    "math.SP": "Spectral Theory", "math.ST": "Statistics Theory", "math-ph": "Mathematical Physics",
+}
+
+NO_CATEGORY = "(none)"
+
+
+def _list_array(tokens: pd.Series) -> pa.ListArray:
+    """The token lists as one Arrow list<string> array (nulls become empty lists)."""
+    arr = pa.array(tokens.tolist(), type=pa.list_(pa.string()))
+    if arr.null_count:
+        arr = pc.fill_null(arr, pa.scalar([], type=pa.list_(pa.string())))
+    return arr
+
+
+def token_counts(tokens: pd.Series, skip: pd.Series | None = None) -> pd.DataFrame:
+    """Per row: ``text``, ``math`` and ``words`` tokens after the first ``skip`` tokens.
+
+    ``words`` counts text tokens holding a letter or digit (punctuation-only bodies are empty,
+    which is how the filter recognises a pair that is only a title). Null lists count as empty.
+    A ``skip`` outside ``[0, len(tokens)]`` is a linearizer bug and raises ``ValueError``.
+    """
+    n = len(tokens)
+    arr = _list_array(tokens)
+    lengths = pc.list_value_length(arr).to_numpy(zero_copy_only=False).astype(np.int64)
+    if skip is None:
+        skip_np = np.zeros(n, dtype=np.int64)
+    else:
+        skip_np = pd.to_numeric(skip, errors="raise").fillna(0).to_numpy(dtype=np.int64)
+        bad = (skip_np < 0) | (skip_np > lengths)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"{int(bad.sum())} rows have a title length outside their token list, e.g. row {i}: "
+                f"title {skip_np[i]} tokens, list {lengths[i]} tokens"
+            )
+    flat = pc.list_flatten(arr)
+    if len(flat) == 0:
+        zeros = np.zeros(n, dtype=np.int64)
+        return pd.DataFrame({"text": zeros, "math": zeros, "words": zeros}, index=tokens.index)
+    parents = pc.list_parent_indices(arr).to_numpy().astype(np.int64)
+    starts = arr.offsets.to_numpy().astype(np.int64)[:-1]
+    in_body = (np.arange(len(flat)) - starts[parents]) >= skip_np[parents]
+    is_math = (
+        pc.and_(pc.starts_with(flat, MATH_PREFIX), pc.greater(pc.utf8_length(flat), 1))
+        .to_numpy(zero_copy_only=False)
+    )
+    has_word = pc.match_substring_regex(flat, r"[\pL\pN]").to_numpy(zero_copy_only=False)
+
+    def per_row(mask: np.ndarray) -> np.ndarray:
+        return np.bincount(parents[mask], minlength=n).astype(np.int64)
+
+    return pd.DataFrame(
+        {
+            "text": per_row(in_body & ~is_math),
+            "math": per_row(in_body & is_math),
+            "words": per_row(in_body & ~is_math & has_word),
+        },
+        index=tokens.index,
+    )
+
+
+def body_counts(pairs: pd.DataFrame, side: str) -> pd.DataFrame:
+    """Token counts of the statement or proof bodies (titles excluded); ``side`` in statement/proof."""
+    if side not in ("statement", "proof"):
+        raise ValueError(f"side must be 'statement' or 'proof', not {side!r}")
+    title_col = f"{side}_title_tokens"
+    skip = pairs[title_col] if title_col in pairs else None
+    return token_counts(pairs[f"{side}_tokens"], skip)
+
+
+# ---------------------------------------------------------------- Table 1
+
+
+def _category_name(code: str) -> str:
+    name = CATEGORY_NAMES.get(code)
+    return f"{code} {name}" if name else code
+
+
+def _categories(value: object) -> list[str]:
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return []
+    return [str(c) for c in value]
+
+
+def table1(manifest: pd.DataFrame, articles: pd.DataFrame, pairs: pd.DataFrame, top: int = 13) -> pd.DataFrame:
+    """Table 1 as a three-column frame (statistic, value, pairs), laid out like the paper.
+
+    Category statistics are over the articles that keep at least one pair after filtering (the
+    dataset); a pair whose article is missing from ``articles`` is an upstream bug and raises.
+    """
+    pair_articles = pairs["article_id"].astype(str)
+    meta = articles.assign(article_id=articles["article_id"].astype(str)).drop_duplicates("article_id")
+    meta = meta.set_index("article_id")
+    missing = sorted(set(pair_articles) - set(meta.index))
+    if missing:
+        raise ValueError(f"{len(missing)} article ids of the pairs are not in the articles table, e.g. {missing[:3]}")
+    with_pairs = meta.loc[sorted(set(pair_articles))]
+    primary = with_pairs["primary_category"].astype(object).where(with_pairs["primary_category"].notna(), NO_CATEGORY)
+    all_cats = with_pairs["categories"].map(_categories)
+    n_primary = int((primary.unique() != NO_CATEGORY).sum())
+    n_all = len({c for cats in all_cats for c in cats})
+    avg_cats = float(all_cats.map(len).mean()) if len(all_cats) else float("nan")
+
+    per_article_pairs = pair_articles.value_counts()
+    by_cat = (
+        pd.DataFrame({"category": primary, "pairs": per_article_pairs.reindex(primary.index).to_numpy()})
+        .groupby("category")
+        .agg(articles=("pairs", "size"), pairs=("pairs", "sum"))
+        .reset_index()
+        .sort_values(["articles", "pairs", "category"], ascending=[False, False, True], kind="stable")
+        .head(top)
+    )
+    rows: list[tuple[str, object, object]] = [
+        ("Number of articles in the corpus", int(manifest["article_id"].nunique()), None),
+        ("Articles with statement-proof pairs", int(len(with_pairs)), None),
+        ("Total number of statement-proof pairs", int(len(pairs)), None),
+        ("Number of (primary) categories", f"({n_primary}) {n_all}", None),
+        ("Average number of categories per article", round(avg_cats, 2), None),
+        ("Most represented primary categories", "# articles", "# pairs"),
+    ]
+    rows += [(_category_name(r.category), int(r.articles), int(r.pairs)) for r in by_cat.itertuples()]
+    return pd.DataFrame(rows, columns=["statistic", "value", "pairs"])
+
+
+def write_table1(manifest: str | os.PathLike | pd.DataFrame, articles: str | os.PathLike | pd.DataFrame,
+                 pairs: str | os.PathLike | pd.DataFrame, out_prefix: str | os.PathLike, top: int = 13) -> pd.DataFrame:
+    """Render Table 1 to ``{out_prefix}.md/.tex/.csv``; accepts frames or Parquet paths."""
+    df = table1(_frame(manifest, ["article_id"]),
+                _frame(articles, ["article_id", "categories", "primary_category"]),
+                _frame(pairs, ["article_id"]), top=top)
+    _write(df, out_prefix, "Statistics about the dataset and categories of mathematical articles.")
+    return df
+
+
+# ---------------------------------------------------------------- Table 2
+
+_MEASURES = (("Text+math", "total"), ("Text only", "text"), ("Math only", "math"), ("Math proportion", "math_pct"))
+
+
+def token_stats(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Numeric Table 2: part, measure, n, min, max, mean, sd (population SD, defined for n = 1).
+
+    The math proportion is ``math / (text + math)`` in percent, over the bodies with a token.
+    """
+    rows = []
+    for part, side in (("Statements", "statement"), ("Proofs", "proof")):
+        c = body_counts(pairs, side)
+        total = c["text"] + c["math"]
+        values = {
+            "total": total.astype(float),
+            "text": c["text"].astype(float),
+            "math": c["math"].astype(float),
+            "math_pct": (100.0 * c["math"] / total.where(total > 0)).dropna(),
+        }
+        for label, key in _MEASURES:
+            v = values[key].to_numpy()
+            if len(v) == 0:
+                rows.append((part, label, 0, np.nan, np.nan, np.nan, np.nan))
+            else:
+                rows.append((part, label, len(v), v.min(), v.max(), v.mean(), v.std(ddof=0)))
+    return pd.DataFrame(rows, columns=["part", "measure", "n", "min", "max", "mean", "sd"])
+
+
+def _fmt_num(x: float, pct: bool) -> str:
+    if np.isnan(x):
+        return "–"
+    s = f"{x:.1f}" if pct or not float(x).is_integer() else f"{int(x)}"
+    return s + ("%" if pct else "")
+
+
+def table2(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Table 2 formatted as in the paper: min, max and mean ± SD per measure."""
+    num = token_stats(pairs)
+    out = []
+    for r in num.itertuples(index=False):
+        pct = r.measure == "Math proportion"
+        mean_sd = "–" if np.isnan(r.mean) else f"{r.mean:.1f}{'%' if pct else ''} ± {r.sd:.1f}"
+        out.append((r.part, r.measure, _fmt_num(r.min, pct), _fmt_num(r.max, pct), mean_sd))
+    return pd.DataFrame(out, columns=["part", "tokens", "min", "max", "mean ± SD"])
+
+
+def write_table2(pairs: str | os.PathLike | pd.DataFrame, out_prefix: str | os.PathLike) -> pd.DataFrame:
+    """Render Table 2 to ``{out_prefix}.md/.tex/.csv``; accepts a frame or a Parquet path."""
+    cols = ["statement_tokens", "proof_tokens", "statement_title_tokens", "proof_title_tokens"]
+    df = table2(_frame(pairs, cols))
+    _write(df, out_prefix, "Number of tokens (titles excluded) of statements and proofs: "
+                           "text+math, text only, math only and the math proportion.")
+    return df
+
+
+# ---------------------------------------------------------------- helpers and CLI
+
+
+def _frame(obj: str | os.PathLike | pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    df = obj if isinstance(obj, pd.DataFrame) else read_parquet(obj)
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise ValueError(f"{obj if not isinstance(obj, pd.DataFrame) else 'frame'} lacks columns {missing}")
+    return df
+
+
+def _write(df: pd.DataFrame, prefix: str | os.PathLike, caption: str) -> None:
+    p = str(prefix)
+    write_table(df, f"{p}.md", f"{p}.tex", f"{p}.csv", caption=caption)
+    log.info("wrote %s.{md,tex,csv}", p)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--manifest", help="results/corpus/manifest.parquet (Table 1)")
+    parser.add_argument("--articles", help="results/corpus/articles.parquet (Table 1)")
+    parser.add_argument("--pairs", required=True, help="filtered pairs (results/data/pairs.parquet)")
+    parser.add_argument("--table1", metavar="PREFIX", help="write PREFIX.md/.tex/.csv for Table 1")
+    parser.add_argument("--table2", metavar="PREFIX", help="write PREFIX.md/.tex/.csv for Table 2")
+    parser.add_argument("--top", type=int, default=13, help="primary categories listed in Table 1")
+    parser.add_argument("--log", help="log file")
+
+
+def main(args: argparse.Namespace) -> int:
+    setup_logging(args.log)
+    if not args.table1 and not args.table2:
+        log.error("nothing to do: pass --table1 and/or --table2")
+        return 2
+    if args.table1:
+        if not args.manifest or not args.articles:
+            log.error("--table1 needs --manifest and --articles")
+            return 2
+        print(write_table1(args.manifest, args.articles, args.pairs, args.table1, top=args.top).to_string(index=False))
+    if args.table2:
+        print(write_table2(args.pairs, args.table2).to_string(index=False))
+    return 0

@@ -1,0 +1,112 @@
+"""Tables 1 and 2 on tiny hand-built frames, with numbers checked by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from proofmatch.stats import table1, table2, token_counts, token_stats, write_table1, write_table2
+
+
+def test_token_counts_skip_titles_and_count_words():
+    tokens = pd.Series([["Lemma", "1", ".", "Let", "$x", "$=", "$y~bold", "."], [], None, ["$", "x"]])
+    c = token_counts(tokens, pd.Series([3, 0, 0, 0]))
+    assert c.to_dict("list") == {"text": [2, 0, 0, 2], "math": [3, 0, 0, 0], "words": [1, 0, 0, 1]}
+    # a lone "$" is text (tokens.is_math), Unicode letters are words
+    assert token_counts(pd.Series([["$", "ж", "é", "-"]]))["words"].tolist() == [2]
+    with pytest.raises(ValueError, match="title length"):
+        token_counts(pd.Series([["a"]]), pd.Series([2]))
+
+
+def _pairs() -> pd.DataFrame:
+    # statement bodies: (text, math) = (2, 2), (4, 0), (1, 3); proof bodies: (3, 1), (2, 2), (5, 5)
+    return pd.DataFrame({
+        "pair_id": ["a1/1", "a1/2", "a2/1"],
+        "article_id": ["a1", "a1", "a2"],
+        "statement_tokens": [["Lemma", ".", "Let", "$x", "$y", "go"], ["w", "w", "w", "w"], ["T", "$a", "$b", "$c"]],
+        "statement_title_tokens": [2, 0, 0],
+        "proof_tokens": [["Proof", ".", "a", "b", "c", "$z"], ["a", "b", "$x", "$y"], ["t"] * 5 + ["$m"] * 5],
+        "proof_title_tokens": [2, 0, 0],
+    })
+
+
+def test_table2_numbers():
+    num = token_stats(_pairs()).set_index(["part", "measure"])
+    st_total = num.loc[("Statements", "Text+math")]
+    assert (st_total["min"], st_total["max"], st_total["n"]) == (4, 4, 3)
+    assert st_total["mean"] == 4 and st_total["sd"] == 0
+    st_math = num.loc[("Statements", "Math only")]
+    assert (st_math["min"], st_math["max"]) == (0, 3)
+    assert st_math["mean"] == pytest.approx(5 / 3)
+    assert st_math["sd"] == pytest.approx(np.std([2, 0, 3]))
+    pct = num.loc[("Statements", "Math proportion")]
+    assert (pct["min"], pct["max"], pct["mean"]) == (0, 75, pytest.approx((50 + 0 + 75) / 3))
+    pr_total = num.loc[("Proofs", "Text+math")]
+    assert (pr_total["min"], pr_total["max"], pr_total["mean"]) == (4, 10, 6)
+    assert num.loc[("Proofs", "Text only"), "max"] == 5
+
+    shown = table2(_pairs())
+    assert shown.columns.tolist() == ["part", "tokens", "min", "max", "mean ± SD"]
+    first = shown.iloc[0].tolist()
+    assert first == ["Statements", "Text+math", "4", "4", "4.0 ± 0.0"]
+    assert shown.iloc[3].tolist()[2:4] == ["0.0%", "75.0%"]
+
+
+def _corpus():
+    manifest = pd.DataFrame({"article_id": ["a1", "a2", "a3", "a4", "a5"], "path": ["p"] * 5,
+                             "bytes": [1] * 5, "shard": [0] * 5})
+    articles = pd.DataFrame({
+        "article_id": ["a1", "a2", "a3", "a4", "a5"],
+        "title": ["t"] * 5,
+        "categories": [["math.PR", "math.ST"], ["math.AG"], ["math.PR"], ["math.CO", "cs.DM", "math.PR"], ["math.AG"]],
+        "primary_category": ["math.PR", "math.AG", "math.PR", "math.CO", "math.AG"],
+    })
+    pairs = pd.DataFrame({"article_id": ["a1", "a1", "a2", "a3", "a3", "a3", "a4"]})
+    return manifest, articles, pairs
+
+
+def test_table1_numbers():
+    manifest, articles, pairs = _corpus()
+    t = table1(manifest, articles, pairs)
+    values = dict(zip(t["statistic"], t["value"]))
+    assert values["Number of articles in the corpus"] == 5
+    assert values["Articles with statement-proof pairs"] == 4  # a5 has no pair after filtering
+    assert values["Total number of statement-proof pairs"] == 7
+    assert values["Number of (primary) categories"] == "(3) 5"  # PR, AG, CO; + ST, cs.DM
+    assert values["Average number of categories per article"] == pytest.approx((2 + 1 + 1 + 3) / 4)
+    cats = t.iloc[6:]
+    assert cats["statistic"].tolist() == ["math.PR Probability", "math.AG Algebraic Geometry", "math.CO Combinatorics"]
+    assert cats["value"].tolist() == [2, 1, 1] and cats["pairs"].tolist() == [5, 1, 1]
+    assert len(table1(manifest, articles, pairs, top=1)) == 7
+
+
+def test_table1_rejects_pairs_of_unknown_articles():
+    manifest, articles, pairs = _corpus()
+    with pytest.raises(ValueError, match="not in the articles table"):
+        table1(manifest, articles.iloc[1:], pairs)
+
+
+def test_writers_and_cli(tmp_path, capsys):
+    from proofmatch.cli import main
+
+    manifest, articles, pairs = _corpus()
+    full = _pairs()
+    write_table1(manifest, articles, pairs, tmp_path / "t1")
+    write_table2(full, tmp_path / "t2")
+    for name in ("t1", "t2"):
+        for ext in ("md", "tex", "csv"):
+            assert (tmp_path / f"{name}.{ext}").stat().st_size > 0
+    assert "Probability" in (tmp_path / "t1.md").read_text()
+    assert pd.read_csv(tmp_path / "t2.csv")["mean ± SD"].iloc[0] == "4.0 ± 0.0"
+
+    manifest.to_parquet(tmp_path / "manifest.parquet")
+    articles.to_parquet(tmp_path / "articles.parquet")
+    full.assign(article_id=["a1", "a1", "a3"]).to_parquet(tmp_path / "pairs.parquet")
+    rc = main(["stats", "--manifest", str(tmp_path / "manifest.parquet"), "--articles", str(tmp_path / "articles.parquet"),
+               "--pairs", str(tmp_path / "pairs.parquet"), "--table1", str(tmp_path / "c1"), "--table2", str(tmp_path / "c2")])
+    assert rc == 0
+    t1 = pd.read_csv(tmp_path / "c1.csv", dtype=str)
+    assert t1.iloc[2].tolist()[:2] == ["Total number of statement-proof pairs", "3"]
+    assert (tmp_path / "c2.tex").read_text().startswith("\\begin{table}")
+    assert main(["stats", "--pairs", str(tmp_path / "pairs.parquet"), "--table1", str(tmp_path / "x")]) == 2
