@@ -27,6 +27,9 @@ def atomic_path(path: str | os.PathLike, suffix: str | None = None) -> Iterator[
     )
     os.close(fd)
     tmp_path = Path(tmp)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp_path, 0o666 & ~umask)  # mkstemp creates 0600; artifacts are shared like any file
     try:
         yield tmp_path
         os.replace(tmp_path, target)

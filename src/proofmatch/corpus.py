@@ -1,0 +1,355 @@
+"""Corpus input: list a folder of XHTML articles, join their metadata, and shard the list.
+
+The later stages never run one job per article (a corpus has 10^5 files); they run one job per
+shard. Shards are balanced by file size with the longest-processing-time rule (largest file first,
+to the lightest shard; ties by article id and shard index), so the assignment is a pure function
+of the file list and sizes: a rerun over the same folder gives the same manifest, byte for byte.
+
+Article ids come from the metadata's ``file`` column when a row names the file (matched on the
+trailing path components, so ``xhtml/sets.xhtml.gz`` matches ``<anything>/xhtml/sets.xhtml.gz``),
+otherwise from the file name without its article suffix (``1234.5678v2.xhtml.gz`` ->
+``1234.5678v2``; other dots are kept).
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import logging
+import os
+import re
+from pathlib import Path, PurePosixPath
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from proofmatch.logs import setup_logging
+from proofmatch.store import atomic_path
+
+log = logging.getLogger(__name__)
+
+#: Recognised article files (matched case-insensitively, longest first).
+ARTICLE_SUFFIXES = (".xhtml.gz", ".html.gz", ".xhtml", ".html")
+UNKNOWN_CATEGORY = "unknown"
+_CATEGORY_SEP = re.compile(r"[\s,|]+")
+
+MANIFEST_SCHEMA = pa.schema(
+    [("article_id", pa.string()), ("path", pa.string()), ("bytes", pa.int64()), ("shard", pa.int64())]
+)
+ARTICLES_SCHEMA = pa.schema(
+    [
+        ("article_id", pa.string()),
+        ("title", pa.string()),
+        ("categories", pa.list_(pa.string())),
+        ("primary_category", pa.string()),
+    ]
+)
+
+
+class CorpusError(ValueError):
+    """A corpus folder or metadata table that cannot be used; the message names file and row."""
+
+
+# --------------------------------------------------------------------------------------------
+# listing and ids
+
+
+def article_suffix(name: str) -> str | None:
+    """The article suffix of a file name (``.xhtml.gz`` ...), or None when it is not an article."""
+    low = name.lower()
+    return next((s for s in ARTICLE_SUFFIXES if low.endswith(s)), None)
+
+
+def strip_article_suffix(name: str) -> str:
+    """File name without its article suffix: the default article id."""
+    suffix = article_suffix(name)
+    return name[: -len(suffix)] if suffix else name
+
+
+def list_articles(corpus_dir: str | os.PathLike) -> list[Path]:
+    """All article files under ``corpus_dir`` (recursive, symlinked folders not followed), sorted.
+
+    Only regular files are listed, so a FIFO or device named ``x.xhtml`` can never block a job.
+    """
+    root = Path(corpus_dir)
+    if not root.is_dir():
+        raise CorpusError(f"corpus folder {root} does not exist or is not a folder")
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            if article_suffix(name) and path.is_file():
+                found.append(path)
+    if not found:
+        raise CorpusError(
+            f"corpus folder {root} holds no articles (*{', *'.join(ARTICLE_SUFFIXES)}, searched recursively)"
+        )
+    return sorted(found, key=lambda p: p.relative_to(root).as_posix())
+
+
+def _path_parts(value: str) -> tuple[str, ...]:
+    parts = PurePosixPath(value.replace("\\", "/")).parts
+    return tuple(p for p in parts if p not in ("", ".", "/"))
+
+
+def assign_article_ids(paths: Sequence[Path], metadata: pd.DataFrame | None) -> list[str]:
+    """One id per path: the metadata row whose ``file`` matches (longest match), else the stem.
+
+    Two files with the same id are an error that names both, because every later artifact is
+    keyed by ``article_id``.
+    """
+    by_parts: dict[tuple[str, ...], str] = {}
+    if metadata is not None and "file" in metadata.columns:
+        for aid, file in zip(metadata["article_id"], metadata["file"]):
+            if isinstance(file, str) and file.strip():
+                by_parts[_path_parts(file.strip())] = aid
+    longest = max((len(k) for k in by_parts), default=0)
+    ids: list[str] = []
+    owner: dict[str, Path] = {}
+    for path in paths:
+        parts = Path(os.path.abspath(path)).parts
+        aid = None
+        for k in range(min(longest, len(parts)), 0, -1):
+            aid = by_parts.get(parts[-k:])
+            if aid is not None:
+                break
+        if aid is None:
+            aid = strip_article_suffix(path.name)
+        if aid in owner:
+            raise CorpusError(f"duplicate article id {aid!r}: files {owner[aid]} and {path}")
+        owner[aid] = path
+        ids.append(aid)
+    return ids
+
+
+# --------------------------------------------------------------------------------------------
+# metadata
+
+
+def parse_categories(value: Any) -> list[str]:
+    """Categories from a string (space, comma or ``|`` separated) or a list; order kept, deduplicated."""
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return []
+    if isinstance(value, str):
+        items = _CATEGORY_SEP.split(value)
+    elif isinstance(value, (list, tuple, np.ndarray)):
+        items = [str(v) for v in value if v is not None]
+    else:
+        raise TypeError(f"categories must be text or a list, got {type(value).__name__}")
+    return list(dict.fromkeys(c.strip() for c in items if c and c.strip()))
+
+
+def _read_table(path: Path) -> pd.DataFrame:
+    name = path.name.lower()
+    try:
+        if name.endswith((".parquet", ".pq")):
+            return pd.read_parquet(path)
+        if name.endswith((".tsv", ".tsv.gz", ".tab")):
+            return pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
+        if name.endswith((".csv", ".csv.gz")):
+            return pd.read_csv(path, dtype=str, keep_default_na=False)
+    except Exception as exc:  # pandas/pyarrow raise many types; all mean "unreadable"
+        raise CorpusError(f"cannot read metadata table {path}: {type(exc).__name__}: {exc}") from exc
+    raise CorpusError(f"metadata table {path}: unsupported format (use .csv, .tsv or .parquet)")
+
+
+def _text_or_none(value: Any) -> str | None:
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return None
+    text = str(value).strip()
+    return text or None
+
+
+def read_metadata(path: str | os.PathLike) -> pd.DataFrame:
+    """Read and normalise a metadata table: article_id, title, categories, primary_category, file.
+
+    ``categories`` becomes a list with the primary category first (a ``primary_category`` column,
+    when given, is moved or inserted to the front); ``primary_category`` is ``"unknown"`` when no
+    category is known. Errors name the file and the 1-based data row.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise CorpusError(f"metadata table {path} does not exist")
+    raw = _read_table(path)
+    missing = [c for c in ("article_id", "title", "categories") if c not in raw.columns]
+    if missing:
+        raise CorpusError(
+            f"metadata table {path}: missing column(s) {', '.join(missing)} "
+            f"(has: {', '.join(map(str, raw.columns))})"
+        )
+    has_primary = "primary_category" in raw.columns
+    has_file = "file" in raw.columns
+    rows: list[dict[str, Any]] = []
+    first_row: dict[str, int] = {}
+    file_row: dict[tuple[str, ...], int] = {}
+    for i, rec in enumerate(raw.to_dict("records"), start=1):
+        aid = _text_or_none(rec["article_id"])
+        if aid is None:
+            raise CorpusError(f"metadata table {path}, data row {i}: empty article_id")
+        if aid in first_row:
+            raise CorpusError(
+                f"metadata table {path}: duplicate article_id {aid!r} in data rows {first_row[aid]} and {i}"
+            )
+        first_row[aid] = i
+        file = _text_or_none(rec["file"]) if has_file else None
+        if file is not None:
+            key = _path_parts(file)
+            if key in file_row:
+                raise CorpusError(
+                    f"metadata table {path}: file {file!r} is listed in data rows {file_row[key]} and {i}"
+                )
+            file_row[key] = i
+        try:
+            cats = parse_categories(rec["categories"])
+        except TypeError as exc:
+            raise CorpusError(f"metadata table {path}, data row {i} ({aid}): {exc}") from exc
+        primary = _text_or_none(rec["primary_category"]) if has_primary else None
+        if primary is not None:
+            cats = [primary] + [c for c in cats if c != primary]
+        rows.append(
+            {
+                "article_id": aid,
+                "title": _text_or_none(rec["title"]),
+                "categories": cats,
+                "primary_category": cats[0] if cats else UNKNOWN_CATEGORY,
+                "file": file,
+            }
+        )
+    return pd.DataFrame(rows, columns=["article_id", "title", "categories", "primary_category", "file"])
+
+
+# --------------------------------------------------------------------------------------------
+# sharding and the manifest
+
+
+def shard_by_bytes(sizes: Sequence[int], keys: Sequence[str], n_shards: int) -> list[int]:
+    """Longest-processing-time assignment of items to ``n_shards`` shards, balanced by size.
+
+    Items are taken largest first (ties: smaller key first) and each goes to the shard with the
+    fewest bytes so far (ties: lower shard index). Deterministic, O(n log n).
+    """
+    if n_shards < 1:
+        raise CorpusError(f"number of shards must be at least 1, got {n_shards}")
+    order = sorted(range(len(sizes)), key=lambda i: (-int(sizes[i]), keys[i]))
+    heap = [(0, s) for s in range(n_shards)]
+    out = [0] * len(sizes)
+    for i in order:
+        load, shard = heapq.heappop(heap)
+        out[i] = shard
+        heapq.heappush(heap, (load + max(int(sizes[i]), 1), shard))
+    return out
+
+
+def build_manifest(
+    corpus_dir: str | os.PathLike, n_shards: int, metadata_path: str | os.PathLike | None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(manifest, articles) for a corpus folder; both sorted by article_id."""
+    paths = list_articles(corpus_dir)
+    metadata = read_metadata(metadata_path) if metadata_path else None
+    ids = assign_article_ids(paths, metadata)
+    sizes = [p.stat().st_size for p in paths]
+    shards = shard_by_bytes(sizes, ids, n_shards)
+    manifest = pd.DataFrame(
+        {
+            "article_id": ids,
+            "path": [os.path.abspath(p) for p in paths],
+            "bytes": np.asarray(sizes, dtype=np.int64),
+            "shard": np.asarray(shards, dtype=np.int64),
+        }
+    ).sort_values("article_id", ignore_index=True)
+    meta_by_id = {} if metadata is None else metadata.set_index("article_id").to_dict("index")
+    unused = 0 if metadata is None else len(set(meta_by_id) - set(ids))
+    if unused:
+        log.warning("%d metadata rows name no article in %s; they are ignored", unused, corpus_dir)
+    records = []
+    for aid in manifest["article_id"]:
+        meta = meta_by_id.get(aid)
+        records.append(
+            {
+                "article_id": aid,
+                "title": meta["title"] if meta else None,
+                "categories": list(meta["categories"]) if meta else [],
+                "primary_category": meta["primary_category"] if meta else UNKNOWN_CATEGORY,
+            }
+        )
+    articles = pd.DataFrame(records, columns=ARTICLES_SCHEMA.names)
+    missing = int(sum(aid not in meta_by_id for aid in ids)) if metadata is not None else len(ids)
+    if metadata is not None and missing:
+        log.warning("%d of %d articles have no metadata row (title null, category unknown)", missing, len(ids))
+    return manifest, articles
+
+
+def write_table(data: pd.DataFrame | pa.Table, schema: pa.Schema, path: str | os.PathLike) -> None:
+    """Write a frame or Arrow table atomically with a fixed schema (empty tables keep their types)."""
+    if isinstance(data, pa.Table):
+        table = data.select(schema.names).cast(schema)
+    else:
+        table = pa.Table.from_pandas(data[schema.names], schema=schema, preserve_index=False)
+    table = table.replace_schema_metadata(schema.metadata)
+    with atomic_path(path, ".parquet") as tmp:
+        pq.write_table(table, tmp)
+
+
+def write_manifest(
+    corpus_dir: str | os.PathLike,
+    n_shards: int,
+    metadata_path_or_None: str | os.PathLike | None,
+    manifest_out: str | os.PathLike,
+    articles_out: str | os.PathLike,
+) -> None:
+    """Write manifest.parquet (article_id, path, bytes, shard) and articles.parquet.
+
+    The manifest's Parquet metadata records ``n_shards`` so that a shard index can be checked
+    even when a shard is empty (more shards than articles).
+    """
+    manifest, articles = build_manifest(corpus_dir, n_shards, metadata_path_or_None)
+    schema = MANIFEST_SCHEMA.with_metadata({"n_shards": str(n_shards)})
+    write_table(manifest, schema, manifest_out)
+    write_table(articles, ARTICLES_SCHEMA, articles_out)
+    loads = manifest.groupby("shard")["bytes"].sum().reindex(range(n_shards), fill_value=0)
+    log.info(
+        "manifest: %d articles, %d shards, bytes per shard min %d max %d; %s",
+        len(manifest), n_shards, int(loads.min()), int(loads.max()), manifest_out,
+    )
+
+
+def read_manifest(path: str | os.PathLike) -> tuple[pd.DataFrame, int]:
+    """The manifest table and its shard count."""
+    path = Path(path)
+    if not path.is_file():
+        raise CorpusError(f"manifest {path} does not exist")
+    table = pq.read_table(path)
+    missing = [c for c in MANIFEST_SCHEMA.names if c not in table.column_names]
+    if missing:
+        raise CorpusError(f"manifest {path}: missing column(s) {', '.join(missing)}")
+    meta = table.schema.metadata or {}
+    df = table.to_pandas()
+    n_shards = int(meta[b"n_shards"]) if b"n_shards" in meta else int(df["shard"].max() + 1 if len(df) else 1)
+    return df, n_shards
+
+
+# --------------------------------------------------------------------------------------------
+# CLI
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("corpus_dir", help="folder of *.xhtml, *.html, *.xhtml.gz, *.html.gz (recursive)")
+    parser.add_argument("--shards", type=int, required=True, help="number of shards (jobs) to split into")
+    parser.add_argument("--metadata", default=None, help="CSV/TSV/Parquet: article_id, title, categories[, primary_category, file]")
+    parser.add_argument("--manifest", default="results/corpus/manifest.parquet", help="output manifest")
+    parser.add_argument("--articles", default="results/corpus/articles.parquet", help="output article table")
+    parser.add_argument("--log", default=None, help="also log to this file")
+
+
+def main(args: argparse.Namespace) -> int:
+    setup_logging(args.log)
+    try:
+        write_manifest(args.corpus_dir, args.shards, args.metadata, args.manifest, args.articles)
+    except CorpusError as exc:
+        log.error("%s", exc)
+        return 2
+    return 0
