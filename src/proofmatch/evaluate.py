@@ -1,0 +1,176 @@
+"""Evaluate a trained matcher on one part of a replaced data set (paper §3, §6, §8, Appendix B).
+
+The part's statements and proofs are encoded once (``Matcher.factors``), the scores are streamed
+in row chunks (:mod:`proofmatch.decode`), and two artifacts are written atomically:
+
+* a Parquet file with one row per statement: ``pair_id``, ``gold_rank`` (1-based, ties count
+  against the gold), ``top1`` (pair_id of the best proof), ``global_pred`` (pair_id of the proof
+  that global decoding assigned), ``topk_ids`` / ``topk_scores`` (the k best proofs, best first);
+* a JSON file with ``n``, ``mrr``, ``acc``, ``global_acc``, ``global_method`` (exact/sparse),
+  ``fallback_edges``, ``kbest_deficiency``, the Table 7 ``hubness`` counts and the settings.
+
+Metrics are fractions in [0, 1]; the tables turn them into percentages.
+:func:`write_outputs` is shared with :mod:`proofmatch.baselines`, so both produce the same files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import time
+from typing import Any, Protocol, Sequence
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from . import tokens as tok
+from .decode import GlobalResult, LocalResult, decode_all, factor_scorer, summary
+from .logs import setup_logging
+from .store import atomic_path, read_parquet, write_json
+
+log = logging.getLogger(__name__)
+
+PARTS = ("train", "dev", "test")
+DATA_COLUMNS = ["pair_id", "article_id", "part", "statement_tokens", "proof_tokens"]
+DEFAULT_TOPK = 500
+DEFAULT_EXACT_MAX_N = 2000
+
+
+class Matcher(Protocol):
+    """What evaluation needs from a trained model (implemented in proofmatch.model)."""
+
+    def factors(self, statement_tokens: Sequence[Sequence[str]], proof_tokens: Sequence[Sequence[str]],
+                batch_size: int = ...) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(A, B, row_bias, col_bias) with scores = A @ B.T + row_bias[:, None] + col_bias[None, :]."""
+
+
+# ----------------------------------------------------------------------------- data
+
+
+def load_part(data_parquet: str | os.PathLike, part: str) -> pd.DataFrame:
+    """The rows of one part, in file order (row i's gold proof is proof i); validated."""
+    if part not in PARTS:
+        raise ValueError(f"unknown part {part!r}; expected one of {PARTS}")
+    df = read_parquet(data_parquet)
+    missing = [c for c in DATA_COLUMNS if c not in df.columns]
+    if missing:
+        raise ValueError(f"{data_parquet}: missing column(s) {missing}; expected {DATA_COLUMNS}")
+    sub = df[df["part"] == part].reset_index(drop=True)
+    if sub.empty:
+        raise ValueError(f"{data_parquet}: no pairs in part {part!r} (parts present: "
+                         f"{sorted(df['part'].unique().tolist())})")
+    dup = sub["pair_id"][sub["pair_id"].duplicated()]
+    if not dup.empty:
+        raise ValueError(f"{data_parquet}: duplicate pair_id in part {part!r}, e.g. {dup.iloc[0]!r}")
+    return sub
+
+
+def token_lists(column: pd.Series, which: str = "both") -> list[list[str]]:
+    """Plain Python token lists of one input view (Parquet gives arrays; matchers want lists)."""
+    return [tok.view([str(t) for t in toks], which) for toks in column]  # type: ignore[arg-type]
+
+
+# ----------------------------------------------------------------------------- outputs
+
+
+def _list_array(values: pa.Array, n: int, k: int) -> pa.Array:
+    """n lists of k values each, from a flat array (Arrow offsets, no Python loop)."""
+    offsets = pa.array(np.arange(0, n * k + 1, k, dtype=np.int64))
+    return pa.LargeListArray.from_arrays(offsets, values)
+
+
+def results_table(pair_ids: Sequence[str], local: LocalResult, glob: GlobalResult) -> pa.Table:
+    """Per-statement results as an Arrow table (the n x k id lists are one ``take``)."""
+    ids = pa.array(np.asarray(pair_ids, dtype=object), pa.string())
+    n, k = local.topk_idx.shape
+    if len(ids) != n:
+        raise ValueError(f"{len(ids)} pair ids for {n} decoded statements")
+    return pa.table({
+        "pair_id": ids,
+        "gold_rank": pa.array(local.gold_rank, pa.int64()),
+        "top1": ids.take(pa.array(local.top1)),
+        "global_pred": ids.take(pa.array(glob.assignment)),
+        "topk_ids": _list_array(ids.take(pa.array(local.topk_idx.ravel())), n, k),
+        "topk_scores": _list_array(pa.array(local.topk_score.ravel(), pa.float32()), n, k),
+    })
+
+
+def write_outputs(pair_ids: Sequence[str], local: LocalResult, glob: GlobalResult,
+                  out_parquet: str | os.PathLike, out_json: str | os.PathLike,
+                  meta: dict[str, Any]) -> dict[str, Any]:
+    """Write the per-statement Parquet and the metrics JSON; return the JSON's content."""
+    with atomic_path(out_parquet, ".parquet") as tmp:
+        pq.write_table(results_table(pair_ids, local, glob), tmp)
+    metrics = {**summary(local, glob), **meta}
+    write_json(metrics, out_json)
+    log.info("wrote %s and %s: MRR %.4f acc %.4f global acc %.4f (%s)", out_parquet, out_json,
+             metrics["mrr"], metrics["acc"], metrics["global_acc"], metrics["global_method"])
+    return metrics
+
+
+# ----------------------------------------------------------------------------- evaluation
+
+
+def evaluate_matcher(matcher: Matcher, data: pd.DataFrame, topk: int, exact_max_n: int, seed: int,
+                     view: str = "both", batch_size: int = 64) -> tuple[LocalResult, GlobalResult]:
+    """Encode the pairs of ``data`` once and decode them locally and globally."""
+    statements = token_lists(data["statement_tokens"], view)
+    proofs = token_lists(data["proof_tokens"], view)
+    t0 = time.perf_counter()
+    A, B, row_bias, col_bias = matcher.factors(statements, proofs, batch_size=batch_size)
+    log.info("encoded %d statements and proofs in %.1fs", len(statements), time.perf_counter() - t0)
+    return decode_all(factor_scorer(A, B, row_bias, col_bias), len(statements), topk, exact_max_n, seed)
+
+
+def _load_matcher(run_dir: str | os.PathLike) -> Matcher:
+    from .model import load_matcher  # imports torch; only when a real run is evaluated
+
+    return load_matcher(run_dir)
+
+
+def evaluate_run(run_dir: str | os.PathLike, data_parquet: str | os.PathLike, part: str,
+                 out_parquet: str | os.PathLike, out_json: str | os.PathLike, topk: int = DEFAULT_TOPK,
+                 exact_max_n: int = DEFAULT_EXACT_MAX_N, seed: int = 0, view: str = "both",
+                 batch_size: int = 64) -> dict[str, Any]:
+    """Evaluate the model of ``run_dir`` on ``part`` of ``data_parquet``; write Parquet + JSON."""
+    if view not in tok.VIEWS:
+        raise ValueError(f"unknown input view {view!r}; expected one of {tok.VIEWS}")
+    data = load_part(data_parquet, part)
+    matcher = _load_matcher(run_dir)
+    local, glob = evaluate_matcher(matcher, data, topk, exact_max_n, seed, view, batch_size)
+    meta = {"part": part, "view": view, "run_dir": str(run_dir), "data": str(data_parquet),
+            "seed": int(seed), "exact_max_n": int(exact_max_n), "method": "model"}
+    return write_outputs(data["pair_id"].tolist(), local, glob, out_parquet, out_json, meta)
+
+
+# ----------------------------------------------------------------------------- CLI
+
+
+def add_decode_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options shared with ``proofmatch baselines``."""
+    parser.add_argument("--data", required=True, help="results/replaced/{split}/{level}.parquet")
+    parser.add_argument("--part", default="test", choices=PARTS)
+    parser.add_argument("--out-parquet", required=True)
+    parser.add_argument("--out-json", required=True)
+    parser.add_argument("--topk", type=int, default=DEFAULT_TOPK, help="k of the k-best lists (config decode.topk)")
+    parser.add_argument("--exact-max-n", type=int, default=DEFAULT_EXACT_MAX_N,
+                        help="exact dense LAP up to this n, sparse k-best LAPMOD above (config decode.exact_max_n)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the fallback permutation")
+    parser.add_argument("--log", default=None, help="log file")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--run-dir", required=True, help="results/runs/{split}/{encoder}-{mode}/{level}-{view}")
+    add_decode_arguments(parser)
+    parser.add_argument("--view", default="both", choices=tok.VIEWS)
+    parser.add_argument("--batch-size", type=int, default=64)
+
+
+def main(args: argparse.Namespace) -> int:
+    setup_logging(args.log)
+    evaluate_run(args.run_dir, args.data, args.part, args.out_parquet, args.out_json, args.topk,
+                 args.exact_max_n, args.seed, args.view, args.batch_size)
+    return 0

@@ -1,0 +1,295 @@
+"""Figure 2: LIME explanations of one statement-proof pair under two models (paper §9.5, App. D).
+
+One test pair is explained under a model trained on Conservation and one trained on Full
+replacement, both applied to the *original* (conservation) pair, as in the paper.
+
+Explanation. The statement and the proof are joined into one text (tokens separated by spaces,
+statement and proof by a newline) and explained with ``lime.lime_text.LimeTextExplainer``:
+
+* ``split_expression=r"\\s+"``: LIME's default ``\\W+`` would treat ``+ = ≤ ∩`` as separators, so
+  math symbols could never be features; tokens never contain whitespace here (any inner
+  whitespace is shown as ``_``), so LIME's features are exactly our tokens;
+* ``bow=False``: one feature per token *position*, so two occurrences of ``$M`` are explained
+  separately; a removed token is replaced by ``mask_string`` = the matcher's ``unk_token``
+  attribute (``"[UNK]"`` when it has none), i.e. it is masked in place, not deleted;
+* ``class_names=["mismatch", "match"]``; the classifier function gets all perturbed texts at
+  once, encodes them in batches, and returns ``[1 - p, p]`` where ``p`` is the model's match
+  probability: the softmax of the (perturbed) pair's score against the scores of the perturbed
+  statement with a fixed set of other proofs of the same part (seeded sample; ``n_others``).
+  This matches how the models are trained (softmax over in-batch proofs, paper §7.1).
+
+The pair is chosen deterministically: among test pairs with at most ``max_tokens`` tokens in
+statement + proof, the one whose statement and proof share the most distinct math symbols
+(then the shortest, then the smallest pair_id); if no pair is that short, the shortest pairs win.
+
+Rendering (matplotlib, Agg): each token is drawn as text with a coloured box, orange for
+support of "match", blue for "mismatch", opacity proportional to ``|weight| / max |weight|`` of the
+panel; lines are wrapped to the figure width and the proof starts on a new line. One panel per
+model, each with a title and the model's P(match) and LIME's local fit R².
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import re
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+from tqdm import tqdm
+
+from . import tokens as tok
+from .evaluate import Matcher, load_part, token_lists
+from .logs import setup_logging
+from .store import atomic_path
+
+log = logging.getLogger(__name__)
+
+CLASS_NAMES = ["mismatch", "match"]
+DEFAULT_UNK = "[UNK]"
+MATCH_RGB = (1.0, 0.50, 0.05)   # orange
+MISMATCH_RGB = (0.12, 0.47, 0.71)  # blue
+_WS = re.compile(r"\s+")
+
+
+# ----------------------------------------------------------------------------- choosing the pair
+
+
+def shared_math(statement: Sequence[str], proof: Sequence[str]) -> int:
+    """Number of distinct math tokens that occur in both the statement and the proof."""
+    return len({t for t in statement if tok.is_math(t)} & {t for t in proof if tok.is_math(t)})
+
+
+def pick_pair(data: pd.DataFrame, max_tokens: int = 120) -> int:
+    """Row position of the pair to explain (module docstring)."""
+    if data.empty:
+        raise ValueError("no pairs to choose from")
+    st = token_lists(data["statement_tokens"])
+    pr = token_lists(data["proof_tokens"])
+    length = np.array([len(s) + len(p) for s, p in zip(st, pr)])
+    ok = np.array([len(s) > 0 and len(p) > 0 for s, p in zip(st, pr)])
+    if not ok.any():
+        raise ValueError("every pair has an empty statement or proof")
+    shared = np.array([shared_math(s, p) for s, p in zip(st, pr)])
+    fits = length <= max_tokens
+    key = pd.DataFrame({"bad": ~ok, "long": ~fits, "shared": -shared, "length": length,
+                        "pair_id": data["pair_id"].astype(str).to_numpy()})
+    if not fits[ok].any():
+        log.warning("no pair has <= %d tokens; explaining the shortest one", max_tokens)
+        key["long"] = False
+        key["shared"] = 0
+    return int(key.sort_values(["bad", "long", "shared", "length", "pair_id"], kind="stable").index[0])
+
+
+# ----------------------------------------------------------------------------- LIME
+
+
+def display_token(token: str) -> str:
+    """How a token is drawn and what LIME sees: no whitespace; math shown without its ``$``."""
+    if tok.is_math(token):
+        symbol, variant = tok.split_math(token)
+        token = symbol if not variant else f"{symbol}[{variant}]"
+    return _WS.sub("_", token) or "_"
+
+
+def match_probability_fn(matcher: Matcher, statement: list[str], proof: list[str], others: list[list[str]],
+                         unk: str, batch_size: int = 64, progress: bool = True) -> Callable[[list[str]], np.ndarray]:
+    """LIME's classifier function: perturbed joint texts -> [[1 - p, p], ...]."""
+    n_s = len(statement)
+    shown = [display_token(t) for t in statement + proof]
+    # others' proof factors once (factors wants statement/proof lists of equal length)
+    _, B_o, _, cb_o = matcher.factors([statement] * len(others), others, batch_size=batch_size)
+    B_o = np.asarray(B_o, np.float64)
+    cb_o = np.asarray(cb_o, np.float64).reshape(-1)
+
+    def to_tokens(text: str) -> tuple[list[str], list[str]]:
+        pieces = text.split()
+        if len(pieces) != len(shown):
+            raise ValueError(f"perturbed text has {len(pieces)} tokens, expected {len(shown)}")
+        full = [orig if piece == disp else unk for orig, disp, piece in zip(statement + proof, shown, pieces)]
+        return full[:n_s], full[n_s:]
+
+    def classifier_fn(texts: list[str]) -> np.ndarray:
+        probs = np.empty(len(texts), np.float64)
+        starts = range(0, len(texts), batch_size)
+        for start in tqdm(starts, desc="LIME samples", unit="batch", disable=not progress or len(starts) < 2):
+            pairs = [to_tokens(t) for t in texts[start:start + batch_size]]
+            A, B, rb, cb = (np.asarray(x, np.float64) for x in
+                            matcher.factors([p[0] for p in pairs], [p[1] for p in pairs], batch_size=batch_size))
+            rb, cb = rb.reshape(-1), cb.reshape(-1)
+            own = np.einsum("ij,ij->i", A, B) + rb + cb
+            other = A @ B_o.T + rb[:, None] + cb_o[None, :]
+            top = np.maximum(own, other.max(axis=1, initial=-np.inf))
+            e_own = np.exp(own - top)
+            probs[start:start + len(pairs)] = e_own / (e_own + np.exp(other - top[:, None]).sum(axis=1))
+        return np.stack([1.0 - probs, probs], axis=1)
+
+    return classifier_fn
+
+
+@dataclass
+class Explanation:
+    """LIME weights of one pair under one model, in token order (statement, then proof)."""
+
+    title: str
+    tokens: list[str]      # display strings
+    is_math: list[bool]
+    weights: np.ndarray    # > 0 supports "match"
+    n_statement: int
+    p_match: float
+    r2: float
+
+
+def explain_pair(matcher: Matcher, statement: list[str], proof: list[str], others: list[list[str]],
+                 samples: int, seed: int, title: str = "", batch_size: int = 64) -> Explanation:
+    """Explain the match probability of one statement-proof pair with LIME (module docstring)."""
+    from lime.lime_text import LimeTextExplainer
+
+    if not statement or not proof:
+        raise ValueError("cannot explain a pair with an empty statement or proof")
+    if not others:
+        raise ValueError("need at least one other proof to define the match probability")
+    unk = str(getattr(matcher, "unk_token", DEFAULT_UNK))
+    fn = match_probability_fn(matcher, statement, proof, others, unk, batch_size)
+    shown = [display_token(t) for t in statement + proof]
+    text = " ".join(shown[:len(statement)]) + "\n" + " ".join(shown[len(statement):])
+    explainer = LimeTextExplainer(class_names=CLASS_NAMES, split_expression=r"\s+", bow=False,
+                                  mask_string=unk, random_state=seed)
+    exp = explainer.explain_instance(text, fn, labels=(1,), num_features=len(shown), num_samples=samples)
+    weights = np.zeros(len(shown))
+    for fid, w in exp.as_map()[1]:
+        weights[fid] = w
+    p = float(fn([text])[0, 1])
+    r2 = float(exp.score[1] if isinstance(exp.score, dict) else exp.score)
+    order = np.argsort(-np.abs(weights))[:10]
+    log.info("%s: P(match)=%.3f R2=%.2f; strongest: %s", title or "explanation", p, r2,
+             ", ".join(f"{shown[i]}({weights[i]:+.3f})" for i in order))
+    return Explanation(title, shown, [tok.is_math(t) for t in statement + proof], weights, len(statement), p, r2)
+
+
+# ----------------------------------------------------------------------------- rendering
+
+
+def render(panels: Sequence[Explanation], out_png: str | os.PathLike, out_pdf: str | os.PathLike,
+           width_in: float = 11.0, fontsize: float = 10.0, dpi: int = 150) -> None:
+    """Draw the panels as highlighted wrapped text; write PNG and PDF atomically."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    margin, gap = 0.25 * dpi, 0.6 * fontsize / 72 * dpi
+    line_h = 2.1 * fontsize / 72 * dpi
+    width_px = width_in * dpi
+
+    # pass 1: measure every token's width and lay the panels out in pixels (y downwards)
+    probe = plt.figure(figsize=(width_in, 2), dpi=dpi)
+    renderer = probe.canvas.get_renderer()
+
+    def measure(s: str, style: str) -> float:
+        t = probe.text(0, 0, s, fontsize=fontsize, fontstyle=style, parse_math=False)
+        w = t.get_window_extent(renderer).width
+        t.remove()
+        return w
+
+    layout, y = [], margin
+    for panel in panels:
+        items = [("title", margin, y, panel.title, 0.0, False)]
+        y += line_h
+        items.append(("meta", margin, y, f"P(match) = {panel.p_match:.3f}   LIME R² = {panel.r2:.2f}   "
+                      "(orange: supports match, blue: supports mismatch)", 0.0, False))
+        y += 1.3 * line_h
+        x = margin
+        for i, (s, math_tok, w) in enumerate(zip(panel.tokens, panel.is_math, panel.weights)):
+            width = measure(s, "italic" if math_tok else "normal")
+            if i == panel.n_statement or (x > margin and x + width + gap > width_px - margin):
+                x, y = margin, y + line_h * (1.5 if i == panel.n_statement else 1.0)
+            items.append(("token", x, y, s, float(w), math_tok))
+            x += width + gap
+        layout.append(items)
+        y += 2.0 * line_h
+    plt.close(probe)
+    height_px = y - line_h + margin
+
+    # pass 2: draw at the measured positions
+    fig = plt.figure(figsize=(width_in, height_px / dpi), dpi=dpi)
+    for panel, items in zip(panels, layout):
+        scale = float(np.max(np.abs(panel.weights))) or 1.0
+        for kind, x, y, s, w, math_tok in items:
+            fx, fy = x / width_px, 1.0 - y / height_px
+            if kind == "title":
+                fig.text(fx, fy, s, fontsize=fontsize + 2, fontweight="bold", va="center", parse_math=False)
+            elif kind == "meta":
+                fig.text(fx, fy, s, fontsize=fontsize - 1, color="0.35", va="center", parse_math=False)
+            else:
+                rgb = MATCH_RGB if w > 0 else MISMATCH_RGB
+                alpha = min(1.0, abs(w) / scale)
+                fig.text(fx, fy, s, fontsize=fontsize, va="center", fontstyle="italic" if math_tok else "normal",
+                         parse_math=False,
+                         bbox={"boxstyle": "square,pad=0.15", "facecolor": (*rgb, alpha), "edgecolor": "none"})
+    for path, fmt in ((out_png, "png"), (out_pdf, "pdf")):
+        with atomic_path(path, f".{fmt}") as tmp:
+            fig.savefig(tmp, format=fmt, dpi=dpi)
+    plt.close(fig)
+
+
+# ----------------------------------------------------------------------------- entry points
+
+
+def figure_from_matchers(matchers: Sequence[tuple[str, Matcher]], data: pd.DataFrame, out_png: str | os.PathLike,
+                         out_pdf: str | os.PathLike, samples: int, seed: int, max_tokens: int = 120,
+                         n_others: int = 99, batch_size: int = 64) -> list[Explanation]:
+    """Explain the chosen pair of ``data`` under each (title, matcher) and render one panel each."""
+    row = pick_pair(data, max_tokens)
+    statements = token_lists(data["statement_tokens"])
+    proofs = token_lists(data["proof_tokens"])
+    rest = np.delete(np.arange(len(data)), row)
+    if rest.size == 0:
+        raise ValueError("the part has a single pair; need other proofs for the match probability")
+    rng = np.random.default_rng(seed)
+    others = [proofs[j] for j in np.sort(rng.choice(rest, size=min(n_others, rest.size), replace=False))]
+    pair_id = str(data["pair_id"].iloc[row])
+    log.info("explaining pair %s (%d statement + %d proof tokens, %d shared math symbols) against %d other proofs",
+             pair_id, len(statements[row]), len(proofs[row]), shared_math(statements[row], proofs[row]), len(others))
+    panels = [explain_pair(m, statements[row], proofs[row], others, samples, seed, f"{title} — {pair_id}", batch_size)
+              for title, m in matchers]
+    render(panels, out_png, out_pdf)
+    return panels
+
+
+def _load_matcher(run_dir: str | os.PathLike) -> Matcher:
+    from .model import load_matcher  # imports torch
+
+    return load_matcher(run_dir)
+
+
+def figure2(run_conservation: str | os.PathLike, run_full: str | os.PathLike, data_parquet: str | os.PathLike,
+            out_png: str | os.PathLike, out_pdf: str | os.PathLike, samples: int, seed: int,
+            part: str = "test", max_tokens: int = 120, n_others: int = 99, batch_size: int = 64) -> None:
+    """Figure 2: a Conservation-trained and a Full-trained model explained on one original pair."""
+    data = load_part(data_parquet, part)
+    matchers = [("(a) trained with symbol conservation", _load_matcher(run_conservation)),
+                ("(b) trained with full symbol replacement", _load_matcher(run_full))]
+    figure_from_matchers(matchers, data, out_png, out_pdf, samples, seed, max_tokens, n_others, batch_size)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--run-conservation", required=True)
+    parser.add_argument("--run-full", required=True)
+    parser.add_argument("--data", required=True, help="the conservation-level data, e.g. results/replaced/mixed/conservation.parquet")
+    parser.add_argument("--out-png", required=True)
+    parser.add_argument("--out-pdf", required=True)
+    parser.add_argument("--samples", type=int, default=300, help="LIME samples (config figure.lime_samples)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--part", default="test", choices=["dev", "test"])
+    parser.add_argument("--log", default=None)
+
+
+def main(args: argparse.Namespace) -> int:
+    setup_logging(args.log)
+    figure2(args.run_conservation, args.run_full, args.data, args.out_png, args.out_pdf, args.samples,
+            args.seed, args.part)
+    return 0

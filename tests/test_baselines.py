@@ -1,0 +1,73 @@
+"""TF-IDF and BM25 baselines (proofmatch.baselines) on a toy set."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from rank_bm25 import BM25Okapi
+
+from proofmatch import baselines as B
+
+
+def toy_parquet(tmp_path, n_test: int = 10):
+    """Each pair shares two distinctive math symbols; everything else is common vocabulary.
+
+    The symbols come from one pool used by every part, so TF-IDF (fitted on train) knows them.
+    """
+    rng = np.random.default_rng(0)
+    common = ["let", "be", "a", "the", "of", "$=", "$+", "$x", "."]
+    rows = []
+    for part, count in (("train", 12), ("dev", 4), ("test", n_test)):
+        for i in range(count):
+            own = [f"$s{2 * i}", f"$s{2 * i + 1}"]
+            rows.append({"pair_id": f"{part}-{i}", "article_id": f"art{i}", "part": part,
+                         "statement_tokens": list(rng.choice(common, 6)) + own,
+                         "proof_tokens": list(rng.choice(common, 12)) + own + own[:1]})
+    path = tmp_path / "level.parquet"
+    pd.DataFrame(rows).to_parquet(path, index=False)
+    return path
+
+
+def test_bm25_sparse_scores_equal_rank_bm25_get_scores():
+    rng = np.random.default_rng(1)
+    vocab = [f"w{i}" for i in range(60)] + ["$a", "$A", "a"]
+    docs = [list(rng.choice(vocab, int(rng.integers(1, 25)))) for _ in range(30)]
+    queries = [list(rng.choice(vocab + ["unseen"], int(rng.integers(0, 15)))) for _ in range(30)]
+    queries[0] = ["w1", "w1", "w1"]  # repeated query tokens count once per occurrence
+    ours = B.bm25_scorer(queries, docs)(0, 30)
+    bm = BM25Okapi(docs)
+    ref = np.array([bm.get_scores(q) for q in queries])
+    np.testing.assert_allclose(ours, ref, rtol=1e-5, atol=1e-5)
+
+
+def test_tfidf_keeps_single_character_case_and_math_typing():
+    train = [["$x", "x", "X", "$A"], ["$x", "y"]]
+    f = B.tfidf_scorer(train, [["$x"], ["x"], ["X"]], [["$x"], ["x"], ["X"]])
+    S = f(0, 3)
+    np.testing.assert_allclose(S, np.eye(3), atol=1e-6)  # $x, x and X are three different tokens
+
+
+@pytest.mark.parametrize("method", B.METHODS)
+def test_run_baseline_on_toy_set(tmp_path, method):
+    data = toy_parquet(tmp_path)
+    out_pq, out_js = tmp_path / f"{method}.parquet", tmp_path / f"{method}.json"
+    m = B.run_baseline(method, data, "test", out_pq, out_js, topk=5, exact_max_n=4, seed=0)
+    assert m["n"] == 10 and m["method"] == method and m["global_method"] == "sparse"
+    assert m["acc"] == 1.0 and m["mrr"] == 1.0 and m["global_acc"] == 1.0
+    df = pd.read_parquet(out_pq)
+    assert list(df.columns) == ["pair_id", "gold_rank", "top1", "global_pred", "topk_ids", "topk_scores"]
+    assert (df["top1"] == df["pair_id"]).all()
+    assert json.loads(out_js.read_text())["hubness"]["=1"]["proofs"] == 10
+
+
+def test_run_baseline_exact_path_and_errors(tmp_path):
+    data = toy_parquet(tmp_path)
+    m = B.run_baseline("bm25", data, "dev", tmp_path / "o.parquet", tmp_path / "o.json", 3, 100, 0)
+    assert m["global_method"] == "exact" and m["n"] == 4
+    with pytest.raises(ValueError, match="unknown baseline"):
+        B.run_baseline("dice", data, "dev", tmp_path / "o.parquet", tmp_path / "o.json", 3, 100, 0)
+    with pytest.raises(ValueError, match="non-empty proof"):
+        B.bm25_scorer([["a"]], [[]])

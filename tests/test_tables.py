@@ -1,0 +1,125 @@
+"""Tables 3-7 and the baselines table (proofmatch.tables) from small evaluation JSONs."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from proofmatch import tables as T
+from proofmatch.store import write_json
+
+
+def metrics(mrr: float, acc: float, gacc: float) -> dict:
+    hub = {b: {"proofs": i + 1, "percent": 10.0 * (i + 1)} for i, b in enumerate(T.HUBNESS_BINS)}
+    return {"n": 100, "mrr": mrr, "acc": acc, "global_acc": gacc, "part": "dev", "hubness": hub}
+
+
+def read(prefix) -> tuple[str, str, pd.DataFrame]:
+    return (prefix.with_suffix(".md").read_text(), prefix.with_suffix(".tex").read_text(),
+            pd.read_csv(prefix.with_suffix(".csv")))
+
+
+def test_table3_rows_percentages_and_not_run(tmp_path):
+    results = {}
+    for enc in ("npt", "scratchbert", "specter"):
+        for mode in (("triplet",) if enc == "specter" else ("local", "hybrid")):
+            for lv in T.TABLE3_LEVELS:
+                results[(enc, mode, lv)] = metrics(0.6322, 0.5608, 0.6189)
+    # one result given as a JSON path
+    path = tmp_path / "npt-local-conservation.json"
+    write_json(metrics(0.1234, 0.0567, 0.5), path)
+    results[("npt", "local", "conservation")] = path
+    reason = "no MathBERT checkpoint configured (matching.mathbert)"
+    df = T.table3(results, tmp_path / "table3", not_run={"mathbert": reason})
+    md, tex, csv = read(tmp_path / "table3")
+    assert df["Encoder-Decoder"].tolist() == [
+        "NPT-Local-Local", "NPT-Local-Global", "NPT-Global-Global",
+        "ScratchBERT-Local-Local", "ScratchBERT-Local-Global", "ScratchBERT-Global-Global",
+        "MathBERT-Local-Local", "MathBERT-Local-Global", "MathBERT-Global-Global",
+        "SPECTER-style-Triplet-Local", "SPECTER-style-Triplet-Global"]
+    assert "| NPT-Local-Local | 12.34 | 5.67 | 63.22 | 56.08 |" in md
+    assert "| NPT-Local-Global | – | 50.00 | – | 61.89 |" in md
+    assert f"not run: {reason}" in md and "not run" in tex
+    mb = df[df["Encoder-Decoder"] == "MathBERT-Local-Local"].iloc[0]
+    assert mb.drop(["Encoder-Decoder", "Note"]).isna().all()
+    assert csv.shape == (11, 1 + 8 + 1)
+
+
+def test_table3_missing_result_without_reason_is_an_error(tmp_path):
+    with pytest.raises(KeyError, match="Table 3: .* missing"):
+        T.table3({}, tmp_path / "t3", not_run={"npt": "x", "scratchbert": "y", "mathbert": "z"})
+    # a mode-specific reason covers just that mode
+    results = {("npt", "local", lv): metrics(0.5, 0.4, 0.45) for lv in T.TABLE3_LEVELS}
+    df = T.table3(results, tmp_path / "t3", encoders=("npt",),
+                  not_run={("npt", "hybrid"): "global training not configured"})
+    assert df["Note"].tolist() == ["", "", "not run: global training not configured"]
+
+
+def test_table4_cross_levels_with_not_run_split(tmp_path):
+    results = {("mixed", tr, te): metrics(0.7373 if tr == te else 0.2974, 0.6712, 0.7)
+               for tr in T.TABLE3_LEVELS for te in T.TABLE3_LEVELS}
+    df = T.table4(results, tmp_path / "table4", not_run={"unmixed": "unmixed runs disabled"})
+    md, _, _ = read(tmp_path / "table4")
+    assert len(df) == 8 and df["Split"].tolist()[:4] == ["Mixed"] * 4
+    assert "| Mixed | Conservation | 73.73 | 67.12 | 29.74 |" in md
+    assert md.count("not run: unmixed runs disabled") == 4
+
+
+def test_table5_views_with_not_run_row(tmp_path):
+    results = {("npt", v, lv): metrics(0.2251, 0.1668, 0.2) for v in T.TABLE5_VIEWS for lv in T.TABLE5_LEVELS}
+    results.update({("scratchbert", v, lv): metrics(0.3685, 0.2918, 0.3) for v in ("text", "both")
+                    for lv in T.TABLE5_LEVELS})
+    df = T.table5(results, tmp_path / "table5", not_run={("scratchbert", "math"): "math view not trained"})
+    md, _, _ = read(tmp_path / "table5")
+    assert df[["Encoder", "Input"]].values.tolist()[:3] == [["NPT", "Text"], ["NPT", "Math"], ["NPT", "Both"]]
+    assert "| NPT | Text | 22.51 | 16.68 | 22.51 | 16.68 |  |" in md
+    assert "| ScratchBERT | Math | – | – | – | – | not run: math view not trained |" in md
+
+
+def test_table6_protected_symbols(tmp_path):
+    results = {("conservation", te): metrics(0.6926, 0.5959, 0.6) for te in T.TABLE6_TEST}
+    df = T.table6(results, tmp_path / "table6", not_run={"partial_p": "not run: no math.PR articles"})
+    md, _, _ = read(tmp_path / "table6")
+    assert df["Test"].tolist() == ["Conservation", "Partial", "Partial+P", "Full", "Full+P"]
+    assert list(df.columns[1:5]) == ["Train Conservation MRR", "Train Conservation Acc",
+                                     "Train Partial+P MRR", "Train Partial+P Acc"]
+    assert "| Full+P | 69.26 | 59.59 | – | – |" in md
+    assert "Partial+P: not run: no math.PR articles" in md
+
+
+def test_table7_hubness_from_json(tmp_path):
+    path = tmp_path / "dev.json"
+    write_json(metrics(0.5, 0.4, 0.45), path)
+    df = T.table7(path, tmp_path / "table7")
+    md, _, csv = read(tmp_path / "table7")
+    assert df["Statements"].tolist() == ["≥20", "≥10", "≥5", "≥2", "=1", "<1"]
+    assert df["Proofs"].tolist() == [1, 2, 3, 4, 5, 6]
+    assert "| ≥20 | 1 | 10.00 |" in md and "100 proofs of the dev set" in md
+    with pytest.raises(ValueError, match="hubness"):
+        T.table7({"mrr": 1, "acc": 1, "global_acc": 1}, tmp_path / "bad")
+
+
+def test_baselines_table_with_not_run_method(tmp_path):
+    results = {("tfidf", lv): metrics(0.298, 0.114, 0.2) for lv in T.TABLE3_LEVELS}
+    df = T.table_baselines(results, tmp_path / "baselines", not_run={"bm25": "rank_bm25 not installed"})
+    md, _, _ = read(tmp_path / "baselines")
+    assert df["Method"].tolist() == ["TF-IDF-Local", "TF-IDF-Global", "BM25-Local", "BM25-Global"]
+    assert "| TF-IDF-Local | 29.80 | 11.40 |" in md and "| TF-IDF-Global | – | 20.00 |" in md
+    assert md.count("not run: rank_bm25 not installed") == 2
+
+
+def test_tables_from_eval_root(tmp_path):
+    root = tmp_path / "eval"
+    for lv in T.TABLE3_LEVELS:
+        write_json(metrics(0.5, 0.4, 0.45), T.eval_json(root, "mixed", "npt", "local", lv, "both", "test", lv))
+    write_json(metrics(0.5, 0.4, 0.45), T.eval_json(root, "mixed", "scratchbert", "local", "conservation",
+                                                     "both", "dev", "conservation"))
+    with pytest.raises(FileNotFoundError, match="allow-missing"):
+        T.tables_from_eval_root(root, tmp_path / "tables")
+    T.tables_from_eval_root(root, tmp_path / "tables", not_run={"mathbert": "no checkpoint"}, allow_missing=True)
+    md3 = (tmp_path / "tables" / "table3.md").read_text()
+    assert "| NPT-Local-Local | 50.00 | 40.00 |" in md3
+    assert "not run: no checkpoint" in md3 and "not run: no result (test-conservation.json missing)" in md3
+    for name in ("table3", "table4", "table5", "table6", "table7", "baselines"):
+        for ext in ("md", "tex", "csv"):
+            assert (tmp_path / "tables" / f"{name}.{ext}").exists()
