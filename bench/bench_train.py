@@ -1,0 +1,137 @@
+"""Benchmark training throughput: NPT matching steps/s (local and global steps) and BERT MLM
+tokens/s, on CPU and, when present, CUDA (bf16 autocast, as in training).
+
+Inputs are random token ids of fixed lengths (statements shorter than proofs, packed MLM chunks
+full), so the numbers measure the model and the step, not the data pipeline. Each measurement runs
+``--warmup`` steps, then times ``--steps`` steps.
+
+    python bench/bench_train.py                      # demo and paper sizes, CPU (+ CUDA if any)
+    python bench/bench_train.py --sizes demo --steps 20
+    OMP_NUM_THREADS=1 python bench/bench_train.py    # one core
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import torch
+
+from proofmatch.encoders import NPTConfig, NPTEncoder
+from proofmatch.model import Matcher, MatcherConfig, global_loss, local_loss
+
+# (vocab, d_model, n_layers, n_heads, d_k, batch, statement length, proof length, max_length);
+# the paper's NPT has 15M parameters, i.e. a word vocabulary of about 44k entries at d = 300
+NPT_SIZES = {"demo": (2000, 64, 2, 4, 16, 60, 40, 120, 200), "paper": (44000, 300, 2, 4, 128, 60, 60, 200, 200)}
+# (vocab, hidden, layers, heads, intermediate, batch, max_length)
+BERT_SIZES = {"demo": (2000, 64, 2, 2, 128, 16, 128), "paper": (30522, 768, 12, 12, 3072, 8, 512)}
+
+
+class _Codec:
+    """Stand-in codec: the benchmark feeds ids directly."""
+
+    pad_id = 0
+
+    def save(self, out_dir):  # pragma: no cover
+        raise NotImplementedError
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def _timed(step, device: torch.device, warmup: int, steps: int) -> float:
+    """Seconds per step after ``warmup`` untimed steps."""
+    for _ in range(warmup):
+        step()
+    _sync(device)
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        step()
+    _sync(device)
+    return (time.perf_counter() - t0) / steps
+
+
+def bench_npt(size: str, device: torch.device, warmup: int, steps: int) -> list[dict]:
+    vocab, d, layers, heads, dk, batch, ls, lp, max_len = NPT_SIZES[size]
+    torch.manual_seed(0)
+    npt = NPTConfig(vocab_size=vocab, d_model=d, n_layers=layers, n_heads=heads, d_k=dk, max_length=max_len)
+    m = Matcher(MatcherConfig("npt", "bilinear", "both", max_len, npt=npt.to_dict()), NPTEncoder(npt), _Codec())
+    m.to(device).train()
+    opt = torch.optim.ASGD(m.parameters(), lr=0.005, t0=1e4)
+    ids = torch.randint(3, vocab, (2 * batch, lp), device=device)
+    mask = torch.zeros(2 * batch, lp, dtype=torch.bool, device=device)
+    mask[:batch, :ls] = True
+    mask[batch:] = True
+    rows = []
+    for kind in ("local", "global"):
+        def step():
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
+                _, _, M = m(ids, mask, batch)
+            loss = local_loss(M) if kind == "local" else global_loss(M)[0]
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+
+        sec = _timed(step, device, warmup, steps)
+        rows.append({"bench": f"NPT {kind} step", "size": size, "device": device.type,
+                     "shape": f"d={d} b={batch} len={ls}/{lp}", "per_s": round(1 / sec, 2), "unit": "steps/s"})
+    return rows
+
+
+def bench_mlm(size: str, device: torch.device, warmup: int, steps: int) -> list[dict]:
+    from transformers import BertConfig, BertForMaskedLM
+
+    vocab, hidden, layers, heads, inter, batch, max_len = BERT_SIZES[size]
+    if device.type == "cpu" and size == "paper":
+        batch = 2  # BERT-base on a few CPU cores: keep a step within seconds
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=vocab, hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
+                     intermediate_size=inter, max_position_embeddings=max(512, max_len))
+    model = BertForMaskedLM(cfg).to(device).train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    ids = torch.randint(5, vocab, (batch, max_len), device=device)
+    labels = torch.where(torch.rand(batch, max_len, device=device) < 0.2, ids, torch.full_like(ids, -100))
+
+    def step():
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
+            loss = model(input_ids=ids, labels=labels).loss
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    sec = _timed(step, device, warmup, steps)
+    return [{"bench": "BERT MLM step", "size": size, "device": device.type,
+             "shape": f"h={hidden} L={layers} b={batch} len={max_len}",
+             "per_s": round(batch * max_len / sec, 1), "unit": "tokens/s"}]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", nargs="+", default=["demo", "paper"], choices=list(NPT_SIZES))
+    ap.add_argument("--devices", nargs="+", default=None, help="default: cpu, and cuda when available")
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--json", help="also write the rows to this JSON file")
+    args = ap.parse_args()
+    devices = args.devices or (["cpu"] + (["cuda"] if torch.cuda.is_available() else []))
+    rows: list[dict] = []
+    for dev in map(torch.device, devices):
+        for size in args.sizes:
+            steps = args.steps if dev.type == "cuda" or size == "demo" else max(2, args.steps // 5)
+            rows += bench_npt(size, dev, args.warmup, steps)
+            rows += bench_mlm(size, dev, args.warmup if size == "demo" else 1, steps)
+    print(f"\ntorch {torch.__version__}, {torch.get_num_threads()} CPU threads")
+    header = f"{'bench':<18} {'size':<6} {'device':<6} {'shape':<28} {'throughput':>14}"
+    print(header + "\n" + "-" * len(header))
+    for r in rows:
+        print(f"{r['bench']:<18} {r['size']:<6} {r['device']:<6} {r['shape']:<28} {r['per_s']:>9} {r['unit']}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

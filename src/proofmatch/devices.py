@@ -1,0 +1,152 @@
+"""Where training runs: one CPU or GPU process, or one DDP rank among several (``torchrun``).
+
+One code path for all cases: the training loops ask a :class:`Runtime` for the device, whether to
+use bf16 autocast, which batches are theirs (``shard``), and whether they write files
+(``is_main``; only rank 0 writes). ``WORLD_SIZE > 1`` in the environment (set by ``torchrun``)
+starts a process group (NCCL on GPUs, Gloo on CPUs).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+from dataclasses import dataclass
+from typing import Any, Iterator, Sequence, TypeVar
+
+import numpy as np
+import torch
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Runtime:
+    device: torch.device
+    rank: int = 0
+    world_size: int = 1
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+    @property
+    def distributed(self) -> bool:
+        return self.world_size > 1
+
+    def autocast(self) -> contextlib.AbstractContextManager:
+        """bf16 autocast on CUDA; a no-op on CPU (CPU runs stay float32 and deterministic)."""
+        return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.device.type == "cuda")
+
+    def shard(self, batches: Sequence[T]) -> list[T]:
+        """This rank's batches (round-robin), truncated so every rank takes the same number of
+        steps (DDP all-reduces once per step on every rank)."""
+        usable = len(batches) - len(batches) % self.world_size
+        return list(batches[self.rank:usable:self.world_size])
+
+    def barrier(self) -> None:
+        if self.distributed:
+            torch.distributed.barrier()
+
+    def broadcast(self, obj: T) -> T:
+        """Rank 0's value of a picklable object on every rank."""
+        if not self.distributed:
+            return obj
+        box = [obj]
+        torch.distributed.broadcast_object_list(box, src=0)
+        return box[0]
+
+    def all_mean(self, value: float) -> float:
+        """Mean of a scalar over ranks (epoch losses logged by rank 0 cover every rank)."""
+        if not self.distributed:
+            return value
+        t = torch.tensor([value], dtype=torch.float64, device=self.device)
+        torch.distributed.all_reduce(t)
+        return float(t.item()) / self.world_size
+
+
+def init_runtime() -> Runtime:
+    """Read ``torchrun``'s environment; start the process group when ``WORLD_SIZE > 1``."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world > 1:
+        rank, local = int(os.environ["RANK"]), int(os.environ.get("LOCAL_RANK", "0"))
+        if torch.cuda.is_available():
+            torch.cuda.set_device(local)
+            device = torch.device("cuda", local)
+            backend = "nccl"
+        else:
+            device, backend = torch.device("cpu"), "gloo"
+        if not torch.distributed.is_initialized():
+            torch.distributed.init_process_group(backend=backend)
+        return Runtime(device, rank, world)
+    return Runtime(torch.device("cuda" if torch.cuda.is_available() else "cpu"))
+
+
+def close_runtime(rt: Runtime) -> None:
+    if rt.distributed and torch.distributed.is_initialized():
+        torch.distributed.destroy_process_group()
+
+
+def wrap_ddp(model: torch.nn.Module, rt: Runtime) -> torch.nn.Module:
+    if not rt.distributed:
+        return model
+    from torch.nn.parallel import DistributedDataParallel
+
+    ids = [rt.device.index] if rt.device.type == "cuda" else None
+    return DistributedDataParallel(model, device_ids=ids)
+
+
+def seed_everything(seed: int, deterministic: bool = True) -> None:
+    """Seed python, numpy and torch (all GPUs too); with ``deterministic`` (CPU runs) also ask
+    torch for deterministic kernels where it has them (a warning where it has none). GPU runs
+    keep the fast kernels: they are seeded and resumable, not bit-for-bit reproducible."""
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+    if deterministic:
+        torch.use_deterministic_algorithms(True, warn_only=True)
+
+
+def rng_state() -> dict[str, Any]:
+    """Every random state a resumed run must restore to continue bit-for-bit."""
+    return {
+        "python": random.getstate(),
+        "numpy": np.random.get_state(),
+        "torch": torch.get_rng_state(),
+        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+    }
+
+
+def set_rng_state(state: dict[str, Any]) -> None:
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    torch.set_rng_state(state["torch"])
+    if state.get("cuda") and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def epoch_rng(seed: int, epoch: int, stream: int = 0) -> np.random.Generator:
+    """A generator that depends only on ``(seed, epoch, stream)``: data order and negative
+    sampling of an epoch are the same whether or not the run was interrupted before it."""
+    return np.random.default_rng([seed, epoch, stream])
+
+
+@contextlib.contextmanager
+def forked_rng(seed: int) -> Iterator[None]:
+    """Run a block with its own seeded torch/numpy randomness, leaving the global streams as they were."""
+    np_state = np.random.get_state()
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        np.random.seed(seed % 2**32)
+        try:
+            yield
+        finally:
+            np.random.set_state(np_state)
+
+
+def save_torch_atomic(obj: Any, path: str | os.PathLike) -> None:
+    """``torch.save`` to a temporary file beside ``path``, then ``os.replace`` onto it."""
+    from proofmatch.store import atomic_path
+
+    with atomic_path(path, ".pt") as tmp:
+        torch.save(obj, tmp)

@@ -1,0 +1,271 @@
+"""Encoders that turn a padded batch of token ids into one vector per statement or proof.
+
+One interface, :class:`Encoder`: ``forward(input_ids, attention_mask) -> [B, d]``. Each encoder is
+paired with a *codec* that maps token lists (``proofmatch.tokens``) to ids:
+
+* NPT (paper §8, "no pre-training"): two post-LN self-attentive layers, 4 heads, d = 300,
+  d_k = 128, FFN width d, dropout 0.1, frozen sinusoidal positions, max-pooling over the
+  **non-padding** positions only (the reference max-pooled over pad zeros too, so a short text's
+  vector depended on how long the other texts of its batch were). Its codec is
+  :class:`WordVocab`, a word-level vocabulary of the training split (min count 2): the tokens are
+  already split and typed, and the paper gives NPT a vocabulary customized to the data; WordPiece
+  would cut rare symbols into pieces that a model without pre-training cannot relate.
+* BERT (ScratchBERT, MathBERT, SPECTER-style): ``transformers.BertModel`` from a checkpoint, pooled
+  by the final hidden state of ``[CLS]``. ScratchBERT is pretrained with MLM only, which never
+  trains BERT's pooler (dense + tanh over [CLS]), so ``pooler_output`` would start from random
+  weights (a reference bug); [CLS] is also SPECTER's document vector. Its codec is
+  :class:`WordPieceCodec` over ``" ".join(tokens)``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from proofmatch.store import write_json
+from proofmatch.tokenizer import to_text
+from proofmatch.tokens import MATH_PREFIX, is_math
+
+PAD, UNK, CLS = "[PAD]", "[UNK]", "[CLS]"
+
+
+# ---------------------------------------------------------------- codecs (token lists -> ids)
+
+
+def pad_batch(rows: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Right-pad id lists into ``(ids [B, L], mask [B, L] bool)``; every row has at least one id."""
+    width = max(map(len, rows), default=1)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    mask = torch.zeros(len(rows), width, dtype=torch.bool)
+    for i, r in enumerate(rows):
+        ids[i, : len(r)] = torch.as_tensor(r, dtype=torch.long)
+        mask[i, : len(r)] = True
+    return ids, mask
+
+
+class WordVocab:
+    """Word-level vocabulary of NPT: ``[PAD]``=0, ``[UNK]``=1, ``[CLS]``=2, then by frequency.
+
+    Every sequence starts with ``[CLS]`` so that a view with no token (the math view of a
+    statement without formulas) still has one position to max-pool over.
+    """
+
+    FILE = "vocab.json"
+
+    def __init__(self, itos: Sequence[str]):
+        if list(itos[:3]) != [PAD, UNK, CLS]:
+            raise ValueError("a WordVocab must start with [PAD], [UNK], [CLS]")
+        self.itos = list(itos)
+        self.stoi = {t: i for i, t in enumerate(self.itos)}
+        if len(self.stoi) != len(self.itos):
+            raise ValueError("duplicate tokens in vocabulary")
+
+    @classmethod
+    def build(cls, sequences: Iterable[Sequence[str]], min_count: int = 2) -> "WordVocab":
+        """Tokens seen at least ``min_count`` times, most frequent first (ties by token: deterministic)."""
+        counts: dict[str, int] = {}
+        for seq in sequences:
+            for t in seq:
+                counts[t] = counts.get(t, 0) + 1
+        kept = sorted((t for t, c in counts.items() if c >= min_count and t not in (PAD, UNK, CLS)),
+                      key=lambda t: (-counts[t], t))
+        return cls([PAD, UNK, CLS, *kept])
+
+    def __len__(self) -> int:
+        return len(self.itos)
+
+    pad_id = 0
+
+    def ids(self, sequences: Sequence[Sequence[str]], max_length: int) -> list[list[int]]:
+        """Id lists, ``[CLS]`` first, truncated to ``max_length`` (unknown tokens -> ``[UNK]``)."""
+        unk, cls_ = self.stoi[UNK], self.stoi[CLS]
+        get = self.stoi.get
+        return [[cls_, *(get(t, unk) for t in seq[: max_length - 1])] for seq in sequences]
+
+    def encode(self, sequences: Sequence[Sequence[str]], max_length: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Right-padded ids ``[B, L]`` and a bool mask."""
+        return pad_batch(self.ids(sequences, max_length), self.pad_id)
+
+    def save(self, out_dir: str | os.PathLike) -> None:
+        write_json({"itos": self.itos}, Path(out_dir) / self.FILE)
+
+    @classmethod
+    def load(cls, model_dir: str | os.PathLike) -> "WordVocab":
+        return cls(json.loads((Path(model_dir) / cls.FILE).read_text())["itos"])
+
+
+def plain_math(tokens: Sequence[str]) -> list[str]:
+    """Drop the ``$`` type prefix (for an external checkpoint such as MathBERT, whose vocabulary
+    was not built on typed tokens: ``$x`` would cost two word pieces ``$``, ``x`` per symbol)."""
+    return [t[len(MATH_PREFIX):] if is_math(t) else t for t in tokens]
+
+
+class WordPieceCodec:
+    """``" ".join(tokens)`` through a ``transformers`` tokenizer, ``[CLS] ... [SEP]``, padded."""
+
+    def __init__(self, tokenizer, plain: bool = False):
+        self.tokenizer = tokenizer
+        self.plain = plain
+
+    @property
+    def pad_id(self) -> int:
+        return int(self.tokenizer.pad_token_id)
+
+    def ids(self, sequences: Sequence[Sequence[str]], max_length: int) -> list[list[int]]:
+        texts = [to_text(plain_math(s) if self.plain else s) for s in sequences]
+        return self.tokenizer(texts, truncation=True, max_length=max_length)["input_ids"]
+
+    def encode(self, sequences: Sequence[Sequence[str]], max_length: int) -> tuple[torch.Tensor, torch.Tensor]:
+        return pad_batch(self.ids(sequences, max_length), self.pad_id)
+
+    def save(self, out_dir: str | os.PathLike) -> None:
+        self.tokenizer.save_pretrained(str(out_dir))
+
+    @classmethod
+    def load(cls, model_dir: str | os.PathLike, plain: bool = False) -> "WordPieceCodec":
+        from proofmatch.tokenizer import load_tokenizer
+
+        return cls(load_tokenizer(model_dir), plain=plain)
+
+
+# ---------------------------------------------------------------- encoders
+
+
+class Encoder(nn.Module):
+    """``forward(input_ids [B, L], attention_mask [B, L] bool) -> [B, dim]``."""
+
+    dim: int
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:  # pragma: no cover
+        raise NotImplementedError
+
+
+@dataclass
+class NPTConfig:
+    """Hyper-parameters of the NPT encoder (paper §8 values as defaults)."""
+
+    vocab_size: int
+    d_model: int = 300
+    n_layers: int = 2
+    n_heads: int = 4
+    d_k: int = 128
+    d_ff: int | None = None  # None: d_model (the reference did not widen the FFN)
+    dropout: float = 0.1
+    # Dropout on the attention probabilities (the reference's 0.1). On a CPU it dominates a step's
+    # cost (one random draw per query-key pair), so the demo config turns it off.
+    attention_dropout: float = 0.1
+    max_length: int = 200
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def sinusoidal_table(n_positions: int, dim: int) -> torch.Tensor:
+    """The fixed sin/cos position table of Vaswani et al. (2017), ``[n_positions, dim]``."""
+    pos = torch.arange(n_positions, dtype=torch.float64)[:, None]
+    rate = torch.exp(-math.log(10000.0) * (torch.arange(0, dim, 2, dtype=torch.float64) / dim))
+    table = torch.zeros(n_positions, dim, dtype=torch.float64)
+    table[:, 0::2] = torch.sin(pos * rate)
+    table[:, 1::2] = torch.cos(pos * rate)[:, : dim // 2]
+    return table.float()
+
+
+class SelfAttentionLayer(nn.Module):
+    """Post-LN transformer layer whose query/key size ``d_k`` per head is independent of ``d_model``."""
+
+    def __init__(self, d_model: int, n_heads: int, d_k: int, d_ff: int, dropout: float,
+                 attention_dropout: float):
+        super().__init__()
+        self.n_heads, self.d_k, self.attention_dropout = n_heads, d_k, attention_dropout
+        self.q = nn.Linear(d_model, n_heads * d_k)
+        self.k = nn.Linear(d_model, n_heads * d_k)
+        self.v = nn.Linear(d_model, n_heads * d_k)
+        self.out = nn.Linear(n_heads * d_k, d_model)
+        self.ff = nn.Sequential(nn.Linear(d_model, d_ff), nn.ReLU(), nn.Linear(d_ff, d_model))
+        self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        b, n, _ = x.shape
+        heads = lambda t: t.view(b, n, self.n_heads, self.d_k).transpose(1, 2)  # noqa: E731
+        q, k, v = heads(self.q(x)), heads(self.k(x)), heads(self.v(x))
+        # keys at pad positions are hidden from every query; a query always sees its [CLS] key
+        attn = F.scaled_dot_product_attention(
+            q, k, v, attn_mask=mask[:, None, None, :],
+            dropout_p=self.attention_dropout if self.training else 0.0)
+        x = self.norm1(x + self.drop(self.out(attn.transpose(1, 2).reshape(b, n, -1))))
+        return self.norm2(x + self.drop(self.ff(x)))
+
+
+class NPTEncoder(Encoder):
+    """Self-attentive encoder trained from scratch, max-pooled over real tokens (paper §8)."""
+
+    def __init__(self, config: NPTConfig):
+        super().__init__()
+        self.config = config
+        self.dim = config.d_model
+        d_ff = config.d_ff or config.d_model
+        self.embed = nn.Embedding(config.vocab_size, config.d_model, padding_idx=0)
+        self.register_buffer("positions", sinusoidal_table(config.max_length, config.d_model),
+                             persistent=False)
+        self.drop = nn.Dropout(config.dropout)
+        self.layers = nn.ModuleList(
+            SelfAttentionLayer(config.d_model, config.n_heads, config.d_k, d_ff, config.dropout,
+                               config.attention_dropout)
+            for _ in range(config.n_layers))
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        mask = attention_mask.bool()
+        n = input_ids.shape[1]
+        if n > self.config.max_length:
+            raise ValueError(f"sequence length {n} exceeds NPT max_length {self.config.max_length}")
+        x = self.drop(self.embed(input_ids) + self.positions[:n].to(self.embed.weight.dtype))
+        for layer in self.layers:
+            x = layer(x, mask)
+        return x.masked_fill(~mask[:, :, None], float("-inf")).max(dim=1).values
+
+
+class BertEncoder(Encoder):
+    """A ``BertModel`` without pooler; the text vector is the last hidden state of ``[CLS]``."""
+
+    def __init__(self, bert):
+        super().__init__()
+        self.bert = bert
+        self.dim = bert.config.hidden_size
+
+    @classmethod
+    def from_checkpoint(cls, path: str | os.PathLike) -> "BertEncoder":
+        """Load pretrained weights (a local folder, e.g. ScratchBERT, or a hub id, e.g. MathBERT).
+
+        An MLM checkpoint (``BertForMaskedLM``) loads fine: its ``bert.*`` weights are the encoder.
+        """
+        from transformers import BertModel
+
+        local = Path(str(path)).is_dir()
+        bert = BertModel.from_pretrained(str(path), add_pooling_layer=False, local_files_only=local)
+        return cls(bert)
+
+    @classmethod
+    def from_config(cls, config: dict) -> "BertEncoder":
+        """An untrained encoder of the given architecture (weights are loaded afterwards)."""
+        from transformers import BertConfig, BertModel
+
+        return cls(BertModel(BertConfig.from_dict(config), add_pooling_layer=False))
+
+    def config_dict(self) -> dict:
+        """The architecture as plain JSON data (no local path: the saved model is relocatable)."""
+        cfg = json.loads(self.bert.config.to_json_string(use_diff=False))
+        cfg.pop("_name_or_path", None)
+        return cfg
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        out = self.bert(input_ids=input_ids, attention_mask=attention_mask.long())
+        return out.last_hidden_state[:, 0]

@@ -1,0 +1,147 @@
+"""WordPiece tokenizer of ScratchBERT, trained on the training part of one split family.
+
+The pairs are already tokenized (``proofmatch.tokens``): text words, and math symbols typed with a
+``$`` prefix and an optional ``~font`` suffix. The tokenizer therefore only splits on whitespace
+(no BERT basic tokenizer, no punctuation splitting, no lowercasing) so that
+
+* case is kept: the reference lowercased everything and merged the variables ``A`` and ``a``;
+* a math token stays one pre-token (``$x~bold`` is never cut at ``~``), and WordPiece cuts a rare
+  one only into sub-words whose first piece starts with ``$``, so math and text never share a
+  first piece: math ``$a`` and the English article ``a`` stay distinct ids.
+
+The input string of every encoder is ``" ".join(tokens)`` (:func:`to_text`). Only the ``train``
+part is read: dev and test text must not shape the vocabulary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+from pathlib import Path
+from typing import Iterator, Sequence
+
+import pandas as pd
+
+from proofmatch.store import atomic_path
+
+log = logging.getLogger(__name__)
+
+SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+REQUIRED_COLUMNS = ("part", "statement_tokens", "proof_tokens")
+
+
+def to_text(tokens: Sequence[str]) -> str:
+    """The string an encoder's tokenizer sees for one token list."""
+    return " ".join(tokens)
+
+
+def read_part(data_parquet: str | os.PathLike, part: str, columns: Sequence[str] = ()) -> pd.DataFrame:
+    """Rows of one part (train/dev/test) of a replaced-split Parquet, with a clear error on bad input."""
+    cols = list(dict.fromkeys([*REQUIRED_COLUMNS, *columns]))
+    df = pd.read_parquet(data_parquet)
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        raise ValueError(f"{data_parquet}: missing column(s) {missing}; expected {cols}")
+    return df.loc[df["part"] == part, cols].reset_index(drop=True)
+
+
+def _texts(df: pd.DataFrame) -> Iterator[str]:
+    for column in ("statement_tokens", "proof_tokens"):
+        for tokens in df[column]:
+            yield to_text(tokens)
+
+
+def build_tokenizer(texts: Iterator[str], vocab_size: int, min_frequency: int):
+    """Train a whitespace-pre-tokenized, case-preserving WordPiece ``tokenizers.Tokenizer``."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+
+    tok = Tokenizer(models.WordPiece(unk_token="[UNK]", continuing_subword_prefix="##",
+                                     max_input_chars_per_word=100))
+    tok.normalizer = None  # keep case and accents exactly as linearized
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    trainer = trainers.WordPieceTrainer(
+        vocab_size=vocab_size,
+        min_frequency=min_frequency,
+        special_tokens=SPECIAL_TOKENS,
+        continuing_subword_prefix="##",
+        show_progress=False,
+    )
+    tok.train_from_iterator(texts, trainer=trainer)
+    cls_id, sep_id = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)],
+    )
+    tok.decoder = decoders.WordPiece(prefix="##")
+    return tok
+
+
+def wrap_fast(tok, model_max_length: int | None = None):
+    """A ``transformers`` fast tokenizer around a trained ``tokenizers.Tokenizer``."""
+    from transformers import PreTrainedTokenizerFast
+
+    kwargs = {"model_max_length": model_max_length} if model_max_length else {}
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]",
+        mask_token="[MASK]", **kwargs,
+    )
+
+
+def train_tokenizer(data_parquet: str | os.PathLike, out_dir: str | os.PathLike,
+                    vocab_size: int, min_frequency: int) -> None:
+    """Train WordPiece on the train part (statements and proofs) and save it to ``out_dir``.
+
+    ``out_dir`` gets ``tokenizer.json`` (the raw ``tokenizers`` file) and the
+    ``PreTrainedTokenizerFast.save_pretrained`` files, so both
+    ``PreTrainedTokenizerFast.from_pretrained(out_dir)`` and ``AutoTokenizer`` load it.
+    """
+    train = read_part(data_parquet, "train")
+    if train.empty:
+        raise ValueError(f"{data_parquet}: no rows with part == 'train'")
+    tok = build_tokenizer(_texts(train), vocab_size, min_frequency)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    fast = wrap_fast(tok)
+    staging = out / ".staging"
+    fast.save_pretrained(str(staging))
+    for f in sorted(staging.iterdir()):  # each file lands atomically
+        os.replace(f, out / f.name)
+    staging.rmdir()
+    with atomic_path(out / "tokenizer.json", ".json") as tmp:
+        tok.save(str(tmp))
+    log.info("tokenizer: %d train pairs, vocabulary %d -> %s", len(train), tok.get_vocab_size(), out)
+
+
+def load_tokenizer(tokenizer_dir: str | os.PathLike):
+    """Load a tokenizer saved by :func:`train_tokenizer` (or any local/hub BERT tokenizer)."""
+    from transformers import AutoTokenizer
+
+    local = Path(str(tokenizer_dir)).is_dir()
+    return AutoTokenizer.from_pretrained(str(tokenizer_dir), local_files_only=local)
+
+
+# ---------------------------------------------------------------- CLI
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("data", help="replaced-split Parquet (its train part is read)")
+    parser.add_argument("--out", required=True, help="output folder")
+    parser.add_argument("--config", default="config/config.yaml")
+    parser.add_argument("--vocab-size", type=int, help="overrides tokenizer.vocab_size")
+    parser.add_argument("--min-frequency", type=int, help="overrides tokenizer.min_frequency")
+    parser.add_argument("--log", help="log file")
+
+
+def main(args: argparse.Namespace) -> int:
+    from proofmatch.config import load_config
+    from proofmatch.logs import setup_logging
+
+    setup_logging(args.log)
+    cfg = load_config(args.config)["tokenizer"]
+    train_tokenizer(args.data, args.out,
+                    vocab_size=args.vocab_size or cfg["vocab_size"],
+                    min_frequency=args.min_frequency or cfg["min_frequency"])
+    return 0

@@ -1,0 +1,454 @@
+"""Training of a Matcher: local, hybrid (local + global, paper §7.2) or triplet (SPECTER) steps.
+
+Schedule (paper §8): ASGD (t0 = 1e4 as in the reference) with an exponential learning-rate decay
+stepped once per epoch; an epoch is one shuffled pass over the train part in batches of
+``batch_size`` (the reference BERT loop never shuffled and its hybrid NPT "epoch" was not a
+pass). Hybrid training alternates one local and one global step on consecutive batches of the
+same size. Every ``eval_every`` epochs (and after the last) the dev part is decoded locally
+(one matrix product per block of rows; a tie with the gold counts against it) and the best
+model by dev MRR is kept (accuracy is recorded too). Evaluation and the saved model use ASGD's
+averaged weights: averaging is what distinguishes ASGD from SGD (the reference never used them;
+before step t0 they equal the current weights).
+
+Resumability: after every epoch ``checkpoint/state.pt`` (weights, optimizer, scheduler, every
+RNG state, epoch, best so far, history) is replaced atomically, after ``model/`` when it
+improved. Batches and negatives of epoch ``e`` depend only on ``(seed, e)``, so a run killed
+at any point (SIGKILL included) and rerun replays from the last finished epoch and ends with
+exactly the metrics of an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+
+from proofmatch import devices
+from proofmatch.encoders import (BertEncoder, NPTConfig, NPTEncoder, WordPieceCodec, WordVocab,
+                                 pad_batch)
+from proofmatch.model import ENCODERS, Matcher, MatcherConfig, global_loss, local_loss, triplet_loss
+from proofmatch.store import atomic_path, write_json
+from proofmatch.tokenizer import load_tokenizer, read_part
+from proofmatch.tokens import VIEWS, view as token_view
+
+log = logging.getLogger(__name__)
+
+MODES = ("local", "hybrid", "triplet")
+ASGD_T0 = 1e4
+STATE_FILE = "state.pt"
+
+
+class NotConfigured(RuntimeError):
+    """A run that cannot be made with this configuration (e.g. MathBERT without a checkpoint)."""
+
+
+# ---------------------------------------------------------------- plain helpers
+
+
+def run_params(matching: dict[str, Any], encoder: str) -> dict[str, Any]:
+    """Flatten the config's ``matching`` block into the ``params`` of one :func:`train_run`."""
+    params = {"eval_every": matching["eval_every"], "max_length": matching["max_length"]}
+    params.update(matching["npt"] if encoder == "npt" else matching["bert"])
+    params.update(matching.get("specter", {}))
+    return params
+
+
+def step_schedule(mode: str, n_steps: int) -> list[str]:
+    """The loss of each step of an epoch: hybrid alternates local and global, starting local."""
+    if mode == "local":
+        return ["local"] * n_steps
+    if mode == "hybrid":
+        return ["local" if i % 2 == 0 else "global" for i in range(n_steps)]
+    if mode == "triplet":
+        return ["triplet"] * n_steps
+    raise ValueError(f"unknown mode {mode!r}; expected one of {MODES}")
+
+
+def epoch_batches(n: int, batch_size: int, seed: int, epoch: int) -> list[np.ndarray]:
+    """A shuffled pass over ``n`` items, a function of ``(seed, epoch)`` only. A last batch of a
+    single pair is dropped: it has no in-batch negative."""
+    order = devices.epoch_rng(seed, epoch).permutation(n)
+    batches = [order[i:i + batch_size] for i in range(0, n, batch_size)]
+    return [b for b in batches if len(b) >= 2]
+
+
+def sample_negatives(batch: np.ndarray, article_codes: np.ndarray, hard_fraction: float,
+                     rng: np.random.Generator) -> np.ndarray:
+    """One negative proof per anchor: with probability ``hard_fraction`` another proof of the same
+    article (SPECTER's hard negative) when the article has one, else a random other proof."""
+    n = len(article_codes)
+    out = np.empty(len(batch), dtype=np.int64)
+    hard = rng.random(len(batch)) < hard_fraction
+    for k, i in enumerate(batch):
+        same = np.flatnonzero(article_codes == article_codes[i]) if hard[k] else np.empty(0)
+        same = same[same != i]
+        if len(same):
+            out[k] = rng.choice(same)
+        else:
+            j = rng.integers(n - 1)
+            out[k] = j + (j >= i)
+    return out
+
+
+@torch.no_grad()
+def rank_metrics(matcher: Matcher, statements: Sequence[Sequence[str]], proofs: Sequence[Sequence[str]],
+                 batch_size: int = 64, block: int = 1024) -> dict[str, float]:
+    """Local-decoding MRR and accuracy of aligned statements/proofs (gold = same index)."""
+    A, B, row, col = (torch.from_numpy(x) for x in matcher.factors(statements, proofs, batch_size))
+    ranks = []
+    for start in range(0, len(A), block):
+        stop = min(start + block, len(A))
+        M = A[start:stop] @ B.T + row[start:stop, None] + col[None, :]
+        sub = M[:, start:stop]  # the gold cells of these rows lie on this block's diagonal
+        ranks.append((M >= sub.diagonal()[:, None]).sum(1))
+    r = torch.cat(ranks).double()
+    return {"mrr": float((1.0 / r).mean()), "acc": float((r == 1).double().mean())}
+
+
+@contextlib.contextmanager
+def averaged_weights(optimizer: torch.optim.Optimizer) -> Iterator[None]:
+    """Temporarily load ASGD's averaged parameters (``ax``) into the model."""
+    saved = []
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            ax = optimizer.state.get(p, {}).get("ax")
+            if ax is not None:
+                saved.append((p, p.detach().clone()))
+                p.data.copy_(ax)
+    try:
+        yield
+    finally:
+        for p, value in saved:
+            p.data.copy_(value)
+
+
+def toy_pairs(n_articles: int = 24, pairs_per_article: int = 6, seed: int = 0, n_symbols: int = 20,
+              fractions: tuple[float, float, float] = (0.7, 0.15, 0.15)) -> pd.DataFrame:
+    """A seeded toy corpus in the replaced-split format with a learnable signal, for tests,
+    benchmarks and smoke runs: each statement holds 3 of ``n_symbols`` math symbols among text
+    words, and its proof repeats them among distractor symbols; pairs of one article share topic
+    words (same-article proofs are harder negatives). Math ``$a`` and text ``a`` both occur."""
+    rng = np.random.default_rng(seed)
+    letters = "abcdefghijklmnopqrstuvwxyzαβγδεζηθλμνξπρστφχψω"
+    symbols = [f"${c}" if i % 3 else f"${c}~bold" for i, c in enumerate(letters[:n_symbols])]
+    glue = ["Let", "be", "a", "the", "of", "and", "then", "is", "for", "all", ",", "."]
+    words = [f"w{i}" for i in range(60)]
+    shuffle = lambda xs: [str(xs[i]) for i in rng.permutation(len(xs))]  # noqa: E731
+    rows = []
+    for a in range(n_articles):
+        topic = list(rng.choice(words, 3, replace=False))
+        for k in range(pairs_per_article):
+            syms = list(rng.choice(symbols, 3, replace=False))
+            st = shuffle(list(rng.choice(glue + topic, 6)) + syms)
+            pf = shuffle(list(rng.choice(glue + topic, 12)) + syms * 2 + list(rng.choice(symbols, 2)))
+            u = rng.random()
+            part = "train" if u < fractions[0] else "dev" if u < fractions[0] + fractions[1] else "test"
+            rows.append({"pair_id": f"toy{a:03d}/s{k}", "article_id": f"toy{a:03d}", "part": part,
+                         "statement_tokens": ["Lemma", "."] + st, "proof_tokens": ["Proof", "."] + pf})
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------- building a model
+
+
+def _typed_vocab(tokenizer) -> bool:
+    """Whether a tokenizer's vocabulary was built on typed math tokens (``$x`` entries)."""
+    return any(len(t) > 1 and t[0] == "$" for t in tokenizer.get_vocab())
+
+
+def build_matcher(encoder: str, mode: str, view: str, params: dict[str, Any], train: pd.DataFrame,
+                  tokenizer_dir: str | os.PathLike | None = None,
+                  pretrained_dir: str | os.PathLike | None = None) -> Matcher:
+    """A fresh Matcher for a run (weights: random for NPT, the checkpoint for BERT encoders)."""
+    scorer = "distance" if mode == "triplet" else "bilinear"
+    if encoder == "npt":
+        if tokenizer_dir is not None:
+            log.info("NPT builds its own word vocabulary; tokenizer_dir %s is not used", tokenizer_dir)
+        max_length = int(params["max_length"])
+        # one vocabulary for every view (a view only drops tokens), from the train part only
+        vocab = WordVocab.build(list(train["statement_tokens"]) + list(train["proof_tokens"]),
+                                min_count=int(params.get("min_count", 2)))
+        npt = NPTConfig(vocab_size=len(vocab), d_model=int(params["d_model"]),
+                        n_layers=int(params["n_layers"]), n_heads=int(params["n_heads"]),
+                        d_k=int(params["d_k"]), dropout=float(params.get("dropout", 0.1)),
+                        attention_dropout=float(params.get("attention_dropout", 0.1)),
+                        max_length=max_length)
+        config = MatcherConfig(encoder, scorer, view, max_length, npt=npt.to_dict())
+        return Matcher(config, NPTEncoder(npt), vocab)
+    if encoder == "mathbert" and tokenizer_dir is not None:
+        log.info("mathbert keeps its own vocabulary (paper §8); tokenizer_dir %s is not used", tokenizer_dir)
+        tokenizer_dir = None
+    if pretrained_dir is None:
+        what = {"mathbert": "matching.mathbert (a MathBERT path or hub id)",
+                "scratchbert": "the ScratchBERT checkpoint (proofmatch pretrain)",
+                "specter": "the BERT checkpoint SPECTER starts from"}[encoder]
+        raise NotConfigured(f"encoder {encoder!r} needs {what}; none was given")
+    bert = BertEncoder.from_checkpoint(pretrained_dir)
+    tokenizer = load_tokenizer(tokenizer_dir or pretrained_dir)
+    if len(tokenizer) > bert.bert.config.vocab_size:
+        raise ValueError(f"tokenizer {tokenizer_dir or pretrained_dir} has {len(tokenizer)} entries but the "
+                         f"checkpoint {pretrained_dir} only {bert.bert.config.vocab_size}: not its tokenizer")
+    max_length = int(params["max_length"])
+    if max_length > bert.bert.config.max_position_embeddings:
+        raise ValueError(f"max_length {max_length} exceeds the checkpoint's "
+                         f"max_position_embeddings {bert.bert.config.max_position_embeddings}")
+    config = MatcherConfig(encoder, scorer, view, max_length, plain_math=not _typed_vocab(tokenizer),
+                           bert=bert.config_dict())
+    return Matcher(config, bert, WordPieceCodec(tokenizer, plain=config.plain_math))
+
+
+# ---------------------------------------------------------------- outputs
+
+
+def _fingerprint(encoder: str, mode: str, view: str, params: dict, seed: int, train: pd.DataFrame,
+                 dev: pd.DataFrame) -> dict[str, Any]:
+    ids = hashlib.sha256("\n".join(map(str, train["pair_id"])).encode()).hexdigest()[:16]
+    return {"encoder": encoder, "mode": mode, "view": view, "seed": seed, "n_train": len(train),
+            "n_dev": len(dev), "train_ids": ids, "params": json.loads(json.dumps(params, sort_keys=True))}
+
+
+def _remove_stale_temporaries(out: Path) -> None:
+    """Staging folders and temporary files that a killed job left behind (hidden names)."""
+    import shutil
+
+    for pattern in (".model.*", ".metrics.*", ".curve.png.*", "checkpoint/.state.pt.*"):
+        for p in out.glob(pattern):
+            shutil.rmtree(p) if p.is_dir() else p.unlink()
+
+
+def _write_metrics_csv(history: list[dict], out: Path) -> None:
+    with atomic_path(out / "metrics.csv", ".csv") as tmp:
+        pd.DataFrame(history).to_csv(tmp, index=False)
+
+
+def plot_curve(history: list[dict], path: Path, title: str) -> None:
+    """Training losses and dev MRR/accuracy per epoch."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    df = pd.DataFrame(history)
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.2))
+    for col in ("loss", "local_loss", "global_loss", "triplet_loss"):
+        if col in df and df[col].notna().any():
+            ax1.plot(df["epoch"], df[col], label=col, lw=1.2)
+    ax1.set_xlabel("epoch"), ax1.set_ylabel("train loss"), ax1.legend(fontsize=7)
+    ev = df[df["dev_mrr"].notna()]
+    ax2.plot(ev["epoch"], ev["dev_mrr"], "o-", label="dev MRR")
+    ax2.plot(ev["epoch"], ev["dev_acc"], "s--", label="dev acc")
+    ax2.set_xlabel("epoch"), ax2.set_ylim(0, 1), ax2.legend(fontsize=7)
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    with atomic_path(path, ".png") as tmp:
+        fig.savefig(tmp, format="png", dpi=110)
+    plt.close(fig)
+
+
+# ---------------------------------------------------------------- the training run
+
+
+def train_run(data_parquet: str | os.PathLike, out_dir: str | os.PathLike, encoder: str, mode: str,
+              view: str, params: dict[str, Any], seed: int,
+              tokenizer_dir: str | os.PathLike | None = None,
+              pretrained_dir: str | os.PathLike | None = None) -> dict[str, Any]:
+    """Train (or resume) one matching model; return the final metrics (also ``metrics.json``).
+
+    ``params`` is either the config's whole ``matching`` block (flattened here with
+    :func:`run_params`; its ``mathbert`` entry is the MathBERT checkpoint when
+    ``pretrained_dir`` is None) or already flat: epochs, batch_size, learning_rate, lr_decay,
+    eval_every, max_length; NPT also d_model, n_layers, n_heads, d_k (optional min_count 2,
+    dropout 0.1); triplet mode margin and hard_fraction. ``tokenizer_dir`` matters only for
+    ScratchBERT/SPECTER (default: the checkpoint's own tokenizer files).
+    """
+    from tqdm.auto import tqdm
+
+    if "npt" in params and "bert" in params:  # the config's matching block
+        if encoder == "mathbert" and pretrained_dir is None:
+            pretrained_dir = params.get("mathbert")
+        params = run_params(params, encoder)
+
+    if encoder not in ENCODERS:
+        raise ValueError(f"unknown encoder {encoder!r}; expected one of {ENCODERS}")
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; expected one of {MODES}")
+    if view not in VIEWS:
+        raise ValueError(f"unknown view {view!r}; expected one of {VIEWS}")
+    if (encoder == "specter") != (mode == "triplet"):
+        raise ValueError("the specter encoder is trained in triplet mode, and triplet mode is specter's")
+
+    rt = devices.init_runtime()
+    devices.seed_everything(seed, deterministic=rt.device.type == "cpu")
+    out = Path(out_dir)
+    ckpt_path = out / "checkpoint" / STATE_FILE
+    train, dev = (read_part(data_parquet, p, ["pair_id", "article_id"]) for p in ("train", "dev"))
+    if len(train) < 2 or dev.empty:
+        raise ValueError(f"{data_parquet}: need at least 2 train pairs and 1 dev pair "
+                         f"(got {len(train)} train, {len(dev)} dev)")
+    fingerprint = _fingerprint(encoder, mode, view, params, seed, train, dev)
+
+    matcher = build_matcher(encoder, mode, view, params, train, tokenizer_dir, pretrained_dir).to(rt.device)
+    model = devices.wrap_ddp(matcher, rt)
+    optimizer = torch.optim.ASGD(matcher.parameters(), lr=float(params["learning_rate"]), t0=ASGD_T0,
+                                 weight_decay=0.0)
+    scheduler = torch.optim.lr_scheduler.ExponentialLR(optimizer, gamma=float(params["lr_decay"]))
+    epochs, bs = int(params["epochs"]), int(params["batch_size"])
+    eval_every = int(params["eval_every"])
+    best = {"mrr": -1.0, "acc": 0.0, "epoch": -1}
+    history: list[dict] = []
+    start = 0
+    if rt.is_main:
+        _remove_stale_temporaries(out)
+    if ckpt_path.exists():
+        saved = torch.load(ckpt_path, map_location="cpu", weights_only=False)  # RNG states stay on CPU
+        if saved["fingerprint"] != fingerprint:
+            raise ValueError(f"{ckpt_path} belongs to a different run (data, arguments or params "
+                             "changed); delete the run folder to start over")
+        matcher.load_state_dict(saved["model"])
+        optimizer.load_state_dict(saved["optimizer"])
+        scheduler.load_state_dict(saved["scheduler"])
+        devices.set_rng_state(saved["rng"])
+        start, best, history = saved["epoch"], saved["best"], saved["history"]
+        log.info("train: resuming %s after epoch %d", out, start)
+
+    # token ids once: the view and the codec do not change during training
+    ids_s = matcher.codec.ids([token_view(t, view) for t in train["statement_tokens"]], matcher.config.max_length)
+    ids_p = matcher.codec.ids([token_view(t, view) for t in train["proof_tokens"]], matcher.config.max_length)
+    pad_id = matcher.codec.pad_id
+    articles = pd.factorize(train["article_id"])[0]
+    margin, hard_fraction = float(params.get("margin", 1.0)), float(params.get("hard_fraction", 0.0))
+
+    def step(kind: str, idx: np.ndarray, epoch: int, k: int) -> tuple[float, float]:
+        rows = [ids_s[i] for i in idx] + [ids_p[i] for i in idx]
+        if kind == "triplet":
+            neg = sample_negatives(idx, articles, hard_fraction,
+                                   devices.epoch_rng(seed, epoch, 1 + k * rt.world_size + rt.rank))
+            rows += [ids_p[i] for i in neg]
+        ids, mask = pad_batch(rows, pad_id)
+        with rt.autocast():
+            S, P, M = model(ids.to(rt.device), mask.to(rt.device), len(idx))
+        batch_acc = float("nan")
+        if kind == "local":
+            loss = local_loss(M[:, : len(idx)])
+        elif kind == "global":
+            loss, batch_acc = global_loss(M)
+        else:
+            loss = triplet_loss(S, P[: len(idx)], P[len(idx):], margin)
+        if not torch.isfinite(loss):
+            raise FloatingPointError(f"{kind} loss is {float(loss.detach())} at epoch {epoch + 1}, "
+                                     f"step {k + 1}; lower learning_rate")
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        return float(loss.detach()), batch_acc
+
+    n_steps = len(rt.shard(epoch_batches(len(train), bs, seed, 0)))
+    bar = tqdm(total=epochs * n_steps, initial=start * n_steps, desc=f"train {encoder}-{mode}",
+               disable=not rt.is_main)
+    matcher.train()
+    for epoch in range(start, epochs):
+        t0 = time.perf_counter()
+        batches = rt.shard(epoch_batches(len(train), bs, seed, epoch))
+        kinds = step_schedule(mode, len(batches))
+        losses: dict[str, list[float]] = {"local": [], "global": [], "triplet": []}
+        accs: list[float] = []
+        for k, (kind, idx) in enumerate(zip(kinds, batches)):
+            loss, acc = step(kind, idx, epoch, k)
+            losses[kind].append(loss)
+            if kind == "global":
+                accs.append(acc)
+            bar.update(1)
+        lr = scheduler.get_last_lr()[0]
+        scheduler.step()
+        mean = lambda xs: rt.all_mean(float(np.mean(xs))) if xs else float("nan")  # noqa: E731
+        row = {"epoch": epoch + 1, "lr": lr, "loss": mean(sum(losses.values(), [])),
+               "local_loss": mean(losses["local"]), "global_loss": mean(losses["global"]),
+               "triplet_loss": mean(losses["triplet"]), "global_batch_acc": mean(accs),
+               "dev_mrr": float("nan"), "dev_acc": float("nan"), "best": False,
+               "train_seconds": time.perf_counter() - t0}
+        if (epoch + 1) % eval_every == 0 or epoch + 1 == epochs:
+            if rt.is_main:
+                with averaged_weights(optimizer):
+                    dev_m = rank_metrics(matcher, list(dev["statement_tokens"]), list(dev["proof_tokens"]),
+                                         batch_size=max(bs, 64))
+                    row.update(dev_mrr=dev_m["mrr"], dev_acc=dev_m["acc"])
+                    if dev_m["mrr"] > best["mrr"] + 1e-9:  # ties (float noise) keep the earlier model
+                        best = {"mrr": dev_m["mrr"], "acc": dev_m["acc"], "epoch": epoch + 1}
+                        row["best"] = True
+                        matcher.save_pretrained(out / "model")
+                matcher.train()
+            bar.set_postfix(loss=f"{row['loss']:.3f}", dev_mrr=f"{row['dev_mrr']:.3f}")
+            log.info("epoch %d: loss %.4f  dev MRR %.4f  acc %.4f%s", epoch + 1, row["loss"],
+                     row["dev_mrr"], row["dev_acc"], "  (best)" if row["best"] else "")
+        history.append(row)
+        if rt.is_main:
+            _write_metrics_csv(history, out)
+            devices.save_torch_atomic({
+                "model": matcher.state_dict(), "optimizer": optimizer.state_dict(),
+                "scheduler": scheduler.state_dict(), "rng": devices.rng_state(), "epoch": epoch + 1,
+                "best": best, "history": history, "fingerprint": fingerprint}, ckpt_path)
+        rt.barrier()
+    bar.close()
+
+    best = rt.broadcast(best)  # only rank 0 evaluates
+    result = {"encoder": encoder, "mode": mode, "view": view, "seed": seed, "epochs": epochs,
+              "best_epoch": best["epoch"], "dev_mrr": best["mrr"], "dev_acc": best["acc"],
+              "final_loss": history[-1]["loss"] if history else float("nan"),
+              "n_train": len(train), "n_dev": len(dev),
+              "n_parameters": int(sum(p.numel() for p in matcher.parameters()))}
+    if rt.is_main:
+        plot_curve(history, out / "curve.png", f"{encoder}-{mode} {view} (seed {seed})")
+        write_json(result, out / "metrics.json")
+    devices.close_runtime(rt)
+    return result
+
+
+# ---------------------------------------------------------------- CLI
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("data", help="replaced-split Parquet (train part trains, dev part selects)")
+    parser.add_argument("--out", required=True, help="run folder")
+    parser.add_argument("--encoder", required=True, choices=ENCODERS)
+    parser.add_argument("--mode", required=True, choices=MODES)
+    parser.add_argument("--view", required=True, choices=VIEWS)
+    parser.add_argument("--config", default="config/config.yaml")
+    parser.add_argument("--seed", type=int, help="overrides the config seed")
+    parser.add_argument("--tokenizer-dir", help="WordPiece tokenizer (default: the checkpoint's own)")
+    parser.add_argument("--pretrained-dir",
+                        help="BERT checkpoint (ScratchBERT folder; default for mathbert: matching.mathbert)")
+    parser.add_argument("--epochs", type=int, help="overrides the epochs of the config")
+    parser.add_argument("--log", help="log file")
+
+
+def main(args: argparse.Namespace) -> int:
+    from proofmatch.config import load_config
+    from proofmatch.logs import setup_logging
+
+    setup_logging(args.log)
+    cfg = load_config(args.config)
+    params = run_params(cfg["matching"], args.encoder)
+    if args.epochs:
+        params["epochs"] = args.epochs
+    pretrained = args.pretrained_dir
+    if args.encoder == "mathbert" and pretrained is None:
+        pretrained = cfg["matching"].get("mathbert")
+    seed = cfg["seed"] if args.seed is None else args.seed
+    try:
+        result = train_run(args.data, args.out, args.encoder, args.mode, args.view, params, seed,
+                           tokenizer_dir=args.tokenizer_dir, pretrained_dir=pretrained)
+    except NotConfigured as err:
+        logging.getLogger("proofmatch").error("not run: %s", err)
+        return 3
+    print(json.dumps(result, indent=2, sort_keys=True))
+    return 0

@@ -1,0 +1,122 @@
+"""Encoders and codecs: NPT pooling ignores padding, vocabularies, [CLS] pooling, saved Matchers."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from proofmatch.encoders import (BertEncoder, NPTConfig, NPTEncoder, WordPieceCodec, WordVocab,
+                                 pad_batch, plain_math, sinusoidal_table)
+from proofmatch.model import Matcher, MatcherConfig, load_matcher
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+def _npt(vocab_size: int = 30) -> NPTEncoder:
+    torch.manual_seed(0)
+    return NPTEncoder(NPTConfig(vocab_size=vocab_size, d_model=16, n_layers=2, n_heads=4, d_k=8,
+                                max_length=40)).eval()
+
+
+def test_npt_pooling_ignores_padding_content_and_width():
+    enc = _npt()
+    short = [2, 5, 6, 7]
+    long_ = [2, 8, 9, 10, 11, 12, 13, 14, 15]
+    alone = enc(*pad_batch([short], 0))[0]
+    ids, mask = pad_batch([short, long_], 0)
+    batched = enc(ids, mask)[0]
+    ids[0, len(short):] = torch.tensor([20, 21, 22, 23, 24])  # junk where the mask is off
+    junk = enc(ids, mask)[0]
+    torch.testing.assert_close(batched, alone)
+    torch.testing.assert_close(junk, alone)
+    # ... while a real token does change the vector
+    other = enc(*pad_batch([short + [20]], 0))[0]
+    assert not torch.allclose(other, alone)
+
+
+def test_npt_shape_and_length_guard():
+    enc = _npt()
+    out = enc(*pad_batch([[2, 3], [2, 4, 5]], 0))
+    assert out.shape == (2, 16) and torch.isfinite(out).all()
+    with pytest.raises(ValueError, match="max_length"):
+        enc(torch.ones(1, 41, dtype=torch.long), torch.ones(1, 41, dtype=torch.bool))
+
+
+def test_sinusoidal_table():
+    t = sinusoidal_table(10, 6)
+    assert t.shape == (10, 6)
+    torch.testing.assert_close(t[0], torch.tensor([0.0, 1.0, 0.0, 1.0, 0.0, 1.0]))
+
+
+def test_word_vocab_min_count_order_and_roundtrip(tmp_path):
+    seqs = [["$a", "is", "$a"], ["is", "b", "$A"], ["is"]]
+    v = WordVocab.build(seqs, min_count=2)
+    assert v.itos == ["[PAD]", "[UNK]", "[CLS]", "is", "$a"]  # b and $A seen once: dropped
+    ids, mask = v.encode([["$a", "zzz"], []], max_length=8)
+    assert ids.tolist() == [[2, 4, 1], [2, 0, 0]] and mask.tolist() == [[True] * 3, [True, False, False]]
+    assert v.ids([["is"] * 20], max_length=5) == [[2, 3, 3, 3, 3]]
+    v.save(tmp_path)
+    assert WordVocab.load(tmp_path).itos == v.itos
+
+
+def test_plain_math_strips_the_type_prefix_only():
+    assert plain_math(["Let", "$x~bold", "$", "$+"]) == ["Let", "x~bold", "$", "+"]
+
+
+@pytest.fixture(scope="module")
+def tiny_bert_dir(tmp_path_factory):
+    """A random tiny BertForMaskedLM + WordPiece tokenizer saved like a ScratchBERT checkpoint."""
+    from transformers import BertConfig, BertForMaskedLM
+
+    from proofmatch.tokenizer import build_tokenizer, wrap_fast
+
+    d = tmp_path_factory.mktemp("bert")
+    texts = ["Let $a be a set", "Proof . Since $a is $A~bold , a set"] * 5
+    fast = wrap_fast(build_tokenizer(iter(texts), vocab_size=80, min_frequency=1))
+    fast.save_pretrained(str(d))
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=len(fast), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                     intermediate_size=32, max_position_embeddings=64, pad_token_id=fast.pad_token_id)
+    BertForMaskedLM(cfg).save_pretrained(str(d))
+    return d
+
+
+def test_bert_encoder_cls_pooling_from_mlm_checkpoint(tiny_bert_dir):
+    from transformers import BertModel
+
+    enc = BertEncoder.from_checkpoint(tiny_bert_dir).eval()
+    codec = WordPieceCodec.load(tiny_bert_dir)
+    ids, mask = codec.encode([["Let", "$a"], ["Proof", ".", "Since", "$a", "is", "a", "set"]], 32)
+    assert ids[0, 0] == codec.tokenizer.cls_token_id
+    out = enc(ids, mask)
+    ref = BertModel.from_pretrained(str(tiny_bert_dir), add_pooling_layer=False)(
+        input_ids=ids, attention_mask=mask.long()).last_hidden_state[:, 0]
+    torch.testing.assert_close(out, ref)
+    alone = enc(*codec.encode([["Let", "$a"]], 32))[0]
+    torch.testing.assert_close(out[0], alone, atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("kind", ["npt", "bert"])
+def test_matcher_save_and_load_roundtrip(kind, tiny_bert_dir, tmp_path):
+    seqs_s = [["Let", "$a", "be", "a", "set"], ["$A~bold"]]
+    seqs_p = [["Proof", ".", "$a", "is"], ["Since", "a", "set"]]
+    torch.manual_seed(1)
+    if kind == "npt":
+        vocab = WordVocab.build(seqs_s + seqs_p, min_count=1)
+        npt = NPTConfig(vocab_size=len(vocab), d_model=16, n_layers=1, n_heads=2, d_k=8, max_length=20)
+        m = Matcher(MatcherConfig("npt", "bilinear", "both", 20, npt=npt.to_dict()), NPTEncoder(npt), vocab)
+    else:
+        enc = BertEncoder.from_checkpoint(tiny_bert_dir)
+        cfg = MatcherConfig("specter", "distance", "math", 32, bert=enc.config_dict())
+        m = Matcher(cfg, enc, WordPieceCodec.load(tiny_bert_dir))
+    m.save_pretrained(tmp_path / "run" / "model")
+    loaded = load_matcher(tmp_path / "run", device="cpu")
+    assert loaded.config == m.config
+    for a, b in zip(m.factors(seqs_s, seqs_p), loaded.factors(seqs_s, seqs_p)):
+        assert a.dtype == b.dtype and (a == b).all()

@@ -1,0 +1,276 @@
+"""Matcher scores and losses, training schedule, and training runs of every encoder/mode."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from proofmatch import cli
+from proofmatch.encoders import NPTConfig, NPTEncoder, WordVocab
+from proofmatch.model import (Matcher, MatcherConfig, global_loss, load_matcher, local_loss,
+                              max_assignment, triplet_loss)
+from proofmatch.store import write_parquet
+from proofmatch.train import (NotConfigured, epoch_batches, rank_metrics, run_params,
+                              sample_negatives, step_schedule, toy_pairs, train_run)
+
+NPT = dict(epochs=30, batch_size=30, learning_rate=0.01, lr_decay=0.99, eval_every=5, max_length=64,
+           d_model=64, n_layers=2, n_heads=4, d_k=16)
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory):
+    d = tmp_path_factory.mktemp("train")
+    write_parquet(toy_pairs(n_articles=30, pairs_per_article=6, seed=1), d / "toy.parquet")
+    return d / "toy.parquet"
+
+
+def _matcher(scorer: str, seed: int = 0) -> Matcher:
+    torch.manual_seed(seed)
+    seqs = [["Let", "$a", "be", "a", "set"], ["$A"], ["Proof", "$a", "is", "$b"], ["set", "$A", "$b"]]
+    vocab = WordVocab.build(seqs, min_count=1)
+    npt = NPTConfig(vocab_size=len(vocab), d_model=8, n_layers=1, n_heads=2, d_k=4, max_length=16)
+    return Matcher(MatcherConfig("npt", scorer, "both", 16, npt=npt.to_dict()), NPTEncoder(npt), vocab).eval()
+
+
+# ---------------------------------------------------------------- scores
+
+
+def test_bilinear_score_matrix_equals_per_pair_form():
+    m = _matcher("bilinear")
+    S, P = torch.randn(3, 8), torch.randn(4, 8)
+    M = m.score_matrix(S, P)
+    for i, j in itertools.product(range(3), range(4)):
+        assert M[i, j].item() == pytest.approx((S[i] @ m.W @ P[j] + m.b).item(), rel=1e-5, abs=1e-5)
+    # the same as torch's own bilinear layer with these weights
+    bil = torch.nn.Bilinear(8, 8, 1)
+    bil.weight.data, bil.bias.data = m.W.data[None], m.b.data[None]
+    ref = bil(S[:, None].expand(3, 4, 8).reshape(-1, 8), P[None].expand(3, 4, 8).reshape(-1, 8))
+    torch.testing.assert_close(M, ref.view(3, 4))
+
+
+@pytest.mark.parametrize("scorer", ["bilinear", "distance"])
+def test_factors_reproduce_scores(scorer):
+    m = _matcher(scorer)
+    st = [["Let", "$a", "be"], ["$A", "set"], []]
+    pf = [["Proof", "$a"], ["$b", "$A", "set"], ["is"], ["$a", "$a"]]
+    A, B, row, col = m.factors(st, pf, batch_size=2)
+    assert all(x.dtype == np.float32 for x in (A, B, row, col))
+    M = A @ B.T + row[:, None] + col[None, :]
+    with torch.no_grad():
+        ref = m.score_matrix(m.embed(st), m.embed(pf)).numpy()
+    np.testing.assert_allclose(M, ref, rtol=1e-4, atol=1e-4)
+    if scorer == "distance":
+        np.testing.assert_allclose(M, -torch.cdist(m.embed(st), m.embed(pf)).numpy() ** 2, rtol=1e-4, atol=1e-4)
+    # aligned pairs and broadcasting of a single proof
+    np.testing.assert_allclose(m.score_pairs(st, pf[:3]), np.diag(M[:, :3]), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(m.score_pairs(st, pf[1:2]), M[:, 1], rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError):
+        m.score_pairs(st, pf)
+
+
+def test_rank_metrics_counts_ties_against_gold():
+    m = _matcher("bilinear")
+    with torch.no_grad():
+        m.W.zero_()  # every score equals b: every gold ties with all n proofs
+    st = [["$a"], ["$b"], ["set"], ["is"]]
+    r = rank_metrics(m, st, st, block=3)
+    assert r == {"mrr": pytest.approx(0.25), "acc": 0.0}
+    with torch.no_grad():
+        m.W.copy_(torch.eye(8) * 10)
+    r = rank_metrics(m, st, st, block=3)  # s·s beats s·p for distinct vectors of similar norm
+    assert 0.25 < r["mrr"] <= 1.0
+
+
+# ---------------------------------------------------------------- losses
+
+
+def test_local_loss_is_row_softmax_cross_entropy():
+    M = torch.tensor([[2.0, 0.0, 1.0], [0.0, 1.0, 3.0], [1.0, 1.0, 1.0]])
+    a = M.numpy()
+    ref = -np.mean([np.log(np.exp(a[i, i]) / np.exp(a[i]).sum()) for i in range(3)])
+    assert local_loss(M).item() == pytest.approx(float(ref), rel=1e-6)
+
+
+def test_global_loss_zero_iff_identity_wins_by_margin():
+    good = torch.eye(4) * 2.0  # gold beats every other cell by 2 > margin 1
+    loss, acc = global_loss(good.requires_grad_())
+    assert loss.item() == 0.0 and acc == 1.0
+    loss.backward()
+    assert (good.grad == 0).all()
+    # identity is the argmax but within the margin: still penalised
+    close = torch.eye(4) * 0.5
+    loss, _ = global_loss(close)
+    assert loss.item() > 0
+    # a swap scores higher than the gold assignment
+    bad = torch.tensor([[0.0, 3.0, 0.0], [3.0, 0.0, 0.0], [0.0, 0.0, 1.0]], requires_grad=True)
+    loss, acc = global_loss(bad)
+    assert loss.item() == pytest.approx((3 + 1 + 3 + 1) / 3) and acc == pytest.approx(1 / 3)
+    loss.backward()
+    assert bad.grad[0, 1] > 0 and bad.grad[0, 0] < 0
+
+
+def test_global_loss_matches_brute_force_structured_hinge():
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        M = torch.tensor(rng.normal(size=(5, 5)))
+        best = max(sum(float(M[i, p[i]]) + (p[i] != i) for i in range(5))
+                   for p in itertools.permutations(range(5)))
+        loss, _ = global_loss(M)
+        assert loss.item() == pytest.approx(max(0.0, best - float(M.trace())) / 5)
+
+
+def test_max_assignment_is_exact():
+    S = np.array([[1.0, 5.0, 0.0], [4.0, 1.0, 0.0], [0.0, 0.0, 2.0]])
+    assert max_assignment(S).tolist() == [1, 0, 2]
+
+
+def test_triplet_loss_uses_l2_distance_and_margin():
+    s, pos, neg = torch.zeros(1, 2), torch.tensor([[3.0, 4.0]]), torch.tensor([[0.0, 5.5]])
+    assert triplet_loss(s, pos, neg, margin=1.0).item() == pytest.approx(5 - 5.5 + 1, abs=1e-5)
+    assert triplet_loss(s, pos, torch.tensor([[0.0, 7.0]]), margin=1.0).item() == 0.0
+
+
+# ---------------------------------------------------------------- schedule and sampling
+
+
+def test_step_schedule():
+    assert step_schedule("hybrid", 5) == ["local", "global", "local", "global", "local"]
+    assert set(step_schedule("local", 3)) == {"local"} and set(step_schedule("triplet", 2)) == {"triplet"}
+    with pytest.raises(ValueError):
+        step_schedule("global", 2)
+
+
+def test_epoch_batches_depend_on_seed_and_epoch_only():
+    a, b = epoch_batches(23, 5, seed=1, epoch=3), epoch_batches(23, 5, seed=1, epoch=3)
+    assert all((x == y).all() for x, y in zip(a, b))
+    assert sorted(np.concatenate(a).tolist()) == list(range(23))
+    assert not all((x == y).all() for x, y in zip(a, epoch_batches(23, 5, seed=1, epoch=4)))
+    assert [len(x) for x in epoch_batches(11, 5, 0, 0)] == [5, 5]  # a lone last pair is dropped
+
+
+def test_sample_negatives_hard_and_easy():
+    codes = np.array([0, 0, 0, 1, 1, 2, 3, 3])
+    batch = np.arange(8)
+    hard = sample_negatives(batch, codes, 1.0, np.random.default_rng(0))
+    assert (hard != batch).all()
+    has_sibling = np.array([True, True, True, True, True, False, True, True])
+    assert (codes[hard][has_sibling] == codes[has_sibling]).all()
+    easy = sample_negatives(np.repeat(batch, 50), codes, 0.0, np.random.default_rng(0))
+    assert (easy != np.repeat(batch, 50)).all() and len(set(easy.tolist())) == 8
+
+
+# ---------------------------------------------------------------- training runs
+
+
+def test_npt_local_learns_and_writes_outputs(toy, tmp_path):
+    out = tmp_path / "npt"
+    res = train_run(toy, out, "npt", "local", "both", NPT, seed=3)
+    hist = pd.read_csv(out / "metrics.csv")
+    assert len(hist) == NPT["epochs"] and hist["loss"].iloc[-1] < hist["loss"].iloc[0] - 1.0
+    n_dev = res["n_dev"]
+    chance = np.mean(1.0 / np.arange(1, n_dev + 1))  # expected MRR of a random ranking
+    assert res["dev_mrr"] > 2.5 * chance and res["dev_acc"] > 3.0 / n_dev
+    assert json.loads((out / "metrics.json").read_text()) == res
+    assert (out / "curve.png").stat().st_size > 1000 and (out / "checkpoint" / "state.pt").exists()
+    # model/ holds the best epoch and reproduces its dev metrics
+    m = load_matcher(out, device="cpu")
+    dev = pd.read_parquet(toy).query("part == 'dev'")
+    again = rank_metrics(m, list(dev["statement_tokens"]), list(dev["proof_tokens"]))
+    assert again["mrr"] == pytest.approx(res["dev_mrr"], abs=1e-6)
+    assert hist.loc[hist["best"], "epoch"].iloc[-1] == res["best_epoch"]
+
+
+def test_hybrid_alternates_local_and_global_steps(toy, tmp_path):
+    params = dict(NPT, epochs=2, eval_every=1)
+    train_run(toy, tmp_path / "hyb", "npt", "hybrid", "math", params, seed=0)
+    hist = pd.read_csv(tmp_path / "hyb" / "metrics.csv")
+    assert hist["local_loss"].notna().all() and hist["global_loss"].notna().all()
+    assert hist["global_batch_acc"].between(0, 1).all() and hist["triplet_loss"].isna().all()
+
+
+def test_argument_checks(toy, tmp_path):
+    with pytest.raises(NotConfigured, match="mathbert"):
+        train_run(toy, tmp_path / "m", "mathbert", "local", "both", NPT, seed=0)
+    with pytest.raises(ValueError, match="triplet"):
+        train_run(toy, tmp_path / "s", "specter", "local", "both", NPT, seed=0)
+    with pytest.raises(ValueError, match="view"):
+        train_run(toy, tmp_path / "v", "npt", "local", "all", NPT, seed=0)
+
+
+def test_changed_params_refuse_to_resume(toy, tmp_path):
+    params = dict(NPT, epochs=1, eval_every=1)
+    train_run(toy, tmp_path / "r", "npt", "local", "both", params, seed=0)
+    with pytest.raises(ValueError, match="different run"):
+        train_run(toy, tmp_path / "r", "npt", "local", "both", dict(params, learning_rate=0.1), seed=0)
+
+
+@pytest.fixture(scope="module")
+def tiny_scratchbert(toy, tmp_path_factory):
+    from transformers import BertForMaskedLM
+
+    from proofmatch.pretrain import bert_config
+    from proofmatch.tokenizer import load_tokenizer, train_tokenizer
+
+    d = tmp_path_factory.mktemp("scratchbert")
+    train_tokenizer(toy, d, vocab_size=150, min_frequency=2)
+    tok = load_tokenizer(d)
+    torch.manual_seed(0)
+    cfg = bert_config(dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                           intermediate_size=64, max_length=64), tok)
+    BertForMaskedLM(cfg).save_pretrained(str(d))
+    return d
+
+
+@pytest.mark.parametrize("encoder,mode", [("scratchbert", "hybrid"), ("specter", "triplet")])
+def test_bert_runs_save_loadable_models(encoder, mode, toy, tiny_scratchbert, tmp_path):
+    params = dict(epochs=2, batch_size=16, learning_rate=0.002, lr_decay=0.99, eval_every=1,
+                  max_length=64, margin=1.0, hard_fraction=0.5)
+    res = train_run(toy, tmp_path / encoder, encoder, mode, "both", params, seed=0,
+                    pretrained_dir=tiny_scratchbert)
+    m = load_matcher(tmp_path / encoder, device="cpu")
+    assert m.config.scorer == ("distance" if mode == "triplet" else "bilinear")
+    assert not m.config.plain_math  # the ScratchBERT vocabulary has typed math tokens
+    dev = pd.read_parquet(toy).query("part == 'dev'")
+    again = rank_metrics(m, list(dev["statement_tokens"]), list(dev["proof_tokens"]))
+    assert again["mrr"] == pytest.approx(res["dev_mrr"], abs=1e-5)
+
+
+def test_cli_train_with_project_config(toy, tmp_path):
+    rc = cli.main(["train", str(toy), "--out", str(tmp_path / "cli"), "--encoder", "npt", "--mode", "local",
+                   "--view", "text", "--config", "config/config.yaml", "--epochs", "1"])
+    assert rc == 0 and (tmp_path / "cli" / "model" / "config.json").exists()
+    rc = cli.main(["train", str(toy), "--out", str(tmp_path / "mb"), "--encoder", "mathbert", "--mode", "local",
+                   "--view", "both", "--config", "config/config.yaml"])
+    assert rc == 3  # matching.mathbert is null in the demo config: reported as not run
+
+
+def test_train_run_takes_the_config_matching_block(toy, tmp_path):
+    from proofmatch.config import load_config
+
+    matching = load_config("config/config.yaml")["matching"]
+    matching["npt"] = dict(matching["npt"], epochs=1, d_model=16, d_k=8)
+    res = train_run(toy, tmp_path / "blk", "npt", "local", "both", matching, seed=0)
+    assert res["epochs"] == 1 and load_matcher(tmp_path / "blk").config.npt["d_model"] == 16
+    with pytest.raises(NotConfigured):  # matching.mathbert is null
+        train_run(toy, tmp_path / "mb", "mathbert", "local", "both", matching, seed=0)
+
+
+def test_run_params_flattens_config_blocks():
+    matching = {"eval_every": 5, "max_length": 128, "npt": {"d_model": 3, "max_length": 200},
+                "bert": {"batch_size": 16}, "specter": {"margin": 1.0, "hard_fraction": 0.3}}
+    assert run_params(matching, "npt")["max_length"] == 200
+    p = run_params(matching, "specter")
+    assert p["max_length"] == 128 and p["batch_size"] == 16 and p["hard_fraction"] == 0.3
