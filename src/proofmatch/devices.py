@@ -35,8 +35,10 @@ class Runtime:
         return self.world_size > 1
 
     def autocast(self) -> contextlib.AbstractContextManager:
-        """bf16 autocast on CUDA; a no-op on CPU (CPU runs stay float32 and deterministic)."""
-        return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.device.type == "cuda")
+        """bf16 autocast on GPUs that support it (A100, H100, ...); float32 on older GPUs (V100:
+        fp16 would need loss scaling) and on CPU, where runs stay deterministic."""
+        enabled = self.device.type == "cuda" and torch.cuda.is_bf16_supported()
+        return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=enabled)
 
     def shard(self, batches: Sequence[T]) -> list[T]:
         """This rank's batches (round-robin), truncated so every rank takes the same number of
@@ -80,6 +82,32 @@ def init_runtime() -> Runtime:
             torch.distributed.init_process_group(backend=backend)
         return Runtime(device, rank, world)
     return Runtime(torch.device("cuda" if torch.cuda.is_available() else "cpu"))
+
+
+def launch(nprocs: int, fn, *args, **kwargs):
+    """Run ``fn(*args, **kwargs)`` once, or as ``nprocs`` DDP ranks on this node (what
+    ``torchrun --standalone --nproc_per_node=N`` does), and return rank 0's result.
+
+    A SLURM job that asks for N GPUs gets one task that sees all of them; the training rules call
+    this so one job trains across its GPUs instead of running N copies of the script.
+    """
+    if nprocs <= 1:
+        return fn(*args, **kwargs)
+    import functools
+    import uuid
+
+    from torch.distributed.launcher.api import LaunchConfig, elastic_launch
+
+    config = LaunchConfig(min_nodes=1, max_nodes=1, nproc_per_node=nprocs, rdzv_backend="c10d",
+                          rdzv_endpoint="localhost:0", run_id=uuid.uuid4().hex, max_restarts=0,
+                          start_method="spawn")
+    return elastic_launch(config, functools.partial(fn, **kwargs))(*args)[0]
+
+
+def set_threads(n: int) -> None:
+    """Use ``n`` CPU threads (the job's ``threads:``): more than the job was given only slows
+    every job down on a shared machine."""
+    torch.set_num_threads(max(1, int(n)))
 
 
 def close_runtime(rt: Runtime) -> None:

@@ -14,7 +14,7 @@ rule evaluate_run:
         "results/benchmarks/evaluate_run/{split}/{encoder}-{mode}/{level}-{view}/{part}-{test_level}.tsv"
     conda:
         CONDA
-    threads: 2
+    threads: 1
     resources:
         mem_mb=16000,
         runtime=240,

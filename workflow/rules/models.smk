@@ -55,7 +55,7 @@ rule train_matcher:
         "results/benchmarks/train_matcher/{split}/{encoder}-{mode}/{level}-{view}.tsv"
     conda:
         CONDA
-    threads: 2
+    threads: 1
     resources:
         mem_mb=16000,
         runtime=2880,

@@ -118,7 +118,7 @@ rule figure2:
         "results/benchmarks/figure2.tsv"
     conda:
         CONDA
-    threads: 2
+    threads: 1
     resources:
         mem_mb=8000,
         runtime=120,

@@ -1,9 +1,11 @@
 """Encode, score and decode one dev/test set with a trained model (thin wrapper around proofmatch.evaluate)."""
 from pathlib import Path
 
+from proofmatch.devices import set_threads
 from proofmatch.evaluate import evaluate_run
 from proofmatch.logs import run_logged
 
+set_threads(snakemake.threads)
 w = snakemake.wildcards
 run_logged(snakemake.log[0], evaluate_run, Path(snakemake.input.run).parent, snakemake.input.data, w.part,
            snakemake.output.ranks, snakemake.output.summary, topk=snakemake.params.topk,

@@ -1,9 +1,11 @@
 """Figure 2: LIME explanations under Conservation- and Full-trained models (proofmatch.figure)."""
 from pathlib import Path
 
+from proofmatch.devices import set_threads
 from proofmatch.figure import figure2
 from proofmatch.logs import run_logged
 
+set_threads(snakemake.threads)
 run_logged(snakemake.log[0], figure2, Path(snakemake.input.conservation).parent,
            Path(snakemake.input.full).parent, snakemake.input.data, snakemake.output.png,
            snakemake.output.pdf, samples=snakemake.params.samples, seed=snakemake.params.seed)

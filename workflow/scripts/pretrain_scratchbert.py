@@ -1,8 +1,16 @@
-"""MLM pretraining of ScratchBERT from scratch (thin wrapper around proofmatch.pretrain)."""
+"""MLM pretraining of ScratchBERT from scratch (thin wrapper around proofmatch.pretrain).
+
+With ``resources.gpu`` > 1 the job trains as one DDP run across its GPUs (``devices.launch``).
+"""
 from pathlib import Path
 
+from proofmatch.devices import launch, set_threads
 from proofmatch.logs import run_logged
 from proofmatch.pretrain import pretrain
 
-run_logged(snakemake.log[0], pretrain, snakemake.input.data, Path(snakemake.input.tokenizer).parent,
-           Path(snakemake.output[0]).parent, dict(snakemake.params.pretrain), seed=snakemake.params.seed)
+if __name__ == "__main__":
+    set_threads(snakemake.threads)
+    run_logged(snakemake.log[0], launch, int(snakemake.resources.get("gpu", 0)), pretrain,
+               snakemake.input.data, Path(snakemake.input.tokenizer).parent,
+               Path(snakemake.output[0]).parent, dict(snakemake.params.pretrain),
+               seed=snakemake.params.seed)

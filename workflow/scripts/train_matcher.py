@@ -1,12 +1,19 @@
-"""Train one matching model (thin wrapper around proofmatch.train)."""
+"""Train one matching model (thin wrapper around proofmatch.train).
+
+With ``resources.gpu`` > 1 the job trains as one DDP run across its GPUs (``devices.launch``).
+"""
 from pathlib import Path
 
+from proofmatch.devices import launch, set_threads
 from proofmatch.logs import run_logged
 from proofmatch.train import train_run
 
-w = snakemake.wildcards
-pretrained = snakemake.input.get("pretrained")
-run_logged(snakemake.log[0], train_run, snakemake.input.data, Path(snakemake.output[0]).parent,
-           w.encoder, w.mode, w.view, dict(snakemake.params.matching), seed=snakemake.params.seed,
-           tokenizer_dir=Path(snakemake.input.tokenizer).parent,
-           pretrained_dir=Path(pretrained).parent if pretrained else None)
+if __name__ == "__main__":
+    set_threads(snakemake.threads)
+    w = snakemake.wildcards
+    pretrained = snakemake.input.get("pretrained")
+    run_logged(snakemake.log[0], launch, int(snakemake.resources.get("gpu", 0)), train_run,
+               snakemake.input.data, Path(snakemake.output[0]).parent, w.encoder, w.mode, w.view,
+               dict(snakemake.params.matching), seed=snakemake.params.seed,
+               tokenizer_dir=Path(snakemake.input.tokenizer).parent,
+               pretrained_dir=Path(pretrained).parent if pretrained else None)
