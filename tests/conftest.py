@@ -20,3 +20,14 @@ def stacks_dir() -> Path:
     if not (STACKS / "xhtml").is_dir():
         pytest.skip("../shared/corpora/stacks is absent")
     return STACKS
+
+
+@pytest.fixture
+def one_thread():
+    """Torch on one thread: tiny models run faster and steadier on a shared 2-core machine."""
+    import torch
+
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)

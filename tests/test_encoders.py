@@ -10,12 +10,7 @@ from proofmatch.encoders import (BertEncoder, NPTConfig, NPTEncoder, WordPieceCo
 from proofmatch.model import Matcher, MatcherConfig, load_matcher
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def _npt(vocab_size: int = 30) -> NPTEncoder:

@@ -16,12 +16,7 @@ PARAMS = dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, interm
               eval_every_steps=5, warmup_fraction=0.1)
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="module")

@@ -22,12 +22,7 @@ NPT = dict(epochs=30, batch_size=30, learning_rate=0.01, lr_decay=0.99, eval_eve
            d_model=64, n_layers=2, n_heads=4, d_k=16)
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="module")

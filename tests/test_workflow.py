@@ -21,7 +21,7 @@ SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
 
 def copy_workflow(dest: Path) -> Path:
-    for name in ("Snakefile", "workflow", "config"):
+    for name in ("Snakefile", "workflow", "config", "envs"):
         src = REPO / name
         if src.is_dir():
             shutil.copytree(src, dest / name)
@@ -45,7 +45,7 @@ def test_bad_config_fails_before_any_job(tmp_path):
     bad = wd / "bad.yaml"
     bad.write_text("filter:\n  min_tokens: -3\n")
     run = subprocess.run(
-        SNAKEMAKE + ["-n", "--configfile", "config/config.yaml", "bad.yaml"],
+        SNAKEMAKE + ["all", "-n", "--configfile", "config/config.yaml", "bad.yaml"],
         cwd=wd, capture_output=True, text=True, timeout=300,
     )
     assert run.returncode != 0
@@ -56,8 +56,9 @@ def test_bad_config_fails_before_any_job(tmp_path):
 @pytest.mark.slow
 def test_demo_workflow_end_to_end(tmp_path):
     wd = copy_workflow(tmp_path)
+    config = ["--configfile", "config/config.yaml", "config/smoke.yaml"]
     run = subprocess.run(
-        SNAKEMAKE + ["-c2", "all"], cwd=wd, capture_output=True, text=True, timeout=2400
+        SNAKEMAKE + ["all", "-c2"] + config, cwd=wd, capture_output=True, text=True, timeout=2400
     )
     tail = (run.stdout + run.stderr)[-6000:]
     assert run.returncode == 0, tail
@@ -72,13 +73,14 @@ def test_demo_workflow_end_to_end(tmp_path):
     table3 = (results / "tables/table3.md").read_text()
     assert "not run" in table3  # MathBERT is not configured in the demo config: its rows say why
     # Nothing left to do after a full run.
-    again = subprocess.run(SNAKEMAKE + ["-n", "all"], cwd=wd, capture_output=True, text=True, timeout=300)
+    again = subprocess.run(SNAKEMAKE + ["all", "-n"] + config, cwd=wd, capture_output=True, text=True,
+                           timeout=300)
     assert again.returncode == 0
     assert "Nothing to be done" in again.stdout + again.stderr, (again.stdout + again.stderr)[-3000:]
     # Changing one stage's parameter reruns that stage and what depends on it, nothing upstream.
     (wd / "alpha.yaml").write_text("replace:\n  partial_alpha: 0.4\n")
     dry = subprocess.run(
-        SNAKEMAKE + ["-n", "all", "--configfile", "config/config.yaml", "alpha.yaml"],
+        SNAKEMAKE + ["all", "-n"] + config + ["alpha.yaml"],
         cwd=wd, capture_output=True, text=True, timeout=300,
     )
     planned = set(re.findall(r"^rule (\w+):", dry.stdout, flags=re.M))
