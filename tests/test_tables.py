@@ -123,3 +123,19 @@ def test_tables_from_eval_root(tmp_path):
     for name in ("table3", "table4", "table5", "table6", "table7", "baselines"):
         for ext in ("md", "tex", "csv"):
             assert (tmp_path / "tables" / f"{name}.{ext}").exists()
+
+
+def test_render_dispatches_workflow_keys(tmp_path):
+    """The workflow's keyed inputs reach the right table; a disabled pr split is a not-run note."""
+    from proofmatch.tables import parse_key, render
+
+    assert parse_key("pr__scratchbert__local__partial_p__both__test__full_p") == {
+        "split": "pr", "encoder": "scratchbert", "mode": "local", "level": "partial_p",
+        "view": "both", "part": "test", "test_level": "full_p"}
+    with pytest.raises(ValueError):
+        parse_key("mixed__npt__local")
+    df = render("table6", {}, tmp_path / "t6", not_run={"pr": "not run: no pr split"})
+    assert "not run: no pr split" in (tmp_path / "t6.md").read_text()
+    assert len(df) == 5
+    with pytest.raises(ValueError, match="unknown table"):
+        render("table9", {}, tmp_path / "t9")
