@@ -70,13 +70,11 @@ def enabled(encoder):
 
 
 def train_inputs(wildcards):
-    """NPT needs the tokenizer; ScratchBERT and SPECTER start from the family's ScratchBERT."""
-    fam = family(wildcards.split)
-    inputs = {
-        "data": f"results/replaced/{wildcards.split}/{wildcards.level}.parquet",
-        "tokenizer": f"results/models/tokenizer/{fam}/tokenizer.json",
-    }
+    """ScratchBERT and SPECTER start from the family's ScratchBERT (tokenizer included); NPT builds
+    its own vocabulary and MathBERT comes from matching.mathbert."""
+    inputs = {"data": f"results/replaced/{wildcards.split}/{wildcards.level}.parquet"}
     if wildcards.encoder in ("scratchbert", "specter"):
+        fam = family(wildcards.split)
         inputs["pretrained"] = f"results/models/scratchbert/{fam}/config.json"
     return inputs
 

@@ -15,5 +15,4 @@ if __name__ == "__main__":
     run_logged(snakemake.log[0], launch, int(snakemake.resources.get("gpu", 0)), train_run,
                snakemake.input.data, Path(snakemake.output[0]).parent, w.encoder, w.mode, w.view,
                dict(snakemake.params.matching), seed=snakemake.params.seed,
-               tokenizer_dir=Path(snakemake.input.tokenizer).parent,
                pretrained_dir=Path(pretrained).parent if pretrained else None)
