@@ -317,3 +317,19 @@ def test_cli_replace(tmp_path):
     df = pd.read_parquet(out)
     assert len(df) == len(split)
     assert all(len(json.loads(m)) == 2 for m in df["mapping"])  # round(0.5 * 3) = 2 of 3 shared letters
+
+
+def test_transposition_keeps_the_shared_letters_exactly():
+    """n, t (lowercase in the statement) and B, E (capitals) permute within their case class,
+    so the proof shares exactly the statement's letters afterwards (paper: a permutation)."""
+    from proofmatch.replace import Symbols, pair_rng, plan_mapping
+
+    letters = {"B", "E", "n", "t", "Q", "q"}
+    st = Symbols(candidates=set(letters), letters=set(letters))
+    pf = Symbols(candidates=set(letters), letters=set(letters))
+    for i in range(30):
+        mapping = plan_mapping(st, pf, "trans", pair_rng(i, "trans", "p"))
+        image = {mapping.get(c, c) for c in letters}
+        assert image == letters
+        assert all(mapping[c] != c for c in ("B", "E", "n", "t"))  # no fixed point where >= 2
+        assert mapping.get("q", "q") == "q" and mapping.get("Q", "Q") == "Q"  # alone in its class

@@ -27,7 +27,9 @@ its font. Rules, as in the paper and the reference code (without its bugs):
 * Levels: ``conservation`` (nothing), ``full`` (every shared group), ``partial`` (``round(alpha ·
   n)`` shared groups chosen at random, rounding half up; ``alpha`` is the fraction replaced),
   ``trans`` (the shared groups of each script are permuted among themselves with no fixed
-  point; a script with a single shared group keeps it; groups whose letter is also used as a
+  point, within classes of the same shared cases — lowercase-only with lowercase-only, ``Aa``
+  with ``Xx`` — so the proof shares exactly the statement's letters again, only permuted; a
+  class with a single group keeps it; groups whose letter is also used as a
   constant in the pair, and Π, whose lowercase is the constant π, do not take part), and
   ``partial_p``/``full_p``, which additionally keep the *protected* symbols (default P, E, V, σ,
   ρ: probability, expectation, variance, standard deviation, correlation). Protection is by exact
@@ -177,8 +179,15 @@ def plan_mapping(
     mapping: dict[str, str] = {}
     if level == "trans":
         in_use = {family_of(c) for c in statement.constants | proof.constants} | {"π"}
-        for script in ("latin", "greek"):
-            own = [g for g in groups if script_of(g) == script and family_of(g) not in in_use]
+        # Permute only groups whose shared letters have the same cases (n with t, B with E, Aa
+        # with Xx): the proof then shares exactly the statement's letters again, only permuted.
+        classes: dict[tuple[str, str], list[str]] = {}
+        for g in groups:
+            if family_of(g) in in_use:
+                continue
+            cases = "".join(sorted("U" if c != c.lower() else "L" for c in shared if group_of(c) == g))
+            classes.setdefault((script_of(g), cases), []).append(g)
+        for own in classes.values():
             if len(own) < 2:
                 continue
             for g, h in zip(own, _derangement(own, rng)):
