@@ -82,3 +82,22 @@ def test_interrupted_run_resumes_to_identical_results(corpus, monkeypatch):
     pt.pretrain(corpus / "data.parquet", corpus / "tok", run, PARAMS, seed=2)
     assert (run / "config.json").read_text() == (ref / "config.json").read_text()
     assert (run / "model.safetensors").read_bytes() == (ref / "model.safetensors").read_bytes()
+
+
+def test_validation_loss_skips_batches_without_masked_tokens():
+    """A short last chunk can draw no [MASK]: its NaN mean must not poison the validation loss."""
+    import types
+
+    from proofmatch import devices
+
+    class Fake(torch.nn.Module):
+        def forward(self, input_ids, labels, **_):
+            masked = labels != -100
+            return types.SimpleNamespace(loss=torch.tensor(2.0) if masked.any() else torch.tensor(float("nan")))
+
+    some = {"input_ids": torch.ones(1, 4, dtype=torch.long), "labels": torch.tensor([[-100, 3, -100, -100]])}
+    none = {"input_ids": torch.ones(1, 2, dtype=torch.long), "labels": torch.tensor([[-100, -100]])}
+    rt = devices.Runtime(torch.device("cpu"))
+    assert pt.validation_loss(Fake(), [some, none], rt) == 2.0
+    with pytest.raises(ValueError, match="no masked token"):
+        pt.validation_loss(Fake(), [none], rt)

@@ -106,13 +106,17 @@ def validation_loss(model, batches: list[dict[str, torch.Tensor]], rt: devices.R
     total, count = 0.0, 0
     for batch in batches:
         batch = {k: v.to(rt.device) for k, v in batch.items()}
+        n = int((batch["labels"] != -100).sum())
+        if n == 0:  # a short last chunk may draw no masked token: its mean loss would be NaN
+            continue
         with rt.autocast():
             loss = model(**batch).loss
-        n = int((batch["labels"] != -100).sum())
         total += float(loss) * n
         count += n
     model.train()
-    return total / max(count, 1)
+    if count == 0:
+        raise ValueError("the validation batches hold no masked token; the dev part is too small")
+    return total / count
 
 
 def _write_log(rows: list[dict], out_dir: Path) -> None:
