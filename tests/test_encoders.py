@@ -115,3 +115,18 @@ def test_matcher_save_and_load_roundtrip(kind, tiny_bert_dir, tmp_path):
     assert loaded.config == m.config
     for a, b in zip(m.factors(seqs_s, seqs_p), loaded.factors(seqs_s, seqs_p)):
         assert a.dtype == b.dtype and (a == b).all()
+
+
+def test_bert_mean_pooling_ignores_padding():
+    """Mean pooling averages real tokens only: extra padding leaves the vector unchanged."""
+    torch.manual_seed(0)
+    cfg = dict(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+               intermediate_size=32, max_position_embeddings=32)
+    enc = BertEncoder.from_config(cfg, pooling="mean").eval()
+    ids = torch.tensor([[2, 7, 8, 9, 3, 0, 0], [2, 7, 8, 9, 3, 0, 0]])
+    mask = torch.tensor([[1, 1, 1, 1, 1, 0, 0], [1, 1, 1, 1, 1, 0, 0]])
+    short = enc(ids[:, :5], mask[:, :5])
+    long_ = enc(ids, mask)
+    assert torch.allclose(short, long_, atol=1e-5)
+    with pytest.raises(ValueError, match="pooling"):
+        BertEncoder.from_config(cfg, pooling="max")

@@ -233,16 +233,26 @@ class NPTEncoder(Encoder):
         return x.masked_fill(~mask[:, :, None], float("-inf")).max(dim=1).values
 
 
-class BertEncoder(Encoder):
-    """A ``BertModel`` without pooler; the text vector is the last hidden state of ``[CLS]``."""
+POOLINGS = ("cls", "mean")
 
-    def __init__(self, bert):
+
+class BertEncoder(Encoder):
+    """A ``BertModel`` without pooler; the text vector is the last hidden state of ``[CLS]``
+    (``pooling="cls"``, the paper's and SPECTER's choice) or the mean over real tokens
+    (``"mean"``). An MLM-only checkpoint never trains ``[CLS]`` (no next-sentence task): a small,
+    briefly pretrained one gives nearly the same ``[CLS]`` vector for every input, and matching
+    cannot start from there, so the demo config pools by the mean."""
+
+    def __init__(self, bert, pooling: str = "cls"):
         super().__init__()
+        if pooling not in POOLINGS:
+            raise ValueError(f"unknown pooling {pooling!r}; expected one of {POOLINGS}")
         self.bert = bert
+        self.pooling = pooling
         self.dim = bert.config.hidden_size
 
     @classmethod
-    def from_checkpoint(cls, path: str | os.PathLike) -> "BertEncoder":
+    def from_checkpoint(cls, path: str | os.PathLike, pooling: str = "cls") -> "BertEncoder":
         """Load pretrained weights (a local folder, e.g. ScratchBERT, or a hub id, e.g. MathBERT).
 
         An MLM checkpoint (``BertForMaskedLM``) loads fine: its ``bert.*`` weights are the encoder.
@@ -251,14 +261,14 @@ class BertEncoder(Encoder):
 
         local = Path(str(path)).is_dir()
         bert = BertModel.from_pretrained(str(path), add_pooling_layer=False, local_files_only=local)
-        return cls(bert)
+        return cls(bert, pooling)
 
     @classmethod
-    def from_config(cls, config: dict) -> "BertEncoder":
+    def from_config(cls, config: dict, pooling: str = "cls") -> "BertEncoder":
         """An untrained encoder of the given architecture (weights are loaded afterwards)."""
         from transformers import BertConfig, BertModel
 
-        return cls(BertModel(BertConfig.from_dict(config), add_pooling_layer=False))
+        return cls(BertModel(BertConfig.from_dict(config), add_pooling_layer=False), pooling)
 
     def config_dict(self) -> dict:
         """The architecture as plain JSON data (no local path: the saved model is relocatable)."""
@@ -268,4 +278,7 @@ class BertEncoder(Encoder):
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         out = self.bert(input_ids=input_ids, attention_mask=attention_mask.long())
-        return out.last_hidden_state[:, 0]
+        if self.pooling == "cls":
+            return out.last_hidden_state[:, 0]
+        mask = attention_mask.to(out.last_hidden_state.dtype).unsqueeze(-1)
+        return (out.last_hidden_state * mask).sum(1) / mask.sum(1).clamp(min=1.0)

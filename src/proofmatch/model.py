@@ -94,6 +94,7 @@ class MatcherConfig:
     plain_math: bool = False     # strip the `$` type prefix before an external tokenizer
     npt: dict | None = None      # NPTConfig fields
     bert: dict | None = None     # BertConfig.to_dict()
+    pooling: str = "cls"         # BERT encoders: cls | mean
 
     def __post_init__(self):
         if self.encoder not in ENCODERS:
@@ -239,7 +240,7 @@ class Matcher(nn.Module):
             encoder: Encoder = NPTEncoder(NPTConfig(**config.npt))
             codec = WordVocab.load(model_dir)
         else:
-            encoder = BertEncoder.from_config(config.bert)
+            encoder = BertEncoder.from_config(config.bert, config.pooling)
             codec = WordPieceCodec.load(model_dir, plain=config.plain_math)
         matcher = cls(config, encoder, codec)
         matcher.load_state_dict(load_file(str(model_dir / WEIGHTS_FILE)))

@@ -193,7 +193,9 @@ def build_matcher(encoder: str, mode: str, view: str, params: dict[str, Any], tr
                 "scratchbert": "the ScratchBERT checkpoint (proofmatch pretrain)",
                 "specter": "the BERT checkpoint SPECTER starts from"}[encoder]
         raise NotConfigured(f"encoder {encoder!r} needs {what}; none was given")
-    bert = BertEncoder.from_checkpoint(pretrained_dir)
+    # SPECTER-style is [CLS]-pooled by definition; ScratchBERT and MathBERT follow the config
+    pooling = "cls" if encoder == "specter" else str(params.get("pooling", "cls"))
+    bert = BertEncoder.from_checkpoint(pretrained_dir, pooling)
     tokenizer = load_tokenizer(tokenizer_dir or pretrained_dir)
     if len(tokenizer) > bert.bert.config.vocab_size:
         raise ValueError(f"tokenizer {tokenizer_dir or pretrained_dir} has {len(tokenizer)} entries but the "
@@ -203,7 +205,7 @@ def build_matcher(encoder: str, mode: str, view: str, params: dict[str, Any], tr
         raise ValueError(f"max_length {max_length} exceeds the checkpoint's "
                          f"max_position_embeddings {bert.bert.config.max_position_embeddings}")
     config = MatcherConfig(encoder, scorer, view, max_length, plain_math=not _typed_vocab(tokenizer),
-                           bert=bert.config_dict())
+                           bert=bert.config_dict(), pooling=pooling)
     return Matcher(config, bert, WordPieceCodec(tokenizer, plain=config.plain_math))
 
 
