@@ -79,6 +79,23 @@ def train_inputs(wildcards):
     return inputs
 
 
+def matching_params(wildcards):
+    """The part of `matching` that one run depends on: changing BERT settings never retrains
+    NPT (Snakemake reruns a job when its params change)."""
+    m = config["matching"]
+    block = "npt" if wildcards.encoder == "npt" else "bert"
+    params = {
+        "eval_every": m["eval_every"],
+        "max_length": m["max_length"],
+        block: m[block],
+    }
+    if wildcards.encoder == "specter":
+        params["specter"] = m["specter"]
+    if wildcards.encoder == "mathbert":
+        params["mathbert"] = m["mathbert"]
+    return params
+
+
 # Each table input key names one evaluation as
 # "<split>__<encoder>__<mode>__<train level>__<view>__<part>__<test level>"; proofmatch.tables parses it.
 def key(split, encoder, mode, level, view, part, test_level):

@@ -61,7 +61,7 @@ rule train_matcher:
         runtime=2880,
         gpu=1,
     params:
-        matching=config["matching"],
+        matching=matching_params,
         seed=SEED,
     script:
         "../scripts/train_matcher.py"
