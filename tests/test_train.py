@@ -269,3 +269,13 @@ def test_run_params_flattens_config_blocks():
     assert run_params(matching, "npt")["max_length"] == 200
     p = run_params(matching, "specter")
     assert p["max_length"] == 128 and p["batch_size"] == 16 and p["hard_fraction"] == 0.3
+
+
+def test_run_params_from_the_workflows_reduced_block():
+    """The workflow passes only the encoder's part of `matching`; it flattens like the whole block."""
+    whole = {"eval_every": 2, "max_length": 64, "mathbert": None,
+             "npt": {"epochs": 3, "d_model": 16}, "bert": {"epochs": 5},
+             "specter": {"margin": 1.0, "hard_fraction": 0.3}}
+    reduced = {"eval_every": 2, "max_length": 64, "npt": {"epochs": 3, "d_model": 16}}
+    assert run_params(reduced, "npt") == {k: v for k, v in run_params(whole, "npt").items()
+                                          if k not in ("margin", "hard_fraction")}

@@ -266,16 +266,16 @@ def train_run(data_parquet: str | os.PathLike, out_dir: str | os.PathLike, encod
               pretrained_dir: str | os.PathLike | None = None) -> dict[str, Any]:
     """Train (or resume) one matching model; return the final metrics (also ``metrics.json``).
 
-    ``params`` is either the config's whole ``matching`` block (flattened here with
-    :func:`run_params`; its ``mathbert`` entry is the MathBERT checkpoint when
-    ``pretrained_dir`` is None) or already flat: epochs, batch_size, learning_rate, lr_decay,
+    ``params`` is either the config's ``matching`` block, whole or reduced to the encoder's part
+    (as the workflow passes it; flattened here with :func:`run_params`; its ``mathbert`` entry is
+    the MathBERT checkpoint when ``pretrained_dir`` is None) or already flat: epochs, batch_size, learning_rate, lr_decay,
     eval_every, max_length; NPT also d_model, n_layers, n_heads, d_k (optional min_count 2,
     dropout 0.1); triplet mode margin and hard_fraction. ``tokenizer_dir`` matters only for
     ScratchBERT/SPECTER (default: the checkpoint's own tokenizer files).
     """
     from tqdm.auto import tqdm
 
-    if "npt" in params and "bert" in params:  # the config's matching block
+    if "npt" in params or "bert" in params:  # the config's matching block
         if encoder == "mathbert" and pretrained_dir is None:
             pretrained_dir = params.get("mathbert")
         params = run_params(params, encoder)
