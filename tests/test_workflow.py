@@ -65,7 +65,7 @@ def test_demo_workflow_end_to_end(tmp_path):
     results = wd / "results"
     for n in range(1, 8):
         md = (results / f"tables/table{n}.md").read_text()
-        assert re.search(r"\d+\.\d\d", md) or n == 1, f"table{n} has no numbers:\n{md}"
+        assert re.search(r"\d+\.\d", md) or n == 1, f"table{n} has no numbers:\n{md}"
         assert "TODO" not in md
         pd.read_csv(results / f"tables/table{n}.csv")
     for ext in ("png", "pdf"):
