@@ -32,6 +32,7 @@ def test_shipped_configs_validate():
         (("filter", "min_tokens"), "twenty", "config key filter.min_tokens"),
         (("replace", "partial_alpha"), 1.5, "config key replace.partial_alpha"),
         (("matching", "npt", "batch_size"), 1, "config key matching.npt.batch_size"),
+        (("matching", "npt", "optimizer"), "sgd", "config key matching.npt.optimizer"),
     ],
 )
 def test_wrong_value_names_key_and_fix(path, value, expect):

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import pytest
 import yaml
 
 from proofmatch.store import write_parquet
@@ -18,11 +19,11 @@ from proofmatch.train import toy_pairs
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _config(tmp: Path) -> Path:
+def _config(tmp: Path, optimizer: str) -> Path:
     cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     cfg["matching"]["eval_every"] = 2
     cfg["matching"]["npt"].update(d_model=32, n_layers=1, n_heads=2, d_k=16, epochs=6, batch_size=20,
-                                  learning_rate=0.01, max_length=48)
+                                  learning_rate=0.01, max_length=48, optimizer=optimizer)
     path = tmp / "config.yaml"
     path.write_text(yaml.safe_dump(cfg, allow_unicode=True))
     return path
@@ -40,10 +41,11 @@ def _env() -> dict[str, str]:
     return env
 
 
-def test_sigkill_then_rerun_matches_uninterrupted_run(tmp_path):
+@pytest.mark.parametrize("optimizer", ["asgd", "adamw"])  # their states differ (ax, moments)
+def test_sigkill_then_rerun_matches_uninterrupted_run(optimizer, tmp_path):
     data = tmp_path / "toy.parquet"
     write_parquet(toy_pairs(n_articles=12, pairs_per_article=6, seed=2), data)
-    config = _config(tmp_path)
+    config = _config(tmp_path, optimizer)
 
     ref = tmp_path / "ref"
     subprocess.run(_command(data, ref, config), env=_env(), check=True, capture_output=True, timeout=120)

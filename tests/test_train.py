@@ -15,7 +15,7 @@ from proofmatch.encoders import NPTConfig, NPTEncoder, WordVocab
 from proofmatch.model import (Matcher, MatcherConfig, global_loss, load_matcher, local_loss,
                               max_assignment, triplet_loss)
 from proofmatch.store import write_parquet
-from proofmatch.train import (NotConfigured, epoch_batches, rank_metrics, run_params,
+from proofmatch.train import (NotConfigured, epoch_batches, make_optimizer, rank_metrics, run_params,
                               sample_negatives, step_schedule, toy_pairs, train_run)
 
 NPT = dict(epochs=30, batch_size=30, learning_rate=0.01, lr_decay=0.99, eval_every=5, max_length=64,
@@ -170,9 +170,18 @@ def test_sample_negatives_hard_and_easy():
 # ---------------------------------------------------------------- training runs
 
 
-def test_npt_local_learns_and_writes_outputs(toy, tmp_path):
+def test_make_optimizer():
+    params = [torch.nn.Parameter(torch.zeros(2))]
+    assert isinstance(make_optimizer("asgd", params, 0.1), torch.optim.ASGD)
+    assert isinstance(make_optimizer("adamw", params, 0.1), torch.optim.AdamW)
+    with pytest.raises(ValueError, match="unknown optimizer 'sgd'"):
+        make_optimizer("sgd", params, 0.1)
+
+
+@pytest.mark.parametrize("optimizer, lr", [("asgd", 0.01), ("adamw", 0.002)])
+def test_npt_local_learns_and_writes_outputs(optimizer, lr, toy, tmp_path):
     out = tmp_path / "npt"
-    res = train_run(toy, out, "npt", "local", "both", NPT, seed=3)
+    res = train_run(toy, out, "npt", "local", "both", dict(NPT, optimizer=optimizer, learning_rate=lr), seed=3)
     hist = pd.read_csv(out / "metrics.csv")
     assert len(hist) == NPT["epochs"] and hist["loss"].iloc[-1] < hist["loss"].iloc[0] - 1.0
     n_dev = res["n_dev"]
