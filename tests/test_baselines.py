@@ -71,3 +71,13 @@ def test_run_baseline_exact_path_and_errors(tmp_path):
         B.run_baseline("dice", data, "dev", tmp_path / "o.parquet", tmp_path / "o.json", 3, 100, 0)
     with pytest.raises(ValueError, match="non-empty proof"):
         B.bm25_scorer([["a"]], [[]])
+
+
+def test_tfidf_paper_sees_what_the_reference_vectorizer_saw():
+    assert B.reference_text(["Let", "$x~bold", "$A", "$≤", "$sin"]) == "Let x____bold A ≤ sin"
+    # defaults: lowercase, tokens of 2+ word characters: one-letter symbols vanish, $Ab meets ab
+    train = [["Let", "$x", "$Ab", "ab", "x~bold"], ["Let", "$F~script", "cover"]]
+    f = B.tfidf_paper_scorer(train, [["$x", "$Ab"], ["$F~script"]], [["ab"], ["F~script", "$x"]])
+    S = f(0, 2)
+    assert S[0, 0] == pytest.approx(1.0) and S[0, 1] == 0.0  # $x is gone, $Ab == ab
+    assert S[1, 1] == 0.0  # F____script (math) and "F~script" ("f", "script") differ

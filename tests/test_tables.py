@@ -100,10 +100,11 @@ def test_table7_hubness_from_json(tmp_path):
 
 
 def test_baselines_table_with_not_run_method(tmp_path):
-    results = {("tfidf", lv): metrics(0.298, 0.114, 0.2) for lv in T.TABLE3_LEVELS}
+    results = {(m, lv): metrics(0.298, 0.114, 0.2) for m in ("tfidf", "tfidf_paper") for lv in T.TABLE3_LEVELS}
     df = T.table_baselines(results, tmp_path / "baselines", not_run={"bm25": "rank_bm25 not installed"})
     md, _, _ = read(tmp_path / "baselines")
-    assert df["Method"].tolist() == ["TF-IDF-Local", "TF-IDF-Global", "BM25-Local", "BM25-Global"]
+    assert df["Method"].tolist() == ["TF-IDF-Local", "TF-IDF-Global", "TF-IDF (paper)-Local",
+                                     "TF-IDF (paper)-Global", "BM25-Local", "BM25-Global"]
     assert "| TF-IDF-Local | 29.80 | 11.40 |" in md and "| TF-IDF-Global | – | 20.00 |" in md
     assert md.count("not run: rank_bm25 not installed") == 2
 

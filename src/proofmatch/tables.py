@@ -45,7 +45,7 @@ LEVEL_NAMES = {"conservation": "Conservation", "partial": "Partial", "full": "Fu
 ENCODER_NAMES = {"npt": "NPT", "scratchbert": "ScratchBERT", "mathbert": "MathBERT", "specter": "SPECTER-style"}
 VIEW_NAMES = {"text": "Text", "math": "Math", "both": "Both"}
 SPLIT_NAMES = {"mixed": "Mixed", "unmixed": "Unmixed", "pr": "Probability (Unmixed)"}
-METHOD_NAMES = {"tfidf": "TF-IDF", "bm25": "BM25"}
+METHOD_NAMES = {"tfidf": "TF-IDF", "tfidf_paper": "TF-IDF (paper)", "bm25": "BM25"}
 
 TABLE3_ENCODERS = ("npt", "scratchbert", "mathbert", "specter")
 TABLE3_LEVELS = ("conservation", "partial", "full", "trans")
@@ -61,7 +61,7 @@ TABLE5_VIEWS = ("text", "math", "both")
 TABLE5_LEVELS = ("conservation", "full")
 TABLE6_TRAIN = ("conservation", "partial_p")
 TABLE6_TEST = ("conservation", "partial", "partial_p", "full", "full_p")
-BASELINE_METHODS = ("tfidf", "bm25")
+BASELINE_METHODS = ("tfidf", "tfidf_paper", "bm25")
 HUBNESS_LABELS = {">=20": "≥20", ">=10": "≥10", ">=5": "≥5", ">=2": "≥2", "=1": "=1", "<1": "<1"}
 
 

@@ -28,7 +28,7 @@ wildcard_constraints:
     mode="local|hybrid|triplet",
     view="text|math|both",
     part="dev|test",
-    method="tfidf|bm25",
+    method="tfidf|tfidf_paper|bm25",
     n=r"\d",
 
 
@@ -164,7 +164,7 @@ def table7_inputs(wildcards):
 def baselines_inputs(wildcards):
     return evals(
         ("mixed", method, "none", lvl, "both", "test", lvl)
-        for method in ("tfidf", "bm25")
+        for method in ("tfidf", "tfidf_paper", "bm25")
         for lvl in LEVELS
     )
 
