@@ -1,6 +1,7 @@
 # Shared definitions: config validation (before any job runs), wildcard constraints, and the
 # input functions that decide which runs the tables need.
 from proofmatch.config import schema_path, validate_config
+from proofmatch.tables import eval_json
 from snakemake.utils import validate
 
 validate_config(config)
@@ -54,12 +55,6 @@ def run_dir(split, encoder, mode, level, view):
     return f"results/runs/{split}/{encoder}-{mode}/{level}-{view}"
 
 
-def eval_json(split, encoder, mode, level, view, part, test_level):
-    return (
-        f"results/eval/{split}/{encoder}-{mode}/{level}-{view}/{part}-{test_level}.json"
-    )
-
-
 def modes(encoder):
     """Training modes per encoder: the bilinear models train locally and hybrid; SPECTER with triplets."""
     return ["triplet"] if encoder == "specter" else ["local", "hybrid"]
@@ -104,7 +99,7 @@ def key(split, encoder, mode, level, view, part, test_level):
 
 def evals(specs):
     """{key: eval JSON path} for (split, encoder, mode, level, view, part, test_level) specs."""
-    return {key(*s): eval_json(*s) for s in specs}
+    return {key(*s): str(eval_json("results/eval", *s)) for s in specs}
 
 
 def table3_inputs(wildcards):
