@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from lxml import etree
 
-from proofmatch import cli, demo
+from proofmatch import cli, demo, texmath
 from proofmatch.tokens import text_tokens
 
 MATHML = "http://www.w3.org/1998/Math/MathML"
@@ -329,20 +329,20 @@ def test_extraction_counts_every_skip_reason(corpus: Path) -> None:
 
 def test_tex_renders_in_both_dialects() -> None:
     tex = r"E|X| < \infty"
-    latexml = demo.render_math(tex, "S1.p1.m1", "latexml", False)
+    latexml = texmath.render_math(tex, "S1.p1.m1", "latexml", False)
     assert _leaves(latexml) == ["E", "\u2062", "|", "X", "|", "&lt;", "∞"]  # E, invisible times, |X|
     assert 'alttext="E|X| &lt; \\infty"' in latexml and "<lt " in latexml and "<abs/>" in latexml
-    arx = demo.render_math(tex, "p1.m1", "arxmliv", False)
+    arx = texmath.render_math(tex, "p1.m1", "arxmliv", False)
     assert arx.startswith('<m:math display="inline" id="p1.m1"><m:semantics>') and _leaves(arx) == _leaves(latexml)
-    assert _leaves(demo.render_math(r"\mathbb{R}^{n}", "m", "latexml", False)) == ["ℝ", "n"]
-    assert 'mathvariant="double-struck">R<' in demo.render_math(r"\mathbb{R}", "m", "arxmliv", False)
-    pure = demo.render_math(r"\mathbb{R}", "m", "arxmliv", False, "pure_content")
+    assert _leaves(texmath.render_math(r"\mathbb{R}^{n}", "m", "latexml", False)) == ["ℝ", "n"]
+    assert 'mathvariant="double-struck">R<' in texmath.render_math(r"\mathbb{R}", "m", "arxmliv", False)
+    pure = texmath.render_math(r"\mathbb{R}", "m", "arxmliv", False, "pure_content")
     assert pure == '<m:math display="inline" id="m"><m:ci>ℝ</m:ci></m:math>'
-    display = demo.render_math(r"\sum_{i = 1}^{n} a_{i}", "m", "latexml", True)
+    display = texmath.render_math(r"\sum_{i = 1}^{n} a_{i}", "m", "latexml", True)
     assert "<munderover>" in display and 'display="block"' in display
-    assert "<annotation encoding" not in demo.render_math("0", "m", "latexml", False)  # LaTeXML quirk
-    with pytest.raises(demo.TexError):
-        demo.parse_tex(r"\unknowncommand x")
+    assert "<annotation encoding" not in texmath.render_math("0", "m", "latexml", False)  # LaTeXML quirk
+    with pytest.raises(texmath.TexError):
+        texmath.parse_tex(r"\unknowncommand x")
 
 
 def test_every_template_formula_renders() -> None:
@@ -360,8 +360,8 @@ def test_every_template_formula_renders() -> None:
                         formulas = [text] if key == "displays" else re.findall(r"\$([^$]+)\$", text)
                         for i, tex in enumerate(formulas):
                             for form in ("parallel", "content_first", "content_annotation", "pure_content"):
-                                demo.render_math(tex, f"m{i}", "arxmliv", False, form)
-                            etree.fromstring(demo.render_math(tex, f"m{i}", "latexml", False))
+                                texmath.render_math(tex, f"m{i}", "arxmliv", False, form)
+                            etree.fromstring(texmath.render_math(tex, f"m{i}", "latexml", False))
 
 
 # --------------------------------------------------------------------------------------------
