@@ -1,14 +1,15 @@
 """Training of a Matcher: local, hybrid (local + global, paper §7.2) or triplet (SPECTER) steps.
 
 Schedule (paper §8): ASGD (t0 = 1e4 as in the reference; ``optimizer: adamw`` for small corpora,
-see :func:`make_optimizer`) with an exponential learning-rate decay stepped once per epoch; an epoch is one shuffled pass over the train part in batches of
-``batch_size`` (the reference BERT loop never shuffled and its hybrid NPT "epoch" was not a
-pass). Hybrid training alternates one local and one global step on consecutive batches of the
-same size. Every ``eval_every`` epochs (and after the last) the dev part is decoded locally
-(one matrix product per block of rows; a tie with the gold counts against it) and the best
-model by dev MRR is kept (accuracy is recorded too). Evaluation and the saved model use ASGD's
-averaged weights: averaging is what distinguishes ASGD from SGD (the reference never used them;
-before step t0 they equal the current weights).
+see :func:`make_optimizer`) with an exponential learning-rate decay stepped once per epoch; an
+epoch is one shuffled pass over the train part in batches of ``batch_size`` (the reference BERT
+loop never shuffled and its hybrid NPT "epoch" was not a pass). Hybrid training alternates one
+local and one global step on consecutive batches of the same size. Every ``eval_every`` epochs
+(and after the last) the dev part is decoded locally (one matrix product per block of rows; a tie
+with the gold counts against it) and the best model by dev MRR is kept (accuracy is recorded
+too). Under ASGD, evaluation and the saved model use its averaged weights: averaging is what
+distinguishes ASGD from SGD (the reference never used them; before step t0 they equal the
+current weights).
 
 Resumability: after every epoch ``checkpoint/state.pt`` (weights, optimizer, scheduler, every
 RNG state, epoch, best so far, history) is replaced atomically, after ``model/`` when it
@@ -27,7 +28,7 @@ import logging
 import os
 import time
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
@@ -64,7 +65,7 @@ def run_params(matching: dict[str, Any], encoder: str) -> dict[str, Any]:
     return params
 
 
-def make_optimizer(name: str, parameters, lr: float) -> torch.optim.Optimizer:
+def make_optimizer(name: str, parameters: Iterable[torch.nn.Parameter], lr: float) -> torch.optim.Optimizer:
     """The paper's ASGD (t0 = 1e4, no weight decay), or AdamW (torch defaults).
 
     ASGD is plain SGD until step t0: the paper's 400 epochs over 147k pairs give it about a
