@@ -159,6 +159,12 @@ def epoch_rng(seed: int, epoch: int, stream: int = 0) -> np.random.Generator:
     return np.random.default_rng([seed, epoch, stream])
 
 
+def shuffled_batches(n: int, batch_size: int, seed: int, epoch: int) -> list[np.ndarray]:
+    """One shuffled pass over ``n`` items in batches, a function of ``(seed, epoch)`` only."""
+    order = epoch_rng(seed, epoch).permutation(n)
+    return [order[i:i + batch_size] for i in range(0, n, batch_size)]
+
+
 @contextlib.contextmanager
 def forked_rng(seed: int) -> Iterator[None]:
     """Run a block with its own seeded torch/numpy randomness, leaving the global streams as they were."""

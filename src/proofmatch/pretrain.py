@@ -34,7 +34,7 @@ import pandas as pd
 import torch
 
 from proofmatch import devices
-from proofmatch.store import atomic_path, write_json
+from proofmatch.store import write_csv, write_json
 from proofmatch.tokenizer import load_tokenizer, read_part, to_text
 
 log = logging.getLogger(__name__)
@@ -94,11 +94,6 @@ def validation_batches(collator, chunks: list[list[int]], batch_size: int, seed:
                 for i in range(0, len(chunks), batch_size)]
 
 
-def _batches(n: int, batch_size: int, seed: int, epoch: int) -> list[np.ndarray]:
-    order = devices.epoch_rng(seed, epoch).permutation(n)
-    return [order[i:i + batch_size] for i in range(0, n, batch_size)]
-
-
 @torch.no_grad()
 def validation_loss(model, batches: list[dict[str, torch.Tensor]], rt: devices.Runtime) -> float:
     """Mean MLM loss per masked token over the fixed validation batches."""
@@ -117,11 +112,6 @@ def validation_loss(model, batches: list[dict[str, torch.Tensor]], rt: devices.R
     if count == 0:
         raise ValueError("the validation batches hold no masked token; the dev part is too small")
     return total / count
-
-
-def _write_log(rows: list[dict], out_dir: Path) -> None:
-    with atomic_path(out_dir / LOG_FILE, ".csv") as tmp:
-        pd.DataFrame(rows).to_csv(tmp, index=False)
 
 
 def _publish(obj, out_dir: Path) -> None:
@@ -166,7 +156,7 @@ def pretrain(data_parquet: str | os.PathLike, tokenizer_dir: str | os.PathLike,
     model = BertForMaskedLM(bert_config(params, tokenizer)).to(rt.device)
     ddp = devices.wrap_ddp(model, rt)
     epochs = int(params["epochs"])
-    steps_per_epoch = len(rt.shard(_batches(len(train_chunks), bs, seed, 0)))
+    steps_per_epoch = len(rt.shard(devices.shuffled_batches(len(train_chunks), bs, seed, 0)))
     if steps_per_epoch == 0:
         raise ValueError(f"{len(train_chunks)} training chunks are too few for {rt.world_size} processes")
     total = epochs * steps_per_epoch
@@ -210,7 +200,7 @@ def pretrain(data_parquet: str | os.PathLike, tokenizer_dir: str | os.PathLike,
                              "best": improved})
         state["loss_sum"], state["loss_n"] = 0.0, 0
         if rt.is_main:
-            _write_log(state["log"], out)
+            write_csv(pd.DataFrame(state["log"]), out / LOG_FILE)
         log.info("pretrain step %d: train %.4f  val %.4f%s", state["step"], train_loss, val,
                  "  (best)" if improved else "")
 
@@ -218,7 +208,7 @@ def pretrain(data_parquet: str | os.PathLike, tokenizer_dir: str | os.PathLike,
     bar = tqdm(total=total, initial=state["step"], desc="pretrain", disable=not rt.is_main)
     model.train()
     while state["epoch"] < epochs:
-        batches = rt.shard(_batches(len(train_chunks), bs, seed, state["epoch"]))
+        batches = rt.shard(devices.shuffled_batches(len(train_chunks), bs, seed, state["epoch"]))
         for idx in batches[state["step_in_epoch"]:]:
             batch = collator([{"input_ids": train_chunks[i]} for i in idx])
             batch = {k: v.to(rt.device) for k, v in batch.items()}

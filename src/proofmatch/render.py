@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .store import atomic_path, write_text
+from .store import write_csv, write_text
 
 
 def _fmt(value: object) -> str:
@@ -54,5 +54,4 @@ def write_table(df: pd.DataFrame, md: str | os.PathLike, tex: str | os.PathLike,
     """Write one table in its three formats, each atomically."""
     write_text(to_markdown(df, caption), md)
     write_text(to_latex(df, caption, label or Path(md).stem), tex)
-    with atomic_path(csv, ".csv") as tmp:
-        df.to_csv(tmp, index=False)
+    write_csv(df, csv)

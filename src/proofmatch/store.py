@@ -44,6 +44,12 @@ def write_parquet(df: pd.DataFrame, path: str | os.PathLike) -> None:
         df.to_parquet(tmp, index=False)
 
 
+def write_csv(df: pd.DataFrame, path: str | os.PathLike) -> None:
+    """Write ``df`` atomically as CSV (no pandas index)."""
+    with atomic_path(path, ".csv") as tmp:
+        df.to_csv(tmp, index=False)
+
+
 def read_parquet(path: str | os.PathLike, columns: list[str] | None = None) -> pd.DataFrame:
     return pd.read_parquet(path, columns=columns)
 

@@ -38,7 +38,7 @@ from proofmatch import devices
 from proofmatch.encoders import (BertEncoder, NPTConfig, NPTEncoder, WordPieceCodec, WordVocab,
                                  pad_batch)
 from proofmatch.model import ENCODERS, Matcher, MatcherConfig, global_loss, local_loss, triplet_loss
-from proofmatch.store import atomic_path, write_json
+from proofmatch.store import atomic_path, write_csv, write_json
 from proofmatch.tokenizer import load_tokenizer, read_part
 from proofmatch.tokens import VIEWS, view as token_view
 
@@ -95,9 +95,7 @@ def step_schedule(mode: str, n_steps: int) -> list[str]:
 def epoch_batches(n: int, batch_size: int, seed: int, epoch: int) -> list[np.ndarray]:
     """A shuffled pass over ``n`` items, a function of ``(seed, epoch)`` only. A last batch of a
     single pair is dropped: it has no in-batch negative."""
-    order = devices.epoch_rng(seed, epoch).permutation(n)
-    batches = [order[i:i + batch_size] for i in range(0, n, batch_size)]
-    return [b for b in batches if len(b) >= 2]
+    return [b for b in devices.shuffled_batches(n, batch_size, seed, epoch) if len(b) >= 2]
 
 
 def sample_negatives(batch: np.ndarray, article_codes: np.ndarray, hard_fraction: float,
@@ -244,11 +242,6 @@ def _remove_stale_temporaries(out: Path) -> None:
     for pattern in (".model.*", ".metrics.*", ".curve.png.*", "checkpoint/.state.pt.*"):
         for p in out.glob(pattern):
             shutil.rmtree(p) if p.is_dir() else p.unlink()
-
-
-def _write_metrics_csv(history: list[dict], out: Path) -> None:
-    with atomic_path(out / "metrics.csv", ".csv") as tmp:
-        pd.DataFrame(history).to_csv(tmp, index=False)
 
 
 def plot_curve(history: list[dict], path: Path, title: str) -> None:
@@ -412,7 +405,7 @@ def train_run(data_parquet: str | os.PathLike, out_dir: str | os.PathLike, encod
                      row["dev_mrr"], row["dev_acc"], "  (best)" if row["best"] else "")
         history.append(row)
         if rt.is_main:
-            _write_metrics_csv(history, out)
+            write_csv(pd.DataFrame(history), out / "metrics.csv")
             devices.save_torch_atomic({
                 "model": matcher.state_dict(), "optimizer": optimizer.state_dict(),
                 "scheduler": scheduler.state_dict(), "rng": devices.rng_state(), "epoch": epoch + 1,
