@@ -15,6 +15,7 @@ from proofmatch.encoders import NPTConfig, NPTEncoder, WordVocab
 from proofmatch.model import (Matcher, MatcherConfig, global_loss, load_matcher, local_loss,
                               max_assignment, triplet_loss)
 from proofmatch.store import write_parquet
+from proofmatch.config import run_matching
 from proofmatch.train import (NotConfigured, epoch_batches, make_optimizer, rank_metrics, run_params,
                               sample_negatives, step_schedule, toy_pairs, train_run)
 
@@ -286,5 +287,8 @@ def test_run_params_from_the_workflows_reduced_block():
              "npt": {"epochs": 3, "d_model": 16}, "bert": {"epochs": 5},
              "specter": {"margin": 1.0, "hard_fraction": 0.3}}
     reduced = {"eval_every": 2, "max_length": 64, "npt": {"epochs": 3, "d_model": 16}}
-    assert run_params(reduced, "npt") == {k: v for k, v in run_params(whole, "npt").items()
-                                          if k not in ("margin", "hard_fraction")}
+    assert run_params(reduced, "npt") == run_params(whole, "npt") == {
+        "eval_every": 2, "max_length": 64, "epochs": 3, "d_model": 16}
+    assert run_matching(whole, "npt") == reduced  # what the workflow passes as a job's params
+    assert set(run_matching(whole, "specter")) == {"eval_every", "max_length", "bert", "specter"}
+    assert run_matching(whole, "mathbert")["mathbert"] is None

@@ -69,6 +69,23 @@ def load_config(*paths: str | os.PathLike) -> dict[str, Any]:
     return validate_config(cfg)
 
 
+def run_matching(matching: dict[str, Any], encoder: str) -> dict[str, Any]:
+    """The part of the config's ``matching`` block that one training run of ``encoder`` depends on.
+
+    The workflow passes exactly this as a job's ``params`` (Snakemake reruns a job when its params
+    change, so changing BERT settings never retrains NPT), and :func:`proofmatch.train.run_params`
+    flattens it: one definition of what a run reads, torch-free so the Snakefile can import it.
+    """
+    block = "npt" if encoder == "npt" else "bert"
+    part = {"eval_every": matching["eval_every"], "max_length": matching["max_length"],
+            block: matching[block]}
+    if encoder == "specter":
+        part["specter"] = matching["specter"]
+    if encoder == "mathbert":
+        part["mathbert"] = matching.get("mathbert")
+    return part
+
+
 def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     out = dict(base)
     for k, v in over.items():

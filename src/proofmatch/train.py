@@ -35,6 +35,7 @@ import pandas as pd
 import torch
 
 from proofmatch import devices
+from proofmatch.config import run_matching
 from proofmatch.encoders import (BertEncoder, NPTConfig, NPTEncoder, WordPieceCodec, WordVocab,
                                  pad_batch)
 from proofmatch.model import ENCODERS, Matcher, MatcherConfig, global_loss, local_loss, triplet_loss
@@ -58,10 +59,12 @@ class NotConfigured(RuntimeError):
 
 
 def run_params(matching: dict[str, Any], encoder: str) -> dict[str, Any]:
-    """Flatten the config's ``matching`` block into the ``params`` of one :func:`train_run`."""
-    params = {"eval_every": matching["eval_every"], "max_length": matching["max_length"]}
-    params.update(matching["npt"] if encoder == "npt" else matching["bert"])
-    params.update(matching.get("specter", {}))
+    """Flatten the config's ``matching`` block (whole, or the workflow's
+    :func:`proofmatch.config.run_matching` part of it) into the ``params`` of one :func:`train_run`."""
+    part = run_matching(matching, encoder)
+    params = {"eval_every": part["eval_every"], "max_length": part["max_length"]}
+    params.update(part["npt" if encoder == "npt" else "bert"])
+    params.update(part.get("specter", {}))
     return params
 
 

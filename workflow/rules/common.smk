@@ -1,6 +1,6 @@
 # Shared definitions: config validation (before any job runs), wildcard constraints, and the
 # input functions that decide which runs the tables need.
-from proofmatch.config import schema_path, validate_config
+from proofmatch.config import run_matching, schema_path, validate_config
 from proofmatch.tables import eval_json
 from snakemake.utils import validate
 
@@ -75,20 +75,8 @@ def train_inputs(wildcards):
 
 
 def matching_params(wildcards):
-    """The part of `matching` that one run depends on: changing BERT settings never retrains
-    NPT (Snakemake reruns a job when its params change)."""
-    m = config["matching"]
-    block = "npt" if wildcards.encoder == "npt" else "bert"
-    params = {
-        "eval_every": m["eval_every"],
-        "max_length": m["max_length"],
-        block: m[block],
-    }
-    if wildcards.encoder == "specter":
-        params["specter"] = m["specter"]
-    if wildcards.encoder == "mathbert":
-        params["mathbert"] = m["mathbert"]
-    return params
+    """The part of `matching` one run depends on (proofmatch.config.run_matching)."""
+    return run_matching(config["matching"], wildcards.encoder)
 
 
 # Each table input key names one evaluation as
