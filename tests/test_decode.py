@@ -13,6 +13,7 @@ from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
 from proofmatch import decode as D
 from proofmatch import evaluate as E
+from proofmatch.splits import read_part
 
 
 def matrix_scorer(S: np.ndarray) -> D.ScoreRows:
@@ -271,17 +272,17 @@ def test_evaluate_view_filters_tokens(tmp_path, monkeypatch):
     assert m["global_method"] == "exact" and m["view"] == "text" and m["part"] == "dev"
 
 
-def test_load_part_rejects_bad_input(tmp_path):
+def test_read_part_rejects_bad_input(tmp_path):
     path = tmp_path / "d.parquet"
     pd.DataFrame({"pair_id": ["a", "a"], "article_id": ["x", "x"], "part": ["test", "test"],
                   "statement_tokens": [["s"], ["t"]], "proof_tokens": [["p"], ["q"]]}).to_parquet(path)
     with pytest.raises(ValueError, match="duplicate pair_id"):
-        E.load_part(path, "test")
+        read_part(path, "test")
     with pytest.raises(ValueError, match="no pairs in part 'dev'"):
-        E.load_part(path, "dev")
+        read_part(path, "dev")
     pd.DataFrame({"pair_id": ["a"]}).to_parquet(path)
     with pytest.raises(ValueError, match="missing column"):
-        E.load_part(path, "test")
+        read_part(path, "test")
 
 
 def test_evaluate_run_with_a_saved_model(tmp_path):

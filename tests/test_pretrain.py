@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from proofmatch import pretrain as pt
+from proofmatch.splits import read_part
 from proofmatch.store import write_parquet
 from proofmatch.tokenizer import train_tokenizer
 from proofmatch.train import toy_pairs
@@ -49,7 +50,7 @@ def test_mlm_loss_decreases_and_checkpoint_reloads(corpus):
     batch = tok(["Lemma . Let $a be"], return_tensors="pt")
     assert enc(**batch).last_hidden_state.shape[-1] == PARAMS["hidden_size"]
     # the model on disk is the best one: it reproduces the best validation loss
-    dev = pt.packed_chunks(tok, pt.corpus_texts(pt.read_part(corpus / "data.parquet", "dev")), 32)
+    dev = pt.packed_chunks(tok, pt.corpus_texts(read_part(corpus / "data.parquet", "dev")), 32)
     batches = pt.validation_batches(pt.mlm_collator(tok, PARAMS), dev, PARAMS["batch_size"], seed=1)
     rt = pt.devices.Runtime(torch.device("cpu"))
     assert pt.validation_loss(mlm, batches, rt) == pytest.approx(metrics["best_val_loss"], rel=1e-5)

@@ -39,7 +39,8 @@ import scipy.sparse as sp
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 
 from .decode import ScoreRows, decode_all
-from .evaluate import add_decode_arguments, load_part, token_lists, write_outputs
+from .evaluate import add_decode_arguments, token_lists, write_outputs
+from .splits import read_part
 from .logs import setup_logging
 from .tokens import is_math, split_math
 
@@ -132,11 +133,11 @@ def run_baseline(method: str, data_parquet: str | os.PathLike, part: str, out_pa
     """Score ``part`` of ``data_parquet`` with a baseline, decode it, write Parquet + JSON (as evaluate.py)."""
     if method not in METHODS:
         raise ValueError(f"unknown baseline {method!r}; expected one of {METHODS}")
-    data = load_part(data_parquet, part)
+    data = read_part(data_parquet, part)
     statements = token_lists(data["statement_tokens"])
     proofs = token_lists(data["proof_tokens"])
     if method in ("tfidf", "tfidf_paper"):
-        train = load_part(data_parquet, "train")
+        train = read_part(data_parquet, "train")
         fit = tfidf_scorer if method == "tfidf" else tfidf_paper_scorer
         scorer = fit(token_lists(train["statement_tokens"]) + token_lists(train["proof_tokens"]),
                      statements, proofs)

@@ -29,12 +29,11 @@ import pyarrow.parquet as pq
 from . import tokens as tok
 from .decode import GlobalResult, LocalResult, decode_all, factor_scorer, summary
 from .logs import setup_logging
-from .store import atomic_path, read_parquet, write_json
+from .splits import PARTS, read_part
+from .store import atomic_path, write_json
 
 log = logging.getLogger(__name__)
 
-PARTS = ("train", "dev", "test")
-DATA_COLUMNS = ["pair_id", "article_id", "part", "statement_tokens", "proof_tokens"]
 DEFAULT_TOPK = 500
 DEFAULT_EXACT_MAX_N = 2000
 
@@ -48,24 +47,6 @@ class Matcher(Protocol):
 
 
 # ----------------------------------------------------------------------------- data
-
-
-def load_part(data_parquet: str | os.PathLike, part: str) -> pd.DataFrame:
-    """The rows of one part, in file order (row i's gold proof is proof i); validated."""
-    if part not in PARTS:
-        raise ValueError(f"unknown part {part!r}; expected one of {PARTS}")
-    df = read_parquet(data_parquet)
-    missing = [c for c in DATA_COLUMNS if c not in df.columns]
-    if missing:
-        raise ValueError(f"{data_parquet}: missing column(s) {missing}; expected {DATA_COLUMNS}")
-    sub = df[df["part"] == part].reset_index(drop=True)
-    if sub.empty:
-        raise ValueError(f"{data_parquet}: no pairs in part {part!r} (parts present: "
-                         f"{sorted(df['part'].unique().tolist())})")
-    dup = sub["pair_id"][sub["pair_id"].duplicated()]
-    if not dup.empty:
-        raise ValueError(f"{data_parquet}: duplicate pair_id in part {part!r}, e.g. {dup.iloc[0]!r}")
-    return sub
 
 
 def token_lists(column: pd.Series, which: str = "both") -> list[list[str]]:
@@ -138,7 +119,7 @@ def evaluate_run(run_dir: str | os.PathLike, data_parquet: str | os.PathLike, pa
     """Evaluate the model of ``run_dir`` on ``part`` of ``data_parquet``; write Parquet + JSON."""
     if view not in tok.VIEWS:
         raise ValueError(f"unknown input view {view!r}; expected one of {tok.VIEWS}")
-    data = load_part(data_parquet, part)
+    data = read_part(data_parquet, part)
     matcher = _load_matcher(run_dir)
     local, glob = evaluate_matcher(matcher, data, topk, exact_max_n, seed, view, batch_size)
     meta = {"part": part, "view": view, "run_dir": str(run_dir), "data": str(data_parquet),

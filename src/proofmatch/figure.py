@@ -42,7 +42,8 @@ import pandas as pd
 from tqdm import tqdm
 
 from . import tokens as tok
-from .evaluate import Matcher, load_part, token_lists
+from .evaluate import Matcher, token_lists
+from .splits import read_part
 from .logs import setup_logging
 from .store import atomic_path
 
@@ -270,7 +271,7 @@ def figure2(run_conservation: str | os.PathLike, run_full: str | os.PathLike, da
             out_png: str | os.PathLike, out_pdf: str | os.PathLike, samples: int, seed: int,
             part: str = "test", max_tokens: int = 120, n_others: int = 99, batch_size: int = 64) -> None:
     """Figure 2: a Conservation-trained and a Full-trained model explained on one original pair."""
-    data = load_part(data_parquet, part)
+    data = read_part(data_parquet, part)
     matchers = [("(a) trained with symbol conservation", _load_matcher(run_conservation)),
                 ("(b) trained with full symbol replacement", _load_matcher(run_full))]
     figure_from_matchers(matchers, data, out_png, out_pdf, samples, seed, max_tokens, n_others, batch_size)

@@ -35,7 +35,8 @@ import torch
 
 from proofmatch import devices
 from proofmatch.store import write_csv, write_json
-from proofmatch.tokenizer import load_tokenizer, read_part, to_text
+from proofmatch.splits import read_part
+from proofmatch.tokenizer import load_tokenizer, to_text
 
 log = logging.getLogger(__name__)
 

@@ -23,27 +23,17 @@ from typing import Iterator, Sequence
 
 import pandas as pd
 
+from proofmatch.splits import read_part
 from proofmatch.store import atomic_path
 
 log = logging.getLogger(__name__)
 
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-REQUIRED_COLUMNS = ("part", "statement_tokens", "proof_tokens")
 
 
 def to_text(tokens: Sequence[str]) -> str:
     """The string an encoder's tokenizer sees for one token list."""
     return " ".join(tokens)
-
-
-def read_part(data_parquet: str | os.PathLike, part: str, columns: Sequence[str] = ()) -> pd.DataFrame:
-    """Rows of one part (train/dev/test) of a replaced-split Parquet, with a clear error on bad input."""
-    cols = list(dict.fromkeys([*REQUIRED_COLUMNS, *columns]))
-    df = pd.read_parquet(data_parquet)
-    missing = [c for c in cols if c not in df.columns]
-    if missing:
-        raise ValueError(f"{data_parquet}: missing column(s) {missing}; expected {cols}")
-    return df.loc[df["part"] == part, cols].reset_index(drop=True)
 
 
 def _texts(df: pd.DataFrame) -> Iterator[str]:

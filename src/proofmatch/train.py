@@ -40,7 +40,8 @@ from proofmatch.encoders import (BertEncoder, NPTConfig, NPTEncoder, WordPieceCo
                                  pad_batch)
 from proofmatch.model import ENCODERS, Matcher, MatcherConfig, global_loss, local_loss, triplet_loss
 from proofmatch.store import atomic_path, write_csv, write_json
-from proofmatch.tokenizer import load_tokenizer, read_part
+from proofmatch.splits import read_part
+from proofmatch.tokenizer import load_tokenizer
 from proofmatch.tokens import VIEWS, view as token_view
 
 log = logging.getLogger(__name__)
@@ -307,7 +308,7 @@ def train_run(data_parquet: str | os.PathLike, out_dir: str | os.PathLike, encod
     devices.seed_everything(seed, deterministic=rt.device.type == "cpu")
     out = Path(out_dir)
     ckpt_path = out / "checkpoint" / STATE_FILE
-    train, dev = (read_part(data_parquet, p, ["pair_id", "article_id"]) for p in ("train", "dev"))
+    train, dev = (read_part(data_parquet, p) for p in ("train", "dev"))
     if len(train) < 2 or dev.empty:
         raise ValueError(f"{data_parquet}: need at least 2 train pairs and 1 dev pair "
                          f"(got {len(train)} train, {len(dev)} dev)")
