@@ -1,52 +1,53 @@
-"""Render a result table as Markdown, LaTeX and CSV (the one table writer of the project)."""
+"""Render a result table as Markdown, LaTeX and CSV (the one table writer of the project).
+
+Markdown comes from ``DataFrame.to_markdown`` (tabulate) and LaTeX from pandas' ``Styler``; this
+module only decides how a cell reads: two decimals, and an en dash for a number not measured.
+The CSV keeps full precision and leaves missing cells empty.
+"""
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pandas as pd
 
 from .store import write_csv, write_text
 
+MISSING = "–"
+
 
 def _fmt(value: object) -> str:
     if value is None or (isinstance(value, float) and pd.isna(value)):
-        return "–"
+        return MISSING
     if isinstance(value, float):
         return f"{value:.2f}"
     return str(value)
 
 
+def _cells(df: pd.DataFrame) -> pd.DataFrame:
+    """Every cell as the string the reader sees (column names as strings too)."""
+    out = df.map(_fmt)
+    out.columns = [str(c) for c in df.columns]
+    return out
+
+
 def to_markdown(df: pd.DataFrame, caption: str = "") -> str:
-    cols = [str(c) for c in df.columns]
-    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
-    for row in df.itertuples(index=False):
-        lines.append("| " + " | ".join(_fmt(v) for v in row) + " |")
-    text = "\n".join(lines) + "\n"
+    text = _cells(df).to_markdown(index=False, tablefmt="github", disable_numparse=True) + "\n"
     return (f"{caption}\n\n" if caption else "") + text
 
 
-def _tex_escape(s: str) -> str:
-    for a, b in [("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#"), ("$", r"\$")]:
-        s = s.replace(a, b)
-    return s
-
-
 def to_latex(df: pd.DataFrame, caption: str = "", label: str = "") -> str:
-    cols = [str(c) for c in df.columns]
-    out = ["\\begin{table}[t]", "\\centering", "\\begin{tabular}{" + "l" * len(cols) + "}", "\\hline"]
-    out.append(" & ".join(_tex_escape(c) for c in cols) + " \\\\")
-    out.append("\\hline")
-    for row in df.itertuples(index=False):
-        out.append(" & ".join(_tex_escape(_fmt(v)) for v in row) + " \\\\")
-    out += ["\\hline", "\\end{tabular}"]
-    if caption:
-        out.append(f"\\caption{{{_tex_escape(caption)}}}")
-    if label:
-        out.append(f"\\label{{{label}}}")
-    out.append("\\end{table}")
-    return "\n".join(out) + "\n"
+    """A ``table`` float with booktabs rules (``\\usepackage{booktabs}``); cells and headers are
+    escaped by pandas, the caption (which pandas passes through) by :func:`_escape_caption`."""
+    return _cells(df).to_latex(index=False, escape=True, column_format="l" * len(df.columns),
+                               position="t", caption=_escape_caption(caption) or None,
+                               label=label or None)
+
+
+def _escape_caption(caption: str) -> str:
+    return re.sub(r"[\\&%$#_{}]", lambda m: r"\textbackslash{}" if m[0] == "\\" else "\\" + m[0], caption)
 
 
 def write_table(df: pd.DataFrame, md: str | os.PathLike, tex: str | os.PathLike, csv: str | os.PathLike,
