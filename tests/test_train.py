@@ -33,12 +33,13 @@ def toy(tmp_path_factory):
     return d / "toy.parquet"
 
 
-def _matcher(scorer: str, seed: int = 0) -> Matcher:
+def _matcher(scorer: str, seed: int = 0, score_scale: float = 1.0) -> Matcher:
     torch.manual_seed(seed)
     seqs = [["Let", "$a", "be", "a", "set"], ["$A"], ["Proof", "$a", "is", "$b"], ["set", "$A", "$b"]]
     vocab = WordVocab.build(seqs, min_count=1)
     npt = NPTConfig(vocab_size=len(vocab), d_model=8, n_layers=1, n_heads=2, d_k=4, max_length=16)
-    return Matcher(MatcherConfig("npt", scorer, "both", 16, npt=npt.to_dict()), NPTEncoder(npt), vocab).eval()
+    config = MatcherConfig("npt", scorer, "both", 16, npt=npt.to_dict(), score_scale=score_scale)
+    return Matcher(config, NPTEncoder(npt), vocab).eval()
 
 
 # ---------------------------------------------------------------- scores
@@ -50,6 +51,8 @@ def test_bilinear_score_matrix_equals_per_pair_form():
     M = m.score_matrix(S, P)
     for i, j in itertools.product(range(3), range(4)):
         assert M[i, j].item() == pytest.approx((S[i] @ m.W @ P[j] + m.b).item(), rel=1e-5, abs=1e-5)
+    scaled = _matcher("bilinear", score_scale=1 / 8)  # same seed, same weights
+    torch.testing.assert_close(scaled.score_matrix(S, P), (M - m.b) / 8 + m.b)
     # the same as torch's own bilinear layer with these weights
     bil = torch.nn.Bilinear(8, 8, 1)
     bil.weight.data, bil.bias.data = m.W.data[None], m.b.data[None]
@@ -57,9 +60,9 @@ def test_bilinear_score_matrix_equals_per_pair_form():
     torch.testing.assert_close(M, ref.view(3, 4))
 
 
-@pytest.mark.parametrize("scorer", ["bilinear", "distance"])
-def test_factors_reproduce_scores(scorer):
-    m = _matcher(scorer)
+@pytest.mark.parametrize("scorer, scale", [("bilinear", 1.0), ("bilinear", 0.125), ("distance", 1.0)])
+def test_factors_reproduce_scores(scorer, scale):
+    m = _matcher(scorer, score_scale=scale)
     st = [["Let", "$a", "be"], ["$A", "set"], []]
     pf = [["Proof", "$a"], ["$b", "$A", "set"], ["is"], ["$a", "$a"]]
     A, B, row, col = m.factors(st, pf, batch_size=2)
@@ -179,10 +182,12 @@ def test_make_optimizer():
         make_optimizer("sgd", params, 0.1)
 
 
-@pytest.mark.parametrize("optimizer, lr", [("asgd", 0.01), ("adamw", 0.002)])
-def test_npt_local_learns_and_writes_outputs(optimizer, lr, toy, tmp_path):
+@pytest.mark.parametrize("optimizer, lr, scaled", [("asgd", 0.01, False), ("adamw", 0.002, False),
+                                                   ("adamw", 0.002, True)])
+def test_npt_local_learns_and_writes_outputs(optimizer, lr, scaled, toy, tmp_path):
     out = tmp_path / "npt"
-    res = train_run(toy, out, "npt", "local", "both", dict(NPT, optimizer=optimizer, learning_rate=lr), seed=3)
+    params = dict(NPT, optimizer=optimizer, learning_rate=lr, scale_scores=scaled)
+    res = train_run(toy, out, "npt", "local", "both", params, seed=3)
     hist = pd.read_csv(out / "metrics.csv")
     assert len(hist) == NPT["epochs"] and hist["loss"].iloc[-1] < hist["loss"].iloc[0] - 1.0
     n_dev = res["n_dev"]
@@ -192,6 +197,7 @@ def test_npt_local_learns_and_writes_outputs(optimizer, lr, toy, tmp_path):
     assert (out / "curve.png").stat().st_size > 1000 and (out / "checkpoint" / "state.pt").exists()
     # model/ holds the best epoch and reproduces its dev metrics
     m = load_matcher(out, device="cpu")
+    assert m.config.score_scale == (1.0 / NPT["d_model"] if scaled else 1.0)
     dev = pd.read_parquet(toy).query("part == 'dev'")
     again = rank_metrics(m, list(dev["statement_tokens"]), list(dev["proof_tokens"]))
     assert again["mrr"] == pytest.approx(res["dev_mrr"], abs=1e-6)

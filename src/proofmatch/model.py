@@ -2,7 +2,8 @@
 
 Scores of a batch are one matrix (rows = statements, columns = proofs), never per-pair loops:
 
-* bilinear (paper §6): ``score(s, p) = sᵀ W p + b``, batch matrix ``(S W) Pᵀ + b``;
+* bilinear (paper §6): ``score(s, p) = sᵀ W p + b``, batch matrix ``(S W) Pᵀ + b``, optionally
+  scaled as ``sᵀ W p / d + b`` (see :attr:`MatcherConfig.score_scale`);
 * distance (SPECTER-style, triplet training): ``score(s, p) = -‖s - p‖²``, which ranks exactly
   as the L2 distance of the triplet loss but factorizes as ``2 s·p - ‖s‖² - ‖p‖²``.
 
@@ -95,6 +96,7 @@ class MatcherConfig:
     npt: dict | None = None      # NPTConfig fields
     bert: dict | None = None     # BertConfig.to_dict()
     pooling: str = "cls"         # BERT encoders: cls | mean
+    score_scale: float = 1.0     # bilinear scores are (sᵀWp)·score_scale + b (1/d: `scale_scores`)
 
     def __post_init__(self):
         if self.encoder not in ENCODERS:
@@ -129,7 +131,7 @@ class Matcher(nn.Module):
         with torch.autocast(S.device.type, enabled=False):
             S, P = S.float(), P.float()
             if self.config.scorer == "bilinear":
-                return (S @ self.W.float()) @ P.T + self.b.float()
+                return (S @ self.W.float()) @ P.T * self.config.score_scale + self.b.float()
             return 2.0 * S @ P.T - (S * S).sum(1)[:, None] - (P * P).sum(1)[None, :]
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
@@ -181,7 +183,7 @@ class Matcher(nn.Module):
         S = self.embed(statement_tokens, batch_size, progress).double()
         P = self.embed(proof_tokens, batch_size, progress).double()
         if self.config.scorer == "bilinear":
-            A = S @ self.W.detach().double().cpu()
+            A = S @ self.W.detach().double().cpu() * self.config.score_scale
             row = torch.full((len(S),), float(self.b.detach()), dtype=torch.float64)
             col = torch.zeros(len(P), dtype=torch.float64)
             B = P
@@ -203,7 +205,7 @@ class Matcher(nn.Module):
         n = max(n_s, n_p)
         S, P = S.expand(n, -1), P.expand(n, -1)
         if self.config.scorer == "bilinear":
-            out = ((S @ self.W.float()) * P).sum(1) + self.b.float()
+            out = ((S @ self.W.float()) * P).sum(1) * self.config.score_scale + self.b.float()
         else:
             out = -((S - P) ** 2).sum(1)
         return out.float().cpu().numpy()

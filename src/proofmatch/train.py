@@ -186,6 +186,19 @@ def _typed_vocab(tokenizer) -> bool:
     return any(len(t) > 1 and t[0] == "$" for t in tokenizer.get_vocab())
 
 
+def score_scale(params: dict[str, Any], dim: int) -> float:
+    """``1/d`` when ``scale_scores`` is on, else 1 (the paper's ``sᵀWp + b``).
+
+    Why: max-pooled post-LayerNorm NPT features are all positive (about +2.5 in every dimension)
+    and ``W`` starts at the identity, so unscaled scores start near ``6·d``. The in-batch softmax
+    over them is saturated from the first step; at d ≥ 256 the first updates collapse every text
+    onto one vector and training stays at chance. Dividing by ``d`` (as scaled dot-product
+    attention divides by √d_k) keeps the starting scores O(1) whatever d is. Ranking by a fixed
+    ``W`` is unchanged; only the training dynamics are.
+    """
+    return 1.0 / dim if params.get("scale_scores", False) else 1.0
+
+
 def build_matcher(encoder: str, mode: str, view: str, params: dict[str, Any], train: pd.DataFrame,
                   tokenizer_dir: str | os.PathLike | None = None,
                   pretrained_dir: str | os.PathLike | None = None) -> Matcher:
@@ -203,7 +216,8 @@ def build_matcher(encoder: str, mode: str, view: str, params: dict[str, Any], tr
                         d_k=int(params["d_k"]), dropout=float(params.get("dropout", 0.1)),
                         attention_dropout=float(params.get("attention_dropout", 0.1)),
                         max_length=max_length)
-        config = MatcherConfig(encoder, scorer, view, max_length, npt=npt.to_dict())
+        config = MatcherConfig(encoder, scorer, view, max_length, npt=npt.to_dict(),
+                               score_scale=score_scale(params, npt.d_model))
         return Matcher(config, NPTEncoder(npt), vocab)
     if encoder == "mathbert" and tokenizer_dir is not None:
         log.info("mathbert keeps its own vocabulary (paper §8); tokenizer_dir %s is not used", tokenizer_dir)
@@ -225,7 +239,8 @@ def build_matcher(encoder: str, mode: str, view: str, params: dict[str, Any], tr
         raise ValueError(f"max_length {max_length} exceeds the checkpoint's "
                          f"max_position_embeddings {bert.bert.config.max_position_embeddings}")
     config = MatcherConfig(encoder, scorer, view, max_length, plain_math=not _typed_vocab(tokenizer),
-                           bert=bert.config_dict(), pooling=pooling)
+                           bert=bert.config_dict(), pooling=pooling,
+                           score_scale=score_scale(params, bert.dim))
     return Matcher(config, bert, WordPieceCodec(tokenizer, plain=config.plain_math))
 
 
