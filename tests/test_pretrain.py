@@ -10,7 +10,7 @@ from proofmatch import pretrain as pt
 from proofmatch.splits import read_part
 from proofmatch.store import write_parquet
 from proofmatch.tokenizer import train_tokenizer
-from proofmatch.train import toy_pairs
+from toydata import toy_pairs
 
 PARAMS = dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
               max_length=32, mlm_probability=0.2, epochs=3, batch_size=8, learning_rate=2e-3,

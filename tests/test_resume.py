@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from proofmatch.store import write_parquet
-from proofmatch.train import toy_pairs
+from toydata import toy_pairs
 
 ROOT = Path(__file__).resolve().parents[1]
 

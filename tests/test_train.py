@@ -11,13 +11,14 @@ import pytest
 import torch
 
 from proofmatch import cli
+from proofmatch.config import run_matching
 from proofmatch.encoders import NPTConfig, NPTEncoder, WordVocab
 from proofmatch.model import (Matcher, MatcherConfig, global_loss, load_matcher, local_loss,
                               max_assignment, triplet_loss)
 from proofmatch.store import write_parquet
-from proofmatch.config import run_matching
 from proofmatch.train import (NotConfigured, epoch_batches, make_optimizer, rank_metrics, run_params,
-                              sample_negatives, step_schedule, toy_pairs, train_run)
+                              sample_negatives, step_schedule, train_run)
+from toydata import toy_pairs
 
 NPT = dict(epochs=30, batch_size=30, learning_rate=0.01, lr_decay=0.99, eval_every=5, max_length=64,
            d_model=64, n_layers=2, n_heads=4, d_k=16)
