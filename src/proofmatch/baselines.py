@@ -40,8 +40,8 @@ from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 
 from .decode import ScoreRows, decode_all
 from .evaluate import add_decode_arguments, token_lists, write_outputs
-from .splits import read_part
 from .logs import setup_logging
+from .splits import read_part
 from .tokens import is_math, split_math
 
 log = logging.getLogger(__name__)

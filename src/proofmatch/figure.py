@@ -43,8 +43,8 @@ from tqdm import tqdm
 
 from . import tokens as tok
 from .evaluate import Matcher, token_lists
-from .splits import read_part
 from .logs import setup_logging
+from .splits import read_part
 from .store import atomic_path
 
 log = logging.getLogger(__name__)

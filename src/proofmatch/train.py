@@ -160,17 +160,17 @@ def _typed_vocab(tokenizer) -> bool:
     return any(len(t) > 1 and t[0] == "$" for t in tokenizer.get_vocab())
 
 
-def score_scale(params: dict[str, Any], dim: int) -> float:
-    """``1/d`` when ``scale_scores`` is on, else 1 (the paper's ``sᵀWp + b``).
+def score_scale(params: dict[str, Any], dim: int, scorer: str) -> float:
+    """``1/d`` for a bilinear scorer when ``scale_scores`` is on, else 1 (the paper's ``sᵀWp + b``).
 
     Why: max-pooled post-LayerNorm NPT features are all positive (about +2.5 in every dimension)
-    and ``W`` starts at the identity, so unscaled scores start near ``6·d``. The in-batch softmax
-    over them is saturated from the first step; at d ≥ 256 the first updates collapse every text
-    onto one vector and training stays at chance. Dividing by ``d`` (as scaled dot-product
+    and ``W`` starts at the identity, so unscaled scores start near ``6·d`` and the first epoch's
+    in-batch softmax loss is far above ``log(batch)`` (9 at d = 128 on Stacks). At d = 256 such a
+    run stayed at chance; scaled, it trained at once. Dividing by ``d`` (as scaled dot-product
     attention divides by √d_k) keeps the starting scores O(1) whatever d is. Ranking by a fixed
     ``W`` is unchanged; only the training dynamics are.
     """
-    return 1.0 / dim if params.get("scale_scores", False) else 1.0
+    return 1.0 / dim if scorer == "bilinear" and params.get("scale_scores", False) else 1.0
 
 
 def build_matcher(encoder: str, mode: str, view: str, params: dict[str, Any], train: pd.DataFrame,
@@ -191,7 +191,7 @@ def build_matcher(encoder: str, mode: str, view: str, params: dict[str, Any], tr
                         attention_dropout=float(params.get("attention_dropout", 0.1)),
                         max_length=max_length)
         config = MatcherConfig(encoder, scorer, view, max_length, npt=npt.to_dict(),
-                               score_scale=score_scale(params, npt.d_model))
+                               score_scale=score_scale(params, npt.d_model, scorer))
         return Matcher(config, NPTEncoder(npt), vocab)
     if encoder == "mathbert" and tokenizer_dir is not None:
         log.info("mathbert keeps its own vocabulary (paper §8); tokenizer_dir %s is not used", tokenizer_dir)
@@ -214,7 +214,7 @@ def build_matcher(encoder: str, mode: str, view: str, params: dict[str, Any], tr
                          f"max_position_embeddings {bert.bert.config.max_position_embeddings}")
     config = MatcherConfig(encoder, scorer, view, max_length, plain_math=not _typed_vocab(tokenizer),
                            bert=bert.config_dict(), pooling=pooling,
-                           score_scale=score_scale(params, bert.dim))
+                           score_scale=score_scale(params, bert.dim, scorer))
     return Matcher(config, bert, WordPieceCodec(tokenizer, plain=config.plain_math))
 
 
@@ -298,9 +298,9 @@ def train_run(data_parquet: str | os.PathLike, out_dir: str | os.PathLike, encod
     out = Path(out_dir)
     ckpt_path = out / "checkpoint" / STATE_FILE
     train, dev = (read_part(data_parquet, p) for p in ("train", "dev"))
-    if len(train) < 2 or dev.empty:
-        raise ValueError(f"{data_parquet}: need at least 2 train pairs and 1 dev pair "
-                         f"(got {len(train)} train, {len(dev)} dev)")
+    if len(train) < 2:  # read_part already refuses an empty part
+        raise ValueError(f"{data_parquet}: need at least 2 train pairs for in-batch negatives "
+                         f"(got {len(train)})")
     fingerprint = _fingerprint(encoder, mode, view, params, seed, train, dev)
 
     matcher = build_matcher(encoder, mode, view, params, train, tokenizer_dir, pretrained_dir).to(rt.device)
