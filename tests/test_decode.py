@@ -13,7 +13,6 @@ from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
 from proofmatch import decode as D
 from proofmatch import evaluate as E
-from proofmatch.splits import read_part
 
 
 def matrix_scorer(S: np.ndarray) -> D.ScoreRows:
@@ -270,19 +269,6 @@ def test_evaluate_view_filters_tokens(tmp_path, monkeypatch):
     m = E.evaluate_run("run", data, "dev", tmp_path / "o.parquet", tmp_path / "o.json", 3, 100, 0, view="text")
     assert all(not t.startswith("$") for s in seen["s"] for t in s)
     assert m["global_method"] == "exact" and m["view"] == "text" and m["part"] == "dev"
-
-
-def test_read_part_rejects_bad_input(tmp_path):
-    path = tmp_path / "d.parquet"
-    pd.DataFrame({"pair_id": ["a", "a"], "article_id": ["x", "x"], "part": ["test", "test"],
-                  "statement_tokens": [["s"], ["t"]], "proof_tokens": [["p"], ["q"]]}).to_parquet(path)
-    with pytest.raises(ValueError, match="duplicate pair_id"):
-        read_part(path, "test")
-    with pytest.raises(ValueError, match="no pairs in part 'dev'"):
-        read_part(path, "dev")
-    pd.DataFrame({"pair_id": ["a"]}).to_parquet(path)
-    with pytest.raises(ValueError, match="missing column"):
-        read_part(path, "test")
 
 
 def test_evaluate_run_with_a_saved_model(tmp_path):

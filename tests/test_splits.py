@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from proofmatch.splits import PARTS, make_splits, part_sizes, write_splits
+from proofmatch.splits import PARTS, make_splits, part_sizes, read_part, write_splits
 
 
 def corpus(n_articles: int = 60, n_pr: int = 12, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -126,3 +126,16 @@ def test_write_splits_and_cli(tmp_path, capsys):
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "u.parquet"), expected["unmixed"])
     assert json.loads(capsys.readouterr().out)["unmixed"]["dev"]["articles"] == 6
     assert main(["split", "--pairs", str(tmp_path / "pairs.parquet")]) == 2
+
+
+def test_read_part_rejects_bad_input(tmp_path):
+    path = tmp_path / "d.parquet"
+    pd.DataFrame({"pair_id": ["a", "a"], "article_id": ["x", "x"], "part": ["test", "test"],
+                  "statement_tokens": [["s"], ["t"]], "proof_tokens": [["p"], ["q"]]}).to_parquet(path)
+    with pytest.raises(ValueError, match="duplicate pair_id"):
+        read_part(path, "test")
+    with pytest.raises(ValueError, match="no pairs in part 'dev'"):
+        read_part(path, "dev")
+    pd.DataFrame({"pair_id": ["a"]}).to_parquet(path)
+    with pytest.raises(ValueError, match="missing column"):
+        read_part(path, "test")
