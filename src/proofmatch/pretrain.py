@@ -34,8 +34,8 @@ import pandas as pd
 import torch
 
 from proofmatch import devices
-from proofmatch.store import write_csv, write_json
 from proofmatch.splits import read_part
+from proofmatch.store import write_csv, write_json
 from proofmatch.tokenizer import load_tokenizer, to_text
 
 log = logging.getLogger(__name__)

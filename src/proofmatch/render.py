@@ -1,6 +1,6 @@
 """Render a result table as Markdown, LaTeX and CSV (the one table writer of the project).
 
-Markdown comes from ``DataFrame.to_markdown`` (tabulate) and LaTeX from pandas' ``Styler``; this
+Markdown comes from ``DataFrame.to_markdown`` (tabulate) and LaTeX from ``DataFrame.to_latex``; this
 module only decides how a cell reads: two decimals, and an en dash for a number not measured.
 The CSV keeps full precision and leaves missing cells empty.
 """
