@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from proofmatch.splits import PARTS, make_splits, part_sizes, read_part, write_splits
+from proofmatch.splits import PARTS, make_splits, part_sizes, read_part, read_parts, write_splits
 
 
 def corpus(n_articles: int = 60, n_pr: int = 12, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -139,3 +139,17 @@ def test_read_part_rejects_bad_input(tmp_path):
     pd.DataFrame({"pair_id": ["a"]}).to_parquet(path)
     with pytest.raises(ValueError, match="missing column"):
         read_part(path, "test")
+
+
+def test_read_parts_returns_each_part_in_file_order(tmp_path):
+    path = tmp_path / "d.parquet"
+    pd.DataFrame({"pair_id": ["d2", "t1", "d1", "t2"], "article_id": ["x"] * 4,
+                  "part": ["dev", "train", "dev", "train"],
+                  "statement_tokens": [["s"]] * 4, "proof_tokens": [["p"]] * 4}).to_parquet(path)
+    train, dev = read_parts(path, ["train", "dev"])
+    assert train["pair_id"].tolist() == ["t1", "t2"] and dev["pair_id"].tolist() == ["d2", "d1"]
+    pd.testing.assert_frame_equal(read_part(path, "dev"), dev)
+    with pytest.raises(ValueError, match="unknown part"):
+        read_parts(path, ["train", "valid"])
+    with pytest.raises(ValueError, match="no pairs in part 'test'"):
+        read_parts(path, ["train", "test"])

@@ -41,7 +41,7 @@ from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 from .decode import ScoreRows, decode_all
 from .evaluate import add_decode_arguments, token_lists, write_outputs
 from .logs import setup_logging
-from .splits import read_part
+from .splits import read_parts
 from .tokens import is_math, split_math
 
 log = logging.getLogger(__name__)
@@ -133,13 +133,13 @@ def run_baseline(method: str, data_parquet: str | os.PathLike, part: str, out_pa
     """Score ``part`` of ``data_parquet`` with a baseline, decode it, write Parquet + JSON (as evaluate.py)."""
     if method not in METHODS:
         raise ValueError(f"unknown baseline {method!r}; expected one of {METHODS}")
-    data = read_part(data_parquet, part)
+    fitted = method in ("tfidf", "tfidf_paper")  # fitted on the train part; BM25 needs none
+    data, *train = read_parts(data_parquet, [part, "train"] if fitted else [part])
     statements = token_lists(data["statement_tokens"])
     proofs = token_lists(data["proof_tokens"])
-    if method in ("tfidf", "tfidf_paper"):
-        train = read_part(data_parquet, "train")
+    if fitted:
         fit = tfidf_scorer if method == "tfidf" else tfidf_paper_scorer
-        scorer = fit(token_lists(train["statement_tokens"]) + token_lists(train["proof_tokens"]),
+        scorer = fit(token_lists(train[0]["statement_tokens"]) + token_lists(train[0]["proof_tokens"]),
                      statements, proofs)
     else:
         scorer = bm25_scorer(statements, proofs)

@@ -34,7 +34,7 @@ import pandas as pd
 import torch
 
 from proofmatch import devices
-from proofmatch.splits import read_part
+from proofmatch.splits import read_parts
 from proofmatch.store import write_csv, write_json
 from proofmatch.tokenizer import load_tokenizer, to_text
 
@@ -146,8 +146,9 @@ def pretrain(data_parquet: str | os.PathLike, tokenizer_dir: str | os.PathLike,
     tokenizer = load_tokenizer(tokenizer_dir)
     max_length = int(params["max_length"])
 
-    train_chunks = packed_chunks(tokenizer, corpus_texts(read_part(data_parquet, "train")), max_length)
-    dev_chunks = packed_chunks(tokenizer, corpus_texts(read_part(data_parquet, "dev")), max_length)
+    train, dev = read_parts(data_parquet, ["train", "dev"])
+    train_chunks = packed_chunks(tokenizer, corpus_texts(train), max_length)
+    dev_chunks = packed_chunks(tokenizer, corpus_texts(dev), max_length)
     if not train_chunks or not dev_chunks:
         raise ValueError(f"{data_parquet}: pretraining needs non-empty train and dev parts")
     collator = mlm_collator(tokenizer, params)

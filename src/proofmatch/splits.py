@@ -41,25 +41,35 @@ DATA_COLUMNS = ("pair_id", "article_id", "part", "statement_tokens", "proof_toke
 _MIXED_STREAM, _UNMIXED_STREAM = 0, 1
 
 
-def read_part(data_parquet: str | os.PathLike, part: str) -> pd.DataFrame:
-    """The rows of one part of a split (or symbol-replaced) Parquet, in file order: row i's gold
-    proof is proof i. Every consumer (tokenizer, training, pretraining, evaluation, baselines,
-    LIME) reads through here, so a bad file fails the same clear way everywhere: a missing
-    column, an empty part or a duplicate ``pair_id`` is an error naming the file."""
-    if part not in PARTS:
-        raise ValueError(f"unknown part {part!r}; expected one of {PARTS}")
+def read_parts(data_parquet: str | os.PathLike, parts: Sequence[str]) -> list[pd.DataFrame]:
+    """The rows of each of ``parts`` of a split (or symbol-replaced) Parquet, read once, each in
+    file order: row i's gold proof is proof i. Every consumer (tokenizer, training, pretraining,
+    evaluation, baselines, LIME) reads through here, so a bad file fails the same clear way
+    everywhere: a missing column, an empty part or a duplicate ``pair_id`` is an error naming the
+    file."""
+    unknown = [p for p in parts if p not in PARTS]
+    if unknown:
+        raise ValueError(f"unknown part(s) {unknown}; expected some of {PARTS}")
     df = read_parquet(data_parquet)
     missing = [c for c in DATA_COLUMNS if c not in df.columns]
     if missing:
         raise ValueError(f"{data_parquet}: missing column(s) {missing}; expected {list(DATA_COLUMNS)}")
-    sub = df[df["part"] == part].reset_index(drop=True)
-    if sub.empty:
-        raise ValueError(f"{data_parquet}: no pairs in part {part!r} (parts present: "
-                         f"{sorted(df['part'].unique().tolist())})")
-    dup = sub["pair_id"][sub["pair_id"].duplicated()]
-    if not dup.empty:
-        raise ValueError(f"{data_parquet}: duplicate pair_id in part {part!r}, e.g. {dup.iloc[0]!r}")
-    return sub
+    out = []
+    for part in parts:
+        sub = df[df["part"] == part].reset_index(drop=True)
+        if sub.empty:
+            raise ValueError(f"{data_parquet}: no pairs in part {part!r} (parts present: "
+                             f"{sorted(df['part'].unique().tolist())})")
+        dup = sub["pair_id"][sub["pair_id"].duplicated()]
+        if not dup.empty:
+            raise ValueError(f"{data_parquet}: duplicate pair_id in part {part!r}, e.g. {dup.iloc[0]!r}")
+        out.append(sub)
+    return out
+
+
+def read_part(data_parquet: str | os.PathLike, part: str) -> pd.DataFrame:
+    """One part of a split Parquet (:func:`read_parts` with one part)."""
+    return read_parts(data_parquet, [part])[0]
 
 
 def check_fractions(fractions: Sequence[float]) -> tuple[float, float, float]:

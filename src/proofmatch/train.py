@@ -40,7 +40,7 @@ from proofmatch.encoders import (BertEncoder, NPTConfig, NPTEncoder, WordPieceCo
                                  pad_batch)
 from proofmatch.model import ENCODERS, Matcher, MatcherConfig, global_loss, local_loss, triplet_loss
 from proofmatch.store import atomic_path, write_csv, write_json
-from proofmatch.splits import read_part
+from proofmatch.splits import read_parts
 from proofmatch.tokenizer import load_tokenizer
 from proofmatch.tokens import VIEWS, view as token_view
 
@@ -297,8 +297,8 @@ def train_run(data_parquet: str | os.PathLike, out_dir: str | os.PathLike, encod
     devices.seed_everything(seed, deterministic=rt.device.type == "cpu")
     out = Path(out_dir)
     ckpt_path = out / "checkpoint" / STATE_FILE
-    train, dev = (read_part(data_parquet, p) for p in ("train", "dev"))
-    if len(train) < 2:  # read_part already refuses an empty part
+    train, dev = read_parts(data_parquet, ["train", "dev"])
+    if len(train) < 2:  # read_parts already refuses an empty part
         raise ValueError(f"{data_parquet}: need at least 2 train pairs for in-batch negatives "
                          f"(got {len(train)})")
     fingerprint = _fingerprint(encoder, mode, view, params, seed, train, dev)
