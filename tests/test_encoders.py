@@ -13,10 +13,10 @@ from proofmatch.model import Matcher, MatcherConfig, load_matcher
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 
-def _npt(vocab_size: int = 30) -> NPTEncoder:
+def _npt(vocab_size: int = 30, positions: bool = True) -> NPTEncoder:
     torch.manual_seed(0)
     return NPTEncoder(NPTConfig(vocab_size=vocab_size, d_model=16, n_layers=2, n_heads=4, d_k=8,
-                                max_length=40)).eval()
+                                max_length=40, positions=positions)).eval()
 
 
 def test_npt_pooling_ignores_padding_content_and_width():
@@ -33,6 +33,16 @@ def test_npt_pooling_ignores_padding_content_and_width():
     # ... while a real token does change the vector
     other = enc(*pad_batch([short + [20]], 0))[0]
     assert not torch.allclose(other, alone)
+
+
+def test_npt_without_positions_encodes_a_bag_of_tokens():
+    """Attention is permutation-equivariant and max-pooling invariant, so without the position
+    table an NPT vector depends on which tokens a text holds, not on their order."""
+    text, shuffled = [[2, 5, 6, 7, 8, 9]], [[2, 9, 7, 5, 8, 6]]
+    bag, ordered = _npt(positions=False), _npt(positions=True)
+    torch.testing.assert_close(bag(*pad_batch(shuffled, 0)), bag(*pad_batch(text, 0)))
+    assert not torch.allclose(ordered(*pad_batch(shuffled, 0)), ordered(*pad_batch(text, 0)))
+    assert not torch.allclose(bag(*pad_batch([[2, 5, 6, 7, 8, 10]], 0)), bag(*pad_batch(text, 0)))
 
 
 def test_npt_shape_and_length_guard():
@@ -104,7 +114,8 @@ def test_matcher_save_and_load_roundtrip(kind, tiny_bert_dir, tmp_path):
     torch.manual_seed(1)
     if kind == "npt":
         vocab = WordVocab.build(seqs_s + seqs_p, min_count=1)
-        npt = NPTConfig(vocab_size=len(vocab), d_model=16, n_layers=1, n_heads=2, d_k=8, max_length=20)
+        npt = NPTConfig(vocab_size=len(vocab), d_model=16, n_layers=1, n_heads=2, d_k=8, max_length=20,
+                        positions=False)
         m = Matcher(MatcherConfig("npt", "bilinear", "both", 20, npt=npt.to_dict()), NPTEncoder(npt), vocab)
     else:
         enc = BertEncoder.from_checkpoint(tiny_bert_dir)

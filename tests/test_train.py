@@ -183,11 +183,12 @@ def test_make_optimizer():
         make_optimizer("sgd", params, 0.1)
 
 
-@pytest.mark.parametrize("optimizer, lr, scaled", [("asgd", 0.01, False), ("adamw", 0.002, False),
-                                                   ("adamw", 0.002, True)])
-def test_npt_local_learns_and_writes_outputs(optimizer, lr, scaled, toy, tmp_path):
+@pytest.mark.parametrize("optimizer, lr, scaled, positions", [
+    ("asgd", 0.01, False, True), ("adamw", 0.002, False, True), ("adamw", 0.002, True, True),
+    ("adamw", 0.002, False, False)])
+def test_npt_local_learns_and_writes_outputs(optimizer, lr, scaled, positions, toy, tmp_path):
     out = tmp_path / "npt"
-    params = dict(NPT, optimizer=optimizer, learning_rate=lr, scale_scores=scaled)
+    params = dict(NPT, optimizer=optimizer, learning_rate=lr, scale_scores=scaled, positions=positions)
     res = train_run(toy, out, "npt", "local", "both", params, seed=3)
     hist = pd.read_csv(out / "metrics.csv")
     assert len(hist) == NPT["epochs"] and hist["loss"].iloc[-1] < hist["loss"].iloc[0] - 1.0
@@ -199,6 +200,7 @@ def test_npt_local_learns_and_writes_outputs(optimizer, lr, scaled, toy, tmp_pat
     # model/ holds the best epoch and reproduces its dev metrics
     m = load_matcher(out, device="cpu")
     assert m.config.score_scale == (1.0 / NPT["d_model"] if scaled else 1.0)
+    assert m.encoder.config.positions is positions
     dev = pd.read_parquet(toy).query("part == 'dev'")
     again = rank_metrics(m, list(dev["statement_tokens"]), list(dev["proof_tokens"]))
     assert again["mrr"] == pytest.approx(res["dev_mrr"], abs=1e-6)

@@ -189,7 +189,7 @@ def build_matcher(encoder: str, mode: str, view: str, params: dict[str, Any], tr
                         n_layers=int(params["n_layers"]), n_heads=int(params["n_heads"]),
                         d_k=int(params["d_k"]), dropout=float(params.get("dropout", 0.1)),
                         attention_dropout=float(params.get("attention_dropout", 0.1)),
-                        max_length=max_length)
+                        max_length=max_length, positions=bool(params.get("positions", True)))
         config = MatcherConfig(encoder, scorer, view, max_length, npt=npt.to_dict(),
                                score_scale=score_scale(params, npt.d_model, scorer))
         return Matcher(config, NPTEncoder(npt), vocab)
