@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 
 import numpy as np
 import pandas as pd
@@ -224,11 +225,19 @@ def test_argument_checks(toy, tmp_path):
         train_run(toy, tmp_path / "v", "npt", "local", "all", NPT, seed=0)
 
 
-def test_changed_params_refuse_to_resume(toy, tmp_path):
-    params = dict(NPT, epochs=1, eval_every=1)
+def test_changed_params_start_afresh_instead_of_resuming(toy, tmp_path, caplog):
+    """A rerun with other params (Snakemake's answer to a config change) is a new run: the old
+    checkpoint is not resumed, and the result equals a run in an empty folder."""
+    params = dict(NPT, epochs=2, eval_every=1)
     train_run(toy, tmp_path / "r", "npt", "local", "both", params, seed=0)
-    with pytest.raises(ValueError, match="different run"):
-        train_run(toy, tmp_path / "r", "npt", "local", "both", dict(params, learning_rate=0.1), seed=0)
+    changed = dict(params, learning_rate=0.1)
+    with caplog.at_level(logging.WARNING, logger="proofmatch.train"):
+        rerun = train_run(toy, tmp_path / "r", "npt", "local", "both", changed, seed=0)
+    assert "(changed: params.learning_rate); starting afresh" in caplog.text
+    fresh = train_run(toy, tmp_path / "f", "npt", "local", "both", changed, seed=0)
+    assert rerun == fresh
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "r" / "metrics.csv").drop(columns="train_seconds"),
+                                  pd.read_csv(tmp_path / "f" / "metrics.csv").drop(columns="train_seconds"))
 
 
 @pytest.fixture(scope="module")
