@@ -85,6 +85,21 @@ def test_interrupted_run_resumes_to_identical_results(corpus, monkeypatch):
     assert (run / "model.safetensors").read_bytes() == (ref / "model.safetensors").read_bytes()
 
 
+def test_changed_params_start_afresh_instead_of_resuming(corpus, caplog):
+    """Snakemake reruns pretraining when its params change: the old state must not be resumed."""
+    import logging
+
+    changed = dict(PARAMS, learning_rate=1e-3)
+    pt.pretrain(corpus / "data.parquet", corpus / "tok", corpus / "fresh", changed, seed=3)
+    run = corpus / "rerun"
+    pt.pretrain(corpus / "data.parquet", corpus / "tok", run, dict(PARAMS, epochs=1), seed=3)
+    with caplog.at_level(logging.WARNING, logger="proofmatch.devices"):
+        pt.pretrain(corpus / "data.parquet", corpus / "tok", run, changed, seed=3)
+    assert "(changed: params.epochs, params.learning_rate); starting afresh" in caplog.text
+    pd.testing.assert_frame_equal(pd.read_csv(run / pt.LOG_FILE), pd.read_csv(corpus / "fresh" / pt.LOG_FILE))
+    assert (run / "model.safetensors").read_bytes() == (corpus / "fresh" / "model.safetensors").read_bytes()
+
+
 def test_validation_loss_skips_batches_without_masked_tokens():
     """A short last chunk can draw no [MASK]: its NaN mean must not poison the validation loss."""
     import types

@@ -9,6 +9,9 @@ starts a process group (NCCL on GPUs, Gloo on CPUs).
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
+import logging
 import os
 import random
 from dataclasses import dataclass
@@ -16,6 +19,8 @@ from typing import Any, Iterator, Sequence, TypeVar
 
 import numpy as np
 import torch
+
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -176,6 +181,38 @@ def forked_rng(seed: int) -> Iterator[None]:
             yield
         finally:
             np.random.set_state(np_state)
+
+
+def run_fingerprint(params: dict[str, Any], seed: int, pair_ids: Sequence[Any], **fields: Any) -> dict[str, Any]:
+    """What makes a training run this run: its params, seed and training pairs (a digest of their
+    ids), plus any ``fields``. A checkpoint stores it, and only a run with the same one resumes it."""
+    digest = hashlib.sha256("\n".join(map(str, pair_ids)).encode()).hexdigest()[:16]
+    return {**fields, "seed": seed, "n_train": len(pair_ids), "train_ids": digest,
+            "params": json.loads(json.dumps(params, sort_keys=True))}
+
+
+def fingerprint_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """The fields (``params.<key>`` inside params) whose values differ between two fingerprints."""
+    keys = [k for k in sorted(old.keys() | new.keys()) if k != "params" and old.get(k) != new.get(k)]
+    p_old, p_new = old.get("params") or {}, new.get("params") or {}
+    keys += [f"params.{k}" for k in sorted(p_old.keys() | p_new.keys()) if p_old.get(k) != p_new.get(k)]
+    return keys
+
+
+def load_checkpoint(path: str | os.PathLike, fingerprint: dict[str, Any]) -> dict[str, Any] | None:
+    """The training state saved at ``path`` when it belongs to this run, else None.
+
+    Snakemake reruns a job whose params or inputs changed: that is a new run, and resuming the
+    old run's state would mix the two. A state with another fingerprint is logged with what
+    changed and ignored; the new run's first checkpoint overwrites it."""
+    if not os.path.exists(path):
+        return None
+    saved = torch.load(path, map_location="cpu", weights_only=False)  # RNG states stay on CPU
+    if saved.get("fingerprint") != fingerprint:
+        log.warning("%s is from a different run (changed: %s); starting afresh", path,
+                    ", ".join(fingerprint_changes(saved.get("fingerprint") or {}, fingerprint)))
+        return None
+    return saved
 
 
 def save_torch_atomic(obj: Any, path: str | os.PathLike) -> None:

@@ -170,8 +170,10 @@ def pretrain(data_parquet: str | os.PathLike, tokenizer_dir: str | os.PathLike,
 
     state = {"epoch": 0, "step_in_epoch": 0, "step": 0, "best": float("inf"), "best_step": -1,
              "log": [], "loss_sum": 0.0, "loss_n": 0}
-    if (ckpt_dir / STATE_FILE).exists():
-        saved = torch.load(ckpt_dir / STATE_FILE, map_location="cpu", weights_only=False)
+    fingerprint = devices.run_fingerprint(params, seed, train["pair_id"].tolist(), n_dev=len(dev),
+                                          vocab_size=len(tokenizer))
+    saved = devices.load_checkpoint(ckpt_dir / STATE_FILE, fingerprint)
+    if saved is not None:
         model.load_state_dict(saved["model"])
         optimizer.load_state_dict(saved["optimizer"])
         scheduler.load_state_dict(saved["scheduler"])
@@ -186,7 +188,7 @@ def pretrain(data_parquet: str | os.PathLike, tokenizer_dir: str | os.PathLike,
             devices.save_torch_atomic({
                 "model": model.state_dict(), "optimizer": optimizer.state_dict(),
                 "scheduler": scheduler.state_dict(), "rng": devices.rng_state(),
-                "progress": state}, ckpt_dir / STATE_FILE)
+                "progress": state, "fingerprint": fingerprint}, ckpt_dir / STATE_FILE)
         rt.barrier()
 
     def evaluate() -> None:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
 import json
 import logging
 import os
@@ -223,17 +222,8 @@ def build_matcher(encoder: str, mode: str, view: str, params: dict[str, Any], tr
 
 def _fingerprint(encoder: str, mode: str, view: str, params: dict, seed: int, train: pd.DataFrame,
                  dev: pd.DataFrame) -> dict[str, Any]:
-    ids = hashlib.sha256("\n".join(map(str, train["pair_id"])).encode()).hexdigest()[:16]
-    return {"encoder": encoder, "mode": mode, "view": view, "seed": seed, "n_train": len(train),
-            "n_dev": len(dev), "train_ids": ids, "params": json.loads(json.dumps(params, sort_keys=True))}
-
-
-def _changed(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    """The fingerprint fields (``params.<key>`` inside params) that differ between two runs."""
-    keys = [k for k in sorted(old.keys() | new.keys()) if k != "params" and old.get(k) != new.get(k)]
-    p_old, p_new = old.get("params", {}), new.get("params", {})
-    keys += [f"params.{k}" for k in sorted(p_old.keys() | p_new.keys()) if p_old.get(k) != p_new.get(k)]
-    return keys
+    return devices.run_fingerprint(params, seed, train["pair_id"].tolist(), encoder=encoder, mode=mode,
+                                   view=view, n_dev=len(dev))
 
 
 def _remove_stale_temporaries(out: Path) -> None:
@@ -323,14 +313,7 @@ def train_run(data_parquet: str | os.PathLike, out_dir: str | os.PathLike, encod
     start = 0
     if rt.is_main:
         _remove_stale_temporaries(out)
-    # RNG states stay on CPU
-    saved = torch.load(ckpt_path, map_location="cpu", weights_only=False) if ckpt_path.exists() else None
-    if saved is not None and saved["fingerprint"] != fingerprint:
-        # Snakemake reruns a job whose params or inputs changed: that is a new run, and the
-        # checkpoint of the old one must not be resumed. This run's first epoch overwrites it.
-        log.warning("train: %s is from a different run (changed: %s); starting afresh", ckpt_path,
-                    ", ".join(_changed(saved["fingerprint"], fingerprint)))
-        saved = None
+    saved = devices.load_checkpoint(ckpt_path, fingerprint)
     if saved is not None:
         matcher.load_state_dict(saved["model"])
         optimizer.load_state_dict(saved["optimizer"])
