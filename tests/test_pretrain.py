@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pandas as pd
 import pytest
 import torch
@@ -87,8 +89,6 @@ def test_interrupted_run_resumes_to_identical_results(corpus, monkeypatch):
 
 def test_changed_params_start_afresh_instead_of_resuming(corpus, caplog):
     """Snakemake reruns pretraining when its params change: the old state must not be resumed."""
-    import logging
-
     changed = dict(PARAMS, learning_rate=1e-3)
     pt.pretrain(corpus / "data.parquet", corpus / "tok", corpus / "fresh", changed, seed=3)
     run = corpus / "rerun"

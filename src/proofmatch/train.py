@@ -220,12 +220,6 @@ def build_matcher(encoder: str, mode: str, view: str, params: dict[str, Any], tr
 # ---------------------------------------------------------------- outputs
 
 
-def _fingerprint(encoder: str, mode: str, view: str, params: dict, seed: int, train: pd.DataFrame,
-                 dev: pd.DataFrame) -> dict[str, Any]:
-    return devices.run_fingerprint(params, seed, train["pair_id"].tolist(), encoder=encoder, mode=mode,
-                                   view=view, n_dev=len(dev))
-
-
 def _remove_stale_temporaries(out: Path) -> None:
     """Staging folders and temporary files that a killed job left behind (hidden names)."""
     import shutil
@@ -299,7 +293,8 @@ def train_run(data_parquet: str | os.PathLike, out_dir: str | os.PathLike, encod
     if len(train) < 2:  # read_parts already refuses an empty part
         raise ValueError(f"{data_parquet}: need at least 2 train pairs for in-batch negatives "
                          f"(got {len(train)})")
-    fingerprint = _fingerprint(encoder, mode, view, params, seed, train, dev)
+    fingerprint = devices.run_fingerprint(params, seed, train["pair_id"].tolist(), encoder=encoder,
+                                          mode=mode, view=view, n_dev=len(dev))
 
     matcher = build_matcher(encoder, mode, view, params, train, tokenizer_dir, pretrained_dir).to(rt.device)
     model = devices.wrap_ddp(matcher, rt)
