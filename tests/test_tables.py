@@ -83,15 +83,29 @@ def test_table5_views_with_not_run_row(tmp_path):
     assert "| ScratchBERT | Math | – | – | – | – | not run: math view not trained |" in md
 
 
-def test_table6_protected_symbols(tmp_path):
-    results = {("conservation", te): metrics(0.6926, 0.5959, 0.6) for te in T.TABLE6_TEST}
+def test_table6_rows_are_training_levels_columns_protected_test_levels(tmp_path):
+    """Paper Table 6: rows Conservation, Partial, Partial+P, Full, Full+P (training); column groups
+    Conservation and Partial+P (test), MRR and Acc each."""
+    paper = {"conservation": (69.26, 59.59, 27.9, 18.29), "partial": (61.36, 51.72, 54.06, 42.67),
+             "full": (53.63, 42.08, 52.85, 41.4), "full_p": (56.27, 45.13, 55.92, 44.84)}
+    results = {}
+    for tr, (m1, a1, m2, a2) in paper.items():
+        results[(tr, "conservation")] = metrics(m1 / 100, a1 / 100, 0.0)
+        results[(tr, "partial_p")] = metrics(m2 / 100, a2 / 100, 0.0)
     df = T.table6(results, tmp_path / "table6", not_run={"partial_p": "not run: no math.PR articles"})
-    md, _, _ = read(tmp_path / "table6")
-    assert df["Test"].tolist() == ["Conservation", "Partial", "Partial+P", "Full", "Full+P"]
-    assert list(df.columns[1:5]) == ["Train Conservation MRR", "Train Conservation Acc",
-                                     "Train Partial+P MRR", "Train Partial+P Acc"]
-    assert "| Full+P | 69.26 | 59.59 | – | – |" in md
-    assert "Partial+P: not run: no math.PR articles" in md
+    md, tex, csv = read(tmp_path / "table6")
+    assert T.TABLE6_TRAIN == ("conservation", "partial", "partial_p", "full", "full_p")
+    assert T.TABLE6_TEST == ("conservation", "partial_p")
+    assert df["Training"].tolist() == ["Conservation", "Partial", "Partial+P", "Full", "Full+P"]
+    assert list(df.columns) == ["Training", "Test Conservation MRR", "Test Conservation Acc",
+                                "Test Partial+P MRR", "Test Partial+P Acc", "Note"]
+    assert "| Conservation | 69.26 | 59.59 | 27.90 | 18.29 |  |" in md
+    assert "| Full+P | 56.27 | 45.13 | 55.92 | 44.84 |  |" in md
+    assert "| Partial+P | – | – | – | – | not run: no math.PR articles |" in md
+    assert "Rows: training level" in md and "Table 6" in tex and csv.shape == (5, 6)
+    # a training level without results and without a reason is an error, not an empty row
+    with pytest.raises(KeyError, match="Table 6: 2 result"):
+        T.table6(results, tmp_path / "t6")
 
 
 def test_table7_hubness_from_json(tmp_path):
@@ -110,8 +124,8 @@ def test_baselines_table_with_not_run_method(tmp_path):
     results = {(m, lv): metrics(0.298, 0.114, 0.2) for m in ("tfidf", "tfidf_paper") for lv in T.TABLE3_LEVELS}
     df = T.table_baselines(results, tmp_path / "baselines", not_run={"bm25": "rank_bm25 not installed"})
     md, _, _ = read(tmp_path / "baselines")
-    assert df["Method"].tolist() == ["TF-IDF-Local", "TF-IDF-Global", "TF-IDF (paper)-Local",
-                                     "TF-IDF (paper)-Global", "BM25-Local", "BM25-Global"]
+    assert df["Method"].tolist() == ["TF-IDF-Local", "TF-IDF-Global", "TF-IDF (reference code)-Local",
+                                     "TF-IDF (reference code)-Global", "BM25-Local", "BM25-Global"]
     assert "| TF-IDF-Local | 29.80 | 11.40 |" in md and "| TF-IDF-Global | – | 20.00 |" in md
     assert md.count("not run: rank_bm25 not installed") == 2
 
@@ -144,6 +158,12 @@ def test_render_dispatches_workflow_keys(tmp_path):
         parse_key("mixed__npt__local")
     df = render("table6", {}, tmp_path / "t6", not_run={"pr": "not run: no pr split"})
     assert "not run: no pr split" in (tmp_path / "t6.md").read_text()
-    assert len(df) == 5
+    assert len(df) == 5 and (df["Note"] == "not run: no pr split").all()
+    # the ten pr evaluations (five training levels x two protected test levels) fill Table 6
+    keyed = {f"pr__scratchbert__local__{tr}__both__test__{te}": metrics(0.5 + 0.01 * i, 0.4, 0.0)
+             for i, (tr, te) in enumerate((tr, te) for tr in T.TABLE6_TRAIN for te in T.TABLE6_TEST)}
+    df = render("table6", keyed, tmp_path / "t6")
+    assert len(keyed) == 10 and df.drop(columns=["Training", "Note"]).notna().all().all()
+    assert df.loc[df["Training"] == "Full+P", "Test Partial+P MRR"].item() == pytest.approx(59.0)
     with pytest.raises(ValueError, match="unknown table"):
         render("table9", {}, tmp_path / "t9")

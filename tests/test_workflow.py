@@ -53,6 +53,31 @@ def test_bad_config_fails_before_any_job(tmp_path):
     assert not (wd / "results").exists()
 
 
+def planned_wildcards(stdout: str, rule: str) -> list[dict[str, str]]:
+    """The wildcards of every job of ``rule`` in a ``snakemake -n`` plan."""
+    jobs = re.findall(rf"^rule {rule}:\n(?:    .*\n)*?    wildcards: (.*)$", stdout, flags=re.M)
+    return [dict(kv.split("=", 1) for kv in job.split(", ")) for job in jobs]
+
+
+def test_table6_plans_the_papers_experiment(tmp_path):
+    """Paper §9.4 / Table 6: five pr ScratchBERT-Local-Local trainings (one per training level), each
+    evaluated on the two test levels that keep the protected symbols: ten evaluations."""
+    wd = copy_workflow(tmp_path)
+    dry = subprocess.run(SNAKEMAKE + ["-n", "results/tables/table6.md"], cwd=wd, capture_output=True,
+                         text=True, timeout=300)
+    assert dry.returncode == 0, (dry.stdout + dry.stderr)[-3000:]
+    trained = planned_wildcards(dry.stdout, "train_matcher")
+    levels = ["conservation", "partial", "partial_p", "full", "full_p"]
+    assert sorted(w["level"] for w in trained) == sorted(levels)
+    assert {(w["split"], w["encoder"], w["mode"], w["view"]) for w in trained} == {
+        ("pr", "scratchbert", "local", "both")}
+    evals = planned_wildcards(dry.stdout, "evaluate_run")
+    assert len(evals) == 10
+    assert {(w["level"], w["test_level"]) for w in evals} == {
+        (tr, te) for tr in levels for te in ("conservation", "partial_p")}
+    assert {(w["split"], w["part"]) for w in evals} == {("pr", "test")}
+
+
 @pytest.mark.slow
 def test_demo_workflow_end_to_end(tmp_path):
     wd = copy_workflow(tmp_path)

@@ -1,7 +1,7 @@
 # Shared definitions: config validation (before any job runs), wildcard constraints, and the
 # input functions that decide which runs the tables need.
 from proofmatch.config import run_matching, schema_path, validate_config
-from proofmatch.tables import eval_json
+from proofmatch.tables import TABLE6_TEST, TABLE6_TRAIN, eval_json
 from snakemake.utils import validate
 
 validate_config(config)
@@ -10,7 +10,6 @@ validate(config, schema=str(schema_path()))
 SEED = config["seed"]
 SHARDS = [f"{i:03d}" for i in range(config["corpus"]["n_shards"])]
 LEVELS = ["conservation", "partial", "full", "trans"]
-PR_LEVELS = ["conservation", "partial", "partial_p", "full", "full_p"]
 ENCODERS = ["npt", "scratchbert", "mathbert", "specter"]
 MATHBERT = config["matching"].get("mathbert")
 PR_CATEGORY = config["splits"].get("pr_category", "math.PR")
@@ -119,12 +118,15 @@ def table5_inputs(wildcards):
 
 
 def table6_inputs(wildcards):
+    """Paper §9.4: the five pr ScratchBERT-Local-Local models (one per training level), each
+    tested on the two levels that keep the protected symbols (Conservation, Partial+P).
+    """
     if not PR_CATEGORY:
         return {}
     return evals(
         ("pr", "scratchbert", "local", train, "both", "test", test)
-        for train in ("conservation", "partial_p")
-        for test in PR_LEVELS
+        for train in TABLE6_TRAIN
+        for test in TABLE6_TEST
     )
 
 
