@@ -47,12 +47,20 @@ def toy_pairs(n: int = 12) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def test_pick_pair_is_deterministic_and_prefers_shared_math():
+def test_pick_pairs_is_deterministic_prefers_shared_math_and_two_articles():
     df = toy_pairs()
-    assert F.pick_pair(df, max_tokens=120) == 3      # 3 shared symbols; row 5 shares 4 but is too long
-    assert F.pick_pair(df, max_tokens=10_000) == 5
-    assert F.pick_pair(df.iloc[::-1].reset_index(drop=True), 120) == len(df) - 1 - 3
+    # row 3 shares 3 symbols; row 5 shares 4 but is too long; the rest tie on 2 symbols and length
+    assert F.pick_pairs(df, 2, max_tokens=120) == [3, 0]
+    assert F.pick_pairs(df, 2, max_tokens=10_000) == [5, 3]
+    assert F.pick_pairs(df.iloc[::-1].reset_index(drop=True), 2, 120) == [len(df) - 1 - 3, len(df) - 1]
+    # the second pair comes from another article than the first
+    same = df.assign(article_id=df["article_id"].where(df.index != 0, "art3"))
+    assert F.pick_pairs(same, 2, 120) == [3, 1]
+    # one article only: the pairs share it (with a warning) rather than fail
+    assert F.pick_pairs(df.assign(article_id="one"), 2, 120) == [3, 0]
     assert F.shared_math(["$x", "x", "$y"], ["$x", "$x", "y"]) == 1
+    with pytest.raises(ValueError, match="need 2 pairs"):
+        F.pick_pairs(df.iloc[:1], 2)
 
 
 def test_display_tokens_have_no_whitespace():
@@ -77,21 +85,30 @@ def test_probability_fn_masks_in_place_and_is_a_softmax():
         fn(["a is b\nb so"])
 
 
-def test_figure_from_fake_matchers_renders_png_and_pdf(tmp_path):
+def test_figure_from_fake_matchers_has_both_pairs_under_both_models(tmp_path):
     df = toy_pairs()
     png, pdf = tmp_path / "figure2.png", tmp_path / "figure2.pdf"
-    panels = F.figure_from_matchers([("(a) math model", BagMatcher(math_weight=3.0)),
-                                     ("(b) text model", BagMatcher(math_weight=0.1))],
+    panels = F.figure_from_matchers([("math model", BagMatcher(math_weight=3.0)),
+                                     ("text model", BagMatcher(math_weight=0.1))],
                                     df, png, pdf, samples=150, seed=0, n_others=8)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and pdf.read_bytes()[:5] == b"%PDF-"
-    assert len(panels) == 2 and panels[0].title.startswith("(a) math model — art3/lemma3")
-    math_panel = panels[0]
-    assert len(math_panel.tokens) == len(df["statement_tokens"][3]) + len(df["proof_tokens"][3])
+    # as in the paper's Figure 2: (a), (b) = pair 1 under both models; (c), (d) = pair 2
+    assert [p.pair_id for p in panels] == ["art3/lemma3", "art3/lemma3", "art0/lemma0", "art0/lemma0"]
+    assert [p.title for p in panels] == [
+        "(a) Example statement/proof 1 — math model — art3/lemma3",
+        "(b) Example statement/proof 1 — text model — art3/lemma3",
+        "(c) Example statement/proof 2 — math model — art0/lemma0",
+        "(d) Example statement/proof 2 — text model — art0/lemma0"]
+    for panel, row in zip(panels, (3, 3, 0, 0)):
+        assert len(panel.tokens) == len(df["statement_tokens"][row]) + len(df["proof_tokens"][row])
+        assert panel.n_statement == len(df["statement_tokens"][row])
     # as in the paper: the math-heavy model's strongest "match" evidence is a shared math symbol,
     # the text-heavy model's is a word
-    assert math_panel.is_math[int(np.argmax(math_panel.weights))]
-    assert not panels[1].is_math[int(np.argmax(panels[1].weights))]
-    assert math_panel.p_match > 0.9 and 0.0 < panels[1].p_match < 1.0
+    for math_panel, text_panel in (panels[0:2], panels[2:4]):
+        assert math_panel.is_math[int(np.argmax(math_panel.weights))]
+        assert not text_panel.is_math[int(np.argmax(text_panel.weights))]
+        assert math_panel.p_match > 0.9 and 0.0 < text_panel.p_match < 1.0
+        assert not np.allclose(math_panel.weights, text_panel.weights)
 
 
 def test_figure2_loads_both_runs(tmp_path, monkeypatch):
@@ -102,4 +119,6 @@ def test_figure2_loads_both_runs(tmp_path, monkeypatch):
     monkeypatch.setattr(F, "_load_matcher", lambda run: loaded.append(str(run)) or BagMatcher())
     F.figure2("runs/cons", "runs/full", data, tmp_path / "f.png", tmp_path / "f.pdf", samples=20, seed=1)
     assert loaded == ["runs/cons", "runs/full"]
+    F.figure2("runs/cons", "runs/full", data, tmp_path / "g.png", tmp_path / "g.pdf", samples=20, seed=1, n_pairs=1)
+    assert (tmp_path / "g.png").stat().st_size < (tmp_path / "f.png").stat().st_size  # two panels, not four
     assert (tmp_path / "f.png").stat().st_size > 0 and (tmp_path / "f.pdf").stat().st_size > 0

@@ -1,7 +1,12 @@
-"""Figure 2: LIME explanations of one statement-proof pair under two models (paper §9.5, App. D).
+"""Figure 2: LIME explanations of two statement-proof pairs under two models (paper §9.5, App. D).
 
-One test pair is explained under a model trained on Conservation and one trained on Full
-replacement, both applied to the *original* (conservation) pair, as in the paper.
+Paper §9.5: "We examine ScratchBERT-Local-Local trained with the Conservation setup and with Full
+replacement. Both are applied to original test examples." Its Figure 2 shows two test pairs, each
+under both models: "the model that was trained in the symbol conservation setup (a and c) and
+their corresponding LIME visualizations for the model that was trained in the full symbol
+replacement setup (b and d)". This module draws the same four panels: (a) pair 1 / Conservation,
+(b) pair 1 / Full, (c) pair 2 / Conservation, (d) pair 2 / Full, all on the original
+(conservation) pairs.
 
 Explanation. The statement and the proof are joined into one text (tokens separated by spaces,
 statement and proof by a newline) and explained with ``lime.lime_text.LimeTextExplainer``:
@@ -18,14 +23,18 @@ statement and proof by a newline) and explained with ``lime.lime_text.LimeTextEx
   statement with a fixed set of other proofs of the same part (seeded sample; ``n_others``).
   This matches how the models are trained (softmax over in-batch proofs, paper §7.1).
 
-The pair is chosen deterministically: among test pairs with at most ``max_tokens`` tokens in
-statement + proof, the one whose statement and proof share the most distinct math symbols
-(then the shortest, then the smallest pair_id); if no pair is that short, the shortest pairs win.
+The paper's two pairs were picked by hand (Lemma 3.2 of arXiv:0810.0041 and Lemma 4.1.9 of
+arXiv:0803.3332); here they are chosen deterministically: pairs are ranked by having at most
+``max_tokens`` tokens in statement + proof, then by the number of distinct math symbols statement
+and proof share (more first), then by length (shorter first), then by pair_id; the best pair is
+taken, then the best pair of another article (as the paper's two come from two articles). If no
+pair is that short, the shortest pairs win. The same perturbation samples (LIME seed) and the same
+other proofs serve both models of one pair, so their panels differ only by the model.
 
 Rendering (matplotlib, Agg): each token is drawn as text with a coloured box, orange for
 support of "match", blue for "mismatch", opacity proportional to ``|weight| / max |weight|`` of the
 panel; lines are wrapped to the figure width and the proof starts on a new line. One panel per
-model, each with a title and the model's P(match) and LIME's local fit R².
+pair and model, each with a title and the model's P(match) and LIME's local fit R².
 """
 
 from __future__ import annotations
@@ -64,25 +73,36 @@ def shared_math(statement: Sequence[str], proof: Sequence[str]) -> int:
     return len({t for t in statement if tok.is_math(t)} & {t for t in proof if tok.is_math(t)})
 
 
-def pick_pair(data: pd.DataFrame, max_tokens: int = 120) -> int:
-    """Row position of the pair to explain (module docstring)."""
+def pick_pairs(data: pd.DataFrame, n: int = 2, max_tokens: int = 120) -> list[int]:
+    """Row positions of the ``n`` pairs to explain, best first, from distinct articles where the
+    data has an ``article_id`` column and enough articles (module docstring)."""
     if data.empty:
         raise ValueError("no pairs to choose from")
     st = token_lists(data["statement_tokens"])
     pr = token_lists(data["proof_tokens"])
     length = np.array([len(s) + len(p) for s, p in zip(st, pr)])
     ok = np.array([len(s) > 0 and len(p) > 0 for s, p in zip(st, pr)])
-    if not ok.any():
-        raise ValueError("every pair has an empty statement or proof")
+    if ok.sum() < n:
+        raise ValueError(f"need {n} pairs with a non-empty statement and proof, have {int(ok.sum())}")
     shared = np.array([shared_math(s, p) for s, p in zip(st, pr)])
     fits = length <= max_tokens
     key = pd.DataFrame({"bad": ~ok, "long": ~fits, "shared": -shared, "length": length,
                         "pair_id": data["pair_id"].astype(str).to_numpy()})
     if not fits[ok].any():
-        log.warning("no pair has <= %d tokens; explaining the shortest one", max_tokens)
+        log.warning("no pair has <= %d tokens; explaining the shortest ones", max_tokens)
         key["long"] = False
         key["shared"] = 0
-    return int(key.sort_values(["bad", "long", "shared", "length", "pair_id"], kind="stable").index[0])
+    ranked = key[~key["bad"]].sort_values(["long", "shared", "length", "pair_id"], kind="stable").index
+    articles = data["article_id"].astype(str).to_numpy() if "article_id" in data else np.arange(len(data))
+    chosen: list[int] = []
+    for row in ranked:
+        if articles[row] not in {articles[c] for c in chosen}:
+            chosen.append(int(row))
+            if len(chosen) == n:
+                return chosen
+    log.warning("only %d article(s) among the candidate pairs; the %d pairs share an article", len(chosen), n)
+    rest = [int(r) for r in ranked if r not in chosen]
+    return chosen + rest[: n - len(chosen)]
 
 
 # ----------------------------------------------------------------------------- LIME
@@ -142,10 +162,11 @@ class Explanation:
     n_statement: int
     p_match: float
     r2: float
+    pair_id: str = ""
 
 
 def explain_pair(matcher: Matcher, statement: list[str], proof: list[str], others: list[list[str]],
-                 samples: int, seed: int, title: str = "", batch_size: int = 64) -> Explanation:
+                 samples: int, seed: int, title: str = "", batch_size: int = 64, pair_id: str = "") -> Explanation:
     """Explain the match probability of one statement-proof pair with LIME (module docstring)."""
     from lime.lime_text import LimeTextExplainer
 
@@ -168,7 +189,8 @@ def explain_pair(matcher: Matcher, statement: list[str], proof: list[str], other
     order = np.argsort(-np.abs(weights))[:10]
     log.info("%s: P(match)=%.3f R2=%.2f; strongest: %s", title or "explanation", p, r2,
              ", ".join(f"{shown[i]}({weights[i]:+.3f})" for i in order))
-    return Explanation(title, shown, [tok.is_math(t) for t in statement + proof], weights, len(statement), p, r2)
+    return Explanation(title, shown, [tok.is_math(t) for t in statement + proof], weights, len(statement), p, r2,
+                       pair_id)
 
 
 # ----------------------------------------------------------------------------- rendering
@@ -242,21 +264,28 @@ def render(panels: Sequence[Explanation], out_png: str | os.PathLike, out_pdf: s
 
 def figure_from_matchers(matchers: Sequence[tuple[str, Matcher]], data: pd.DataFrame, out_png: str | os.PathLike,
                          out_pdf: str | os.PathLike, samples: int, seed: int, max_tokens: int = 120,
-                         n_others: int = 99, batch_size: int = 64) -> list[Explanation]:
-    """Explain the chosen pair of ``data`` under each (title, matcher) and render one panel each."""
-    row = pick_pair(data, max_tokens)
+                         n_others: int = 99, batch_size: int = 64, n_pairs: int = 2) -> list[Explanation]:
+    """Explain the ``n_pairs`` chosen pairs of ``data`` under each (title, matcher); one panel per
+    pair and matcher, pair by pair, lettered (a), (b), ... as in the paper's Figure 2."""
+    if len(data) < 2:
+        raise ValueError("the part has a single pair; need other proofs for the match probability")
+    rows = pick_pairs(data, n_pairs, max_tokens)
     statements = token_lists(data["statement_tokens"])
     proofs = token_lists(data["proof_tokens"])
-    rest = np.delete(np.arange(len(data)), row)
-    if rest.size == 0:
-        raise ValueError("the part has a single pair; need other proofs for the match probability")
     rng = np.random.default_rng(seed)
-    others = [proofs[j] for j in np.sort(rng.choice(rest, size=min(n_others, rest.size), replace=False))]
-    pair_id = str(data["pair_id"].iloc[row])
-    log.info("explaining pair %s (%d statement + %d proof tokens, %d shared math symbols) against %d other proofs",
-             pair_id, len(statements[row]), len(proofs[row]), shared_math(statements[row], proofs[row]), len(others))
-    panels = [explain_pair(m, statements[row], proofs[row], others, samples, seed, f"{title} — {pair_id}", batch_size)
-              for title, m in matchers]
+    panels = []
+    for k, row in enumerate(rows, start=1):
+        rest = np.delete(np.arange(len(data)), row)
+        others = [proofs[j] for j in np.sort(rng.choice(rest, size=min(n_others, rest.size), replace=False))]
+        pair_id = str(data["pair_id"].iloc[row])
+        log.info("pair %d: %s (%d statement + %d proof tokens, %d shared math symbols) against %d other proofs", k,
+                 pair_id, len(statements[row]), len(proofs[row]), shared_math(statements[row], proofs[row]),
+                 len(others))
+        for title, m in matchers:
+            letter = chr(ord("a") + len(panels))
+            panels.append(explain_pair(m, statements[row], proofs[row], others, samples, seed,
+                                       f"({letter}) Example statement/proof {k} — {title} — {pair_id}", batch_size,
+                                       pair_id))
     render(panels, out_png, out_pdf)
     return panels
 
@@ -269,12 +298,13 @@ def _load_matcher(run_dir: str | os.PathLike) -> Matcher:
 
 def figure2(run_conservation: str | os.PathLike, run_full: str | os.PathLike, data_parquet: str | os.PathLike,
             out_png: str | os.PathLike, out_pdf: str | os.PathLike, samples: int, seed: int,
-            part: str = "test", max_tokens: int = 120, n_others: int = 99, batch_size: int = 64) -> None:
-    """Figure 2: a Conservation-trained and a Full-trained model explained on one original pair."""
+            part: str = "test", max_tokens: int = 120, n_others: int = 99, batch_size: int = 64,
+            n_pairs: int = 2) -> None:
+    """Figure 2: a Conservation-trained and a Full-trained model explained on two original pairs."""
     data = read_part(data_parquet, part)
-    matchers = [("(a) trained with symbol conservation", _load_matcher(run_conservation)),
-                ("(b) trained with full symbol replacement", _load_matcher(run_full))]
-    figure_from_matchers(matchers, data, out_png, out_pdf, samples, seed, max_tokens, n_others, batch_size)
+    matchers = [("symbol conservation", _load_matcher(run_conservation)),
+                ("full symbol replacement", _load_matcher(run_full))]
+    figure_from_matchers(matchers, data, out_png, out_pdf, samples, seed, max_tokens, n_others, batch_size, n_pairs)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -286,11 +316,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--samples", type=int, default=300, help="LIME samples (config figure.lime_samples)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--part", default="test", choices=["dev", "test"])
+    parser.add_argument("--pairs", type=int, default=2, help="test pairs to explain (the paper's Figure 2 shows two)")
     parser.add_argument("--log", default=None)
 
 
 def main(args: argparse.Namespace) -> int:
     setup_logging(args.log)
     figure2(args.run_conservation, args.run_full, args.data, args.out_png, args.out_pdf, args.samples,
-            args.seed, args.part)
+            args.seed, args.part, n_pairs=args.pairs)
     return 0

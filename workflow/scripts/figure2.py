@@ -1,4 +1,4 @@
-"""Figure 2: LIME explanations under Conservation- and Full-trained models (proofmatch.figure)."""
+"""Figure 2: LIME explanations of two test pairs under Conservation- and Full-trained models (proofmatch.figure)."""
 from pathlib import Path
 
 from proofmatch.devices import set_threads
