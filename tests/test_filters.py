@@ -1,145 +1,205 @@
-"""Filters of Appendix A on hand-built token lists (no dependence on the linearizer)."""
+"""Filters of Appendix A on hand-built fragments, linearized by the real linearizer."""
 
 from __future__ import annotations
 
 import json
+from xml.sax.saxutils import escape
 
 import pandas as pd
 import pytest
 
 from proofmatch import filters
-from proofmatch.filters import REASONS, classify, filter_pairs, match_omitted, match_reference, read_extraction_reports
+from proofmatch.filters import (
+    EXAMPLES, REASONS, classify, filter_pairs, match_omitted, match_reference, read_extraction_reports,
+)
+from proofmatch.linearize import linearize_pair
 from proofmatch.store import read_json, read_parquet
 
+XHTML = "http://www.w3.org/1999/xhtml"
+MML = "http://www.w3.org/1998/Math/MathML"
 
-def toks(s: str) -> list[str]:
-    """Whitespace tokens; ``$``-prefixed ones are math (the tokens.py convention)."""
-    return s.split()
+ST_TITLE = "Lemma 3.2."  # 2 whitespace tokens (5 typed tokens: Lemma 3 . 2 .)
+PR_TITLE = "Proof."  # 1 whitespace token
+# 20 whitespace tokens each, titles included; plain English so CLD2 detects it reliably.
+EN_STATEMENT = "Let $x be a real number with $x $> $0 . Then every power of it is positive."
+EN_PROOF = "We argue by induction on the integer $n . The case $n $= $1 holds by assumption, so done."
+FR_STATEMENT = ("Soit $x un nombre réel strictement positif. Alors pour tout entier $n la puissance est "
+                "positive et la suite est bornée dans cet espace.")
+FR_PROOF = ("On raisonne par récurrence sur l'entier $n . Le cas initial est vrai par hypothèse et "
+            "l'hérédité découle du fait que le produit de deux nombres positifs reste positif.")
+RU_STATEMENT = ("Пусть $x положительное вещественное число. Тогда для любого целого $n степень "
+                "положительна и последовательность ограничена на этом интервале.")
+RU_PROOF = ("Доказательство проводится индукцией по $n . Базовый случай верен по предположению, а шаг "
+            "индукции следует из того, что произведение двух положительных чисел положительно.")
 
 
-ST_TITLE = "Lemma 3 . 2 ."  # 5 title tokens
-PR_TITLE = "Proof ."  # 2 title tokens
-# 24 body tokens, 9 of them math; plain English so CLD2 detects it reliably.
-EN_STATEMENT = ("Let $x be a real number such that $x $> $0 . Then for every integer $n the power "
-                "$x $n is positive and bounded .")
-EN_PROOF = ("We argue by induction on the integer $n . The case $n $= $1 holds by assumption , and the "
-            "induction step follows because the product of two positive real numbers is positive again .")
-FR_STATEMENT = ("Soit $x un nombre réel strictement positif . Alors pour tout entier $n la puissance est "
-                "positive et la suite est bornée dans cet espace .")
-FR_PROOF = ("On raisonne par récurrence sur l' entier $n . Le cas initial est vrai par hypothèse et "
-            "l' hérédité découle du fait que le produit de deux nombres positifs reste positif .")
-RU_STATEMENT = ("Пусть $x положительное вещественное число . Тогда для любого целого $n степень "
-                "положительна и последовательность ограничена на этом интервале .")
-RU_PROOF = ("Доказательство проводится индукцией по $n . Базовый случай верен по предположению , а шаг "
-            "индукции следует из того , что произведение двух положительных чисел положительно .")
+def body_xml(body: str) -> str:
+    """A paragraph: ``$sym`` words become one-symbol formulas, the other words stay text."""
+    parts = [f'<math xmlns="{MML}"><mi>{escape(w[1:])}</mi></math>' if w.startswith("$") and len(w) > 1
+             else escape(w) for w in body.split()]
+    return f"<p>{' '.join(parts)}</p>" if parts else ""
+
+
+def fragment(title: str, body: str, cls: str) -> str:
+    head = f'<h6 class="ltx_title">{escape(title)}</h6>' if title else ""
+    return f'<div xmlns="{XHTML}" class="{cls}">{head}{body_xml(body)}</div>'
+
+
+def n_ws(title: str, body: str) -> int:
+    """The reference length of a fragment built by :func:`fragment` (whitespace words + symbols)."""
+    return len(title.split()) + len(body.split())
 
 
 def row(pair_id: str, statement: str = EN_STATEMENT, proof: str = EN_PROOF, *, article: str = "a1",
         st_title: str = ST_TITLE, pr_title: str = PR_TITLE, error: str | None = None, position: int = 0) -> dict:
-    st = toks(st_title) + toks(statement)
-    pr = toks(pr_title) + toks(proof)
-    return {
-        "article_id": article, "statement_id": pair_id.split("/")[-1], "kind": "lemma", "position": position,
-        "statement_xml": "<div/>", "proof_xml": "<div/>", "pair_id": pair_id,
-        "statement_tokens": None if error else st, "proof_tokens": None if error else pr,
-        "statement_title_tokens": len(toks(st_title)), "proof_title_tokens": len(toks(pr_title)),
-        "linearize_error": error,
-    }
+    base = {"article_id": article, "statement_id": pair_id.split("/")[-1], "kind": "lemma", "position": position,
+            "statement_xml": fragment(st_title, statement, "ltx_theorem ltx_theorem_lemma"),
+            "proof_xml": fragment(pr_title, proof, "ltx_proof")}
+    out = linearize_pair(base)
+    out["pair_id"] = pair_id
+    if error:
+        out.update(statement_tokens=[], proof_tokens=[], statement_title_tokens=0, proof_title_tokens=0,
+                   linearize_error=error)
+    return out
+
+
+def verdicts(rows: list[dict], **kw) -> pd.DataFrame:
+    verdict, _ = classify(pd.DataFrame(rows), **kw)
+    return verdict.set_index(pd.Index([r["pair_id"] for r in rows]))
 
 
 def reasons(rows: list[dict], **kw) -> dict[str, str | None]:
-    verdict, _ = classify(pd.DataFrame(rows), **kw)
-    return dict(zip([r["pair_id"] for r in rows], verdict["reason"]))
+    return verdicts(rows, **kw)["reason"].to_dict()
 
 
-def test_english_pair_is_kept_and_body_lengths_exclude_titles():
-    assert len(toks(EN_STATEMENT)) >= 20 and len(toks(EN_PROOF)) >= 20
-    assert reasons([row("a1/ok")]) == {"a1/ok": None}
-    # 17 body tokens + 5 title tokens = 22 tokens: short, because titles do not count.
-    short = " ".join(toks(EN_STATEMENT)[:17])
-    verdict, _ = classify(pd.DataFrame([row("a1/s", statement=short)]))
-    assert verdict["reason"].tolist() == ["too_short"]
-    assert verdict["detail"].tolist() == ["statement 17 < 20"]
+def test_lengths_count_whitespace_tokens_of_text_and_math_titles_included():
+    assert n_ws(ST_TITLE, EN_STATEMENT) == 20 and n_ws(PR_TITLE, EN_PROOF) == 20
+    v = verdicts([row("a1/ok")])
+    assert v.loc["a1/ok", "reason"] is None
+    assert (v.loc["a1/ok", "statement_length"], v.loc["a1/ok", "proof_length"]) == (20, 20)
+    # The typed tokens (punctuation split off) are more numerous: they are not what is counted.
+    assert len(row("a1/ok")["statement_tokens"]) > 20
+    # One word fewer: 19 tokens, too short, although the title-free typed body has 19 tokens too.
+    short = " ".join(EN_STATEMENT.split()[1:])
+    v = verdicts([row("a1/s", statement=short)])
+    assert (v.loc["a1/s", "reason"], v.loc["a1/s", "example"]) == ("too_short", "other")
+    assert v.loc["a1/s", "detail"] == "statement 19 < 20"
+
+
+def test_lone_full_stops_at_the_ends_of_a_statement_are_not_counted():
+    # Ends with a formula then " ." (a lone full stop): the reference's strip(" .") removes it.
+    statement = " ".join(["word"] * 17 + ["$x", "."])
+    assert n_ws(ST_TITLE, statement) == 21
+    v = verdicts([row("a1/st", statement=statement), row("a1/pr", proof=" ".join(["word"] * 17 + ["$x", "."]))],
+                 language=None)
+    assert v.loc["a1/st", "statement_length"] == 20 and v.loc["a1/st", "reason"] is None
+    assert v.loc["a1/pr", "proof_length"] == 20  # proofs are not stripped: 1 + 19
 
 
 def test_length_bounds_are_inclusive():
-    exactly_20 = " ".join(["word"] * 10 + ["$x"] * 10)
-    exactly_500 = " ".join(["$y"] * 500)
-    got = reasons([row("a1/min", statement=exactly_20), row("a1/19", proof=" ".join(toks(exactly_20)[1:])),
+    exactly_20 = " ".join(["word"] * 8 + ["$x"] * 10)  # + 2 title tokens
+    exactly_500 = " ".join(["$y"] * 499)  # + "Proof."
+    got = reasons([row("a1/min", statement=exactly_20), row("a1/19", proof=" ".join(["word"] * 18)),
                    row("a1/500", proof=exactly_500), row("a1/501", proof=exactly_500 + " $y")], language=None)
     assert got == {"a1/min": None, "a1/19": "too_short", "a1/500": None, "a1/501": "too_long"}
 
 
-def test_each_reason_and_the_first_match_wins():
+def test_patterns_only_label_pairs_the_length_filter_drops():
     rows = [
         row("a1/err", error="MathML parse error"),
         row("a1/ok"),
-        row("a1/title", statement="", st_title="Lemma 5 . 26 ."),
+        row("a1/title", statement="", st_title="5.26 Lemma."),
         row("a1/punct", statement=". :"),  # only punctuation after the title
         row("a1/emptyproof", proof=""),
-        row("a2/fr", FR_STATEMENT, FR_PROOF, article="a2"),
-        row("a3/ru", RU_STATEMENT, RU_PROOF, article="a3"),
-        row("a1/omit", proof="Omitted ."),
-        row("a1/obvious", proof="This is obvious and will be left to the readers ."),
-        row("a1/wellknown", proof="This is well - known ."),
+        row("a1/omit", proof="Omitted."),
+        row("a1/obvious", proof="This is obvious and will be left to the readers."),
+        row("a1/wellknown", proof="This is well-known."),
         row("a1/appendix", proof="See Appendix A"),
-        row("a1/follows", proof="This follows immediately from Proposition 4 . 4 ( ii ) ."),
-        row("a1/similar", proof="Similar to proof of Lemma 6 . 1"),
-        row("a1/cite", proof="See [ BK3 , Theorem 4 . 8 ] ."),
-        row("a1/elsewhere", proof="The proof will appear elsewhere ."),
-        row("a1/above", proof="See above ."),
-        row("a1/section", proof="Will be given in section 5 ."),
-        row("a1/short", proof="Take $Q $' $= $p $h $i $- $p $i ."),
+        row("a1/follows", proof="This follows immediately from Proposition 4.4 (ii)."),
+        row("a1/similar", proof="Similar to proof of Lemma 6.1"),
+        row("a1/cite", proof="See [BK3, Theorem 4.8]."),
+        row("a1/elsewhere", proof="The proof will appear elsewhere."),
+        row("a1/above", proof="See above."),
+        row("a1/section", proof="Will be given in section 5."),
+        row("a1/take", proof="Take $Q $' $= $p $h $i $- $p $i ."),
         row("a1/long", proof=" ".join(["$z"] * 600)),
-        # an error wins over everything, a title-only statement over a short proof
-        row("a1/title+omit", statement="", proof="Omitted ."),
+        row("a1/title+omit", statement="", proof="Omitted."),  # the title wins over the phrase
     ]
-    got = reasons(rows)
-    assert got == {
-        "a1/err": "linearize_error", "a1/ok": None, "a1/title": "title_only", "a1/punct": "title_only",
-        "a1/emptyproof": "title_only", "a2/fr": "language", "a3/ru": "language", "a1/omit": "omitted",
+    v = verdicts(rows)
+    assert v["reason"].to_dict() == {
+        "a1/err": "linearize_error", "a1/ok": None, "a1/long": "too_long",
+        **{r["pair_id"]: "too_short" for r in rows if r["pair_id"] not in ("a1/err", "a1/ok", "a1/long")}}
+    assert v["example"].dropna().to_dict() == {
+        "a1/title": "title_only", "a1/punct": "title_only", "a1/emptyproof": "title_only", "a1/omit": "omitted",
         "a1/obvious": "omitted", "a1/wellknown": "omitted", "a1/appendix": "reference_only",
         "a1/follows": "reference_only", "a1/similar": "reference_only", "a1/cite": "reference_only",
         "a1/elsewhere": "reference_only", "a1/above": "reference_only", "a1/section": "reference_only",
-        "a1/short": "too_short", "a1/long": "too_long", "a1/title+omit": "title_only",
-    }
+        "a1/take": "other", "a1/title+omit": "title_only"}
+    assert v.loc["a1/omit", "detail"] == "proof 2 < 20; omitted: 'omitted'"
+    assert v.loc["a1/emptyproof", "detail"] == "proof 1 < 20; title_only: proof"
 
 
-def test_real_proofs_that_cite_or_say_clearly_are_not_dropped_by_patterns():
-    # 35 math-free tokens: longer than the pattern gate, so the citation does not matter.
-    long_cite = ("This follows from Proposition 4 . 4 , applied to the restriction of the sheaf to each "
-                 "open subset in the cover , together with the fact that the gluing maps agree on all overlaps .")
-    # 22 tokens with formulas: "obvious" + "Lemma 6.1" but it carries math, so it is content.
-    with_math = "It is obvious from Lemma 6 . 1 that $f $( $x $) $= $0 for all $x in the interval , hence the claim ."
-    assert len(toks(long_cite)) > filters.PATTERN_MAX_TOKENS
-    assert len(toks(with_math)) >= 20
-    assert reasons([row("a1/cite", proof=long_cite), row("a1/math", proof=with_math)]) == {
-        "a1/cite": None, "a1/math": None}
+def test_no_proof_of_20_or_more_tokens_is_dropped_by_a_pattern():
+    # 20-30 token proofs that cite a result or say "obvious": the old pattern rules dropped these.
+    cites = ("This follows immediately from Proposition 4.4 applied to the restriction of the sheaf to each open "
+             "set of the given cover.")
+    obvious = "It is obvious from Lemma 6.1 that the map is injective, hence the claim holds for every point of X."
+    see = "See [BK3, Theorem 4.8] for the general case; here we only check that the given map is injective on X."
+    proofs = {"a1/cites": cites, "a1/obvious": obvious, "a1/see": see}
+    for p in proofs.values():
+        assert 20 <= n_ws(PR_TITLE, p) <= 30
+        assert match_omitted(p.split()) or match_reference(p.split())
+    v = verdicts([row(k, proof=p) for k, p in proofs.items()])
+    assert v["reason"].isna().all()
+    assert (v["proof_length"] >= 20).all()
 
 
 def test_pattern_helpers_report_the_phrase():
-    assert match_omitted(toks("The proof is omitted .")) == "omitted"
-    assert match_omitted(toks("Let $x be given .")) is None
-    assert match_reference(toks("See [ 12 ] .")) == "see"
-    assert match_reference(toks("We compute directly .")) is None
+    assert match_omitted("The proof is omitted .".split()) == "omitted"
+    assert match_omitted("Let $x be given .".split()) is None
+    assert match_reference("See [ 12 ] .".split()) == "see"
+    assert match_reference("We compute directly .".split()) is None
 
 
-def test_detail_names_the_side_and_the_language():
-    verdict, lang = classify(pd.DataFrame([row("a1/t", proof=""), row("a2/fr", FR_STATEMENT, FR_PROOF, article="a2")]))
-    assert verdict["detail"].tolist()[0] == "proof"
-    assert verdict["detail"].tolist()[1].startswith("fr (")
-    assert lang["languages"]["fr"] == 1
+def test_language_is_decided_per_article_and_drops_all_its_pairs():
+    rows = [
+        # a French article: one pair alone is too short to detect, one is title-only; all go
+        row("fr/1", FR_STATEMENT, FR_PROOF, article="fr"),
+        row("fr/2", FR_STATEMENT, "Évident.", article="fr", pr_title="Preuve."),
+        row("fr/3", "", FR_PROOF, article="fr", st_title="Lemme 2."),
+        row("ru/1", RU_STATEMENT, RU_PROOF, article="ru"),
+        # an English article with one French pair: the article is English, every pair kept
+        row("en/1", article="en"), row("en/2", article="en"), row("en/3", article="en"),
+        row("en/4", FR_STATEMENT, FR_PROOF, article="en"),
+    ]
+    verdict, lang = classify(pd.DataFrame(rows))
+    got = dict(zip([r["pair_id"] for r in rows], verdict["reason"]))
+    assert got == {"fr/1": "language", "fr/2": "language", "fr/3": "language", "ru/1": "language",
+                   "en/1": None, "en/2": None, "en/3": None, "en/4": None}
+    assert verdict["detail"][0].startswith("article in fr (")
+    assert lang["articles"] == 3 and dict(lang["languages"]) == {"en": 1, "fr": 1, "ru": 1}
+    assert dict(lang["dropped_articles"]) == {"fr": 1, "ru": 1}
+    assert dict(lang["dropped_pairs"]) == {"fr": 3, "ru": 1}
 
 
-def test_language_none_disables_and_short_texts_are_not_detected():
-    assert reasons([row("a2/fr", FR_STATEMENT, FR_PROOF)], language=None) == {"a2/fr": None}
+def test_language_none_disables_and_short_articles_are_kept_and_counted():
+    assert reasons([row("fr/1", FR_STATEMENT, FR_PROOF, article="fr")], language=None) == {"fr/1": None}
     math_only = " ".join(["$x"] * 25)  # no words at all: too little text to detect
-    verdict, lang = classify(pd.DataFrame([row("a1/m", math_only, math_only, st_title="", pr_title="")]))
-    assert verdict["reason"].tolist() == [None]
-    assert lang["short"] == 1 and sum(lang["languages"].values()) == 0
+    verdict, lang = classify(pd.DataFrame([row("m/1", math_only, math_only, st_title="", pr_title="", article="m"),
+                                           row("m/2", math_only, math_only, st_title="", pr_title="", article="m")]))
+    assert verdict["reason"].tolist() == [None, None]
+    assert lang["articles"] == 1 and lang["short"] == 1 and sum(lang["languages"].values()) == 0
 
 
-def test_detector_exceptions_are_counted_and_kept(monkeypatch):
+def test_unreliable_and_failed_detections_keep_the_article(monkeypatch):
+    calls = iter([("unreliable", "fr", 40.0), ("undetected", None, 0.0)])
+    monkeypatch.setattr(filters, "detect_language", lambda text: next(calls))
+    verdict, lang = classify(pd.DataFrame([row("a/1", FR_STATEMENT, FR_PROOF, article="a"), row("b/1", article="b")]))
+    assert verdict["reason"].tolist() == [None, None]
+    assert (lang["unreliable"], lang["undetected"]) == (1, 1)
+
+
+def test_detector_exceptions_are_undetected(monkeypatch):
     import polyglot.detect
 
     class Broken:
@@ -147,9 +207,7 @@ def test_detector_exceptions_are_counted_and_kept(monkeypatch):
             raise RuntimeError("cld2 exploded")
 
     monkeypatch.setattr(polyglot.detect, "Detector", Broken)
-    verdict, lang = classify(pd.DataFrame([row("a1/ok")]))
-    assert verdict["reason"].tolist() == [None]
-    assert lang["undetected"] == 1
+    assert filters.detect_language("Let x be a real number.") == ("undetected", None, 0.0)
 
 
 def test_detect_language_survives_control_characters_and_surrogates():
@@ -157,11 +215,13 @@ def test_detect_language_survives_control_characters_and_surrogates():
     assert status == "reliable" and code == "en"
 
 
-def test_duplicates_across_shards_and_bad_titles_raise_clearly():
-    seen: set[str] = set()
-    classify(pd.DataFrame([row("a1/x")]), seen=seen)
-    verdict, _ = classify(pd.DataFrame([row("a1/x"), row("a1/y")]), seen=seen)
-    assert verdict["reason"].tolist() == ["duplicate_pair_id", None]
+def test_duplicates_stale_tokens_and_bad_titles_raise_or_drop():
+    v, _ = classify(pd.DataFrame([row("a1/x"), row("a1/y"), row("a1/x")]))
+    assert v["reason"].tolist() == [None, None, "duplicate_pair_id"]
+    stale = row("a1/b")
+    stale["proof_tokens"] = stale["proof_tokens"][:-1]
+    with pytest.raises(ValueError, match="stale token column"):
+        classify(pd.DataFrame([stale]))
     bad = row("a1/b")
     bad["statement_title_tokens"] = 999
     with pytest.raises(ValueError, match="title length"):
@@ -172,9 +232,11 @@ def test_duplicates_across_shards_and_bad_titles_raise_clearly():
 
 def _write_shards(tmp_path):
     shard0 = [row("a1/ok", position=1), row("a1/ok2", position=0), row("a1/err", error="boom"),
-              row("a2/fr", FR_STATEMENT, FR_PROOF, article="a2"), row("a1/omit", proof="Omitted .")]
+              row("a2/fr", FR_STATEMENT, FR_PROOF, article="a2"), row("a1/omit", proof="Omitted.")]
+    # a3 is split across the two shards: the language decision still sees all its pairs
     shard1 = [row("a3/ru", RU_STATEMENT, RU_PROOF, article="a3"), row("a4/ok", article="a4"),
-              row("a1/ok"), row("a4/cite", proof="See [ BK3 , Theorem 4 . 8 ] .", article="a4")]
+              row("a1/ok"), row("a4/cite", proof="See [BK3, Theorem 4.8].", article="a4")]
+    shard0.append(row("a3/ru2", RU_STATEMENT, "Очевидно.", article="a3", pr_title="Доказательство."))
     paths, reports = [], []
     for i, (rows, skipped) in enumerate([(shard0, {"too_large": 1}), (shard1, {"too_large": 2, "bad_xml": 1})]):
         p = tmp_path / f"shard-{i}.parquet"
@@ -194,28 +256,36 @@ def test_filter_pairs_writes_pairs_audit_and_a_report_that_adds_up(tmp_path):
     out = tmp_path / "data"
     report = filter_pairs(paths, reports, out / "pairs.parquet", out / "audit.parquet", out / "report.json")
     assert report == read_json(out / "report.json")
-    assert report["input_pairs"] == 9 and report["kept"] == 3
-    assert report["dropped"] == {"linearize_error": 1, "duplicate_pair_id": 1, "title_only": 0, "language": 2,
-                                 "omitted": 1, "reference_only": 1, "too_short": 0, "too_long": 0}
+    assert report["input_pairs"] == 10 and report["kept"] == 3
+    assert report["dropped"] == {"linearize_error": 1, "duplicate_pair_id": 1, "language": 3, "too_short": 2,
+                                 "too_long": 0}
     assert set(report["dropped"]) == set(REASONS)
+    assert report["too_short_examples"] == {"title_only": 0, "omitted": 1, "reference_only": 1, "other": 0}
+    assert set(report["too_short_examples"]) == set(EXAMPLES)
     assert report["kept"] + report["dropped_total"] == report["input_pairs"]
-    assert report["check"] == {"kept_plus_dropped_equals_input": True, "extraction_pairs_equal_input": True}
-    assert report["languages"]["fr"] == 1 and report["languages"]["ru"] == 1 and report["languages"]["en"] >= 3
+    assert report["check"] == {"kept_plus_dropped_equals_input": True, "too_short_examples_add_up": True,
+                               "language_articles_add_up": True, "extraction_pairs_equal_input": True}
+    assert report["language_articles"] == 4 and report["languages"] == {"en": 2, "fr": 1, "ru": 1}
     assert report["language_dropped_articles"] == {"fr": 1, "ru": 1}
+    assert report["language_dropped_pairs"] == {"fr": 1, "ru": 2}
     ext = report["extraction"]
     assert ext["files_seen"] == 10 and ext["files_skipped"] == {"bad_xml": 1, "too_large": 3}
-    assert ext["pairs"] == 9 and ext["theorem_like"] == 21
+    assert ext["pairs"] == 10 and ext["theorem_like"] == 21
     assert [f["path"] for f in ext["skipped_files"]] == ["s0.xhtml", "s1.xhtml"]
 
     pairs = read_parquet(out / "pairs.parquet")
     assert pairs["pair_id"].tolist() == ["a1/ok2", "a1/ok", "a4/ok"]  # sorted by article, position
     assert "linearize_error" not in pairs.columns
-    assert list(pairs["statement_tokens"].iloc[0]) == toks(ST_TITLE) + toks(EN_STATEMENT)
+    assert list(pairs["statement_tokens"].iloc[0]) == row("a1/ok2")["statement_tokens"]
     audit = read_parquet(out / "audit.parquet")
     assert list(audit.columns) == list(filters.AUDIT_COLUMNS)
     assert dict(zip(audit["pair_id"], audit["reason"])) == {
-        "a1/err": "linearize_error", "a2/fr": "language", "a1/omit": "omitted", "a3/ru": "language",
-        "a1/ok": "duplicate_pair_id", "a4/cite": "reference_only"}
+        "a1/err": "linearize_error", "a2/fr": "language", "a1/omit": "too_short", "a3/ru2": "language",
+        "a3/ru": "language", "a1/ok": "duplicate_pair_id", "a4/cite": "too_short"}
+    examples = audit.set_index("pair_id")["example"].dropna().to_dict()
+    assert examples == {"a1/omit": "omitted", "a4/cite": "reference_only"}
+    assert audit.set_index("pair_id").loc["a4/cite", "proof_length"] == 5
+    assert pd.isna(audit.set_index("pair_id").loc["a1/err", "proof_length"])
 
 
 def test_stale_shard_against_extraction_report_raises(tmp_path):
@@ -244,4 +314,5 @@ def test_cli_filter(tmp_path, capsys):
     assert rc == 0
     report = read_json(tmp_path / "r.json")
     assert report["dropped"]["language"] == 0 and report["kept"] == 5
+    assert report["language_articles"] == 0
     assert json.loads(capsys.readouterr().out)["kept"] == 5

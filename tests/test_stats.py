@@ -6,7 +6,51 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from proofmatch.stats import table1, table2, token_counts, token_stats, write_table1, write_table2
+from proofmatch.linearize import fragment_tokens
+from proofmatch.stats import (
+    TABLE2_CAPTION, paper_counts, paper_tokens, table1, table2, token_counts, token_stats, write_table1, write_table2,
+)
+
+XHTML = "http://www.w3.org/1999/xhtml"
+MML = "http://www.w3.org/1998/Math/MathML"
+
+
+def _math(*symbols: str, variant: str | None = None) -> str:
+    font = f' mathvariant="{variant}"' if variant else ""
+    return f'<math xmlns="{MML}"><mrow>' + "".join(f"<mi{font}>{s}</mi>" for s in symbols) + "</mrow></math>"
+
+
+def _frag(inner: str, title: str | None = None) -> str:
+    head = f'<h6 class="ltx_title">{title}</h6>' if title else ""
+    return f'<div xmlns="{XHTML}" class="ltx_theorem">{head}{inner}</div>'
+
+
+def _tokens(xml: str) -> list[str]:
+    return fragment_tokens(xml)[0]
+
+
+def test_paper_tokens_are_whitespace_words_and_math_symbols_titles_included():
+    xml = _frag(f"<p>Let {_math('x', '=', '1')}, then f(x) holds for <em>all</em>x.</p>", title="Lemma 3.2.")
+    toks = paper_tokens(xml, _tokens(xml))
+    # the title is 2 tokens, punctuation stays on its word, each text node splits on its own
+    assert toks == ["Lemma", "3.2.", "Let", "$x", "$=", "$1", ",", "then", "f(x)", "holds", "for", "all", "x."]
+    assert len(_tokens(xml)) > len(toks)  # the typed tokens split punctuation off
+    # a statement's lone full stops at its ends go (reference: .strip(" .")), a proof's stay
+    ends = _frag(f"<p>. Let {_math('x')} . </p><p>{_math('.')}</p>")
+    assert paper_tokens(ends, _tokens(ends), statement=True) == ["Let", "$x"]
+    assert paper_tokens(ends, _tokens(ends)) == [".", "Let", "$x", ".", "$."]
+    bold = _frag(f"<p>Let {_math('.', variant='bold')}</p>")  # ".____bold" survives the strip
+    assert paper_tokens(bold, _tokens(bold), statement=True) == ["Let", "$.~bold"]
+
+
+def test_paper_tokens_reject_tokens_that_do_not_belong_to_the_xml():
+    xml = _frag(f"<p>Let {_math('x')} be.</p>")
+    with pytest.raises(ValueError, match="stale"):
+        paper_tokens(xml, _tokens(xml) + ["extra"])
+    with pytest.raises(ValueError, match="stale"):
+        paper_tokens(xml, ["Let", "$y", "$z", "be", "."][::-1])
+    with pytest.raises(ValueError, match="side"):
+        paper_counts(pd.DataFrame(), "title")
 
 
 def test_token_counts_skip_titles_and_count_words():
@@ -19,20 +63,32 @@ def test_token_counts_skip_titles_and_count_words():
         token_counts(pd.Series([["a"]]), pd.Series([2]))
 
 
+def _pair(text: int, math: int, title: str | None = None) -> str:
+    """A fragment with ``text`` whitespace words (plus the title's) and ``math`` symbols."""
+    words = " ".join(["w."] * text)
+    formula = _math(*["y"] * math) if math else ""
+    return _frag(f"<p>{words} {formula}</p>", title)
+
+
 def _pairs() -> pd.DataFrame:
-    # statement bodies: (text, math) = (2, 2), (4, 0), (1, 3); proof bodies: (3, 1), (2, 2), (5, 5)
+    # statements (text, math) = (2, 2), (4, 0), (1, 3); proofs (3, 1), (2, 2), (5, 5); titles count
+    st = [_pair(0, 2, "Lemma 1."), _pair(4, 0), _pair(1, 3)]
+    pr = [_pair(2, 1, "Proof."), _pair(2, 2), _pair(5, 5)]
     return pd.DataFrame({
         "pair_id": ["a1/1", "a1/2", "a2/1"],
         "article_id": ["a1", "a1", "a2"],
-        "statement_tokens": [["Lemma", ".", "Let", "$x", "$y", "go"], ["w", "w", "w", "w"], ["T", "$a", "$b", "$c"]],
-        "statement_title_tokens": [2, 0, 0],
-        "proof_tokens": [["Proof", ".", "a", "b", "c", "$z"], ["a", "b", "$x", "$y"], ["t"] * 5 + ["$m"] * 5],
-        "proof_title_tokens": [2, 0, 0],
+        "statement_xml": st, "proof_xml": pr,
+        "statement_tokens": [_tokens(x) for x in st], "proof_tokens": [_tokens(x) for x in pr],
+        "statement_title_tokens": [fragment_tokens(x)[1] for x in st],
+        "proof_title_tokens": [fragment_tokens(x)[1] for x in pr],
     })
 
 
 def test_table2_numbers():
-    num = token_stats(_pairs()).set_index(["part", "measure"])
+    pairs = _pairs()
+    assert paper_counts(pairs, "statement").to_dict("list") == {"text": [2, 4, 1], "math": [2, 0, 3]}
+    assert len(pairs["statement_tokens"][1]) == 8  # typed tokens: "w" and "." each; not what Table 2 counts
+    num = token_stats(pairs).set_index(["part", "measure"])
     st_total = num.loc[("Statements", "Text+math")]
     assert (st_total["min"], st_total["max"], st_total["n"]) == (4, 4, 3)
     assert st_total["mean"] == 4 and st_total["sd"] == 0
@@ -99,6 +155,8 @@ def test_writers_and_cli(tmp_path, capsys):
             assert (tmp_path / f"{name}.{ext}").stat().st_size > 0
     assert "Probability" in (tmp_path / "t1.md").read_text()
     assert pd.read_csv(tmp_path / "t2.csv")["mean ± SD"].iloc[0] == "4.0 ± 0.0"
+    assert "whitespace-separated words" in TABLE2_CAPTION
+    assert "whitespace-separated words" in (tmp_path / "t2.tex").read_text()
 
     manifest.to_parquet(tmp_path / "manifest.parquet")
     articles.to_parquet(tmp_path / "articles.parquet")

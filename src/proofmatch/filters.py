@@ -1,5 +1,14 @@
 """Pair filters of the paper's Appendix A, with an audit row for every dropped pair.
 
+The paper has two filters. "Articles that do not contain such pairs of tags are discarded, as well
+as articles that are not written in English (representing 143 articles in French, 11 in Russian,
+5 in German, 2 in Portuguese and 1 in Ukrainian), as identified by the polyglot Python package."
+Then "we filter out pairs for which either the statement or the proof is too short", with examples
+of what that removes: title-only texts ("5.26 Lemma."), omitted or easy proofs ("omitted",
+"This is obvious and will be left to the readers") and proofs that only refer elsewhere ("See
+Appendix A", "See [BK3, Theorem 4.8]."). Its reference code drops statements or proofs of fewer
+than 20 or more than 500 tokens.
+
 Each pair gets the first matching reason of :data:`REASONS`, checked in this order:
 
 ``linearize_error``
@@ -7,37 +16,33 @@ Each pair gets the first matching reason of :data:`REASONS`, checked in this ord
 ``duplicate_pair_id``
     a ``pair_id`` seen before in the input (shards in the given order, rows in file order);
     the first occurrence is judged normally, later ones are dropped.
-``title_only``
-    the statement or the proof has no word or math token after its title ("5.26 Lemma.",
-    a bare "Proof."); the paper attributes these to XML conversion noise. ``detail`` names the side.
 ``language``
-    polyglot (CLD2) detects, reliably, a language other than ``language`` on the text tokens of
-    statement + proof (titles included, math removed). Pairs with fewer than
-    :data:`MIN_LANGUAGE_WORDS` words, unreliable detections and detector exceptions are *kept*:
-    a pair is dropped only on positive evidence, since a wrong drop loses an English pair while a
-    wrong keep only adds a little noise (and the reference code ran no language filter at all).
-    They are counted as ``language_short``, ``language_unreliable`` and ``language_undetected``
-    in the report. Control characters are removed first (CLD2 rejects them as invalid UTF-8).
-``omitted``
-    an omitted or "easy" proof ("Omitted.", "Trivial.", "This is obvious and will be left to the
-    readers").
-``reference_only``
-    a proof that only points elsewhere ("See Appendix A", "This follows immediately from
-    Proposition 4.4 (ii).", "Similar to proof of Lemma 6.1", "See [BK3, Theorem 4.8].",
-    "The proof will appear elsewhere.", "See above.", "Will be given in section 5.").
+    the pair's *article* is not in ``language``: polyglot (CLD2) detects, reliably, another
+    language on the text of all the article's pairs together (statements and proofs, titles
+    included, math removed), and every pair of the article is dropped. Articles with fewer than
+    :data:`MIN_LANGUAGE_WORDS` words, unreliable or unknown detections and detector exceptions are
+    *kept* and counted (``language_short``, ``language_unreliable``, ``language_undetected``): an
+    article is dropped only on positive evidence. The report counts detected and dropped articles
+    per language, as the paper lists them. Control characters are removed first (CLD2 rejects them
+    as invalid UTF-8).
 ``too_short`` / ``too_long``
-    the statement or proof body has fewer than ``min_tokens`` or more than ``max_tokens``
-    text+math tokens.
+    the statement or the proof has fewer than ``min_tokens`` or more than ``max_tokens`` tokens,
+    counted as the reference code counts them (:func:`proofmatch.stats.paper_counts`):
+    whitespace-separated words of the text plus one token per math symbol, titles included.
 
-The two pattern rules look at the proof body's text tokens (title removed, lower-cased) and fire
-only on short proofs: at most :data:`PATTERN_MAX_TOKENS` body tokens and at most
-:data:`PATTERN_MAX_MATH` math tokens. A proof that carries formulas or is longer is content even
-when it cites a lemma or says "clearly", so real proofs are never dropped by a pattern.
+The paper's examples label the ``too_short`` pairs in the audit's ``example`` column (the report
+counts them under ``too_short_examples``); they never drop a pair of their own, so no statement or
+proof of ``min_tokens`` or more tokens is dropped by a pattern:
 
-Lengths count the body (title tokens excluded). The reference counted whitespace tokens with the
-title ("Lemma 3.2." = 2 tokens); our tokenizer splits a title into ~5 tokens ("Lemma 3 . 2 ."),
-so excluding it keeps the 20..500 bounds close to their original meaning, and Table 2 (which
-counts bodies too) shows exactly the filter's bounds.
+``title_only``
+    the statement or the proof has no word or math token after its title ("5.26 Lemma.", a bare
+    "Proof."); ``detail`` names the side.
+``omitted`` / ``reference_only``
+    the (too short) proof matches :data:`OMITTED` ("Omitted.", "Trivial.", "left to the readers") or
+    :data:`REFERENCE` ("See Appendix A", "This follows immediately from Proposition 4.4 (ii).",
+    "Similar to proof of Lemma 6.1", "The proof will appear elsewhere.", "Will be given in section 5.").
+``other``
+    anything else, such as the self-contained short proof "Take Q' = ph_i - p_i." or a short statement.
 """
 
 from __future__ import annotations
@@ -49,40 +54,36 @@ import os
 import re
 import unicodedata
 from collections import Counter
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
 from .logs import setup_logging
-from .stats import body_counts, token_counts
+from .stats import body_counts, paper_counts, token_counts
 from .store import read_json, read_parquet, write_json, write_parquet
 from .tokens import view
 
 log = logging.getLogger(__name__)
 
-REASONS = (
-    "linearize_error", "duplicate_pair_id", "title_only", "language",
-    "omitted", "reference_only", "too_short", "too_long",
-)
+REASONS = ("linearize_error", "duplicate_pair_id", "language", "too_short", "too_long")
+EXAMPLES = ("title_only", "omitted", "reference_only", "other")
 REQUIRED_COLUMNS = (
     "article_id", "statement_id", "kind", "position", "statement_xml", "proof_xml", "pair_id",
     "statement_tokens", "proof_tokens", "statement_title_tokens", "proof_title_tokens",
 )
-AUDIT_COLUMNS = ("pair_id", "article_id", "reason", "detail", "statement_tokens", "proof_tokens",
-                 "statement_title_tokens", "proof_title_tokens")
+AUDIT_COLUMNS = ("pair_id", "article_id", "reason", "example", "detail", "statement_length", "proof_length",
+                 "statement_tokens", "proof_tokens", "statement_title_tokens", "proof_title_tokens")
 MIN_LANGUAGE_WORDS = 5
-PATTERN_MAX_TOKENS = 30
-PATTERN_MAX_MATH = 2
 
-_OMITTED = re.compile(
+OMITTED = re.compile(
     r"\bomit(s|ted)?\b|\bleft (to|for) the readers?\b|\bleave (it|this|them|that|the (proof|details?))( as an? \w+ exercise)?"
     r" (to|for) the readers?\b|\bas an? (easy |simple )?exercise\b|^\W*(an? )?(easy |simple )?exercise\W*$"
     r"|\btrivial(ly|ity)?\b|\bstraightforward(ly)?\b|\bwell ?- ?known\b|\bevident(ly)?\b|\bobvious(ly)?\b"
     r"|^\W*(this is |it is |the proof is )?(clear|easy|standard|routine|elementary)\W*$"
 )
-_REFERENCE = re.compile(
+REFERENCE = re.compile(
     r"^\W*see\b|\bcf\b|\bfollows? (immediately |directly |easily |readily |at once )?(from|by)\b"
     r"|\b(immediate|direct|easy|simple) (consequence|corollary) of\b|\bsimilar(ly)?\b|\banalogous(ly)?\b"
     r"|\bsame (as|way as)\b|^\W*as (in|for)\b|\bappendix\b|\belsewhere\b"
@@ -110,8 +111,9 @@ def _clean_for_detection(text: str) -> str:
 def detect_language(text: str) -> tuple[str, str | None, float]:
     """``(status, code, confidence)``; status is ``reliable``, ``unreliable`` or ``undetected``.
 
-    ``undetected`` means the detector raised (code None). Never raises itself, because one odd
-    pair must not stop a corpus-wide run; the caller counts the case.
+    ``undetected`` means the detector raised (code None). A reliable "un" (unknown) counts as
+    unreliable. Never raises itself, because one odd article must not stop a corpus-wide run;
+    the caller counts the case.
     """
     from polyglot.detect import Detector  # imported lazily: pulls in ICU
 
@@ -121,7 +123,9 @@ def detect_language(text: str) -> tuple[str, str | None, float]:
     except Exception as exc:  # noqa: BLE001 - CLD2/ICU raise assorted types; counted by the caller
         log.debug("language detection failed: %s", exc)
         return "undetected", None, 0.0
-    return ("reliable" if d.reliable else "unreliable"), d.language.code, float(d.language.confidence)
+    code = d.language.code
+    reliable = d.reliable and code != "un"
+    return ("reliable" if reliable else "unreliable"), code, float(d.language.confidence)
 
 
 def _text(tokens: Sequence[str]) -> str:
@@ -131,124 +135,149 @@ def _text(tokens: Sequence[str]) -> str:
 
 def match_omitted(body_tokens: Sequence[str]) -> str | None:
     """The matched phrase when a (short) proof body says the proof is omitted or easy."""
-    m = _OMITTED.search(_text(body_tokens))
+    m = OMITTED.search(_text(body_tokens))
     return m.group(0).strip() if m else None
 
 
 def match_reference(body_tokens: Sequence[str]) -> str | None:
     """The matched phrase when a (short) proof body only refers elsewhere."""
-    m = _REFERENCE.search(_text(body_tokens))
+    m = REFERENCE.search(_text(body_tokens))
     return m.group(0).strip() if m else None
 
 
-def classify(df: pd.DataFrame, language: str | None = "en", min_tokens: int = 20, max_tokens: int = 500,
-             seen: set[str] | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Give every row its drop reason (None = kept) and detail; pure except for updating ``seen``.
+def article_languages(df: pd.DataFrame, rows: np.ndarray,
+                      language: str) -> tuple[dict[str, tuple[str, float]], dict[str, Any]]:
+    """Detect each article's language on the text of its ``rows`` together.
 
-    Returns the frame ``reason, detail`` aligned with ``df`` and the language statistics.
-    ``seen`` carries the pair ids of earlier shards so duplicates are found across shards.
+    Returns ``{article_id: (code, confidence)}`` for the articles reliably detected in another language, and
+    the counts (per article): ``articles``, ``languages`` (reliable detections per code),
+    ``short``, ``unreliable``, ``undetected``, ``dropped_articles`` (per code); :func:`classify`
+    adds ``dropped_pairs`` (per code).
+    """
+    stats: dict[str, Any] = {"articles": 0, "languages": Counter(), "short": 0, "unreliable": 0,
+                             "undetected": 0, "dropped_articles": Counter()}
+    if len(rows) == 0:
+        return {}, stats
+    sub = df.iloc[rows]
+    words = (token_counts(sub["statement_tokens"])["words"] + token_counts(sub["proof_tokens"])["words"]).to_numpy()
+    texts = [" ".join(view(_tokens(s), "text") + view(_tokens(p), "text"))
+             for s, p in zip(sub["statement_tokens"].to_numpy(), sub["proof_tokens"].to_numpy())]
+    grouped = pd.DataFrame({"article": sub["article_id"].astype(str).to_numpy(), "words": words, "text": texts})
+    foreign: dict[str, tuple[str, float]] = {}
+    for article, g in tqdm(grouped.groupby("article", sort=True), desc="language", unit="article", disable=None,
+                           leave=False):
+        stats["articles"] += 1
+        if int(g["words"].sum()) < MIN_LANGUAGE_WORDS:
+            stats["short"] += 1
+            continue
+        status, code, conf = detect_language(" ".join(g["text"]))
+        if status != "reliable":
+            stats[status] += 1
+            continue
+        stats["languages"][code] += 1
+        if code != language:
+            foreign[article] = (str(code), conf)
+            stats["dropped_articles"][code] += 1
+    return foreign, stats
+
+
+def _example(proof_tokens: Sequence[str], proof_title: int, proof_short: bool, st_empty: bool,
+             pr_empty: bool) -> tuple[str, str | None]:
+    """The paper's example that a too-short pair is, with the side or the matched phrase."""
+    if st_empty or pr_empty:
+        return "title_only", "statement+proof" if st_empty and pr_empty else ("statement" if st_empty else "proof")
+    if proof_short:
+        body = list(proof_tokens)[proof_title:]
+        for name, match in (("omitted", match_omitted), ("reference_only", match_reference)):
+            hit = match(body)
+            if hit is not None:
+                return name, repr(hit)
+    return "other", None
+
+
+def classify(df: pd.DataFrame, language: str | None = "en", min_tokens: int = 20,
+             max_tokens: int = 500) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Give every row its drop reason (None = kept), example, detail and token lengths.
+
+    Returns the frame ``reason, example, detail, statement_length, proof_length`` aligned with
+    ``df`` (lengths as :func:`proofmatch.stats.paper_counts`, missing for rows whose tokens are
+    unusable) and the language statistics of :func:`article_languages`. ``df`` is the whole input:
+    the language decision needs every pair of an article.
     """
     missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
     if missing:
         raise ValueError(f"linearized shard lacks columns {missing}")
     if df["pair_id"].isna().any():
         raise ValueError(f"{int(df['pair_id'].isna().sum())} rows have no pair_id")
-    seen = set() if seen is None else seen
+    df = df.reset_index(drop=True)
     n = len(df)
     reason = np.full(n, None, dtype=object)
+    example = np.full(n, None, dtype=object)
     detail = np.full(n, None, dtype=object)
-    lang: dict[str, Any] = {"languages": Counter(), "short": 0, "unreliable": 0, "undetected": 0,
-                            "dropped_articles": Counter()}
 
-    def assign(mask: np.ndarray, name: str, details: Iterable[Any] | Any = None) -> None:
+    def assign(mask: np.ndarray, name: str, details: np.ndarray | str | None = None) -> None:
         """Give ``name`` to the still-pending rows of ``mask`` (first match wins)."""
         take = mask & pd.isna(reason)
         reason[take] = name
-        if isinstance(details, np.ndarray):
-            detail[take] = details[take]
-        else:
-            detail[take] = details
+        detail[take] = details[take] if isinstance(details, np.ndarray) else details
 
     if "linearize_error" in df.columns:
         err = df["linearize_error"].astype(object)
         has_err = (err.notna() & (err.astype(str).str.strip() != "")).to_numpy()
         assign(has_err, "linearize_error", err.astype(str).str.slice(0, 300).to_numpy())
-
-    ids = df["pair_id"].astype(str).to_numpy()
-    dup = np.zeros(n, dtype=bool)
-    for i in np.flatnonzero(pd.isna(reason)):
-        if ids[i] in seen:
-            dup[i] = True
-        seen.add(ids[i])
+    dup = df["pair_id"].astype(str).duplicated(keep="first").to_numpy()
     assign(dup, "duplicate_pair_id", "pair_id already seen earlier in the input")
 
-    # Counting is only valid on rows whose tokens exist; errored rows get empty lists.
-    ok = pd.isna(reason)
-    masked = df.assign(
-        statement_tokens=df["statement_tokens"].where(ok, None),
-        proof_tokens=df["proof_tokens"].where(ok, None),
-        statement_title_tokens=df["statement_title_tokens"].where(ok, 0),
-        proof_title_tokens=df["proof_title_tokens"].where(ok, 0),
-    )
-    st, pr = body_counts(masked, "statement"), body_counts(masked, "proof")
-    st_total = (st["text"] + st["math"]).to_numpy()
-    pr_total = (pr["text"] + pr["math"]).to_numpy()
-    st_empty = (st["words"] + st["math"]).to_numpy() == 0
-    pr_empty = (pr["words"] + pr["math"]).to_numpy() == 0
-    sides = np.where(st_empty & pr_empty, "statement+proof", np.where(st_empty, "statement", "proof"))
-    assign(st_empty | pr_empty, "title_only", sides)
+    # Lengths and title checks are only valid on rows whose tokens exist.
+    usable = np.flatnonzero(pd.isna(reason))
+    st_len = np.full(n, -1, dtype=np.int64)
+    pr_len = np.full(n, -1, dtype=np.int64)
+    st_empty = np.zeros(n, dtype=bool)
+    pr_empty = np.zeros(n, dtype=bool)
+    if len(usable):
+        sub = df.iloc[usable]
+        st, pr = paper_counts(sub, "statement"), paper_counts(sub, "proof")
+        st_len[usable] = (st["text"] + st["math"]).to_numpy()
+        pr_len[usable] = (pr["text"] + pr["math"]).to_numpy()
+        st_body, pr_body = body_counts(sub, "statement"), body_counts(sub, "proof")
+        st_empty[usable] = (st_body["words"] + st_body["math"]).to_numpy() == 0
+        pr_empty[usable] = (pr_body["words"] + pr_body["math"]).to_numpy() == 0
 
+    lang: dict[str, Any] = {"articles": 0, "languages": Counter(), "short": 0, "unreliable": 0, "undetected": 0,
+                            "dropped_articles": Counter(), "dropped_pairs": Counter()}
     if language is not None:
-        words = (token_counts(masked["statement_tokens"])["words"] + token_counts(masked["proof_tokens"])["words"]).to_numpy()
-        pending = np.flatnonzero(pd.isna(reason))
-        drop = np.zeros(n, dtype=bool)
-        found = np.full(n, None, dtype=object)
-        s_tok, p_tok, arts = df["statement_tokens"].to_numpy(), df["proof_tokens"].to_numpy(), df["article_id"].to_numpy()
-        for i in tqdm(pending, desc="language", unit="pair", disable=None, leave=False):
-            if words[i] < MIN_LANGUAGE_WORDS:
-                lang["short"] += 1
-                continue
-            text = " ".join(view(_tokens(s_tok[i]), "text") + view(_tokens(p_tok[i]), "text"))
-            status, code, conf = detect_language(text)
-            if status != "reliable":
-                lang[status] += 1
-                continue
-            lang["languages"][code] += 1
-            if code != language:
-                drop[i] = True
-                found[i] = f"{code} ({conf:.0f}%)"
-                lang["dropped_articles"][(str(arts[i]), code)] += 1
-        assign(drop, "language", found)
-
-    pattern_rows = np.flatnonzero(pd.isna(reason) & (pr_total <= PATTERN_MAX_TOKENS) & (pr["math"].to_numpy() <= PATTERN_MAX_MATH))
-    omitted = np.zeros(n, dtype=bool)
-    reference = np.zeros(n, dtype=bool)
-    phrase = np.full(n, None, dtype=object)
-    p_tok, p_title = df["proof_tokens"].to_numpy(), df["proof_title_tokens"].fillna(0).astype(int).to_numpy()
-    for i in pattern_rows:
-        body = _tokens(p_tok[i])[p_title[i]:]
-        hit = match_omitted(body)
-        if hit is not None:
-            omitted[i], phrase[i] = True, hit
-            continue
-        hit = match_reference(body)
-        if hit is not None:
-            reference[i], phrase[i] = True, hit
-    assign(omitted, "omitted", phrase)
-    assign(reference, "reference_only", phrase)
+        foreign, lang = article_languages(df, usable, language)
+        articles = df["article_id"].astype(str)
+        assign(articles.isin(list(foreign)).to_numpy(), "language",
+               articles.map(lambda a: f"article in {foreign[a][0]} ({foreign[a][1]:.0f}%)" if a in foreign else None)
+               .to_numpy(dtype=object))
+        lang["dropped_pairs"] = Counter(foreign[a][0] for a in articles[reason == "language"])
 
     def length_detail(st_bad: np.ndarray, pr_bad: np.ndarray, op: str, bound: int) -> np.ndarray:
         return np.array([
             "; ".join(([f"statement {a} {op} {bound}"] if sb else []) + ([f"proof {b} {op} {bound}"] if pb else []))
-            for a, b, sb, pb in zip(st_total, pr_total, st_bad, pr_bad)
+            for a, b, sb, pb in zip(st_len, pr_len, st_bad, pr_bad)
         ], dtype=object)
 
-    short_st, short_pr = st_total < min_tokens, pr_total < min_tokens
+    checked = np.zeros(n, dtype=bool)
+    checked[usable] = True
+    short_st, short_pr = checked & (st_len < min_tokens), checked & (pr_len < min_tokens)
     assign(short_st | short_pr, "too_short", length_detail(short_st, short_pr, "<", min_tokens))
-    long_st, long_pr = st_total > max_tokens, pr_total > max_tokens
+    long_st, long_pr = checked & (st_len > max_tokens), checked & (pr_len > max_tokens)
     assign(long_st | long_pr, "too_long", length_detail(long_st, long_pr, ">", max_tokens))
-    verdict = pd.DataFrame({"reason": pd.Series(reason, index=df.index, dtype=object),
-                            "detail": pd.Series(detail, index=df.index, dtype=object)})
+
+    p_tok = df["proof_tokens"].to_numpy()
+    p_title = df["proof_title_tokens"].fillna(0).astype(int).to_numpy()
+    for i in np.flatnonzero(reason == "too_short"):
+        name, what = _example(_tokens(p_tok[i]), p_title[i], bool(short_pr[i]), bool(st_empty[i]), bool(pr_empty[i]))
+        example[i] = name
+        if what is not None:
+            detail[i] = f"{detail[i]}; {name}: {what}"
+
+    lengths = {k: pd.array(np.where(v >= 0, v, None), dtype="Int64") for k, v in
+               (("statement_length", st_len), ("proof_length", pr_len))}
+    verdict = pd.DataFrame({"reason": pd.Series(reason, dtype=object), "example": pd.Series(example, dtype=object),
+                            "detail": pd.Series(detail, dtype=object), **lengths})
     return verdict, lang
 
 
@@ -284,70 +313,71 @@ def filter_pairs(shard_parquets: list[str], report_jsons: list[str], out_pairs: 
                  min_tokens: int = 20, max_tokens: int = 500) -> dict[str, Any]:
     """Filter the linearized shards; write kept pairs, the audit of dropped pairs and a report.
 
-    The report's ``check`` must hold: kept + dropped == input pairs, and (when extraction reports
-    are given) input pairs == the extraction's pair count; a mismatch raises rather than hiding a
-    stale or truncated shard.
+    The report's ``check`` must hold: kept + dropped == input pairs, the ``too_short`` examples
+    add up to ``too_short``, the language counts add up to the articles checked, and (when
+    extraction reports are given) input pairs == the extraction's pair count; a mismatch raises
+    rather than hiding a stale or truncated shard.
     """
     if min_tokens < 0 or max_tokens < max(min_tokens, 1):
         raise ValueError(f"need 0 <= min_tokens <= max_tokens, got {min_tokens}..{max_tokens}")
-    seen: set[str] = set()
-    kept_frames, audit_frames = [], []
-    languages: Counter = Counter()
-    lang_counts = Counter()
-    dropped_articles: Counter = Counter()
-    n_input = 0
-    for path in tqdm(shard_parquets, desc="filter", unit="shard", disable=None):
-        df = read_parquet(path).reset_index(drop=True)
-        n_input += len(df)
-        verdict, lang = classify(df, language, min_tokens, max_tokens, seen)
-        languages.update(lang["languages"])
-        lang_counts.update({k: lang[k] for k in ("short", "unreliable", "undetected")})
-        dropped_articles.update(lang["dropped_articles"])
-        drop = verdict["reason"].notna()
-        kept_frames.append(df.loc[~drop].drop(columns=["linearize_error"], errors="ignore"))
-        audit_frames.append(pd.concat([df.loc[drop, ["pair_id", "article_id"]], verdict.loc[drop],
-                                       df.loc[drop, list(AUDIT_COLUMNS[4:])]], axis=1))
-        log.info("%s: %d pairs, %d kept", path, len(df), int((~drop).sum()))
+    frames = []
+    for path in tqdm(shard_parquets, desc="read", unit="shard", disable=None):
+        frames.append(read_parquet(path))
+        log.info("%s: %d pairs", path, len(frames[-1]))
+    df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(REQUIRED_COLUMNS))
+    n_input = len(df)
+    verdict, lang = classify(df, language, min_tokens, max_tokens)
+    drop = verdict["reason"].notna().to_numpy()
 
-    kept = pd.concat(kept_frames, ignore_index=True) if kept_frames else pd.DataFrame(columns=list(REQUIRED_COLUMNS))
+    kept = df.loc[~drop].drop(columns=["linearize_error"], errors="ignore")
     kept = kept.sort_values(["article_id", "position", "pair_id"], kind="stable").reset_index(drop=True)
-    audit = pd.concat(audit_frames, ignore_index=True) if audit_frames else pd.DataFrame(columns=list(AUDIT_COLUMNS))
-    audit = audit[list(AUDIT_COLUMNS)]
+    audit = pd.concat([df.loc[drop, ["pair_id", "article_id"]], verdict.loc[drop], df.loc[drop, list(AUDIT_COLUMNS[7:])]],
+                      axis=1)[list(AUDIT_COLUMNS)].reset_index(drop=True)
     dropped = {r: int((audit["reason"] == r).sum()) for r in REASONS}
+    examples = {e: int((audit["example"] == e).sum()) for e in EXAMPLES}
 
     extraction = read_extraction_reports(report_jsons)
     check = {
         "kept_plus_dropped_equals_input": len(kept) + sum(dropped.values()) == n_input,
+        "too_short_examples_add_up": sum(examples.values()) == dropped["too_short"],
+        "language_articles_add_up": lang["articles"] == sum(lang["languages"].values()) + lang["short"]
+        + lang["unreliable"] + lang["undetected"],
         "extraction_pairs_equal_input": None if extraction is None else extraction["pairs"] == n_input,
     }
-    if not check["kept_plus_dropped_equals_input"]:
-        raise AssertionError(f"filter accounting is off: {len(kept)} kept + {sum(dropped.values())} dropped != {n_input}")
+    failed = [k for k, v in check.items() if v is False and k != "extraction_pairs_equal_input"]
+    if failed:
+        raise AssertionError(f"filter accounting is off ({failed}): {len(kept)} kept, dropped {dropped}, "
+                             f"examples {examples}, {n_input} input")
     if check["extraction_pairs_equal_input"] is False:
         raise ValueError(f"the extraction reports count {extraction['pairs']} pairs but the linearized shards hold "
                          f"{n_input}: a shard is stale or missing (rerun linearize)")
-    per_lang_articles = Counter(code for (_, code) in dropped_articles)
     report = {
         "input_pairs": n_input,
         "kept": len(kept),
         "dropped": dropped,
         "dropped_total": sum(dropped.values()),
-        "articles_in": int(pd.concat([kept["article_id"], audit["article_id"]]).nunique()),
+        "too_short_examples": examples,
+        "articles_in": int(df["article_id"].nunique()),
         "articles_kept": int(kept["article_id"].nunique()),
-        "languages": dict(sorted(languages.items())),
-        "language_dropped_articles": dict(sorted(per_lang_articles.items())),
-        "language_short": lang_counts["short"],
-        "language_unreliable": lang_counts["unreliable"],
-        "language_undetected": lang_counts["undetected"],
-        "params": {"language": language, "min_tokens": min_tokens, "max_tokens": max_tokens,
-                   "min_language_words": MIN_LANGUAGE_WORDS, "pattern_max_tokens": PATTERN_MAX_TOKENS,
-                   "pattern_max_math": PATTERN_MAX_MATH, "order": list(REASONS)},
+        "language_articles": lang["articles"],
+        "languages": dict(sorted(lang["languages"].items())),
+        "language_dropped_articles": dict(sorted(lang["dropped_articles"].items())),
+        "language_dropped_pairs": dict(sorted(lang["dropped_pairs"].items())),
+        "language_short": lang["short"],
+        "language_unreliable": lang["unreliable"],
+        "language_undetected": lang["undetected"],
+        "params": {"language": language, "language_unit": "article", "min_tokens": min_tokens,
+                   "max_tokens": max_tokens, "min_language_words": MIN_LANGUAGE_WORDS,
+                   "length_unit": "whitespace tokens of text + math symbols, titles included (reference code)",
+                   "order": list(REASONS), "too_short_examples": list(EXAMPLES)},
         "extraction": extraction,
         "check": check,
     }
     write_parquet(kept, out_pairs)
     write_parquet(audit, out_audit)
     write_json(report, out_report)
-    log.info("kept %d of %d pairs; dropped %s", len(kept), n_input, json.dumps(dropped))
+    log.info("kept %d of %d pairs; dropped %s; too short: %s; non-English articles: %s", len(kept), n_input,
+             json.dumps(dropped), json.dumps(examples), json.dumps(report["language_dropped_articles"]))
     return report
 
 
@@ -368,5 +398,6 @@ def main(args: argparse.Namespace) -> int:
     language = None if str(args.language).lower() in ("none", "null", "") else args.language
     report = filter_pairs(args.shards, args.reports, args.out_pairs, args.out_audit, args.out_report,
                           language=language, min_tokens=args.min_tokens, max_tokens=args.max_tokens)
-    print(json.dumps({k: report[k] for k in ("input_pairs", "kept", "dropped", "languages")}, indent=2))
+    print(json.dumps({k: report[k] for k in ("input_pairs", "kept", "dropped", "too_short_examples",
+                                             "language_dropped_articles")}, indent=2))
     return 0

@@ -1,12 +1,20 @@
 """Dataset statistics: Table 1 (articles, pairs, categories) and Table 2 (token counts).
 
-Token counts are those of the *body* of a statement or proof: the tokens after its title
-(``statement_title_tokens`` / ``proof_title_tokens`` leading tokens, e.g. ``Lemma 3 . 2 .``).
-The length filter (:mod:`proofmatch.filters`) counts the same way, so Table 2's minimum and
-maximum text+math lengths are the filter's bounds, as in the paper (20 and 500).
+Two ways of counting tokens live here:
 
-Counting is vectorised over the flattened Arrow token lists (no per-token Python loop), because
-the paper-scale corpus has tens of millions of tokens.
+* :func:`paper_tokens` / :func:`paper_counts` count the way the paper's length filter and its
+  Table 2 do (reference code: ``get_statement(BOTH).split()``): the **whitespace-separated words
+  of the text** (a title "Lemma 3.2." is two tokens, "holds." one) plus **one token per math
+  symbol** of the linearized formulas, titles included; for a statement, ``.strip(" .")`` first
+  removes lone full stops at its ends. Table 2 and the length filter (:mod:`proofmatch.filters`)
+  use these counts, so Table 2's minimum and maximum text+math lengths are the filter's bounds,
+  as in the paper (20 and 500).
+* :func:`token_counts` / :func:`body_counts` count our typed tokens (punctuation split off), after
+  the title: the filter uses them to recognise a statement or proof that is only its title.
+
+Typed counting is vectorised over the flattened Arrow token lists (no per-token Python loop),
+because the paper-scale corpus has tens of millions of tokens. Whitespace counting needs the text
+nodes of the fragment, so it re-reads the fragment's XML and checks it against the stored tokens.
 """
 
 from __future__ import annotations
@@ -14,16 +22,19 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .linearize import _events, parse_fragment
 from .logs import setup_logging
 from .render import write_table
 from .store import read_parquet
-from .tokens import MATH_PREFIX
+from .tokens import MATH_PREFIX, is_math, split_math, text_tokens
 
 log = logging.getLogger(__name__)
 
@@ -109,6 +120,74 @@ def body_counts(pairs: pd.DataFrame, side: str) -> pd.DataFrame:
     return token_counts(pairs[f"{side}_tokens"], skip)
 
 
+_DOTS = re.compile(r"\.+")
+
+
+def _dots_only(token: str) -> bool:
+    """Whether ``str.strip(" .")`` would remove the whole reference token (a fontless math
+    ``.`` is the reference's ``.``; a font suffix such as ``.____bold`` survives the strip)."""
+    if is_math(token):
+        symbol, font = split_math(token)
+        return font is None and _DOTS.fullmatch(symbol) is not None
+    return _DOTS.fullmatch(token) is not None
+
+
+def paper_tokens(xml: Any, tokens: Sequence[str], statement: bool = False) -> list[str]:
+    """The fragment's tokens as the reference code counts them, in reading order.
+
+    Each text node of the fragment (the nodes :mod:`proofmatch.linearize` reads) contributes its
+    whitespace-separated words; each formula contributes its typed math tokens from ``tokens``
+    (the linearizer's output for this fragment). ``statement=True`` applies the reference's
+    ``.strip(" .")``. The stored tokens must be exactly those of the XML (``ValueError`` names the
+    first mismatch): a stale token column would otherwise be counted silently.
+    """
+    stored = [str(t) for t in tokens]
+    out: list[str] = []
+    i = 0
+    for kind, value in _events(parse_fragment(xml)):
+        if kind == "text":
+            expected = text_tokens(value)
+            if stored[i:i + len(expected)] != expected:
+                raise ValueError(f"stored tokens {stored[i:i + len(expected)]!r} at {i} are not the text {value!r} "
+                                 "of the fragment (stale token column?)")
+            i += len(expected)
+            out.extend(value.split())
+        else:
+            j = i
+            while j < len(stored) and is_math(stored[j]):
+                j += 1
+            out.extend(stored[i:j])
+            i = j
+    if i != len(stored):
+        raise ValueError(f"the fragment's XML accounts for {i} of its {len(stored)} stored tokens "
+                         "(stale token column?)")
+    if statement:
+        start, end = 0, len(out)
+        while start < end and _dots_only(out[start]):
+            start += 1
+        while end > start and _dots_only(out[end - 1]):
+            end -= 1
+        out = out[start:end]
+    return out
+
+
+def paper_counts(pairs: pd.DataFrame, side: str) -> pd.DataFrame:
+    """Per row, ``text`` and ``math`` tokens of the statement or proof as the paper counts them
+    (:func:`paper_tokens`); needs the ``{side}_xml`` and ``{side}_tokens`` columns."""
+    if side not in ("statement", "proof"):
+        raise ValueError(f"side must be 'statement' or 'proof', not {side!r}")
+    text = np.zeros(len(pairs), dtype=np.int64)
+    math = np.zeros(len(pairs), dtype=np.int64)
+    xmls, token_lists = pairs[f"{side}_xml"].to_numpy(), pairs[f"{side}_tokens"].to_numpy()
+    for k, (xml, tokens) in enumerate(zip(xmls, token_lists)):
+        if tokens is None:
+            raise ValueError(f"row {k} has no {side} tokens (a linearize error must be filtered first)")
+        toks = paper_tokens(xml, tokens, statement=side == "statement")
+        math[k] = sum(map(is_math, toks))
+        text[k] = len(toks) - math[k]
+    return pd.DataFrame({"text": text, "math": math}, index=pairs.index)
+
+
 # ---------------------------------------------------------------- Table 1
 
 
@@ -175,17 +254,25 @@ def write_table1(manifest: str | os.PathLike | pd.DataFrame, articles: str | os.
 
 # ---------------------------------------------------------------- Table 2
 
+TABLE2_CAPTION = (
+    "Number of tokens in statements and proofs: minimum, maximum and mean ± SD of text+math, text only, "
+    "math only and the math proportion. Tokens are counted as the length filter counts them (the paper's "
+    "reference code): whitespace-separated words of the text, titles such as \"Lemma 3.2.\" included and "
+    "punctuation attached to its word, plus one token per symbol of the linearized formulas; lone full "
+    "stops at the ends of a statement are not counted."
+)
 _MEASURES = (("Text+math", "total"), ("Text only", "text"), ("Math only", "math"), ("Math proportion", "math_pct"))
 
 
 def token_stats(pairs: pd.DataFrame) -> pd.DataFrame:
     """Numeric Table 2: part, measure, n, min, max, mean, sd (population SD, defined for n = 1).
 
-    The math proportion is ``math / (text + math)`` in percent, over the bodies with a token.
+    Tokens are counted as the paper's length filter counts them (:func:`paper_counts`). The math
+    proportion is ``math / (text + math)`` in percent, over the statements or proofs with a token.
     """
     rows = []
     for part, side in (("Statements", "statement"), ("Proofs", "proof")):
-        c = body_counts(pairs, side)
+        c = paper_counts(pairs, side)
         total = c["text"] + c["math"]
         values = {
             "total": total.astype(float),
@@ -222,10 +309,9 @@ def table2(pairs: pd.DataFrame) -> pd.DataFrame:
 
 def write_table2(pairs: str | os.PathLike | pd.DataFrame, out_prefix: str | os.PathLike) -> pd.DataFrame:
     """Render Table 2 to ``{out_prefix}.md/.tex/.csv``; accepts a frame or a Parquet path."""
-    cols = ["statement_tokens", "proof_tokens", "statement_title_tokens", "proof_title_tokens"]
+    cols = ["statement_xml", "proof_xml", "statement_tokens", "proof_tokens"]
     df = table2(_frame(pairs, cols))
-    _write(df, out_prefix, "Number of tokens (titles excluded) of statements and proofs: "
-                           "text+math, text only, math only and the math proportion.")
+    _write(df, out_prefix, TABLE2_CAPTION)
     return df
 
 

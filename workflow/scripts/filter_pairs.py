@@ -1,4 +1,4 @@
-"""Filter pairs (language, omitted/reference-only proofs, length) with an audit (proofmatch.filters)."""
+"""Filter pairs (non-English articles, too short or too long pairs) with an audit (proofmatch.filters)."""
 from proofmatch.filters import filter_pairs
 from proofmatch.logs import run_logged
 
