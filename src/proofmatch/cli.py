@@ -17,7 +17,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "manifest": ("proofmatch.corpus", "list and shard a corpus folder, join its metadata"),
     "extract": ("proofmatch.extract", "extract statement-proof pairs from XHTML articles"),
     "linearize": ("proofmatch.linearize", "linearize extracted pairs into typed tokens"),
-    "filter": ("proofmatch.filters", "language/length/omitted-proof filters with an audit"),
+    "filter": ("proofmatch.filters", "non-English articles and too short/long pairs filtered, with an audit"),
     "stats": ("proofmatch.stats", "render Tables 1 and 2"),
     "split": ("proofmatch.splits", "mixed / unmixed / probability-domain splits"),
     "replace": ("proofmatch.replace", "symbol replacement on the proofs' MathML"),
