@@ -131,8 +131,11 @@ def test_content_arithmetic_rules():
     }
     for body, expected in cases.items():
         assert toks(content_math(body)) == expected, body
-    frac = presentation(content_math("<apply><divide/><ci>a</ci><ci>b</ci></apply>"))
-    assert [local_name(e) for e in frac.iter()] == ["math", "mfrac", "mi", "mi"]
+    # divide is a slash, as in the reference pipeline's ctop.xsl (binary "/", precedence of times)
+    assert toks(content_math("<apply><divide/><ci>a</ci><ci>b</ci></apply>")) == "$a $/ $b"
+    assert toks(content_math(
+        "<apply><divide/><apply><plus/><ci>a</ci><ci>b</ci></apply><apply><times/><ci>c</ci><ci>d</ci></apply></apply>"
+    )) == "$( $a $+ $b $) $/ $( $c $d $)"
     sqrt = presentation(content_math("<apply><root/><ci>x</ci></apply>"))
     assert "msqrt" in {local_name(e) for e in sqrt.iter()}
 
@@ -181,6 +184,43 @@ def test_content_binders():
     assert toks(content_math(integral)) == "$∫ $0 $1 $f $( $x $) $d $x"
     limit = "<apply><limit/><bvar><ci>n</ci></bvar><lowlimit><infinity/></lowlimit><apply><ci>a</ci><ci>n</ci></apply></apply>"
     assert toks(content_math(limit)) == "$lim $n $→ $∞ $a $( $n $)"
+
+
+def test_latexml_content_forms():
+    """LaTeXML's own content idioms read as the presentation a reader sees."""
+    sub = "<csymbol cd='ambiguous'>subscript</csymbol>"
+    sup = "<csymbol cd='ambiguous'>superscript</csymbol>"
+    cases = {
+        # a ≤ b < c: one multirelation with the operators between the operands
+        "<apply><csymbol cd='ambiguous'>multirelation</csymbol><cn>1</cn><leq/><ci>q</ci><lt/><infinity/></apply>":
+            "$1 $≤ $q $< $∞",
+        # f : X → Y, mixing a latexml csymbol and a ci operator
+        "<apply><csymbol cd='ambiguous'>multirelation</csymbol><ci>f</ci><csymbol cd='latexml'>colon</csymbol>"
+        "<ci>X</ci><ci>→</ci><ci>Y</ci></apply>": "$f $: $X $→ $Y",
+        # ∑_{n=0}^{∞} a_n: a scripted big operator applied to its body (no function parentheses)
+        f"<apply><apply>{sup}<apply>{sub}<sum/><apply><eq/><ci>n</ci><cn>0</cn></apply></apply><infinity/></apply>"
+        f"<apply>{sub}<ci>a</ci><ci>n</ci></apply></apply>": "$∑ $n $= $0 $∞ $a $n",
+        f"<apply><apply>{sub}<int/><ci>U</ci></apply><ci>f</ci></apply>": "$∫ $U $f",
+        "<apply><csymbol cd='latexml'>restriction</csymbol><ci>F</ci><ci>U</ci></apply>": "$F $| $U",
+        "<apply><csymbol cd='latexml'>norm</csymbol><ci>x</ci></apply>": "$‖ $x $‖",
+        "<apply><csymbol cd='latexml'>approximately-equals</csymbol><ci>A</ci><ci>B</ci></apply>": "$A $≅ $B",
+        # an operator character as head keeps its binding: C ⋅ C < 0 needs no parentheses
+        "<apply><lt/><apply><ci>⋅</ci><ci>C</ci><ci>C</ci></apply><cn>0</cn></apply>": "$C $⋅ $C $< $0",
+        "<apply><ci>⋅</ci><apply><plus/><ci>a</ci><ci>b</ci></apply><ci>c</ci></apply>": "$( $a $+ $b $) $⋅ $c",
+    }
+    for body, expected in cases.items():
+        assert toks(content_math(body)) == expected, body
+
+
+def test_content_only_in_an_annotation_is_converted():
+    """``semantics`` whose only tree is a Content MathML annotation (ctop converts its first child)."""
+    m = content_math(
+        "<semantics><annotation-xml encoding='MathML-Content'><apply><eq/><ci>a</ci><cn>2</cn></apply>"
+        "</annotation-xml><annotation encoding='application/x-tex'>a=2</annotation></semantics>"
+    )
+    assert toks(m) == "$a $= $2"
+    tex_only = content_math("<semantics><annotation encoding='application/x-tex'>a=2</annotation></semantics>")
+    assert toks(tex_only) == ""  # TeX is never read
 
 
 def test_content_to_presentation_on_bare_element():

@@ -8,16 +8,20 @@ symbol would be counted three times and TeX macro names would leak into the voca
 
 :func:`presentation` follows the rules of the reference pipeline's ctop stylesheet for
 ``<semantics>`` (first child if it is presentation markup, else an ``annotation-xml`` with a
-presentation encoding, else the first child converted from content MathML) but is our own code:
+presentation encoding, else the first child converted from content MathML, else a Content
+MathML ``annotation-xml``; a TeX ``annotation`` is never read) but is our own code:
 :func:`content_to_presentation` implements about thirty conversion rules for content-only math
 (2011 arXMLiv / canonical MathML): leaves (``ci→mi``, ``cn→mn``, ``csymbol→mi``, constants such
 as ``reals→ℝ``), LaTeXML's ``csymbol`` heads (``subscript``/``superscript`` → ``msub``/``msup``,
-``delimited-[]``, ``tensor-product``...), n-ary infix operators with precedence-driven
-parentheses, unary/binary minus, ``divide→mfrac``, ``power→msup``, ``root→msqrt/mroot``, fences
-(abs, floor, ceiling), factorial, not, binders with ``bvar``/``lowlimit``/``uplimit``/``condition``
-(forall, exists, sum, product, int, limit, diff), containers (set, list, interval, vector,
-matrix, piecewise), and ``head(args)`` for every other head. It is written from the MathML
-specification, not taken from ctop.xsl.
+``multirelation`` → ``a ≤ b < c``, ``restriction``, ``norm``, ``delimited-[]``,
+``tensor-product``...), scripted big operators applied to a body (``∑_{i}^{n} a_i``), n-ary
+infix operators with precedence-driven parentheses, unary/binary minus, ``divide`` as a slash
+(as ctop writes it), ``power→msup``, ``root→msqrt/mroot``, fences (abs, floor, ceiling),
+factorial, not, binders with ``bvar``/``lowlimit``/``uplimit``/``condition`` (forall, exists,
+sum, product, int, limit, diff), containers (set, list, interval, vector, matrix, piecewise),
+and ``head(args)`` for every other head. It is written from the MathML specification, not taken
+from ctop.xsl. Where ctop would turn a LaTeXML symbol name into a token (``subscript x i``,
+``multirelation ...``) it gives what the reader sees instead.
 
 The presentation copy is normalised so that one visible symbol always gives one token:
 
@@ -62,6 +66,7 @@ PRESENTATION_ELEMENTS = TOKEN_ELEMENTS | frozenset(
 )
 ANNOTATIONS = frozenset({"annotation", "annotation-xml"})
 PRESENTATION_ENCODINGS = frozenset({"mathml-presentation", "application/mathml-presentation+xml"})
+CONTENT_ENCODINGS = frozenset({"mathml-content", "application/mathml-content+xml"})
 
 # Characters that occupy a position in the markup but show no symbol.
 _INVISIBLE = dict.fromkeys(map(ord, "\u2061\u2062\u2063\u2064\u200b"), None)
@@ -233,22 +238,25 @@ _INFIX: dict[str, tuple[str, int]] = {
     "notsubset": ("⊈", 4), "notprsubset": ("⊄", 4), "approx": ("≈", 4), "factorof": ("∣", 4),
     "tendsto": ("→", 4),
     "plus": ("+", 5), "minus": ("−", 5), "union": ("∪", 5), "setdiff": ("∖", 5),
-    "times": ("\u2062", 6), "intersect": ("∩", 6), "compose": ("∘", 6),
+    "times": ("\u2062", 6), "intersect": ("∩", 6), "compose": ("∘", 6), "divide": ("/", 6),
     "cartesianproduct": ("×", 6), "vectorproduct": ("×", 6), "scalarproduct": ("⋅", 6),
     "outerproduct": ("⊗", 6),
 }
-_NON_ASSOCIATIVE = frozenset({"minus", "setdiff", "symbol"}) | {k for k, (_, p) in _INFIX.items() if p == 4}
+_NON_ASSOCIATIVE = frozenset({"minus", "setdiff", "symbol", "divide"}) | {k for k, (_, p) in _INFIX.items() if p == 4}
 # LaTeXML csymbol heads (cd="latexml"/"ambiguous") that are infix operators
 _CSYMBOL_INFIX: dict[str, tuple[str, int]] = {
     "tensor-product": ("⊗", 6), "direct-sum": ("⊕", 5), "maps-to": ("↦", 4),
     "superset-of": ("⊃", 4), "superset-of-or-equals": ("⊇", 4), "not-subset-of": ("⊄", 4),
     "much-greater-than": ("≫", 4), "much-less-than": ("≪", 4), "similar-to": ("∼", 4),
-    "similar-to-or-equals": ("≃", 4), "not-equivalent-to": ("≢", 4), "leads-to": ("↝", 4),
+    "similar-to-or-equals": ("≃", 4), "approximately-equals": ("≅", 4), "not-divides": ("∤", 4), "not-equivalent-to": ("≢", 4), "leads-to": ("↝", 4),
     "plus-or-minus": ("±", 5), "minus-or-plus": ("∓", 5), "modulo": ("mod", 5),
-    "evaluated-at": ("|", 4), "conditional": ("|", 4), "divides": ("∣", 4),
+    "evaluated-at": ("|", 4), "conditional": ("∣", 4), "divides": ("∣", 4),
     "proportional-to": ("∝", 4), "perpendicular-to": ("⟂", 4), "parallel-to": ("∥", 4),
     "times": ("×", 6), "formulae-sequence": (",", 0), "assign": (":=", 4), "coproduct": ("∐", 6), "product": ("∏", 6),
+    "colon": (":", 4),
 }
+# Binding strength of an operator character used as an ``apply`` head (``<ci>⋅</ci>``); others 4.
+_SYMBOL_PRECEDENCE = {**dict.fromkeys("⋅∗×∘⊗⊙∧∨", 6), **dict.fromkeys("±∓⊕∪∖", 5)}
 _FENCE_HEADS = {"abs": ("|", "|"), "floor": ("⌊", "⌋"), "ceiling": ("⌈", "⌉"), "card": ("|", "|")}
 _BIG_OPERATORS = {"sum": "∑", "product": "∏", "int": "∫", "limit": "lim"}
 _QUANTIFIERS = {"forall": "∀", "exists": "∃"}
@@ -350,6 +358,10 @@ class _Converter:
         kids = _children(el)
         if kids:  # unknown container: keep its children in order
             return _new("mrow", *[self.convert(c) for c in kids])
+        if name in _BIG_OPERATORS:  # the base of a scripted big operator: ∑ in sum_{i}^{n}
+            return _mo(_BIG_OPERATORS[name])
+        if name in _QUANTIFIERS:
+            return _mo(_QUANTIFIERS[name])
         if name in _INFIX:  # an operator used as a value, e.g. <in/> alone
             return _mo(_INFIX[name][0])
         return _mi(name, "normal")  # a function used as a value, e.g. <sin/> alone
@@ -442,15 +454,16 @@ class _Converter:
             if symbol in CONTENT_ELEMENTS:  # strict content MathML: <csymbol>plus</csymbol>
                 hname = symbol
         if hname in ("ci", "mo") and len(args) >= 2 and _is_operator_symbol(_text(head)):
-            return self._infix("symbol", _bare(_text(head)), 4, args)  # f : X → S
+            symbol = _bare(_text(head))
+            return self._infix("symbol", symbol, _SYMBOL_PRECEDENCE.get(symbol, 4), args)  # f : X → S
+        if hname == "apply" and _is_big_operator(head):  # LaTeXML: sum_{i=1}^{n} a_i, int_U f dx
+            return _new("mrow", conv(head), *[conv(a) for a in args])
         if hname in _INFIX and not (hname == "minus" and len(args) == 1):
             op, prec = _INFIX[hname]
             return self._infix(hname, op, prec, args)
         if hname in ("minus", "not"):
             sign = "−" if hname == "minus" else "¬"
             return _new("mrow", _mo(sign), self._operand(args[0], hname, 7, 0)) if args else _mo(sign)
-        if hname == "divide" and len(args) == 2:
-            return _new("mfrac", conv(args[0]), conv(args[1]))
         if hname == "power" and len(args) == 2:
             return _new("msup", _script_base(conv(args[0]), args[0]), conv(args[1]))
         if hname == "root" and args:
@@ -492,6 +505,14 @@ class _Converter:
             scripts = [conv(a) for a in args[1:]]
             script = scripts[0] if len(scripts) == 1 else _fenced("", scripts, "")
             return _new("msub" if symbol == "subscript" else "msup", _script_base(conv(args[0]), args[0]), script)
+        if symbol == "multirelation" and len(args) >= 3:  # LaTeXML: a ≤ b < c as (a, ≤, b, <, c)
+            nodes = [self._operand(a, symbol, 4, 1) if i % 2 == 0 else self._relation(a) for i, a in enumerate(args)]
+            return _new("mrow", *nodes)
+        if symbol == "restriction" and len(args) == 2:  # F|_U
+            return _new("msub", _new("mrow", _script_base(conv(args[0]), args[0]), _mo("|")), conv(args[1]))
+        if symbol in ("norm", "inner-product") and args:
+            open_, close = ("‖", "‖") if symbol == "norm" else ("⟨", "⟩")
+            return _fenced(open_, [conv(a) for a in args], close)
         if symbol.startswith("delimited-") and len(symbol) > len("delimited-"):
             fence = symbol[len("delimited-") :]
             return _fenced(fence[0], [conv(a) for a in args], fence[1:])
@@ -501,6 +522,17 @@ class _Converter:
             op, prec = _CSYMBOL_INFIX[symbol]
             return self._infix(symbol, op, prec, args)
         return None
+
+    def _relation(self, el: etree._Element) -> etree._Element:
+        """The operator of a ``multirelation`` (``<leq/>``, ``<ci>→</ci>``, a LaTeXML csymbol)."""
+        name = local_name(el)
+        if name in _INFIX and not _children(el):
+            return _mo(_INFIX[name][0])
+        if name == "csymbol" and _text(el) in _CSYMBOL_INFIX:
+            return _mo(_CSYMBOL_INFIX[_text(el)][0])
+        if name in ("ci", "mo") and _is_operator_symbol(_text(el)):
+            return _mo(_bare(_text(el)))
+        return self.convert(el)
 
     def _derivative(self, name: str, bvars: list[etree._Element], args: list[etree._Element]) -> etree._Element:
         """d/dx f (or ∂/∂x f); f′ without a bound variable."""
@@ -595,12 +627,24 @@ def _infix_of(el: etree._Element) -> tuple[str, int] | None:
     hname = local_name(head)
     if hname == "csymbol":
         symbol = _text(head)
+        if symbol == "multirelation":
+            return (symbol, 4)
         return (symbol, _CSYMBOL_INFIX[symbol][1]) if symbol in _CSYMBOL_INFIX else None
     if hname == "minus" and len(kids) == 2:
         return ("minus", 7)
     if hname in ("ci", "mo") and len(kids) >= 3 and _is_operator_symbol(_text(head)):
-        return ("symbol", 4)
+        return ("symbol", _SYMBOL_PRECEDENCE.get(_bare(_text(head)), 4))
     return (hname, _INFIX[hname][1]) if hname in _INFIX else None
+
+
+def _is_big_operator(el: etree._Element) -> bool:
+    """Whether ``el`` is a big operator (sum, product, int, limit), bare or with LaTeXML scripts."""
+    while local_name(el) == "apply":
+        kids = _children(el)
+        if len(kids) < 2 or local_name(kids[0]) != "csymbol" or _text(kids[0]) not in ("subscript", "superscript"):
+            return False
+        el = kids[1]
+    return local_name(el) in _BIG_OPERATORS and not _children(el)
 
 
 def _script_base(node: etree._Element, source: etree._Element) -> etree._Element:
@@ -662,9 +706,15 @@ def _present_semantics(sem: etree._Element) -> list[etree._Element]:
     for k in kids[1:]:
         if local_name(k) == "annotation-xml" and _encoding(k) in PRESENTATION_ENCODINGS:
             return [n for c in _children(k) for n in _present(c)]
-    if local_name(first) in ANNOTATIONS:
-        return []
-    return [_Converter(_present, _top(first)).convert(first)]
+    if local_name(first) not in ANNOTATIONS:
+        return [_Converter(_present, _top(first)).convert(first)]
+    # No primary tree: the formula lives only in a Content MathML annotation (ctop converts
+    # whatever comes first; a TeX string is never read).
+    for k in kids:
+        if local_name(k) == "annotation-xml" and _encoding(k) in CONTENT_ENCODINGS:
+            converter = _Converter(_present, _top(k))
+            return [converter.convert(c) for c in _children(k)]
+    return []
 
 
 def _normalize(el: etree._Element, inherited: str | None) -> None:
