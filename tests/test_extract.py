@@ -165,6 +165,115 @@ def test_theorem_kind(cls: str | None, kind: str | None) -> None:
     assert extract.theorem_kind(cls) == kind
 
 
+def ltx_thm_doc(body: str) -> bytes:
+    """2011 arXMLiv as real articles have it: no ``m:`` prefix (MathML as a default namespace)."""
+    return (
+        f'<?xml version="1.0" encoding="utf-8"?>\n<html xmlns="{XHTML}" '
+        f'xmlns:arxmliv="http://arxmliv.kwarc.info/ns/"><body>{body}</body></html>'
+    ).encode()
+
+
+LTX_PROOF = (
+    f'<div class="proof"><h6 class="title proof-title">Proof.</h6><p>Obvious from <math xmlns="{MATHML}">'
+    "<semantics><mi>f</mi><annotation encoding='application/x-tex'>f</annotation></semantics></math>.</p></div>"
+)
+
+
+def ltx_thm(title: str | None, id_: str | None = None, math: str = "") -> str:
+    """A statement ``div class="theorem ltx_thm"``: only its title says which kind it is."""
+    idattr = f' id="{id_}"' if id_ else ""
+    head = f'<h6 class="title bold theorem-title">{title}</h6>' if title is not None else ""
+    return f'<div class="theorem ltx_thm"{idattr}>{head}<div class="para"><p class="p">Let {math}.</p></div></div>'
+
+
+@pytest.mark.parametrize(
+    "title, kind, unknown_word",
+    [
+        ("Theorem 2.1.", "theorem", None),
+        ("Lemma 3.2.", "lemma", None),
+        ("Proposition 1.", "proposition", None),
+        ("Corollary 4.3 (Zorn).", "corollary", None),
+        ("Definition.", "definition", None),
+        ("Main Theorem.", "theorem", None),
+        ("2.4. Remark.", "remark", None),
+        ("Prop. 5", "proposition", None),
+        ("Théorème 2.1.", extract.UNKNOWN_KIND, "théorème"),
+        ("Hauptsatz 1.", extract.UNKNOWN_KIND, "hauptsatz"),
+        ("", extract.UNKNOWN_KIND, "(empty title)"),
+        (None, extract.UNKNOWN_KIND, "(no title)"),
+    ],
+)
+def test_ltx_thm_kind_from_title(title: str | None, kind: str, unknown_word: str | None) -> None:
+    pairs, res = _pairs(ltx_thm_doc(ltx_thm(title, "S2.Thm1") + LTX_PROOF))
+    assert [(p["statement_id"], p["kind"]) for p in pairs] == [("S2.Thm1", kind)]
+    if unknown_word is None:
+        assert res.kind_sources == {"title": 1} and not res.unknown_kind_titles
+    else:
+        assert res.kind_sources == {"unknown": 1} and res.unknown_kind_titles == {unknown_word: 1}
+
+
+def test_kind_from_class_wins_and_bare_class_without_title_stays_theorem() -> None:
+    lemma_titled_theorem = '<div class="theorem lemma"><h6 class="title">Theorem 1.</h6><p>x</p></div>'
+    bare = '<div class="theorem"><p>x</p></div>'
+    bare_titled = '<div class="theorem"><h6 class="title">Claim 2.</h6><p>x</p></div>'
+    latexml_abbrev = lx_thm("thm", "T").replace(">thm 1<", ">Theorem 1<")  # \newtheorem{thm}{Theorem}
+    body = "".join(x + AX_PROOF for x in (lemma_titled_theorem, bare, bare_titled, latexml_abbrev))
+    pairs, res = _pairs(arxmliv_doc(body))
+    assert [p["kind"] for p in pairs] == ["lemma", "theorem", "claim", "theorem"]
+    assert res.kind_sources == {"class": 2, "title": 2}
+
+
+def test_title_formulas_are_not_kind_words() -> None:
+    title = f'<math xmlns="{MATHML}"><mi>Lemma</mi></math>-adic Theorem 1.'
+    pairs, _ = _pairs(ltx_thm_doc(ltx_thm(title) + LTX_PROOF))
+    assert pairs[0]["kind"] == "theorem"
+
+
+def test_ltx_thm_markup_extracts_and_linearizes_like_the_other_markups() -> None:
+    """The same statement in the three markups: same kind, same tokens (formulas included)."""
+    from proofmatch import linearize, texmath
+
+    tex = r"\mathbb{P}(|X_{n}| > \varepsilon) \le \frac{E|X|}{\varepsilon}, \mathcal{F} \subseteq \mathbf{A}"
+    sentence = "Let {m} hold. Then we are done."
+    lx = extract.extract_bytes(
+        latexml_doc(
+            f'<div id="L" class="ltx_theorem ltx_theorem_lemma"><h6 class="ltx_title ltx_runin ltx_title_theorem">'
+            f'<span class="ltx_tag ltx_tag_theorem"><span class="ltx_text ltx_font_bold">Lemma 3.2</span></span>'
+            f'<span class="ltx_text ltx_font_bold">.</span></h6><div class="ltx_para"><p class="ltx_p">'
+            + sentence.format(m=texmath.render_math(tex, "L.m1", "latexml", False))
+            + "</p></div></div>" + lx_proof()
+        ),
+        "a",
+    ).pairs[0]
+    ax = extract.extract_bytes(
+        arxmliv_doc(
+            '<div class="theorem lemma" id="L"><h6 class="title theorem-title">Lemma 3.2.</h6><div class="para"><p class="p">'
+            + sentence.format(m=texmath.render_math(tex, "L.m1", "arxmliv", False))
+            + "</p></div></div>" + AX_PROOF
+        ),
+        "a",
+    ).pairs[0]
+    math = texmath.render_math(tex, "L.m1", "arxmliv_ltx", False)
+    assert math.startswith(f'<math xmlns="{MATHML}"') and "<semantics>" in math
+    assert '<annotation-xml encoding="MathML-Content">' in math and 'encoding="application/x-tex"' in math
+    real = extract.extract_bytes(
+        ltx_thm_doc(
+            '<div class="theorem ltx_thm" id="L"><h6 class="title bold theorem-title">Lemma 3.2.</h6>'
+            f'<div class="para"><p class="p">{sentence.format(m=math)}</p></div></div>' + LTX_PROOF
+        ),
+        "a",
+    )
+    got = real.pairs[0]
+    assert "m:" not in got["statement_xml"] and f'xmlns="{MATHML}"' in got["statement_xml"]
+    assert lx["kind"] == ax["kind"] == got["kind"] == "lemma" and real.kind_sources == {"title": 1}
+    tokens = [linearize.fragment_tokens(p["statement_xml"]) for p in (lx, ax, got)]
+    assert tokens[0] == tokens[1] == tokens[2], tokens
+    toks, n_title = tokens[2]
+    assert toks[:5] == ["Lemma", "3", ".", "2", "."] and n_title == 5
+    assert "$P~double-struck" in toks and "$F~script" in toks and "$A~bold" in toks and "$/" not in toks
+    assert not any("varepsilon" in t or "mathbb" in t for t in toks)  # the TeX annotation is never read
+
+
 def test_proof_class_tokens_not_substrings() -> None:
     doc = latexml_doc(lx_thm("lemma", "a") + '<div class="ltx_proofsketch"><p>x</p></div>' + lx_thm("lemma", "b") + '<div class="x proof y">p</div>')
     pairs, _ = _pairs(doc)
@@ -382,11 +491,23 @@ def test_extract_dir_report_and_cli(tmp_path: Path) -> None:
     assert all(s["detail"] for s in report["skipped_files"])
     assert report["pairs"] == 4 and report["articles_with_pairs"] == 3 and report["theorem_like"] == 5
     assert report["kinds"] == {"lemma": 3, "theorem": 1}
+    assert report["kind_sources"] == {"class": 5} and report["unknown_kind_titles"] == {}
     pairs = pd.read_parquet(out)
     assert list(pairs.columns) == extract.PAIR_COLUMNS
     assert sorted(zip(pairs["article_id"], pairs["statement_id"])) == [
         ("good1", "S1"), ("good1", "S2"), ("good2", "A"), ("good3", "p0")
     ]
+
+
+def test_kind_counts_merge_across_shards(tmp_path: Path) -> None:
+    (tmp_path / "a.xhtml").write_bytes(ltx_thm_doc(ltx_thm("Théorème 1.") + LTX_PROOF + ltx_thm("Lemma 2.") + LTX_PROOF))
+    (tmp_path / "b.xhtml").write_bytes(ltx_thm_doc(ltx_thm("Théorème 3.") + LTX_PROOF + ltx_thm("Remark 4.")))
+    reports = [extract.extract_files([(n, str(tmp_path / f"{n}.xhtml"))])[1] for n in ("a", "b")]
+    merged = extract.merge_reports(reports)
+    assert merged["kind_sources"] == {"title": 2, "unknown": 2}
+    assert merged["unknown_kind_titles"] == {"théorème": 2}
+    assert merged["kinds"] == {"unknown": 2, "lemma": 1}
+    assert merged["theorem_like_kinds"] == {"unknown": 2, "lemma": 1, "remark": 1}
 
 
 def test_cli_errors(tmp_path: Path) -> None:
@@ -415,7 +536,7 @@ def test_shards_union_equals_whole_and_empty_shard(tmp_path: Path) -> None:
     expected = pd.read_parquet(whole).sort_values(["article_id", "position"], ignore_index=True)
     pd.testing.assert_frame_equal(union, expected)
     merged = extract.merge_reports(reports)
-    for key in ("files_seen", "files_ok", "files_skipped", "pairs", "theorem_like", "kinds", "articles_with_pairs"):
+    for key in ("files_seen", "files_ok", "files_skipped", "pairs", "theorem_like", "kinds", "kind_sources", "articles_with_pairs"):
         assert merged[key] == whole_report[key], key
     # cli shard mode writes the same as the function
     assert cli.main(["extract", "--manifest", str(manifest), "--shard", "3", "--out", str(tmp_path / "cli.parquet")]) == 0

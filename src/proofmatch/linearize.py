@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 from lxml import etree
 from tqdm import tqdm
 
+from proofmatch.extract import TITLE_CLASSES
 from proofmatch.logs import setup_logging
 from proofmatch.mathml import local_name, math_tokens, tokens_of_presentation
 from proofmatch.store import atomic_path
@@ -40,7 +41,6 @@ from proofmatch.tokens import text_tokens
 log = logging.getLogger(__name__)
 
 DROPPED = frozenset({"annotation", "annotation-xml", "script", "style"})
-TITLE_CLASSES = frozenset({"ltx_title", "title"})
 INPUT_COLUMNS = ("article_id", "statement_id", "statement_xml", "proof_xml")
 NEW_COLUMNS: dict[str, pa.DataType] = {
     "pair_id": pa.string(),

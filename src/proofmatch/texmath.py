@@ -2,11 +2,14 @@
 
 The demo generator (:mod:`proofmatch.demo`) writes its formulas as TeX in templates; this module
 parses that subset (:func:`parse_tex`, :class:`TexError` for anything outside it) into an
-expression tree and renders it in either dialect (:func:`render_math`): ``latexml`` (presentation
-MathML in ``semantics`` with Content MathML and TeX annotations, Unicode math alphabets) and
-``arxmliv`` (``m:``-prefixed, ``mathvariant`` attributes, no TeX, some formulas in Content MathML
-first or only: :func:`arxmliv_form`). It exists so that the extraction and linearization stages
-meet the markup variety of real converters without a LaTeX installation.
+expression tree and renders it in one of three dialects (:func:`render_math`): ``latexml``
+(presentation MathML in ``semantics`` with Content MathML and TeX annotations, Unicode math
+alphabets), ``arxmliv`` (``m:``-prefixed, ``mathvariant`` attributes, no TeX, some formulas in
+Content MathML first or only: :func:`arxmliv_form`) and ``arxmliv_ltx`` (the 2011 arXMLiv markup as
+real articles of that era have it: ``<math xmlns=MathML>`` with a default namespace, ``semantics``
+holding presentation MathML, ``annotation-xml encoding="MathML-Content"`` and a TeX annotation;
+fonts as ``mathvariant`` attributes, no inner ids). It exists so that the extraction and
+linearization stages meet the markup variety of real converters without a LaTeX installation.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import zlib
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-DIALECTS = ("latexml", "arxmliv")
+DIALECTS = ("latexml", "arxmliv", "arxmliv_ltx")
 
 # ============================================================================================
 # A TeX subset -> expression tree
@@ -500,14 +503,14 @@ class MathWriter:
     LaTeXML: every presentation node has ``id``/``xref`` and its Content MathML twin the mirrored
     ``.cmml`` ids; identifiers in Unicode math alphabets (𝐱, ℝ, 𝒜 + ``ltx_font_mathcaligraphic``),
     upright symbols ``mathvariant="normal"``. arXMLiv: ``m:`` prefix, no inner ids, fonts as
-    ``mathvariant`` attributes on plain letters.
+    ``mathvariant`` attributes on plain letters. arXMLiv-ltx: as arXMLiv without the prefix.
     """
 
     def __init__(self, dialect: str, math_id: str) -> None:
         if dialect not in DIALECTS:
             raise ValueError(f"unknown dialect {dialect!r}")
         self.latexml = dialect == "latexml"
-        self.p = "" if self.latexml else "m:"
+        self.p = "m:" if dialect == "arxmliv" else ""
         self.mid = math_id
         self.count = 0
         self.ids: dict[tuple[int, str | None], str] = {}
@@ -851,7 +854,8 @@ _ID_SLOT = "\x00"  # stands for the formula id in cached renderings (never in Te
 
 
 def render_math(tex: str, math_id: str, dialect: str, display: bool, form: str = "parallel") -> str:
-    """One ``<math>`` element for ``tex`` (LaTeXML or arXMLiv markup) with id ``math_id``."""
+    """One ``<math>`` element for ``tex`` in ``dialect`` (:data:`DIALECTS`) with id ``math_id``;
+    ``form`` (:func:`arxmliv_form`) applies to the ``arxmliv`` dialect only."""
     return _render_math(tex, dialect, display, form).replace(_ID_SLOT, math_id)
 
 
@@ -873,6 +877,12 @@ def _render_math(tex: str, dialect: str, display: bool, form: str) -> str:
             f'<math xmlns="http://www.w3.org/1998/Math/MathML" id="{math_id}" class="ltx_Math" '
             f'alttext="{attr_escape(tex)}" display="{mode}"><semantics>{pres}'
             f'<annotation-xml encoding="MathML-Content">{cont}</annotation-xml>{tex_ann}</semantics></math>'
+        )
+    if dialect == "arxmliv_ltx":
+        return (
+            f'<math xmlns="http://www.w3.org/1998/Math/MathML" display="{mode}" id="{math_id}"><semantics>'
+            f'{w.pres(tree)}<annotation-xml encoding="MathML-Content">{w.cont(tree)}</annotation-xml>'
+            f'<annotation encoding="application/x-tex">{xml_escape(tex)}</annotation></semantics></math>'
         )
     head = f'<m:math display="{mode}" id="{math_id}">'
     if form == "pure_content":
