@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from lxml import etree
 
-from proofmatch import cli, demo, texmath
+from proofmatch import cli, demo, extract, linearize, texmath
 from proofmatch.tokens import text_tokens
 
 MATHML = "http://www.w3.org/1998/Math/MathML"
@@ -172,7 +172,7 @@ def test_statement_proof_pairs_and_unproved_statements(parsed: list) -> None:
         paired = {id(s) for s, _ in found}
         for el in _STATEMENTS(root):
             if id(el) not in paired:
-                kinds_unproved[_classes(el)[1].removeprefix("ltx_theorem_")] += 1
+                kinds_unproved[extract.statement_kind(el)[0]] += 1
     assert pairs >= 1500
     assert articles_without_pairs == 1  # the survey article
     for kind in ("definition", "remark", "example", "lemma"):
@@ -183,13 +183,14 @@ def test_statement_proof_pairs_and_unproved_statements(parsed: list) -> None:
 # markup
 
 
-def test_both_dialects_and_both_file_kinds(corpus: Path) -> None:
+def test_three_dialects_and_both_file_kinds(corpus: Path) -> None:
     regular = _regular(corpus)
     assert {Path(r["file"]).suffix for r in regular} == {".xhtml", ".gz"}
     texts = {r["article_id"]: _bytes(corpus, r).decode("utf-8") for r in regular}
     latexml = [t for t in texts.values() if 'class="ltx_theorem ltx_theorem_' in t]
-    arxmliv = [t for t in texts.values() if 'class="theorem ' in t]
-    assert len(latexml) >= 20 and len(arxmliv) >= 10
+    ltx_thm = [t for t in texts.values() if 'class="theorem ltx_thm"' in t]
+    arxmliv = [t for t in texts.values() if 'class="theorem ' in t and 'class="theorem ltx_thm"' not in t]
+    assert len(latexml) >= 20 and len(arxmliv) >= 10 and len(ltx_thm) >= 10
     joined = "".join(latexml)
     for needle in (
         'class="ltx_title ltx_runin ltx_title_theorem"',
@@ -225,6 +226,61 @@ def test_both_dialects_and_both_file_kinds(corpus: Path) -> None:
     # content MathML only: directly under m:math, or alone in m:semantics
     assert re.search(r'<m:math display="\w+" id="[^"]+"><m:(apply|ci|cn)\b', joined)
     assert re.search(r'<m:semantics><m:annotation-xml encoding="MathML-Content">', joined)
+    # 2011 arXMLiv as real articles have it: the kind only in the title, MathML in a default
+    # namespace with presentation, Content MathML and TeX, every statement "theorem ltx_thm"
+    joined = "".join(ltx_thm)
+    for needle in (
+        '<h6 class="title bold theorem-title">',
+        '<div class="proof">',
+        '<math xmlns="http://www.w3.org/1998/Math/MathML" display="inline" id="',
+        '<math xmlns="http://www.w3.org/1998/Math/MathML" display="block" id="',
+        "<semantics><mrow>",
+        '</mrow><annotation-xml encoding="MathML-Content">',
+        '</annotation-xml><annotation encoding="application/x-tex">',
+        'mathvariant="double-struck"',
+    ):
+        assert needle in joined, needle
+    assert "<m:" not in joined and "xmlns:m=" not in joined and "alttext" not in joined
+    assert not re.search(r'class="theorem (?!ltx_thm")', joined)  # no statement names its kind
+
+
+def test_ltx_thm_articles_take_their_kinds_from_titles(corpus: Path) -> None:
+    rows = [r for r in _regular(corpus) if b'class="theorem ltx_thm"' in _bytes(corpus, r)]
+    items = [(r["article_id"], str(corpus / r["file"])) for r in rows]
+    pairs, report = extract.extract_files(items)
+    assert report["kind_sources"]["title"] == report["theorem_like"] - report["kind_sources"].get("unknown", 0)
+    assert set(report["theorem_like_kinds"]) >= {"lemma", "theorem", "definition", "remark", "example"}
+    # only the non-English articles have titles that name no known kind (Théorème, Lemme...)
+    foreign = {f"demo-{i + 1:04d}" for i in demo.FOREIGN}
+    english = {r["article_id"] for r in rows} - foreign
+    frame = pairs.to_pandas()
+    assert english and (frame.loc[frame["article_id"].isin(english), "kind"] != extract.UNKNOWN_KIND).all()
+    words = {w.lower() for lang in ("fr", "de", "ru") for w in demo.load_language(lang)["kinds"].values()}
+    assert report["kind_sources"]["unknown"] > 0 and set(report["unknown_kind_titles"]) <= words
+
+
+def test_one_article_reads_the_same_in_every_markup() -> None:
+    """The same planned article in LaTeXML and in real 2011 arXMLiv markup: the same pairs, kinds
+    and tokens (the proofs end in ∎ and □); the inferred arXMLiv markup gives the same text."""
+    base = demo.article_specs(12, 7)[demo.ARXMLIV_LTX_INDEX]
+    assert base.dialect == "arxmliv_ltx" and base.lang == "en"
+    read = {}
+    for dialect in texmath.DIALECTS:
+        spec = demo.Spec(**{**base.__dict__, "dialect": dialect})
+        data = demo.render_article(demo.plan_article(spec, 7)).encode("utf-8")
+        res = extract.extract_bytes(data, spec.article_id)
+        lin = linearize.linearize_frame(extract.pairs_table(res.pairs).to_pandas())
+        read[dialect] = (res, lin)
+    (lx, lx_lin), (ltx, ltx_lin), (ax, ax_lin) = read["latexml"], read["arxmliv_ltx"], read["arxmliv"]
+    assert len(lx.pairs) >= 16 and ltx.theorem_like_kinds == lx.theorem_like_kinds == ax.theorem_like_kinds
+    assert [p["kind"] for p in ltx.pairs] == [p["kind"] for p in lx.pairs]
+    assert ltx.kind_sources == {"title": sum(ltx.theorem_like_kinds.values())}
+    assert list(ltx_lin["statement_tokens"].map(list)) == list(lx_lin["statement_tokens"].map(list))
+    qed = {"∎": "□"}
+    lx_proofs = [[qed.get(t, t) for t in toks] for toks in lx_lin["proof_tokens"]]
+    assert list(ltx_lin["proof_tokens"].map(list)) == lx_proofs
+    text_only = [[t for t in toks if not t.startswith("$")] for toks in ax_lin["statement_tokens"]]
+    assert text_only == [[t for t in toks if not t.startswith("$")] for toks in ltx_lin["statement_tokens"]]
 
 
 def test_latexml_ids_are_unique_and_xrefs_resolve(corpus: Path) -> None:
@@ -383,8 +439,11 @@ def test_tfidf_baseline_is_hard_but_not_hopeless(corpus: Path) -> None:
     lin = linearize.linearize_frame(pairs.to_pandas())
     verdict, _ = filters.classify(lin)
     reasons = Counter(verdict["reason"].dropna())
-    for reason in ("title_only", "language", "omitted", "reference_only", "too_short", "too_long"):
+    for reason in ("language", "too_short", "too_long"):
         assert reasons[reason] > 0, reasons
+    examples = Counter(verdict["example"].dropna())  # the paper's examples of too-short pairs
+    for example in ("title_only", "omitted", "reference_only"):
+        assert examples[example] > 0, examples
     kept = lin[verdict["reason"].isna().to_numpy()]
     statements = [" ".join(t) for t in kept["statement_tokens"]]
     proofs = [" ".join(t) for t in kept["proof_tokens"]]

@@ -7,14 +7,19 @@ project (``demo_data/<lang>.yaml``); nothing is copied from real papers.
 
 What the output looks like (one article per file, ``out_dir/xhtml/<article_id>.xhtml[.gz]``):
 
-* two markup dialects, as real converters produced them:
+* three markup dialects, as real converters produced them:
   ``latexml`` (LaTeXML 0.8 / ar5iv: ``div.ltx_theorem.ltx_theorem_<kind>`` with a run-in
   ``h6.ltx_title_theorem``, sibling ``div.ltx_proof`` titled "Proof." and ending in ∎, math as
   ``<math alttext=...><semantics>`` presentation + ``annotation-xml`` Content MathML (ids and
   xrefs) + ``annotation application/x-tex``, Unicode math alphabets ℝ 𝐱 𝒜 with
-  ``ltx_font_mathcaligraphic``) and ``arxmliv`` (2011 arXMLiv / MREC: unprefixed classes
-  ``theorem lemma`` / ``proof``, ``m:``-prefixed MathML, ``mathvariant`` attributes, no alttext
-  and no TeX annotation, and some formulas in Content MathML only);
+  ``ltx_font_mathcaligraphic``), ``arxmliv`` (2011 arXMLiv as inferred from LaTeXML's source of
+  the period: unprefixed classes ``theorem lemma`` / ``proof``, ``m:``-prefixed MathML,
+  ``mathvariant`` attributes, no alttext and no TeX annotation, and some formulas in Content
+  MathML only) and ``arxmliv_ltx`` (2011 arXMLiv as real articles of that era have it: every
+  statement ``div class="theorem ltx_thm"``, its kind only in the title
+  ``h6 class="title bold theorem-title"`` "Theorem 2.1.", MathML in a default namespace with
+  ``semantics``: presentation + ``annotation-xml`` Content MathML + TeX annotation; about a
+  fifth of the articles, :data:`ARXMLIV_LTX_SHARE`);
 * per-article notation (which letter is the random variable, the group, the domain), shared by
   statements and proofs, so symbol replacement changes something and a model can learn from it;
 * proofs that restate their statement only partly, padded with the article's other facts, so a
@@ -85,6 +90,11 @@ CATEGORY_CYCLE = ("math.PR", "math.CO", "math.NT", "math.PR", "math.FA", "math.A
 NO_THEOREMS_INDEX = 13
 #: An arXMLiv article whose theorem ids restart in every section (duplicate ids): index.
 FLAT_IDS_INDEX = 1
+#: Share of the articles (from index 4, without named entities) in the ``arxmliv_ltx`` markup,
+#: drawn from a random stream of its own so that the other articles keep their bytes.
+ARXMLIV_LTX_SHARE = 0.2
+#: An article that is always in the ``arxmliv_ltx`` markup (small corpora have one too): index.
+ARXMLIV_LTX_INDEX = 11
 
 #: Kinds of statements that get proofs, with weights.
 PROVED_KINDS = (("lemma", 45), ("theorem", 14), ("proposition", 20), ("corollary", 15), ("claim", 6))
@@ -280,9 +290,14 @@ def article_specs(n_articles: int, seed: int) -> list[Spec]:
         secondary_pool = data["categories"][primary]["secondary"]
         k = rng.choices((0, 1, 2), weights=(0.45, 0.4, 0.15))[0]
         categories = [primary, *rng.sample(secondary_pool, min(k, len(secondary_pool)))]
-        # The first articles fix the mix for small corpora: both dialects, both file kinds.
+        # The first articles fix the mix for small corpora: both older dialects, both file kinds
+        # (ARXMLIV_LTX_INDEX adds the third dialect).
         dialect = DIALECTS[index % 2] if index < 4 else ("arxmliv" if rng.random() < 0.35 else "latexml")
         gz = index in (0, 3) or (index >= 4 and rng.random() < 0.5)
+        named_entities = dialect == "arxmliv" and rng.random() < 0.25
+        markup = random.Random(f"proofmatch-demo:{seed}:markup:{index}")
+        if index == ARXMLIV_LTX_INDEX or (index >= 4 and not named_entities and markup.random() < ARXMLIV_LTX_SHARE):
+            dialect, named_entities = "arxmliv_ltx", False
         specs.append(
             Spec(
                 index=index,
@@ -292,7 +307,7 @@ def article_specs(n_articles: int, seed: int) -> list[Spec]:
                 categories=categories,
                 dialect=dialect,
                 gz=gz,
-                named_entities=dialect == "arxmliv" and rng.random() < 0.25,
+                named_entities=named_entities,
                 no_theorems=index == NO_THEOREMS_INDEX,
                 flat_ids=index == FLAT_IDS_INDEX,
             )
@@ -458,7 +473,7 @@ class Planner:
         block.number = f"{self.section}.{counter[0]}"
         if self.spec.flat_ids:
             block.anchor = f"Thm{counter[0]}"  # restarts in every section: duplicate ids
-        elif self.spec.dialect == "arxmliv":
+        elif self.spec.dialect in ("arxmliv", "arxmliv_ltx"):
             block.anchor = f"S{self.section}.Thm{counter[0]}"
         else:
             block.anchor = f"S{self.section}.Thmtheorem{counter[0]}"
@@ -615,12 +630,18 @@ def _split_count(total: int, parts: int, rng: random.Random) -> list[int]:
 
 
 class Renderer:
-    """Markup of one planned article in its dialect; ids follow LaTeXML's scheme."""
+    """Markup of one planned article in its dialect; ids follow LaTeXML's scheme.
+
+    ``arxmliv_ltx`` shares the ``arxmliv`` markup except for statements (``theorem ltx_thm``
+    with a bold title), formulas (:func:`proofmatch.texmath.render_math`) and the root element
+    (no ``m:`` prefix declared).
+    """
 
     def __init__(self, article: Article) -> None:
         self.a = article
         self.spec = article.spec
         self.latexml = article.spec.dialect == "latexml"
+        self.ltx_thm = article.spec.dialect == "arxmliv_ltx"
         self.labels = {key: label for key, label, _ in article.bib}
         self.eq_count: dict[int, int] = {}
         self.ex_count: dict[int, int] = {}
@@ -729,6 +750,9 @@ class Renderer:
                 f'<span class="ltx_text ltx_font_bold">.</span></h6>'
             )
             head = f'<div id="{b.anchor}" class="ltx_theorem ltx_theorem_{b.kind}">'
+        elif self.ltx_thm:  # every kind is "ltx_thm": only the title says theorem, lemma, ...
+            title = f'<h6 class="title bold theorem-title">{xml_escape(word)} {b.number}{name}.</h6>'
+            head = f'<div class="theorem ltx_thm" id="{b.anchor}">'
         else:
             title = f'<h6 class="title theorem-title">{xml_escape(word)} {b.number}{name}.</h6>'
             head = f'<div class="theorem {b.kind}" id="{b.anchor}">'
@@ -805,8 +829,9 @@ class Renderer:
             text = (
                 '<?xml version="1.0" encoding="UTF-8"?>\n'
                 '<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.1 plus MathML 2.0//EN" "http://www.w3.org/Math/DTD/mathml2/xhtml-math11-f.dtd">\n'
-                '<html xmlns="http://www.w3.org/1999/xhtml" xmlns:m="http://www.w3.org/1998/Math/MathML" '
-                f'xmlns:arxmliv="http://arxmliv.kwarc.info/ns/" xml:lang="{spec.lang}">\n'
+                '<html xmlns="http://www.w3.org/1999/xhtml" '
+                + ('' if self.ltx_thm else 'xmlns:m="http://www.w3.org/1998/Math/MathML" ')
+                + f'xmlns:arxmliv="http://arxmliv.kwarc.info/ns/" xml:lang="{spec.lang}">\n'
                 f'<head><title>{title}</title><link rel="stylesheet" type="text/css" href="core.css"/></head>\n'
                 '<body><div class="main"><div class="content"><div class="document">\n'
                 f'<h1 class="title document-title">{title}</h1>\n'
