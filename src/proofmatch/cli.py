@@ -14,6 +14,7 @@ import sys
 # command -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("proofmatch.demo", "generate the project's demo corpus"),
+    "latex": ("proofmatch.latex", "convert LaTeX sources to XHTML+MathML articles with LaTeXML"),
     "manifest": ("proofmatch.corpus", "list and shard a corpus folder, join its metadata"),
     "extract": ("proofmatch.extract", "extract statement-proof pairs from XHTML articles"),
     "linearize": ("proofmatch.linearize", "linearize extracted pairs into typed tokens"),
@@ -29,6 +30,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "baselines": ("proofmatch.baselines", "TF-IDF and BM25 baselines"),
     "tables": ("proofmatch.tables", "render Tables 3-7"),
     "figure": ("proofmatch.figure", "LIME explanations (Figure 2)"),
+    "index": ("proofmatch.search.index", "encode a corpus's proofs into a search index"),
+    "search": ("proofmatch.search.search_cli", "rank an index's proofs for a statement"),
+    "serve": ("proofmatch.search.web", "search page and JSON API over an index"),
 }
 
 

@@ -1,0 +1,491 @@
+"""``proofmatch index`` and the searchable index: encode every proof once, then a query is one product.
+
+An index folder holds
+
+* ``index.json``: method (``model``, ``tfidf`` or ``bm25``), size, parts, backend (``exact`` or
+  ``faiss``) and, for a model, the run it came from: the digest of the model files, the training
+  run's fingerprint (:func:`proofmatch.devices.run_fingerprint`, from its checkpoint) and
+  ``metrics.json``. An index never mixes models: the query encoder is the copy in ``model/``,
+  and loading checks its digest against ``index.json``;
+* ``proofs.parquet``: one row per pair, in the order of :func:`proofmatch.splits.read_parts`
+  (parts in the order asked, file order within a part): pair_id, article_id, part, kind, title,
+  statement_text, statement_xml, proof_xml, statement_tokens;
+* a model index: ``proof_vectors.npy`` ``B``, ``proof_bias.npy``, ``statement_vectors.npy``
+  ``A``, ``statement_bias.npy`` from :meth:`proofmatch.model.Matcher.factors`, so that
+  ``score = A @ B.T + row_bias + col_bias`` (paper §6: ``sᵀWp + b`` with ``sᵀW`` folded into
+  ``A``) and a query costs one vector-matrix product. Each part is encoded with one ``factors``
+  call on that part's statements and proofs, exactly as :func:`proofmatch.evaluate.evaluate_run`
+  encodes the part it evaluates, and a query's scores are computed as
+  :func:`proofmatch.decode.factor_scorer` computes a row (float32 ``a @ Bᵀ``, then ``+= row_bias``,
+  then ``+= col_bias``) and ordered as :mod:`proofmatch.decode` orders a top-k list (score
+  descending; the statement's own proof after proofs tied with it; then index). So searching a
+  statement by id among the proofs of its part returns evaluation's top-k list of that statement;
+* a ``tfidf`` index (no model): the TF-IDF vectors of the proofs, fitted on the indexed
+  statements and proofs (a search engine fits on its corpus; the baseline fits on the train
+  part), cosine similarity as :mod:`proofmatch.baselines`; a ``bm25`` index: the BM25Okapi
+  weights of the proofs (:func:`proofmatch.baselines.bm25_weights`, idf over the indexed proofs,
+  as the baseline computes it over the evaluated part);
+* above ``exact_max_n`` proofs (default 100,000) a model index adds ``faiss.index``
+  (:mod:`proofmatch.search.ann`).
+
+Displayed fragments are the corpus's original XHTML (``pairs.parquet``); an index built from a
+symbol-replaced level other than ``conservation`` scores the replaced tokens.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import logging
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from proofmatch.evaluate import token_lists
+from proofmatch.logs import setup_logging
+from proofmatch.search import ann
+from proofmatch.search.display import fragment_text, safe_html
+from proofmatch.search.query import MAX_QUERY_CHARS, Query, QueryError, parse_query
+from proofmatch.splits import PARTS, read_parts
+from proofmatch.store import read_json, read_parquet, write_json
+
+log = logging.getLogger(__name__)
+
+FORMAT = 1
+METHODS = ("model", "tfidf", "bm25")
+BACKENDS = ("auto", "exact", "faiss")
+EXACT_MAX_N = 100_000
+CALIBRATION_QUERIES = 1000
+MAX_RESULTS = 1000  # deepest rank a search may page to
+META_FILE = "index.json"
+PROOFS_FILE = "proofs.parquet"
+MODEL_DIR = "model"
+ARRAYS = ("statement_vectors", "statement_bias", "proof_vectors", "proof_bias")
+
+
+# ----------------------------------------------------------------------------- identity
+
+
+def files_digest(folder: str | os.PathLike) -> str:
+    """sha256 over the names and bytes of a folder's files (sorted): a model's identity."""
+    h = hashlib.sha256()
+    for path in sorted(p for p in Path(folder).rglob("*") if p.is_file()):
+        h.update(str(path.relative_to(folder)).encode() + b"\0")
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+    return h.hexdigest()
+
+
+def _model_dir(run_dir: Path) -> Path:
+    from proofmatch.model import CONFIG_FILE
+
+    return run_dir / "model" if (run_dir / "model" / CONFIG_FILE).exists() else run_dir
+
+
+def run_identity(run_dir: str | os.PathLike) -> dict[str, Any]:
+    """What names a training run: its folder, model digest, training fingerprint and metrics."""
+    import torch
+
+    run_dir = Path(run_dir)
+    ident: dict[str, Any] = {"run_dir": str(run_dir), "model_digest": files_digest(_model_dir(run_dir))}
+    ckpt = run_dir / "checkpoint" / "state.pt"
+    if ckpt.exists():
+        saved = torch.load(ckpt, map_location="cpu", weights_only=False, mmap=True)
+        ident["fingerprint"] = saved.get("fingerprint")
+    if (run_dir / "metrics.json").exists():
+        ident["metrics"] = read_json(run_dir / "metrics.json")
+    return ident
+
+
+# ----------------------------------------------------------------------------- building
+
+
+def _display_columns(data: pd.DataFrame, pairs_parquet: str | os.PathLike | None,
+                     articles_parquet: str | os.PathLike | None) -> pd.DataFrame:
+    """kind, statement/proof XHTML and title for every indexed pair (None where not given)."""
+    out = pd.DataFrame({"pair_id": data["pair_id"].astype(str)})
+    if pairs_parquet is not None:
+        wanted = out["pair_id"].tolist()
+        pairs = pd.read_parquet(pairs_parquet, columns=["pair_id", "kind", "statement_xml", "proof_xml"],
+                                filters=[("pair_id", "in", wanted)])
+        pairs = pairs.drop_duplicates("pair_id")
+        missing = set(wanted) - set(pairs["pair_id"])
+        if missing:
+            raise ValueError(f"{pairs_parquet}: {len(missing)} indexed pairs have no XHTML, e.g. "
+                             f"{sorted(missing)[0]!r}; is the pairs file from the same run?")
+        out = out.merge(pairs, on="pair_id", how="left")
+    else:
+        out["kind"], out["statement_xml"], out["proof_xml"] = None, None, None
+    out["title"] = None
+    if articles_parquet is not None:
+        titles = read_parquet(articles_parquet, columns=["article_id", "title"]).drop_duplicates("article_id")
+        out["title"] = data["article_id"].map(titles.set_index("article_id")["title"]).to_numpy()
+    return out
+
+
+def _model_arrays(run_dir: Path, frames: Sequence[pd.DataFrame], batch_size: int) -> tuple[dict, Any]:
+    """Per part, one ``Matcher.factors`` call as evaluation makes it; the arrays concatenated."""
+    from proofmatch.model import load_matcher
+
+    matcher = load_matcher(run_dir)
+    view = matcher.config.view
+    got: dict[str, list[np.ndarray]] = {k: [] for k in ARRAYS}
+    for df in frames:
+        A, B, row, col = matcher.factors(token_lists(df["statement_tokens"], view),
+                                         token_lists(df["proof_tokens"], view), batch_size=batch_size)
+        for key, value in zip(ARRAYS, (A, row, B, col)):
+            got[key].append(value)
+    return {k: np.ascontiguousarray(np.concatenate(v), dtype=np.float32) for k, v in got.items()}, matcher
+
+
+def _as_is(tokens: list[str]) -> list[str]:
+    """Analyzer that takes linearized tokens as they are (as the baselines do)."""
+    return tokens
+
+
+def _tfidf_fit(statements: list[list[str]], proofs: list[list[str]]) -> tuple[dict[str, int], np.ndarray]:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    vec = TfidfVectorizer(analyzer=_as_is, lowercase=False).fit(statements + proofs)
+    vocab = {str(t): int(i) for t, i in vec.vocabulary_.items()}
+    return vocab, np.asarray(vec.idf_, np.float64)
+
+
+def _counts(docs: Sequence[list[str]], vocab: dict[str, int]) -> sp.csr_matrix:
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    cv = CountVectorizer(analyzer=_as_is, lowercase=False, vocabulary=vocab)
+    return sp.csr_matrix(cv.transform(list(docs)), dtype=np.float64)
+
+
+def tfidf_vectors(docs: Sequence[list[str]], vocab: dict[str, int], idf: np.ndarray) -> sp.csr_matrix:
+    """scikit-learn's TfidfVectorizer transform (raw counts x idf, rows L2-normalised)."""
+    from sklearn.preprocessing import normalize
+
+    return normalize(_counts(docs, vocab) @ sp.diags(idf), norm="l2", copy=False).tocsr()
+
+
+def _swap_in(staging: Path, target: Path) -> None:
+    from proofmatch.model import replace_dir
+
+    replace_dir(staging, target)
+
+
+def build_index(out_dir: str | os.PathLike, data_parquet: str | os.PathLike, *, run_dir: str | os.PathLike | None = None,
+                method: str = "model", pairs_parquet: str | os.PathLike | None = None,
+                articles_parquet: str | os.PathLike | None = None, parts: Sequence[str] = PARTS,
+                backend: str = "auto", batch_size: int = 64, seed: int = 0, target_recall: float = 0.95,
+                exact_max_n: int = EXACT_MAX_N) -> dict[str, Any]:
+    """Build an index folder (module docstring) atomically; return its ``index.json`` content."""
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; expected one of {METHODS}")
+    if (method == "model") != (run_dir is not None):
+        raise ValueError("a model index needs run_dir (a training run); tfidf and bm25 need none")
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; expected one of {BACKENDS}")
+    if backend == "faiss" and method != "model":
+        raise ValueError("the FAISS backend is for model vectors; tfidf/bm25 search is a sparse product")
+    parts = list(dict.fromkeys(parts))
+    frames = read_parts(data_parquet, parts)
+    data = pd.concat(frames, ignore_index=True)
+    dup = data["pair_id"][data["pair_id"].duplicated()]
+    if not dup.empty:
+        raise ValueError(f"{data_parquet}: pair {dup.iloc[0]!r} is in two of the parts {parts}")
+    t0 = time.perf_counter()
+    target = Path(out_dir)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        table = _display_columns(data, pairs_parquet, articles_parquet)
+        table.insert(1, "article_id", data["article_id"].astype(str).to_numpy())
+        table.insert(2, "part", data["part"].astype(str).to_numpy())
+        table["statement_text"] = [fragment_text(x, t) for x, t in zip(table["statement_xml"], data["statement_tokens"])]
+        table["statement_tokens"] = [list(map(str, t)) for t in data["statement_tokens"]]
+        meta: dict[str, Any] = {
+            "format": FORMAT, "method": method, "n": len(data), "parts": parts,
+            "part_sizes": {p: len(f) for p, f in zip(parts, frames)},
+            "data": str(data_parquet), "pairs": None if pairs_parquet is None else str(pairs_parquet),
+            "articles": None if articles_parquet is None else str(articles_parquet),
+            "pair_ids_sha256": hashlib.sha256("\n".join(table["pair_id"]).encode()).hexdigest(),
+            "backend": "exact", "seed": int(seed),
+        }
+        statements = token_lists(data["statement_tokens"])
+        proofs = token_lists(data["proof_tokens"])
+        if method == "model":
+            arrays, matcher = _model_arrays(Path(run_dir), frames, batch_size)
+            for key, value in arrays.items():
+                np.save(staging / f"{key}.npy", value)
+            shutil.copytree(_model_dir(Path(run_dir)), staging / MODEL_DIR)
+            meta["run"] = run_identity(run_dir)
+            meta["model"] = {"digest": files_digest(staging / MODEL_DIR), "config": matcher.config.to_dict()}
+            meta["view"] = matcher.config.view
+            meta["dim"] = int(arrays["proof_vectors"].shape[1])
+            if backend == "faiss" or (backend == "auto" and len(data) > exact_max_n):
+                meta["backend"] = "faiss"
+                meta["faiss"] = _build_faiss(staging, arrays, seed, target_recall)
+        elif method == "tfidf":
+            vocab, idf = _tfidf_fit(statements, proofs)
+            np.save(staging / "idf.npy", idf)
+            (staging / "vocabulary.json").write_text(json.dumps(vocab, ensure_ascii=False))
+            sp.save_npz(staging / "proof_weights.npz", tfidf_vectors(proofs, vocab, idf))
+        else:
+            from proofmatch.baselines import bm25_weights
+
+            W, vocab = bm25_weights(proofs)
+            (staging / "vocabulary.json").write_text(json.dumps(vocab, ensure_ascii=False))
+            sp.save_npz(staging / "proof_weights.npz", sp.csr_matrix(W))
+        table.to_parquet(staging / PROOFS_FILE, index=False)
+        meta["build_seconds"] = round(time.perf_counter() - t0, 2)
+        write_json(meta, staging / META_FILE)
+        _swap_in(staging, target)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging)
+    log.info("index %s: %d proofs (%s, %s backend) in %.1fs", target, meta["n"], method, meta["backend"],
+             meta["build_seconds"])
+    return meta
+
+
+def _build_faiss(staging: Path, arrays: dict[str, np.ndarray], seed: int, target_recall: float) -> dict:
+    col = arrays["proof_bias"]
+    extra = None if not np.any(col) else col
+    vectors = ann.augment(arrays["proof_vectors"], extra)
+    index = ann.build_ivf(vectors, seed)
+    A = arrays["statement_vectors"]
+    pick = np.sort(np.random.default_rng(seed).choice(len(A), min(len(A), CALIBRATION_QUERIES), replace=False))
+    queries = ann.augment(A[pick], None if extra is None else np.ones(len(pick), np.float32))
+    info = ann.calibrate(index, queries, vectors, target_recall)
+    info["augmented"] = extra is not None
+    ann.save(index, str(staging / ann.INDEX_FILE))
+    return info
+
+
+# ----------------------------------------------------------------------------- searching
+
+
+def top_order(scores: np.ndarray, k: int, gold: int | None = None) -> np.ndarray:
+    """Indices of the first k proofs in :mod:`proofmatch.decode`'s total order: score descending,
+    ``gold`` after the proofs tied with it, then index ascending (so at a tie on the k-th score the
+    lowest indices are kept and the gold is the first left out)."""
+    n = scores.shape[0]
+    k = min(int(k), n)
+    cand = np.flatnonzero(scores >= np.partition(scores, n - k)[n - k]) if k < n else np.arange(n)
+    is_gold = cand == (-1 if gold is None else gold)
+    return cand[np.lexsort((cand, is_gold, -scores[cand]))[:k]]
+
+
+@dataclass
+class Hit:
+    rank: int
+    row: int
+    pair_id: str
+    score: float
+    is_own_proof: bool
+
+
+class SearchIndex:
+    """A loaded index folder: ``search(query)`` -> ranked proofs (module docstring)."""
+
+    def __init__(self, path: str | os.PathLike, device: str | None = "cpu"):
+        self.path = Path(path)
+        if not (self.path / META_FILE).exists():
+            raise FileNotFoundError(f"{self.path}: no {META_FILE}; build one with `proofmatch index`")
+        self.meta = read_json(self.path / META_FILE)
+        if self.meta.get("format") != FORMAT:
+            raise ValueError(f"{self.path}: index format {self.meta.get('format')}, this proofmatch reads {FORMAT}; "
+                             "rebuild it with `proofmatch index`")
+        self.method: str = self.meta["method"]
+        self.table = pd.read_parquet(self.path / PROOFS_FILE)
+        self.ids = pd.Index(self.table["pair_id"])
+        self.row_of = {pid: i for i, pid in enumerate(self.table["pair_id"])}
+        self.n = len(self.table)
+        self._parts: dict[str | None, tuple[np.ndarray | None, Any]] = {}
+        self._html: dict[tuple[int, str], str] = {}
+        self.matcher = None
+        self.faiss = None
+        if self.method == "model":
+            for key in ARRAYS:
+                setattr(self, key, np.load(self.path / f"{key}.npy"))
+            digest = files_digest(self.path / MODEL_DIR)
+            if digest != self.meta["model"]["digest"]:
+                raise ValueError(f"{self.path}/{MODEL_DIR} is not the model this index was built with "
+                                 "(digest differs); rebuild the index")
+            from proofmatch.model import load_matcher
+
+            self.matcher = load_matcher(self.path / MODEL_DIR, device)
+            if self.meta["backend"] == "faiss":
+                self.faiss = ann.load(str(self.path / ann.INDEX_FILE))
+        else:
+            self.vocab = json.loads((self.path / "vocabulary.json").read_text())
+            self.weights_t = sp.load_npz(self.path / "proof_weights.npz").T.tocsr()
+            self.idf = np.load(self.path / "idf.npy") if self.method == "tfidf" else None
+
+    # -- queries -> vectors ------------------------------------------------------------------
+
+    def parse(self, text: str, kind: str = "auto", max_chars: int = MAX_QUERY_CHARS) -> Query:
+        return parse_query(text, self.row_of, kind, max_chars)
+
+    def _query_vector(self, q: Query) -> tuple[Any, float]:
+        """(vector, row bias) of a model query; (sparse row, 0) for tfidf/bm25."""
+        if self.method == "model":
+            if q.kind == "id":
+                i = self.row_of[q.pair_id]
+                return self.statement_vectors[i], float(self.statement_bias[i])
+            A, _, row, _ = self.matcher.factors([q.tokens], [], batch_size=1)
+            return A[0], float(row[0])
+        tokens = list(q.tokens) if q.kind != "id" else list(self.table["statement_tokens"].iloc[self.row_of[q.pair_id]])
+        if self.method == "tfidf":
+            return tfidf_vectors([tokens], self.vocab, self.idf), 0.0
+        return _counts([tokens], self.vocab), 0.0
+
+    def _candidates(self, part: str | None) -> tuple[np.ndarray | None, Any]:
+        """(rows of ``part`` or None for all, the transposed proof matrix over them), cached."""
+        if part not in self._parts:
+            rows = None
+            if part is not None:
+                if part not in self.meta["parts"]:
+                    raise QueryError(f"part {part!r} is not in this index (parts: {', '.join(self.meta['parts'])})")
+                rows = np.flatnonzero(self.table["part"].to_numpy() == part)
+            if self.method == "model":
+                B = self.proof_vectors if rows is None else self.proof_vectors[rows]
+                mat = None if self.faiss is not None else np.ascontiguousarray(B.T)
+            else:
+                mat = self.weights_t if rows is None else self.weights_t[:, rows]
+            self._parts[part] = (rows, mat)
+        return self._parts[part]
+
+    def scores(self, q: Query, part: str | None = None) -> np.ndarray:
+        """All candidate scores of a query (exact), float32, in candidate order."""
+        rows, mat = self._candidates(part)
+        vec, rb = self._query_vector(q)
+        if self.method == "model":
+            if mat is None:
+                mat = np.ascontiguousarray((self.proof_vectors if rows is None else self.proof_vectors[rows]).T)
+            S = np.asarray(vec, np.float32)[None, :] @ mat
+            S += np.float32(rb)
+            S += self.proof_bias[None, :] if rows is None else self.proof_bias[rows][None, :]
+            return S[0]
+        return np.asarray((vec @ mat).toarray()[0], np.float32)
+
+    def search(self, text: str, k: int = 10, offset: int = 0, part: str | None = None, kind: str = "auto",
+               max_chars: int = MAX_QUERY_CHARS) -> tuple[Query, list[Hit]]:
+        """The proofs ranked ``offset+1 .. offset+k`` for a query (``part``: only that part's proofs)."""
+        if k < 1 or offset < 0 or offset + k > MAX_RESULTS:
+            raise QueryError(f"results 1-{MAX_RESULTS} can be shown; asked for {offset + 1}-{offset + k}")
+        q = self.parse(text, kind, max_chars)
+        rows, _ = self._candidates(part)
+        gold_row = self.row_of[q.pair_id] if q.kind == "id" else None
+        if self.faiss is not None:
+            order_rows, S = self._faiss_top(q, offset + k, rows)
+        else:
+            S = self.scores(q, part)
+            gold = None
+            if gold_row is not None:
+                gold = gold_row if rows is None else int(np.searchsorted(rows, gold_row))
+                if rows is not None and (gold >= len(rows) or rows[gold] != gold_row):
+                    gold = None
+            order = top_order(S, offset + k, gold)
+            order_rows = order if rows is None else rows[order]
+            S = S[order]
+        hits = [Hit(offset + r + 1, int(i), str(self.table["pair_id"].iat[int(i)]), float(s), int(i) == gold_row)
+                for r, (i, s) in enumerate(zip(order_rows[offset:], S[offset:]))]
+        return q, hits
+
+    def _faiss_top(self, q: Query, k: int, rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """FAISS candidates, rescored exactly in float32 and ordered like the exact path."""
+        vec, rb = self._query_vector(q)
+        info = self.meta["faiss"]
+        qv = ann.augment(np.asarray(vec, np.float32)[None, :], np.ones(1, np.float32) if info["augmented"] else None)
+        _, ids = ann.search(self.faiss, qv, k, info["nprobe"], rows)
+        ids = ids[0][ids[0] >= 0]
+        S = np.asarray(vec, np.float32)[None, :] @ np.ascontiguousarray(self.proof_vectors[ids].T)
+        S += np.float32(rb)
+        S += self.proof_bias[ids][None, :]
+        gold = None
+        if q.kind == "id":
+            own = np.flatnonzero(ids == self.row_of[q.pair_id])
+            gold = int(own[0]) if len(own) else None
+        order = top_order(S[0], len(ids), gold)
+        return ids[order], S[0][order]
+
+    # -- results for people ------------------------------------------------------------------
+
+    def html(self, row: int, side: str) -> str:
+        """Sanitized HTML + MathML of a stored statement or proof (cached)."""
+        key = (row, side)
+        if key not in self._html:
+            xml = self.table[f"{side}_xml"].iat[row]
+            if xml is None:
+                from html import escape
+
+                text = self.table["statement_text"].iat[row] if side == "statement" else "(no XHTML in this index)"
+                self._html[key] = f"<p>{escape(str(text))}</p>"
+            else:
+                self._html[key] = safe_html(xml)
+            if len(self._html) > 20000:
+                self._html.clear()
+        return self._html[key]
+
+    def record(self, hit: Hit, proof_chars: int | None = 600) -> dict[str, Any]:
+        """A hit as a JSON-ready dict (statement and proof as plain text)."""
+        r = self.table.iloc[hit.row]
+        proof = fragment_text(r["proof_xml"]) if r["proof_xml"] is not None else ""
+        if proof_chars is not None and len(proof) > proof_chars:
+            proof = proof[:proof_chars].rsplit(" ", 1)[0] + " …"
+        return {"rank": hit.rank, "pair_id": hit.pair_id, "score": hit.score, "article_id": r["article_id"],
+                "title": r["title"], "kind": r["kind"], "part": r["part"], "statement": r["statement_text"],
+                "proof": proof, "is_own_proof": hit.is_own_proof}
+
+    def size(self, part: str | None = None) -> int:
+        """How many proofs a search over ``part`` (None: all) ranks."""
+        return self.n if part is None else int(self.meta["part_sizes"].get(part, 0))
+
+    def describe(self) -> dict[str, Any]:
+        m = self.meta
+        out = {"method": m["method"], "n": m["n"], "parts": m["parts"], "backend": m["backend"]}
+        if m["method"] == "model":
+            out["run_dir"] = m["run"]["run_dir"]
+            out["encoder"] = m["model"]["config"]["encoder"]
+        if m["backend"] == "faiss":
+            out["faiss_recall_at_10"] = m["faiss"]["recall_at_10"]
+        return out
+
+
+# ----------------------------------------------------------------------------- CLI
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("data", help="replaced-split Parquet, e.g. results/replaced/mixed/conservation.parquet")
+    parser.add_argument("--out", required=True, help="index folder to write")
+    parser.add_argument("--run", help="training run folder (results/runs/...); required for --method model")
+    parser.add_argument("--method", default="model", choices=METHODS)
+    parser.add_argument("--pairs", help="results/data/pairs.parquet: the XHTML fragments to display")
+    parser.add_argument("--articles", help="results/corpus/articles.parquet: article titles")
+    parser.add_argument("--parts", nargs="+", default=list(PARTS), choices=PARTS)
+    parser.add_argument("--backend", default="auto", choices=BACKENDS,
+                        help=f"auto: exact up to --exact-max-n proofs, FAISS above (default {EXACT_MAX_N})")
+    parser.add_argument("--exact-max-n", type=int, default=EXACT_MAX_N)
+    parser.add_argument("--recall", type=float, default=0.95, help="FAISS: target recall@10 for nprobe")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--log", default=None)
+
+
+def main(args: argparse.Namespace) -> int:
+    setup_logging(args.log)
+    meta = build_index(args.out, args.data, run_dir=args.run, method=args.method, pairs_parquet=args.pairs,
+                       articles_parquet=args.articles, parts=args.parts, backend=args.backend,
+                       batch_size=args.batch_size, seed=args.seed, target_recall=args.recall,
+                       exact_max_n=args.exact_max_n)
+    print(json.dumps({k: meta[k] for k in ("method", "n", "parts", "backend")}, sort_keys=True))
+    return 0

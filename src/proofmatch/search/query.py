@@ -1,0 +1,168 @@
+"""A search query -> the typed tokens the models were trained on (or a statement of the corpus).
+
+A query is one of
+
+* the **id** of a statement in the index (``article/statement``, as in every artifact): the
+  statement's own vectors are used, exactly those that evaluation scores (see
+  :mod:`proofmatch.search.index`);
+* an **XHTML fragment** (it starts with ``<``): read by the linearizer itself
+  (:func:`proofmatch.linearize.linearize_element`), as a corpus statement is;
+* **LaTeX-flavoured text**: running text with formulas between ``$…$`` (also ``$$…$$``,
+  ``\\(…\\)``, ``\\[…\\]``; ``\\$`` is a dollar sign). Text is split by
+  :func:`proofmatch.tokens.text_tokens`; each formula is turned into MathML and read by
+  :func:`proofmatch.mathml.math_tokens`, so ``$x^2 \\le \\mathbb{R}$`` gives the ``$x``, ``$2``,
+  ``$≤``, ``$R~double-struck`` tokens that the corpus's LaTeXML markup gives. The MathML comes
+  from the project's own TeX converter (:mod:`proofmatch.texmath`, the one that wrote the demo
+  corpus, in its LaTeXML dialect); a formula outside its TeX subset goes to LaTeXML's
+  ``latexmlmath`` when that is installed (about 0.7 s a formula), and is otherwise rejected with
+  the command it did not know.
+
+Empty, oversized (:data:`MAX_QUERY_CHARS`) and unparseable queries raise :class:`QueryError`
+whose message says what to change.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+
+from lxml import etree
+
+from proofmatch import texmath
+from proofmatch.linearize import FragmentError, linearize_element, parse_fragment
+from proofmatch.mathml import local_name, math_tokens
+from proofmatch.tokens import text_tokens
+
+MAX_QUERY_CHARS = 8000
+MAX_FORMULAS = 64
+LATEXML_TIMEOUT_S = 20
+
+# $$..$$ before $..$; \$ is an escaped dollar (kept as text)
+_MATH = re.compile(r"\$\$(?P<d>.+?)\$\$|(?<!\\)\$(?P<i>.+?)(?<!\\)\$|\\\((?P<p>.+?)\\\)|\\\[(?P<b>.+?)\\\]",
+                   re.DOTALL)
+_SAFE_PARSER = dict(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
+
+
+class QueryError(ValueError):
+    """A query that cannot be searched; the message is meant for the person who typed it."""
+
+
+@dataclass
+class Query:
+    """A parsed query: ``kind`` is id, xhtml or tex; ``tokens`` is empty for an id query."""
+
+    kind: str
+    text: str
+    tokens: list[str] = field(default_factory=list)
+    pair_id: str | None = None
+    converters: list[str] = field(default_factory=list)  # per formula: texmath | latexml
+
+
+def check_size(text: str, max_chars: int = MAX_QUERY_CHARS) -> str:
+    """The stripped query, or QueryError when it is empty or longer than ``max_chars``."""
+    if not isinstance(text, str) or not text.strip():
+        raise QueryError("empty query: type a statement (formulas between $...$), paste an XHTML "
+                         "fragment, or give a statement id")
+    if len(text) > max_chars:
+        raise QueryError(f"query too long: {len(text)} characters (limit {max_chars}); search with the "
+                         "statement alone")
+    return text.strip()
+
+
+@functools.lru_cache(maxsize=1)
+def latexml_available() -> bool:
+    return shutil.which("latexmlmath") is not None
+
+
+def _latexml_math(tex: str, display: bool) -> etree._Element:
+    """``latexmlmath``'s presentation MathML of one formula (its ``merror`` marks what it did not know)."""
+    args = ["latexmlmath", "--quiet", "--pmml=-", "--", tex]
+    try:
+        run = subprocess.run(args, capture_output=True, text=True, timeout=LATEXML_TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired as exc:
+        raise QueryError(f"LaTeXML took longer than {LATEXML_TIMEOUT_S} s on ${tex}$") from exc
+    try:
+        root = etree.fromstring(run.stdout.encode(), etree.XMLParser(**_SAFE_PARSER))
+    except etree.XMLSyntaxError as exc:
+        raise QueryError(f"LaTeXML could not convert ${tex}$ (exit {run.returncode})") from exc
+    errors = [" ".join(e.itertext()).strip() for e in root.iter() if local_name(e) == "merror"]
+    if errors:
+        raise QueryError(f"formula ${tex}$: LaTeXML does not know {', '.join(errors)}")
+    if display:
+        root.set("display", "block")
+    return root
+
+
+def formula_tokens(tex: str, display: bool = False) -> tuple[list[str], str]:
+    """(math tokens, converter name) of one TeX formula (module docstring)."""
+    tex = tex.strip()
+    if not tex:
+        raise QueryError("empty formula ($$): write the formula between the dollars")
+    try:
+        xml = texmath.render_math(tex, "q", "latexml", display)
+        el, converter = etree.fromstring(xml.encode(), etree.XMLParser(**_SAFE_PARSER)), "texmath"
+    except texmath.TexError as exc:
+        if not latexml_available():
+            raise QueryError(f"formula ${tex}$: {exc} (outside the TeX subset of proofmatch's converter; "
+                             "install LaTeXML, Debian package `latexml`, for full TeX)") from exc
+        el, converter = _latexml_math(tex, display), "latexml"
+    except (ValueError, IndexError, KeyError, RecursionError) as exc:  # the subset parser on odd input
+        raise QueryError(f"formula ${tex}$ could not be read: {exc}") from exc
+    toks = math_tokens(el)
+    if not toks:
+        raise QueryError(f"formula ${tex}$ gives no symbols")
+    return toks, converter
+
+
+def tex_tokens(text: str) -> tuple[list[str], list[str]]:
+    """(tokens, converter per formula) of LaTeX-flavoured text (module docstring)."""
+    out: list[str] = []
+    converters: list[str] = []
+    pos = 0
+    matches = list(_MATH.finditer(text))
+    if len(matches) > MAX_FORMULAS:
+        raise QueryError(f"{len(matches)} formulas; at most {MAX_FORMULAS} per query")
+    for m in matches:
+        out.extend(_text_part(text[pos:m.start()]))
+        display = m.group("d") is not None or m.group("b") is not None
+        toks, conv = formula_tokens(next(g for g in m.groups() if g is not None), display)
+        out.extend(toks)
+        converters.append(conv)
+        pos = m.end()
+    out.extend(_text_part(text[pos:]))
+    return out, converters
+
+
+def _text_part(text: str) -> list[str]:
+    if re.search(r"(?<!\\)\$", text):
+        raise QueryError("unbalanced $: every formula needs an opening and a closing $ (write \\$ for a "
+                         "dollar sign)")
+    return text_tokens(text.replace("\\$", "$"))
+
+
+def parse_query(text: str, ids: "set[str] | dict | None" = None, kind: str = "auto",
+                max_chars: int = MAX_QUERY_CHARS) -> Query:
+    """Classify and tokenize a query. ``ids`` holds the index's statement ids (``kind='auto'``:
+    an exact id wins, then a leading ``<`` means XHTML, else LaTeX-flavoured text)."""
+    text = check_size(text, max_chars)
+    if kind not in ("auto", "id", "xhtml", "tex"):
+        raise QueryError(f"unknown query kind {kind!r}; expected auto, id, xhtml or tex")
+    if kind == "id" or (kind == "auto" and ids is not None and text in ids):
+        if ids is None or text not in ids:
+            raise QueryError(f"no statement with id {text!r} in this index")
+        return Query("id", text, pair_id=text)
+    if kind == "xhtml" or (kind == "auto" and text.startswith("<")):
+        try:
+            tokens = linearize_element(parse_fragment(text))[0]
+        except FragmentError as exc:
+            raise QueryError(f"the XHTML fragment does not parse: {exc}") from exc
+        q = Query("xhtml", text, tokens)
+    else:
+        tokens, converters = tex_tokens(text)
+        q = Query("tex", text, tokens, converters=converters)
+    if not q.tokens:
+        raise QueryError("the query has no words or symbols to match")
+    return q

@@ -1,0 +1,180 @@
+"""``proofmatch serve INDEX``: a search page and a JSON API over one index (FastAPI + uvicorn + Jinja2).
+
+* ``GET /?q=…&part=…&page=…``: the page: a search box, then the ranked proofs with their scores,
+  article titles, and statement and proof rendered as MathML (browsers render MathML Core),
+  ten per page;
+* ``GET /api/search?q=…&k=…&page=…&part=…``: the same results as JSON (plain-text statement and
+  proof, :meth:`proofmatch.search.index.SearchIndex.record`); a bad query is a 400 with
+  ``{"error": …}``.
+
+Safety. The server binds to 127.0.0.1 unless told otherwise. Stored fragments are shown only
+after :func:`proofmatch.search.display.safe_html` (allow-list sanitizer: no scripts, no event
+handlers, no URLs); every response also carries a Content-Security-Policy that allows no script
+and no resource from anywhere but this server's own style sheet, so even a sanitizer bug could
+not run code or fetch anything. Queries are bounded in size (``max_query_chars``) and each
+client address in rate (a token bucket: ``rate_per_minute`` with bursts of ``burst``; a 429 with
+``Retry-After`` beyond it). Searches run one at a time (one model, two cores).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import logging
+import threading
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from proofmatch.search.index import MAX_RESULTS
+from proofmatch.search.query import QueryError
+from proofmatch.splits import PARTS
+
+log = logging.getLogger(__name__)
+
+HERE = Path(__file__).resolve().parent
+PAGE_SIZE = 10
+MAX_PAGE_SIZE = 50
+DEFAULT_MAX_QUERY_CHARS = 4000
+CSP = ("default-src 'none'; style-src 'self'; img-src 'none'; script-src 'none'; form-action 'self'; "
+       "base-uri 'none'; frame-ancestors 'none'")
+EXAMPLE = r"Let $f$ be continuous on $[a, b]$. Then $f$ attains its maximum."
+
+
+class RateLimiter:
+    """Token bucket per client: ``rate_per_minute`` tokens a minute, at most ``burst`` saved."""
+
+    def __init__(self, rate_per_minute: float, burst: int, max_clients: int = 10000):
+        if rate_per_minute <= 0 or burst < 1:
+            raise ValueError("rate_per_minute must be > 0 and burst >= 1")
+        self.rate, self.burst, self.max_clients = rate_per_minute / 60.0, float(burst), max_clients
+        self.buckets: dict[str, tuple[float, float]] = {}
+        self.lock = threading.Lock()
+
+    def take(self, client: str, now: float | None = None) -> float:
+        """0 when the request may go on, else the seconds until it may."""
+        now = time.monotonic() if now is None else now
+        with self.lock:
+            if len(self.buckets) >= self.max_clients and client not in self.buckets:
+                self.buckets.clear()  # a flood of addresses: forget, rather than grow without bound
+            tokens, last = self.buckets.get(client, (self.burst, now))
+            tokens = min(self.burst, tokens + (now - last) * self.rate)
+            if tokens < 1.0:
+                self.buckets[client] = (tokens, now)
+                return (1.0 - tokens) / self.rate
+            self.buckets[client] = (tokens - 1.0, now)
+            return 0.0
+
+
+def create_app(index: Any, *, max_query_chars: int = DEFAULT_MAX_QUERY_CHARS, rate_per_minute: float = 60,
+               burst: int = 20):
+    """The FastAPI application over a loaded :class:`proofmatch.search.index.SearchIndex`."""
+    from fastapi import FastAPI, Request
+    from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
+    from fastapi.templating import Jinja2Templates
+
+    app = FastAPI(title="proofmatch search", docs_url=None, redoc_url=None, openapi_url=None)
+    templates = Jinja2Templates(directory=str(HERE / "templates"))
+    limiter = RateLimiter(rate_per_minute, burst)
+    search_lock = threading.Lock()
+    info = index.describe()
+    parts = [p for p in PARTS if p in index.meta["parts"]]
+
+    @app.middleware("http")
+    async def guard(request: Request, call_next):
+        client = request.client.host if request.client else "?"
+        wait = 0.0 if request.url.path.startswith("/static/") else limiter.take(client)
+        if wait > 0:
+            response = JSONResponse({"error": f"too many requests; retry in {wait:.0f} s"}, status_code=429,
+                                    headers={"Retry-After": str(max(1, round(wait)))})
+        else:
+            response = await call_next(request)
+        response.headers["Content-Security-Policy"] = CSP
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers["Referrer-Policy"] = "no-referrer"
+        return response
+
+    def run(q: str, k: int, page: int, part: str) -> tuple[Any, list]:
+        if not 1 <= k <= MAX_PAGE_SIZE:
+            raise QueryError(f"k must be between 1 and {MAX_PAGE_SIZE}")
+        if page < 1:
+            raise QueryError("pages start at 1")
+        if part and part not in parts:
+            raise QueryError(f"unknown part {part!r}; this index has {', '.join(parts)}")
+        with search_lock:
+            return index.search(q, k=k, offset=(page - 1) * k, part=part or None, max_chars=max_query_chars)
+
+    @app.get("/static/style.css")
+    def style():
+        return FileResponse(HERE / "static" / "style.css", media_type="text/css")
+
+    @app.get("/api/search")
+    def api_search(q: str = "", k: int = PAGE_SIZE, page: int = 1, part: str = ""):
+        try:
+            query, hits = run(q, k, page, part)
+        except QueryError as err:
+            return JSONResponse({"error": str(err)}, status_code=400)
+        return {"index": info, "query": {"kind": query.kind, "n_tokens": len(query.tokens),
+                                         "pair_id": query.pair_id, "converters": query.converters},
+                "page": page, "k": k, "part": part or None, "results": [index.record(h) for h in hits]}
+
+    @app.get("/", response_class=HTMLResponse)
+    def page(request: Request, q: str = "", page: int = 1, part: str = ""):
+        ctx: dict[str, Any] = {"q": q, "part": part, "parts": parts, "info": info, "hits": [], "error": None,
+                               "max_chars": max_query_chars, "example": EXAMPLE, "page": page, "query": None,
+                               "prev_url": None, "next_url": None}
+        status = 200
+        if q.strip():
+            try:
+                query, hits = run(q, PAGE_SIZE, page, part)
+            except QueryError as err:
+                ctx["error"], status = str(err), 400
+            else:
+                ctx["query"] = query
+                ctx["hits"] = [{**index.record(h), "statement_html": index.html(h.row, "statement"),
+                                "proof_html": index.html(h.row, "proof")} for h in hits]
+                base = {"q": q, "part": part}
+                if page > 1:
+                    ctx["prev_url"] = "/?" + urlencode({**base, "page": page - 1})
+                if page * PAGE_SIZE < min(index.size(part or None), MAX_RESULTS):
+                    ctx["next_url"] = "/?" + urlencode({**base, "page": page + 1})
+        return templates.TemplateResponse(request, "search.html", ctx, status_code=status)
+
+    return app
+
+
+def is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("index", help="index folder (proofmatch index)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: this machine only)")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--max-query-chars", type=int, default=DEFAULT_MAX_QUERY_CHARS)
+    parser.add_argument("--rate-per-minute", type=float, default=60, help="searches per minute per client")
+    parser.add_argument("--burst", type=int, default=20)
+    parser.add_argument("--threads", type=int, default=1, help="torch threads for encoding queries")
+
+
+def main(args: argparse.Namespace) -> int:
+    import torch
+    import uvicorn
+
+    from proofmatch.logs import setup_logging
+    from proofmatch.search.index import SearchIndex
+
+    setup_logging(None)
+    torch.set_num_threads(max(1, args.threads))
+    if not is_loopback(args.host):
+        log.warning("binding %s: the page is reachable from other machines", args.host)
+    index = SearchIndex(args.index)
+    app = create_app(index, max_query_chars=args.max_query_chars, rate_per_minute=args.rate_per_minute,
+                     burst=args.burst)
+    log.info("serving %s (%d proofs) on http://%s:%d/", args.index, index.n, args.host, args.port)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="info", server_header=False)
+    return 0

@@ -1,0 +1,86 @@
+"""The demo pipeline in miniature for the search tests: the demo corpus (default 72 articles),
+extraction, linearization, filters, the Mixed split, conservation level, an NPT model trained a few
+epochs, its test-part evaluation, and a model index of all parts. Built once per pytest session
+(both search test modules share the folder) through the same package functions the workflow
+rules call, so its files have the workflow's columns and layout."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pandas as pd
+import torch
+
+from proofmatch import corpus, demo, extract, filters, linearize, replace, splits
+from proofmatch.config import load_config
+from proofmatch.evaluate import evaluate_run
+from proofmatch.search.index import build_index
+from proofmatch.store import write_parquet
+
+REPO = Path(__file__).resolve().parents[1]
+EPOCHS = 3
+
+
+def build(root: Path) -> dict[str, Path]:
+    """Every artifact under ``root`` (skipped when ``root/done`` says a previous test built it)."""
+    p = {
+        "corpus": root / "demo_corpus", "manifest": root / "corpus/manifest.parquet",
+        "articles": root / "corpus/articles.parquet", "shard": root / "extract/shard-000.parquet",
+        "report": root / "extract/shard-000.report.json", "linear": root / "linearize/shard-000.parquet",
+        "pairs": root / "data/pairs.parquet", "split": root / "splits/mixed.parquet",
+        "data": root / "replaced/mixed/conservation.parquet", "run": root / "runs/mixed/npt-local/conservation-both",
+        "eval": root / "eval/test-conservation.parquet", "index": root / "index/npt",
+    }
+    if (root / "done").exists():
+        return p
+    cfg = load_config(REPO / "config/config.yaml")
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        demo.generate(p["corpus"], n_articles=cfg["corpus"]["demo"]["n_articles"], seed=cfg["corpus"]["demo"]["seed"])
+        corpus.write_manifest(p["corpus"] / "xhtml", 1, p["corpus"] / "metadata.csv", p["manifest"], p["articles"])
+        extract.extract_shard(p["manifest"], 0, p["shard"], p["report"])
+        linearize.linearize_shard(p["shard"], p["linear"])
+        f = cfg["filter"]
+        filters.filter_pairs([str(p["linear"])], [str(p["report"])], p["pairs"], root / "data/audit.parquet",
+                             root / "data/filter_report.json", f["language"], f["min_tokens"], f["max_tokens"])
+        splits.write_splits(p["pairs"], p["articles"], {"mixed": p["split"]}, seed=cfg["seed"])
+        replace.replace_split_file(p["pairs"], p["split"], "conservation", p["data"], seed=cfg["seed"])
+        from proofmatch.train import run_params, train_run
+
+        params = {**run_params(cfg["matching"], "npt"), "epochs": EPOCHS, "eval_every": EPOCHS}
+        train_run(p["data"], p["run"], "npt", "local", "both", params, seed=cfg["seed"])
+        evaluate_run(p["run"], p["data"], "test", p["eval"], p["eval"].with_suffix(".json"),
+                     topk=cfg["decode"]["topk"], exact_max_n=cfg["decode"]["exact_max_n"], seed=cfg["seed"])
+        build_index(p["index"], p["data"], run_dir=p["run"], pairs_parquet=p["pairs"], articles_parquet=p["articles"])
+    finally:
+        torch.set_num_threads(n)
+    (root / "done").write_text("ok\n")
+    return p
+
+
+def mini_demo(tmp_path_factory) -> dict[str, Path]:
+    """The session's one build (see the module docstring); ``PROOFMATCH_SEARCH_DEMO`` names a
+    folder to keep it in between sessions while working on these tests."""
+    root = Path(os.environ.get("PROOFMATCH_SEARCH_DEMO") or tmp_path_factory.getbasetemp() / "search-demo")
+    root.mkdir(exist_ok=True)
+    return build(root)
+
+
+def hostile_row(pairs_parquet: Path, out: Path) -> tuple[Path, str]:
+    """A copy of a replaced split whose first test pair's proof XHTML holds a script, an
+    ``onerror`` image, a ``javascript:`` link and an event handler inside MathML; returns the
+    pairs file to index with and the pair id."""
+    pairs = pd.read_parquet(pairs_parquet)
+    pid = str(pairs["pair_id"].iloc[0])
+    evil = ('<div class="ltx_proof"><p>Proof. <script>document.title="pwned"</script>'
+            '<img src="x" onerror="document.title=\'pwned\'"/>'
+            '<a href="javascript:document.title=\'pwned\'">click</a> Clearly '
+            '<math xmlns="http://www.w3.org/1998/Math/MathML"><mi onclick="document.title=\'pwned\'">x</mi>'
+            '<mo>=</mo><mn>1</mn></math>.<style>body{display:none}</style>'
+            '<iframe src="https://example.org/"></iframe></p></div>')
+    pairs.loc[0, "proof_xml"] = evil
+    write_parquet(pairs, out)
+    os.utime(out)
+    return out, pid

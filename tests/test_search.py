@@ -1,0 +1,262 @@
+"""proofmatch index / search: parity with evaluation, queries, identity, sanitizing, TF-IDF/BM25, FAISS."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from proofmatch import cli
+from proofmatch.baselines import bm25_scorer, tfidf_scorer
+from proofmatch.decode import local_decode
+from proofmatch.evaluate import token_lists
+from proofmatch.search import query as Q
+from proofmatch.search.display import fragment_text, safe_html
+from proofmatch.search.index import SearchIndex, build_index, top_order
+from proofmatch.splits import read_part
+from searchdata import hostile_row, mini_demo
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    return mini_demo(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def index(demo):
+    return SearchIndex(demo["index"])
+
+
+# ----------------------------------------------------------------------------- parity with evaluate
+
+
+def test_id_search_returns_evaluations_topk_lists(demo, index):
+    """Every test statement searched by id among the test proofs: evaluate's top-10, same order."""
+    ev = pd.read_parquet(demo["eval"])
+    assert len(ev) > 100
+    for pid, ids, scores in zip(ev["pair_id"], ev["topk_ids"], ev["topk_scores"]):
+        q, hits = index.search(pid, k=10, part="test")
+        assert q.kind == "id"
+        assert [h.pair_id for h in hits] == list(ids[:10]), pid
+        np.testing.assert_allclose([h.score for h in hits], scores[:10], rtol=1e-6)
+        assert [h.rank for h in hits] == list(range(1, 11))
+
+
+def test_paging_and_all_parts(index):
+    pid = str(index.table.loc[index.table["part"] == "test", "pair_id"].iloc[0])
+    _, first = index.search(pid, k=10)
+    _, second = index.search(pid, k=5, offset=5)
+    assert [h.pair_id for h in second] == [h.pair_id for h in first[5:]]
+    assert [h.rank for h in second] == [6, 7, 8, 9, 10]
+    S = index.scores(index.parse(pid))
+    assert len(S) == index.n == sum(index.meta["part_sizes"].values())
+    assert first[0].score == pytest.approx(float(S.max()), rel=1e-6)
+    with pytest.raises(Q.QueryError, match="results 1-1000"):
+        index.search(pid, k=10, offset=995)
+    with pytest.raises(Q.QueryError, match="part 'nope'"):
+        index.search(pid, part="nope")
+
+
+def test_top_order_puts_gold_after_ties_like_decode():
+    rng = np.random.default_rng(0)
+    S = rng.integers(0, 4, size=(7, 7)).astype(np.float32)  # many ties
+    local = local_decode(lambda a, b: S[a:b], 7, 5, progress=False)
+    for i in range(7):
+        assert top_order(S[i], 5, gold=i).tolist() == local.topk_idx[i].tolist()
+
+
+# ----------------------------------------------------------------------------- queries
+
+
+def test_tex_text_of_a_statement_gives_its_training_tokens(demo):
+    """A LaTeXML statement written as text with its formulas' TeX between $ tokenizes exactly as
+    the linearizer tokenized the stored statement."""
+    pairs = pd.read_parquet(demo["pairs"])
+    latexml = pairs[pairs["statement_xml"].str.contains("alttext") & ~pairs["statement_xml"].str.contains("m:math")]
+    assert len(latexml) > 50
+    for xml, tokens in zip(latexml["statement_xml"].head(60), latexml["statement_tokens"].head(60)):
+        q = Q.parse_query(fragment_text(xml))
+        assert q.kind == "tex" and q.tokens == list(tokens)
+        assert set(q.converters) <= {"texmath"}
+
+
+def test_xhtml_query_scores_like_its_id(demo, index):
+    row = index.table[index.table["part"] == "test"].iloc[3]
+    xml = pd.read_parquet(demo["pairs"]).set_index("pair_id").loc[row["pair_id"], "statement_xml"]
+    q_x, by_xml = index.search(xml, k=10, part="test")
+    _, by_id = index.search(row["pair_id"], k=10, part="test")
+    assert q_x.kind == "xhtml" and q_x.tokens == list(row["statement_tokens"])
+    assert by_xml[0].pair_id == by_id[0].pair_id
+    np.testing.assert_allclose([h.score for h in by_xml], [h.score for h in by_id], rtol=1e-4)
+
+
+def test_query_parsing_and_clear_errors(monkeypatch):
+    q = Q.parse_query(r"If $x \in \mathbb{R}$ then $$x^2 \ge 0$$ costs \$5.")
+    assert q.tokens[:2] == ["If", "$x"] and "$R~double-struck" in q.tokens and "$≥" in q.tokens
+    assert q.tokens[-3:] == ["$", "5", "."] and q.converters == ["texmath", "texmath"]
+    assert Q.parse_query("demo-1/S1", ids={"demo-1/S1"}).kind == "id"
+    cases = {"": "empty query", "   ": "empty query", "x" * 9000: "query too long: 9000 characters",
+             "let $x be": "unbalanced \\$", "a $ $ b": "empty formula", "<p>unclosed": "does not parse",
+             "$\\frac{a}{$": "could not be read|unexpected end", ". , ;": None}
+    monkeypatch.setattr(Q, "latexml_available", lambda: False)
+    for text, message in cases.items():
+        if message is None:
+            assert Q.parse_query(text).tokens == [".", ",", ";"]
+            continue
+        with pytest.raises(Q.QueryError, match=message):
+            Q.parse_query(text)
+    with pytest.raises(Q.QueryError, match=r"\\xrightarrow.*install LaTeXML"):
+        Q.parse_query(r"maps $X \xrightarrow{f} Y$")
+    with pytest.raises(Q.QueryError, match="no statement with id"):
+        Q.parse_query("demo-1/S2", ids={"demo-1/S1"}, kind="id")
+    with pytest.raises(Q.QueryError, match="no words or symbols"):
+        Q.parse_query("<p>  </p>")
+
+
+def test_latexml_converts_what_the_subset_does_not(tmp_path, monkeypatch):
+    """Formulas outside proofmatch's TeX subset go to latexmlmath (a stand-in script here), and
+    its ``merror`` (an undefined command) is a clear error."""
+    (tmp_path / "bad.xml").write_text('<math xmlns="http://www.w3.org/1998/Math/MathML"><merror>'
+                                      '<mtext>\\bad</mtext></merror></math>')
+    (tmp_path / "ok.xml").write_text('<math xmlns="http://www.w3.org/1998/Math/MathML"><mrow><mi>X</mi>'
+                                     '<mover><mo>→</mo><mi>f</mi></mover><mi>Y</mi></mrow></math>')
+    fake = tmp_path / "latexmlmath"
+    fake.write_text(f'#!/bin/sh\nfor a; do last="$a"; done\ncase "$last" in *bad*) cat {tmp_path}/bad.xml;; '
+                    f'*) cat {tmp_path}/ok.xml;; esac\n')
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    Q.latexml_available.cache_clear()
+    try:
+        q = Q.parse_query(r"maps $X \xrightarrow{f} Y$ and $x+1$")
+        assert q.tokens == ["maps", "$X", "$→", "$f", "$Y", "and", "$x", "$+", "$1"]
+        assert q.converters == ["latexml", "texmath"]
+        with pytest.raises(Q.QueryError, match=r"LaTeXML does not know \\bad"):
+            Q.parse_query(r"$\bad \xrightarrow{x}$")
+    finally:
+        Q.latexml_available.cache_clear()
+
+
+# ----------------------------------------------------------------------------- identity
+
+
+def test_index_records_its_run_and_refuses_another_model(demo, index, tmp_path):
+    meta = index.meta
+    assert meta["method"] == "model" and meta["backend"] == "exact" and meta["parts"] == ["train", "dev", "test"]
+    assert meta["run"]["fingerprint"]["encoder"] == "npt" and meta["run"]["fingerprint"]["n_train"] > 0
+    assert meta["run"]["metrics"]["best_epoch"] >= 1
+    assert meta["model"]["digest"] == meta["run"]["model_digest"]
+    assert len(index.proof_vectors) == index.n and index.proof_vectors.shape[1] == meta["dim"] == 64
+    copy = tmp_path / "copy"
+    shutil.copytree(demo["index"], copy)
+    with open(copy / "model" / "model.safetensors", "r+b") as f:  # another model's weights
+        f.seek(-4, os.SEEK_END)
+        f.write(b"\x00\x00\x80\x3f")
+    with pytest.raises(ValueError, match="not the model this index was built with"):
+        SearchIndex(copy)
+
+
+def test_index_refuses_pairs_of_another_corpus(demo, tmp_path):
+    pairs = pd.read_parquet(demo["pairs"]).iloc[5:]
+    pairs.to_parquet(tmp_path / "pairs.parquet")
+    with pytest.raises(ValueError, match="indexed pairs have no XHTML"):
+        build_index(tmp_path / "ix", demo["data"], method="bm25", pairs_parquet=tmp_path / "pairs.parquet")
+    assert not (tmp_path / "ix").exists()
+
+
+# ----------------------------------------------------------------------------- display
+
+
+def test_sanitizer_keeps_mathml_and_drops_everything_active(demo, tmp_path):
+    path, _ = hostile_row(demo["pairs"], tmp_path / "pairs.parquet")
+    html = safe_html(pd.read_parquet(path)["proof_xml"].iloc[0])
+    for bad in ("<script", "pwned", "onerror", "onclick", "href", "src=", "<iframe", "<style", "javascript"):
+        assert bad not in html, bad
+    assert "<math><mi>x</mi><mo>=</mo><mn>1</mn></math>" in html and "Clearly" in html
+
+
+def test_display_of_both_markups(demo):
+    pairs = pd.read_parquet(demo["pairs"])
+    arx = pairs[pairs["proof_xml"].str.contains("<m:math")]["proof_xml"].iloc[0]
+    ltx = pairs[pairs["proof_xml"].str.contains("alttext")]["proof_xml"].iloc[0]
+    for xml in (arx, ltx):
+        html = safe_html(xml)
+        assert "<math" in html and "m:math" not in html
+        assert "annotation" not in html and "semantics" not in html and "mfenced" not in html
+        assert "xref" not in html and "id=" not in html
+    assert "$" in fragment_text(ltx) and "\\" in fragment_text(ltx)  # TeX from alttext
+    fenced = ('<p xmlns:m="http://www.w3.org/1998/Math/MathML"><m:math><m:mfenced open="[" close="]">'
+              '<m:mi>a</m:mi><m:mi>b</m:mi></m:mfenced></m:math></p>')
+    assert "<mrow><mo>[</mo><mi>a</mi><mo>,</mo><mi>b</mi><mo>]</mo></mrow>" in safe_html(fenced)
+
+
+# ----------------------------------------------------------------------------- no-model indexes
+
+
+@pytest.mark.parametrize("method", ["bm25", "tfidf"])
+def test_token_indexes_rank_like_the_baselines(demo, tmp_path, method):
+    build_index(tmp_path / method, demo["data"], method=method, pairs_parquet=demo["pairs"], parts=["test"])
+    ix = SearchIndex(tmp_path / method)
+    test = read_part(demo["data"], "test")
+    st, pf = token_lists(test["statement_tokens"]), token_lists(test["proof_tokens"])
+    # the baselines' scorers: BM25 over the part's proofs; TF-IDF fitted on what the index fitted on
+    scorer = bm25_scorer(st, pf) if method == "bm25" else tfidf_scorer(st + pf, st, pf)
+    local = local_decode(scorer, len(test), 10, progress=False)
+    ids = test["pair_id"].tolist()
+    for i in range(0, len(test), 7):
+        _, hits = ix.search(ids[i], k=10)
+        assert [h.pair_id for h in hits] == [ids[j] for j in local.topk_idx[i]]
+        np.testing.assert_allclose([h.score for h in hits], local.topk_score[i], rtol=1e-5)
+    _, hits = ix.search(r"Let $f$ be continuous on $[a, b]$ with $f(a) < 0 < f(b)$.", k=3)
+    assert len(hits) == 3 and hits[0].score > 0
+
+
+# ----------------------------------------------------------------------------- FAISS
+
+
+def test_faiss_backend_calibrates_recall_and_respects_parts(demo, tmp_path):
+    build_index(tmp_path / "ann", demo["data"], run_dir=demo["run"], pairs_parquet=demo["pairs"],
+                backend="faiss", target_recall=0.9)
+    ix = SearchIndex(tmp_path / "ann")
+    info = ix.meta["faiss"]
+    assert ix.meta["backend"] == "faiss" and ix.faiss is not None
+    assert info["recall_at_10"] >= 0.9 and info["curve"][-1]["nprobe"] == info["nprobe"]
+    assert info["calibration_queries"] == min(ix.n, 1000)
+    exact = SearchIndex(demo["index"])
+    ids = ix.table["pair_id"].tolist()
+    same = 0
+    for pid in ids[::25]:
+        _, approx = ix.search(pid, k=10)
+        _, truth = exact.search(pid, k=10)
+        same += len({h.pair_id for h in approx} & {h.pair_id for h in truth})
+        assert [h.score for h in approx] == sorted((h.score for h in approx), reverse=True)
+        _, in_test = ix.search(pid, k=10, part="test")
+        assert {ix.table["part"].iat[h.row] for h in in_test} == {"test"}
+    assert same / (10 * len(ids[::25])) >= 0.85
+
+
+# ----------------------------------------------------------------------------- command line
+
+
+def test_cli_index_and_search(demo, tmp_path, capsys):
+    assert cli.main(["index", str(demo["data"]), "--out", str(tmp_path / "bm25"), "--method", "bm25",
+                     "--pairs", str(demo["pairs"]), "--articles", str(demo["articles"])]) == 0
+    capsys.readouterr()
+    pid = str(read_part(demo["data"], "test")["pair_id"].iloc[0])
+    assert cli.main(["search", str(demo["index"]), pid, "--part", "test", "--json", "-k", "4"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["query"] == {"kind": "id", "n_tokens": 0, "pair_id": pid, "converters": []}
+    ev = pd.read_parquet(demo["eval"]).set_index("pair_id")
+    assert [r["pair_id"] for r in out["results"]] == list(ev.loc[pid, "topk_ids"][:4])
+    assert all(r["title"] and r["kind"] and r["statement"] and r["proof"] for r in out["results"])
+    assert cli.main(["search", str(tmp_path / "bm25"), r"Let $x$ be a real number", "--page", "2"]) == 0
+    text = capsys.readouterr().out
+    assert "model" not in text.splitlines()[0] and "bm25 index" in text and " 11. " in text
+    assert cli.main(["search", str(demo["index"]), "$x"]) == 2
+    assert "unbalanced $" in capsys.readouterr().err
