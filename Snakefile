@@ -15,6 +15,7 @@ include: "workflow/rules/stats.smk"
 include: "workflow/rules/models.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/tables.smk"
+include: "workflow/rules/search.smk"
 
 
 rule all:

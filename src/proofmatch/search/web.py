@@ -27,6 +27,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
+from fastapi import FastAPI, Request  # at module level: the endpoints' string annotations resolve here
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
+from fastapi.templating import Jinja2Templates
+
 from proofmatch.search.index import MAX_RESULTS
 from proofmatch.search.query import QueryError
 from proofmatch.splits import PARTS
@@ -70,10 +74,6 @@ class RateLimiter:
 def create_app(index: Any, *, max_query_chars: int = DEFAULT_MAX_QUERY_CHARS, rate_per_minute: float = 60,
                burst: int = 20):
     """The FastAPI application over a loaded :class:`proofmatch.search.index.SearchIndex`."""
-    from fastapi import FastAPI, Request
-    from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
-    from fastapi.templating import Jinja2Templates
-
     app = FastAPI(title="proofmatch search", docs_url=None, redoc_url=None, openapi_url=None)
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     limiter = RateLimiter(rate_per_minute, burst)

@@ -1,0 +1,216 @@
+"""proofmatch serve: the JSON API, bounds, rate limit, inert corpus fragments, and the page in a real
+browser (Debian's chromium + chromium-driver, headless, through Selenium)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from fastapi.testclient import TestClient
+
+from proofmatch.search.display import fragment_text
+from proofmatch.search.index import SearchIndex, build_index
+from proofmatch.search.web import CSP, RateLimiter, create_app, is_loopback
+from searchdata import hostile_row, mini_demo
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+REQUIRE_BROWSER = os.environ.get("PROOFMATCH_REQUIRE_BROWSER") == "1"  # CI: a missing browser fails
+SCREENSHOT = os.environ.get("PROOFMATCH_SCREENSHOT")  # also save the page's screenshot here
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    return mini_demo(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def index(demo):
+    return SearchIndex(demo["index"])
+
+
+@pytest.fixture(scope="module")
+def hostile(demo, tmp_path_factory):
+    """A BM25 index (no model needed) of the test part whose first pair's proof is hostile XHTML."""
+    d = tmp_path_factory.mktemp("hostile")
+    pairs, pid = hostile_row(demo["pairs"], d / "pairs.parquet")
+    part = pd.read_parquet(demo["data"])
+    row = part.index[part["pair_id"] == pid][0]
+    part.loc[row, "part"] = "test"
+    part.at[row, "proof_tokens"] = part.at[row, "statement_tokens"]  # so that it ranks first for its statement
+    part.to_parquet(d / "data.parquet")
+    build_index(d / "ix", d / "data.parquet", method="bm25", pairs_parquet=pairs, parts=["test"])
+    return SearchIndex(d / "ix"), pid
+
+
+def test_api_returns_the_ranked_proofs(index):
+    client = TestClient(create_app(index))
+    pid = str(index.table.loc[index.table["part"] == "test", "pair_id"].iloc[0])
+    r = client.get("/api/search", params={"q": pid, "k": 5, "part": "test"})
+    assert r.status_code == 200 and r.headers["content-security-policy"] == CSP
+    body = r.json()
+    _, hits = index.search(pid, k=5, part="test")
+    assert [x["pair_id"] for x in body["results"]] == [h.pair_id for h in hits]
+    assert body["query"]["kind"] == "id" and body["index"]["method"] == "model"
+    page2 = client.get("/api/search", params={"q": pid, "k": 5, "page": 2}).json()
+    assert [x["rank"] for x in page2["results"]] == [6, 7, 8, 9, 10]
+    html = client.get("/", params={"q": pid, "part": "test"})
+    assert html.status_code == 200 and html.text.count('<li class="result') == 10
+    assert "<math" in html.text and 'id="next"' in html.text and 'id="prev"' not in html.text
+
+
+def test_bad_queries_are_400_with_a_reason(index):
+    client = TestClient(create_app(index, max_query_chars=100))
+    for params, message in [({"q": ""}, "empty query"), ({"q": "x" * 101}, "query too long: 101 characters (limit 100)"),
+                            ({"q": "let $x"}, "unbalanced"), ({"q": "x", "k": 500}, "k must be between"),
+                            ({"q": "x", "part": "nope"}, "unknown part"), ({"q": "x", "page": 0}, "pages start at 1"),
+                            ({"q": "x", "page": 101}, "results 1-1000")]:
+        r = client.get("/api/search", params=params)
+        assert r.status_code == 400 and message in r.json()["error"], (params, r.text)
+    page = client.get("/", params={"q": "let $x"})
+    assert page.status_code == 400 and "unbalanced" in page.text and 'id="error"' in page.text
+
+
+def test_rate_limit_per_client(index):
+    client = TestClient(create_app(index, rate_per_minute=6, burst=3))
+    codes = [client.get("/api/search", params={"q": "Let $x$ be"}).status_code for _ in range(5)]
+    assert codes == [200, 200, 200, 429, 429]
+    r = client.get("/api/search", params={"q": "Let $x$ be"})
+    assert r.json()["error"].startswith("too many requests") and int(r.headers["retry-after"]) >= 1
+    assert client.get("/static/style.css").status_code == 200  # the style sheet is not counted
+    lim = RateLimiter(60, 2)
+    assert lim.take("a", 0.0) == 0 and lim.take("a", 0.0) == 0 and lim.take("a", 0.0) == pytest.approx(1.0)
+    assert lim.take("a", 1.0) == 0 and lim.take("b", 1.0) == 0  # refilled one a second; clients apart
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and not is_loopback("0.0.0.0")
+
+
+def test_hostile_fragment_renders_inert(hostile):
+    ix, pid = hostile
+    html = TestClient(create_app(ix)).get("/", params={"q": pid}).text
+    proof = html[html.index(f'data-pair-id="{pid}"'):]
+    proof = proof[:proof.index("</li>")]
+    for bad in ("<script", "pwned", "onerror", "onclick", "javascript:", "<iframe", "<style", "<img", "href="):
+        assert bad not in proof, bad
+    assert "<math><mi>x</mi><mo>=</mo><mn>1</mn></math>" in proof
+
+
+# ----------------------------------------------------------------------------- a real browser
+
+
+class Server:
+    """uvicorn in a thread on a free loopback port (stopped at exit)."""
+
+    def __init__(self, app):
+        import uvicorn
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> str:
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            if time.monotonic() > deadline:
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.05)
+        return f"http://127.0.0.1:{self.port}"
+
+    def __exit__(self, *exc):
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not (CHROMIUM and CHROMEDRIVER):
+        if REQUIRE_BROWSER:
+            pytest.fail("chromium and chromium-driver are required here (apt-get install chromium chromium-driver)")
+        pytest.skip("Debian's chromium and chromium-driver are not installed")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                "--window-size=1100,1500", "--no-first-run", "--disable-extensions"):
+        opts.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=opts)
+    driver.set_page_load_timeout(60)
+    yield driver
+    driver.quit()
+
+
+def _gold_findable_statement(index, demo) -> tuple[str, str]:
+    """A test statement of the LaTeXML markup whose typed text finds its proof in the top 10 of the
+    test proofs (the test checks the page, not the model's MRR)."""
+    pairs = pd.read_parquet(demo["pairs"]).set_index("pair_id")
+    for pid in index.table.loc[index.table["part"] == "test", "pair_id"]:
+        xml = pairs.loc[pid, "statement_xml"]
+        if "m:math" in xml or "<math" not in xml:
+            continue
+        text = fragment_text(xml)
+        _, hits = index.search(text, k=10, part="test")
+        if pid in [h.pair_id for h in hits]:
+            return pid, text
+    raise AssertionError("no test statement's text finds its proof in the top 10")
+
+
+def test_browser_types_a_statement_and_finds_its_proof(index, demo, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    pid, text = _gold_findable_statement(index, demo)
+    with Server(create_app(index)) as url:
+        browser.get(url + "/")
+        box = browser.find_element(By.ID, "q")
+        box.send_keys(text)
+        Select(browser.find_element(By.ID, "part")).select_by_value("test")
+        browser.find_element(By.ID, "submit").click()
+        WebDriverWait(browser, 30).until(EC.presence_of_element_located((By.ID, "summary")))
+        results = browser.find_elements(By.CSS_SELECTOR, "li.result")
+        assert len(results) == 10
+        assert pid in [r.get_attribute("data-pair-id") for r in results]
+        assert browser.find_element(By.ID, "q").get_attribute("value") == text
+        # MathML is laid out by the browser: a formula of the proof has a size
+        math = browser.find_elements(By.CSS_SELECTOR, "li.result .proof math")
+        assert math and math[0].size["width"] > 0 and math[0].size["height"] > 0
+        browser.find_element(By.ID, "next").click()
+        WebDriverWait(browser, 30).until(EC.url_contains("page=2"))
+        assert browser.find_element(By.CSS_SELECTOR, "ol.results").get_attribute("start") == "11"
+        if SCREENSHOT:
+            browser.back()
+            WebDriverWait(browser, 30).until(EC.presence_of_element_located((By.ID, "summary")))
+            browser.execute_script("window.scrollTo(0, 0)")
+            Path(SCREENSHOT).parent.mkdir(parents=True, exist_ok=True)
+            browser.save_screenshot(SCREENSHOT)
+
+
+def test_browser_runs_nothing_from_a_hostile_fragment(hostile, browser):
+    from selenium.common.exceptions import NoAlertPresentException
+    from selenium.webdriver.common.by import By
+
+    ix, pid = hostile
+    with Server(create_app(ix)) as url:
+        browser.get(f"{url}/?q={pid}")
+        item = browser.find_element(By.CSS_SELECTOR, f'li.result[data-pair-id="{pid}"]')
+        assert "Clearly" in item.text
+        assert browser.title != "pwned" and "proofmatch search" in browser.title
+        with pytest.raises(NoAlertPresentException):
+            browser.switch_to.alert.text  # noqa: B018
+        assert not item.find_elements(By.CSS_SELECTOR, "script, img, iframe, a, style")
+        assert item.find_elements(By.CSS_SELECTOR, "math mi")
+        item.find_element(By.CSS_SELECTOR, ".proof math mi").click()  # no onclick left to fire
+        assert browser.title != "pwned"
+        assert browser.execute_script("return document.body.offsetHeight") > 100  # <style> did not hide it

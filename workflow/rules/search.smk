@@ -1,0 +1,32 @@
+# Search index of a trained run (`proofmatch index`): every proof of every part encoded once, for
+# `proofmatch search` and `proofmatch serve`. Not in `all`; `snakemake -c2 search_demo` builds
+# the index of the demo corpus from its NPT run (results/index/mixed/npt-local/conservation-both).
+
+
+rule search_index:
+    input:
+        run="results/runs/{split}/{encoder}-{mode}/{level}-{view}/metrics.json",
+        data="results/replaced/{split}/{level}.parquet",
+        pairs="results/data/pairs.parquet",
+        articles="results/corpus/articles.parquet",
+    output:
+        "results/index/{split}/{encoder}-{mode}/{level}-{view}/index.json",
+    log:
+        "results/logs/search_index/{split}/{encoder}-{mode}/{level}-{view}.log",
+    benchmark:
+        "results/benchmarks/search_index/{split}/{encoder}-{mode}/{level}-{view}.tsv"
+    conda:
+        CONDA
+    threads: 1
+    resources:
+        mem_mb=16000,
+        runtime=240,
+    params:
+        seed=SEED,
+    script:
+        "../scripts/build_index.py"
+
+
+rule search_demo:
+    input:
+        "results/index/mixed/npt-local/conservation-both/index.json",

@@ -1,0 +1,11 @@
+"""Build the search index of one training run (thin wrapper around proofmatch.search.index)."""
+from pathlib import Path
+
+from proofmatch.devices import set_threads
+from proofmatch.logs import run_logged
+from proofmatch.search.index import build_index
+
+set_threads(snakemake.threads)
+run_logged(snakemake.log[0], build_index, Path(snakemake.output[0]).parent, snakemake.input.data,
+           run_dir=Path(snakemake.input.run).parent, pairs_parquet=snakemake.input.pairs,
+           articles_parquet=snakemake.input.articles, seed=snakemake.params.seed)
