@@ -20,4 +20,4 @@ PY="${PYTHON:-python3}"
 # torch first and pinned: a bare requirement could pull a multi-GB CUDA build.
 "$PY" -m pip install -q "torch==2.13.0"
 "$PY" -m pip install -q -e ".[workflow,test]"
-"$PY" -c "import proofmatch, polyglot.detect, lap, lime; print('proofmatch installed')"
+"$PY" -c "import proofmatch, polyglot.detect, lap, lime, faiss, nh3, fastapi; print('proofmatch installed')"
