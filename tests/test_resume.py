@@ -21,8 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _config(tmp: Path, optimizer: str) -> Path:
     cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
-    cfg["matching"]["eval_every"] = 2
-    cfg["matching"]["npt"].update(d_model=32, n_layers=1, n_heads=2, d_k=16, epochs=6, batch_size=20,
+    cfg["matching"]["npt"].update(eval_every=2, d_model=32, n_layers=1, n_heads=2, d_k=16, epochs=6, batch_size=20,
                                   learning_rate=0.01, max_length=48, optimizer=optimizer)
     path = tmp / "config.yaml"
     path.write_text(yaml.safe_dump(cfg, allow_unicode=True))

@@ -17,8 +17,9 @@ from proofmatch.encoders import NPTConfig, NPTEncoder, WordVocab
 from proofmatch.model import (Matcher, MatcherConfig, global_loss, load_matcher, local_loss,
                               max_assignment, triplet_loss)
 from proofmatch.store import write_parquet
-from proofmatch.train import (NotConfigured, epoch_batches, make_optimizer, rank_metrics, run_params,
-                              sample_negatives, step_schedule, train_run)
+from proofmatch import train as train_mod
+from proofmatch.train import (NotConfigured, epoch_batches, make_optimizer, npt_vocab, rank_metrics,
+                              run_params, sample_negatives, step_schedule, train_run)
 from toydata import toy_pairs
 
 NPT = dict(epochs=30, batch_size=30, learning_rate=0.01, lr_decay=0.99, eval_every=5, max_length=64,
@@ -148,10 +149,14 @@ def test_triplet_loss_uses_l2_distance_and_margin():
 
 
 def test_step_schedule():
-    assert step_schedule("hybrid", 5) == ["local", "global", "local", "global", "local"]
-    assert set(step_schedule("local", 3)) == {"local"} and set(step_schedule("triplet", 2)) == {"triplet"}
+    batches = [np.array([0, 1]), np.array([2, 3]), np.array([4, 5])]
+    steps = step_schedule("hybrid", batches)  # one local and one global step on every batch
+    assert [k for k, _ in steps] == ["local", "global"] * 3
+    assert all(idx is batches[i // 2] for i, (_, idx) in enumerate(steps))
+    assert step_schedule("local", batches) == [("local", b) for b in batches]
+    assert step_schedule("triplet", batches) == [("triplet", b) for b in batches]
     with pytest.raises(ValueError):
-        step_schedule("global", 2)
+        step_schedule("global", batches)
 
 
 def test_epoch_batches_depend_on_seed_and_epoch_only():
@@ -208,12 +213,66 @@ def test_npt_local_learns_and_writes_outputs(optimizer, lr, scaled, positions, t
     assert hist.loc[hist["best"], "epoch"].iloc[-1] == res["best_epoch"]
 
 
-def test_hybrid_alternates_local_and_global_steps(toy, tmp_path):
+def test_hybrid_gives_every_batch_a_local_and_a_global_step(toy, tmp_path, monkeypatch):
+    """§8 "alternating one stochastic step for each loss": the local objective gets as many
+    steps, on the same batches, as in local mode, and each batch also gets a global step."""
+    calls: list[tuple[str, tuple[int, ...]]] = []
+    real = train_mod.batch_loss
+
+    def recording(model, rt, kind, idx, *args, **kwargs):
+        calls.append((kind, tuple(int(i) for i in idx)))
+        return real(model, rt, kind, idx, *args, **kwargs)
+
+    monkeypatch.setattr(train_mod, "batch_loss", recording)
     params = dict(NPT, epochs=2, eval_every=1)
+    train_run(toy, tmp_path / "loc", "npt", "local", "math", params, seed=0)
+    local_calls, calls[:] = list(calls), []
     train_run(toy, tmp_path / "hyb", "npt", "hybrid", "math", params, seed=0)
+    assert [c for c in calls if c[0] == "local"] == local_calls
+    assert calls[0::2] == local_calls and [k for k, _ in calls[1::2]] == ["global"] * len(local_calls)
+    assert [b for _, b in calls[1::2]] == [b for _, b in local_calls]
+    n_batches = len(epoch_batches(int((pd.read_parquet(toy)["part"] == "train").sum()), NPT["batch_size"], 0, 0))
+    assert len(local_calls) == 2 * n_batches
     hist = pd.read_csv(tmp_path / "hyb" / "metrics.csv")
     assert hist["local_loss"].notna().all() and hist["global_loss"].notna().all()
     assert hist["global_batch_acc"].between(0, 1).all() and hist["triplet_loss"].isna().all()
+
+
+def test_lr_decay_starts_late_and_dev_is_checked_every_eval_every_epochs(toy, tmp_path):
+    """§8: the rate is "multiplied by 0.996 after each epoch ... (after 300 epochs)"; the model
+    is evaluated every ``eval_every`` epochs (and after the last)."""
+    params = dict(NPT, epochs=5, eval_every=2, lr_decay=0.5, lr_decay_start=3, d_model=16, d_k=8)
+    train_run(toy, tmp_path / "late", "npt", "local", "both", params, seed=0)
+    hist = pd.read_csv(tmp_path / "late" / "metrics.csv")
+    lr = NPT["learning_rate"]
+    assert hist["lr"].tolist() == pytest.approx([lr, lr, lr, lr / 2, lr / 4])
+    assert hist.loc[hist["dev_mrr"].notna(), "epoch"].tolist() == [2, 4, 5]
+    train_run(toy, tmp_path / "now", "npt", "local", "both", dict(params, lr_decay_start=0), seed=0)
+    assert pd.read_csv(tmp_path / "now" / "metrics.csv")["lr"].tolist() == pytest.approx(
+        [lr, lr / 2, lr / 4, lr / 8, lr / 16])
+
+
+def _fully_replaced(df: pd.DataFrame) -> pd.DataFrame:
+    """Every math token of the proofs renamed (what full replacement does to math only)."""
+    rename = lambda toks: [f"$r{t[1:]}" if t.startswith("$") else t for t in toks]  # noqa: E731
+    return df.assign(proof_tokens=df["proof_tokens"].map(rename))
+
+
+def test_text_view_vocabulary_and_model_do_not_depend_on_replacement(toy, tmp_path):
+    """Table 5's Text rows are equal under Conservation and Full (replacement touches only math)."""
+    cons = pd.read_parquet(toy)
+    full = _fully_replaced(cons)
+    train = cons.query("part == 'train'")
+    assert npt_vocab(train, "text", 2).itos == npt_vocab(full.query("part == 'train'"), "text", 2).itos
+    assert npt_vocab(train, "both", 2).itos != npt_vocab(full.query("part == 'train'"), "both", 2).itos
+    assert not any(t.startswith("$") for t in npt_vocab(train, "text", 1).itos)
+    write_parquet(full, tmp_path / "full.parquet")
+    params = dict(NPT, epochs=1, d_model=16, d_k=8)
+    a = train_run(toy, tmp_path / "cons", "npt", "local", "text", params, seed=0)
+    b = train_run(tmp_path / "full.parquet", tmp_path / "full", "npt", "local", "text", params, seed=0)
+    assert a == b
+    assert ((tmp_path / "cons" / "model" / "model.safetensors").read_bytes()
+            == (tmp_path / "full" / "model" / "model.safetensors").read_bytes())
 
 
 def test_argument_checks(toy, tmp_path):
@@ -292,21 +351,32 @@ def test_train_run_takes_the_config_matching_block(toy, tmp_path):
 
 
 def test_run_params_flattens_config_blocks():
-    matching = {"eval_every": 5, "max_length": 128, "npt": {"d_model": 3, "max_length": 200},
-                "bert": {"batch_size": 16}, "specter": {"margin": 1.0, "hard_fraction": 0.3}}
+    matching = {"max_length": 128, "npt": {"d_model": 3, "max_length": 200, "eval_every": 20},
+                "bert": {"batch_size": 16, "eval_every": 5}, "specter": {"margin": 1.0, "hard_fraction": 0.3}}
     assert run_params(matching, "npt")["max_length"] == 200
+    assert run_params(matching, "npt")["eval_every"] == 20  # §8: NPT every 20 epochs, BERT every 5
     p = run_params(matching, "specter")
     assert p["max_length"] == 128 and p["batch_size"] == 16 and p["hard_fraction"] == 0.3
+    assert p["eval_every"] == 5
+
+
+def test_paper_config_schedules():
+    from proofmatch.config import load_config
+
+    m = load_config("config/config.yaml", "config/paper.yaml")["matching"]
+    npt, bert = run_params(m, "npt"), run_params(m, "scratchbert")
+    assert (npt["eval_every"], npt["lr_decay_start"], npt["lr_decay"]) == (20, 300, 0.996)
+    assert (bert["eval_every"], bert["lr_decay_start"], bert["lr_decay"]) == (5, 0, 0.99)
 
 
 def test_run_params_from_the_workflows_reduced_block():
     """The workflow passes only the encoder's part of `matching`; it flattens like the whole block."""
-    whole = {"eval_every": 2, "max_length": 64, "mathbert": None,
-             "npt": {"epochs": 3, "d_model": 16}, "bert": {"epochs": 5},
+    whole = {"max_length": 64, "mathbert": None,
+             "npt": {"epochs": 3, "d_model": 16, "eval_every": 2}, "bert": {"epochs": 5, "eval_every": 1},
              "specter": {"margin": 1.0, "hard_fraction": 0.3}}
-    reduced = {"eval_every": 2, "max_length": 64, "npt": {"epochs": 3, "d_model": 16}}
+    reduced = {"max_length": 64, "npt": {"epochs": 3, "d_model": 16, "eval_every": 2}}
     assert run_params(reduced, "npt") == run_params(whole, "npt") == {
         "eval_every": 2, "max_length": 64, "epochs": 3, "d_model": 16}
     assert run_matching(whole, "npt") == reduced  # what the workflow passes as a job's params
-    assert set(run_matching(whole, "specter")) == {"eval_every", "max_length", "bert", "specter"}
+    assert set(run_matching(whole, "specter")) == {"max_length", "bert", "specter"}
     assert run_matching(whole, "mathbert")["mathbert"] is None

@@ -77,8 +77,7 @@ def run_matching(matching: dict[str, Any], encoder: str) -> dict[str, Any]:
     flattens it: one definition of what a run reads, torch-free so the Snakefile can import it.
     """
     block = "npt" if encoder == "npt" else "bert"
-    part = {"eval_every": matching["eval_every"], "max_length": matching["max_length"],
-            block: matching[block]}
+    part = {"max_length": matching["max_length"], block: matching[block]}
     if encoder == "specter":
         part["specter"] = matching["specter"]
     if encoder == "mathbert":

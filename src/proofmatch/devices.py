@@ -1,9 +1,15 @@
 """Where training runs: one CPU or GPU process, or one DDP rank among several (``torchrun``).
 
 One code path for all cases: the training loops ask a :class:`Runtime` for the device, whether to
-use bf16 autocast, which batches are theirs (``shard``), and whether they write files
-(``is_main``; only rank 0 writes). ``WORLD_SIZE > 1`` in the environment (set by ``torchrun``)
-starts a process group (NCCL on GPUs, Gloo on CPUs).
+use bf16 autocast, which rows of a batch are theirs (``share``), for every rank's encoded rows
+(``gather``), and whether they write files (``is_main``; only rank 0 writes). ``WORLD_SIZE > 1``
+in the environment (set by ``torchrun`` or :func:`launch`) starts a process group (NCCL on GPUs,
+Gloo on CPUs).
+
+Several processes must not change the experiment: a configured batch size is the *global* batch.
+Every rank walks the same batches; each encodes its share of a batch's rows, and the losses that
+compare the rows of a batch (in-batch softmax, the assignment of the global loss) see all of them
+through :meth:`Runtime.gather`. The paper's runs had 2 or 4 GPUs and one batch size (§8).
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import json
 import logging
 import os
 import random
+import warnings
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence, TypeVar
 
@@ -45,11 +52,39 @@ class Runtime:
         enabled = self.device.type == "cuda" and torch.cuda.is_bf16_supported()
         return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=enabled)
 
-    def shard(self, batches: Sequence[T]) -> list[T]:
-        """This rank's batches (round-robin), truncated so every rank takes the same number of
-        steps (DDP all-reduces once per step on every rank)."""
-        usable = len(batches) - len(batches) % self.world_size
-        return list(batches[self.rank:usable:self.world_size])
+    def share(self, batch: np.ndarray) -> np.ndarray:
+        """This rank's rows of a global batch: the ``rank``-th of ``world_size`` contiguous chunks
+        of ``ceil(n / world_size)`` rows. A chunk that the batch does not fill is padded with the
+        batch's first rows, so every rank encodes as many rows as the others (collectives need
+        equal shapes, and no rank ever runs an empty batch); :meth:`gather` drops the padding."""
+        batch = np.asarray(batch)
+        if not self.distributed:
+            return batch
+        m = -(-len(batch) // self.world_size)
+        mine = batch[self.rank * m:(self.rank + 1) * m]
+        return np.concatenate([mine, np.resize(batch, m - len(mine))]) if len(mine) < m else mine
+
+    def n_real(self, n: int) -> int:
+        """How many rows of this rank's :meth:`share` of a batch of ``n`` are real (the rest pad)."""
+        m = -(-n // self.world_size)
+        return int(np.clip(n - self.rank * m, 0, m))
+
+    def gather(self, x: torch.Tensor, n: int) -> torch.Tensor:
+        """The rows of every rank's ``x`` (each rank's :meth:`share` of a batch of ``n``), in
+        batch order, padding dropped, with the gradient flowing back to each rank's own rows.
+
+        Every rank then computes the same loss on the whole batch. The backward of the gather
+        sums that loss's gradient over the ranks (``world_size`` times one rank's), and DDP
+        averages the parameter gradients over the ranks: the encoder's gradient is exactly the
+        one-process gradient of the batch, and so is the scorer's (the same on every rank)."""
+        if not self.distributed:
+            return x[:n]
+        import torch.distributed.nn.functional as dist_fn
+
+        with warnings.catch_warnings():  # the public autograd gather; its successor is private
+            warnings.filterwarnings("ignore", message=".*all_gather.*deprecated", category=FutureWarning)
+            parts = dist_fn.all_gather(x.contiguous())
+        return torch.cat(parts)[:n]
 
     def barrier(self) -> None:
         if self.distributed:
@@ -63,21 +98,34 @@ class Runtime:
         torch.distributed.broadcast_object_list(box, src=0)
         return box[0]
 
-    def all_mean(self, value: float) -> float:
-        """Mean of a scalar over ranks (epoch losses logged by rank 0 cover every rank)."""
+    def all_sum(self, value: float) -> float:
+        """Sum of a scalar over ranks (a loss of which each rank holds its rows' share)."""
         if not self.distributed:
             return value
         t = torch.tensor([value], dtype=torch.float64, device=self.device)
         torch.distributed.all_reduce(t)
-        return float(t.item()) / self.world_size
+        return float(t.item())
+
+
+DEVICE_ENV = "PROOFMATCH_DEVICE"
+
+
+def use_cuda() -> bool:
+    """Train on GPUs when there are any, unless ``PROOFMATCH_DEVICE=cpu`` (e.g. the two-rank CPU
+    tests on a machine with one GPU, which two ranks cannot share)."""
+    choice = os.environ.get(DEVICE_ENV, "").strip().lower()
+    if choice not in ("", "cpu", "cuda"):
+        raise ValueError(f"{DEVICE_ENV}={choice!r}; expected cpu or cuda")
+    return choice != "cpu" and torch.cuda.is_available()
 
 
 def init_runtime() -> Runtime:
     """Read ``torchrun``'s environment; start the process group when ``WORLD_SIZE > 1``."""
     world = int(os.environ.get("WORLD_SIZE", "1"))
+    cuda = use_cuda()
     if world > 1:
         rank, local = int(os.environ["RANK"]), int(os.environ.get("LOCAL_RANK", "0"))
-        if torch.cuda.is_available():
+        if cuda:
             torch.cuda.set_device(local)
             device = torch.device("cuda", local)
             backend = "nccl"
@@ -86,7 +134,7 @@ def init_runtime() -> Runtime:
         if not torch.distributed.is_initialized():
             torch.distributed.init_process_group(backend=backend)
         return Runtime(device, rank, world)
-    return Runtime(torch.device("cuda" if torch.cuda.is_available() else "cpu"))
+    return Runtime(torch.device("cuda" if cuda else "cpu"))
 
 
 def launch(nprocs: int, fn, *args, **kwargs):
@@ -98,7 +146,6 @@ def launch(nprocs: int, fn, *args, **kwargs):
     """
     if nprocs <= 1:
         return fn(*args, **kwargs)
-    import functools
     import uuid
 
     from torch.distributed.launcher.api import LaunchConfig, elastic_launch
@@ -106,7 +153,15 @@ def launch(nprocs: int, fn, *args, **kwargs):
     config = LaunchConfig(min_nodes=1, max_nodes=1, nproc_per_node=nprocs, rdzv_backend="c10d",
                           rdzv_endpoint="localhost:0", run_id=uuid.uuid4().hex, max_restarts=0,
                           start_method="spawn")
-    return elastic_launch(config, functools.partial(fn, **kwargs))(*args)[0]
+    threads = max(1, torch.get_num_threads() // nprocs)  # the job's threads, shared by its ranks
+    # a plain function as the entry point: the launcher names the job after its __name__
+    return elastic_launch(config, _rank_main)(threads, fn, args, kwargs)[0]
+
+
+def _rank_main(threads: int, fn, args: tuple, kwargs: dict):
+    """One rank of :func:`launch` (a fresh process): its share of the job's CPU threads, then ``fn``."""
+    set_threads(threads)
+    return fn(*args, **kwargs)
 
 
 def set_threads(n: int) -> None:
@@ -168,6 +223,11 @@ def shuffled_batches(n: int, batch_size: int, seed: int, epoch: int) -> list[np.
     """One shuffled pass over ``n`` items in batches, a function of ``(seed, epoch)`` only."""
     order = epoch_rng(seed, epoch).permutation(n)
     return [order[i:i + batch_size] for i in range(0, n, batch_size)]
+
+
+def derived_seed(*keys: int) -> int:
+    """A seed that depends only on ``keys`` (e.g. seed, epoch, step)."""
+    return int(np.random.SeedSequence(list(keys)).generate_state(1)[0])
 
 
 @contextlib.contextmanager

@@ -26,7 +26,7 @@ import shutil
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import lap
 import numpy as np
@@ -134,13 +134,21 @@ class Matcher(nn.Module):
                 return (S @ self.W.float()) @ P.T * self.config.score_scale + self.b.float()
             return 2.0 * S @ P.T - (S * S).sum(1)[:, None] - (P * P).sum(1)[None, :]
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
-                n_statements: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Encode statements (first ``n_statements`` rows) and proofs in one pass of the shared
-        encoder; return ``(S, P, scores)`` with ``scores = score_matrix(S, P)``."""
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, sizes: Sequence[int],
+                gather: Callable[[torch.Tensor], torch.Tensor] | None = None
+                ) -> tuple[list[torch.Tensor], torch.Tensor]:
+        """Encode the rows of a batch in one pass of the shared encoder, cut them into
+        consecutive groups of ``sizes`` rows (statements, proofs, [negative proofs]), and return
+        the groups and ``score_matrix`` of the first two.
+
+        ``gather`` (several processes: :meth:`proofmatch.devices.Runtime.gather`) turns each
+        group of this rank's rows into the group of the whole batch before scoring, inside the
+        forward so that DDP sees the scorer's weights used."""
         emb = self.encoder(input_ids, attention_mask).float()
-        S, P = emb[:n_statements], emb[n_statements:]
-        return S, P, self.score_matrix(S, P)
+        groups = list(torch.split(emb, list(sizes)))
+        if gather is not None:
+            groups = [gather(g) for g in groups]
+        return groups, self.score_matrix(groups[0], groups[1])
 
     # -- token lists -----------------------------------------------------------------------
 

@@ -11,7 +11,13 @@ Differences from the reference script (notes §6), each on purpose:
   differ only by the model and the best checkpoint is chosen on a fixed target;
 * a plain torch loop (AdamW, linear warm-up then linear decay) with a resumable checkpoint:
   model, optimizer, scheduler, every RNG state, and the position in the epoch. Data order is a
-  function of ``(seed, epoch)``, so a rerun after a kill continues exactly where it stopped.
+  function of ``(seed, epoch)`` and the masks of a step of ``(seed, epoch, step)``, so a rerun
+  after a kill continues exactly where it stopped;
+* ``batch_size`` is the global batch (the reference: 8 chunks per device × 8 accumulation steps
+  on the paper's four GPUs). Several processes split each batch, every process draws the same
+  masks for the whole batch and takes its rows, and the loss is the mean over the batch's masked
+  tokens, so a step equals the one-process step up to dropout; ``micro_batch_size`` bounds the
+  chunks a process runs at once (gradient accumulation).
 
 ``out_dir`` receives the best model (``save_pretrained``) and the tokenizer files, i.e. a
 complete checkpoint that ``BertModel.from_pretrained`` and ``AutoTokenizer`` load; also
@@ -22,6 +28,7 @@ complete checkpoint that ``BertModel.from_pretrained`` and ``AutoTokenizer`` loa
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import shutil
@@ -77,6 +84,8 @@ def bert_config(params: dict[str, Any], tokenizer):
         intermediate_size=params["intermediate_size"],
         max_position_embeddings=int(params.get("max_position_embeddings") or max(512, max_len)),
         pad_token_id=tokenizer.pad_token_id,
+        hidden_dropout_prob=float(params.get("dropout", 0.1)),
+        attention_probs_dropout_prob=float(params.get("dropout", 0.1)),
     )
 
 
@@ -115,6 +124,47 @@ def validation_loss(model, batches: list[dict[str, torch.Tensor]], rt: devices.R
     return total / count
 
 
+def masked_batch(collator, chunks: list[list[int]], idx: np.ndarray, seed: int, epoch: int,
+                 step: int) -> dict[str, torch.Tensor]:
+    """The masked training batch ``idx`` of a step: its masks depend only on ``(seed, epoch,
+    step)``, so every process draws the same ones and a resumed run draws them again."""
+    with devices.forked_rng(devices.derived_seed(seed, epoch, step)):
+        return collator([{"input_ids": chunks[i]} for i in idx])
+
+
+def mlm_step(ddp, batch: dict[str, torch.Tensor], rt: devices.Runtime, micro_batch_size: int | None) -> float:
+    """Forward and backward of this process's rows of the global ``batch``; return the batch's
+    mean MLM loss per masked token (the same on every process).
+
+    Each process's loss is its masked tokens' summed cross-entropy over the batch's number of
+    masked tokens, times the number of processes (DDP averages the gradients): the gradient is
+    that of the one-process mean over the whole batch, also when the batch is split unevenly or
+    into micro-batches."""
+    import torch.nn.functional as F
+
+    n = len(batch["input_ids"])
+    rows = torch.as_tensor(rt.share(np.arange(n)))
+    mine = {k: v[rows] for k, v in batch.items()}
+    mine["labels"][rt.n_real(n):] = -100  # rows that only pad this process's share
+    n_masked = max(int((batch["labels"] != -100).sum()), 1)
+    step = micro_batch_size or len(rows)
+    starts = range(0, len(rows), step)
+    total = 0.0
+    for start in starts:
+        part = {k: v[start:start + step].to(rt.device) for k, v in mine.items()}
+        labels = part.pop("labels")
+        last = start == starts[-1]
+        sync = contextlib.nullcontext() if last or not rt.distributed else ddp.no_sync()
+        with sync:
+            with rt.autocast():
+                logits = ddp(**part).logits
+            ce = F.cross_entropy(logits.float().flatten(0, 1), labels.flatten(), ignore_index=-100,
+                                 reduction="sum")
+            (ce * (rt.world_size / n_masked)).backward()
+        total += float(ce.detach())
+    return rt.all_sum(total) / n_masked
+
+
 def _publish(obj, out_dir: Path) -> None:
     """``obj.save_pretrained`` into a staging folder, then move each file into ``out_dir``
     atomically (a model, a config or a tokenizer)."""
@@ -133,8 +183,9 @@ def pretrain(data_parquet: str | os.PathLike, tokenizer_dir: str | os.PathLike,
     """Pretrain ``BertForMaskedLM`` from scratch with MLM; resume from ``out_dir/checkpoint``.
 
     ``params``: hidden_size, num_hidden_layers, num_attention_heads, intermediate_size,
-    max_length, mlm_probability, epochs, batch_size, learning_rate, eval_every_steps, and
-    optionally warmup_fraction (default 0.06), weight_decay (0.01), max_position_embeddings.
+    max_length, mlm_probability, epochs, batch_size (global), learning_rate, eval_every_steps,
+    and optionally warmup_fraction (default 0.06), weight_decay (0.01), dropout (0.1),
+    micro_batch_size (default: a process's whole share of a batch), max_position_embeddings.
     """
     from tqdm.auto import tqdm
     from transformers import BertForMaskedLM
@@ -158,9 +209,8 @@ def pretrain(data_parquet: str | os.PathLike, tokenizer_dir: str | os.PathLike,
     model = BertForMaskedLM(bert_config(params, tokenizer)).to(rt.device)
     ddp = devices.wrap_ddp(model, rt)
     epochs = int(params["epochs"])
-    steps_per_epoch = len(rt.shard(devices.shuffled_batches(len(train_chunks), bs, seed, 0)))
-    if steps_per_epoch == 0:
-        raise ValueError(f"{len(train_chunks)} training chunks are too few for {rt.world_size} processes")
+    micro = int(params["micro_batch_size"]) if params.get("micro_batch_size") else None
+    steps_per_epoch = len(devices.shuffled_batches(len(train_chunks), bs, seed, 0))
     total = epochs * steps_per_epoch
     warmup = int(float(params.get("warmup_fraction", 0.06)) * total)
     optimizer = torch.optim.AdamW(model.parameters(), lr=float(params["learning_rate"]),
@@ -212,20 +262,16 @@ def pretrain(data_parquet: str | os.PathLike, tokenizer_dir: str | os.PathLike,
     bar = tqdm(total=total, initial=state["step"], desc="pretrain", disable=not rt.is_main)
     model.train()
     while state["epoch"] < epochs:
-        batches = rt.shard(devices.shuffled_batches(len(train_chunks), bs, seed, state["epoch"]))
+        batches = devices.shuffled_batches(len(train_chunks), bs, seed, state["epoch"])
         for idx in batches[state["step_in_epoch"]:]:
-            batch = collator([{"input_ids": train_chunks[i]} for i in idx])
-            batch = {k: v.to(rt.device) for k, v in batch.items()}
-            with rt.autocast():
-                loss = ddp(**batch).loss
-            if not torch.isfinite(loss):
-                raise FloatingPointError(f"MLM loss is {float(loss.detach())} at step {state['step'] + 1}; "
-                                         "lower learning_rate")
-            loss.backward()
+            batch = masked_batch(collator, train_chunks, idx, seed, state["epoch"], state["step_in_epoch"])
+            loss = mlm_step(ddp, batch, rt, micro)
+            if not np.isfinite(loss):
+                raise FloatingPointError(f"MLM loss is {loss} at step {state['step'] + 1}; lower learning_rate")
             optimizer.step()
             scheduler.step()
             optimizer.zero_grad(set_to_none=True)
-            state["loss_sum"] += rt.all_mean(float(loss.detach()))
+            state["loss_sum"] += loss
             state["loss_n"] += 1
             state["step"] += 1
             state["step_in_epoch"] += 1

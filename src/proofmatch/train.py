@@ -1,15 +1,25 @@
 """Training of a Matcher: local, hybrid (local + global, paper §7.2) or triplet (SPECTER) steps.
 
 Schedule (paper §8): ASGD (t0 = 1e4 as in the reference; ``optimizer: adamw`` for small corpora,
-see :func:`make_optimizer`) with an exponential learning-rate decay stepped once per epoch; an
-epoch is one shuffled pass over the train part in batches of ``batch_size`` (the reference BERT
-loop never shuffled and its hybrid NPT "epoch" was not a pass). Hybrid training alternates one
-local and one global step on consecutive batches of the same size. Every ``eval_every`` epochs
-(and after the last) the dev part is decoded locally (one matrix product per block of rows; a tie
-with the gold counts against it) and the best model by dev MRR is kept (accuracy is recorded
-too). Under ASGD, evaluation and the saved model use its averaged weights: averaging is what
-distinguishes ASGD from SGD (the reference never used them; before step t0 they equal the
+see :func:`make_optimizer`) with an exponential learning-rate decay, "the learning rate
+multiplied by 0.996 after each epoch ... (after 300 epochs)": the rate is multiplied by
+``lr_decay`` after each epoch from the ``lr_decay_start``-th on (counted from 1), so the first
+``lr_decay_start`` epochs run at ``learning_rate`` (0 or 1: decay after every epoch). An epoch
+is one shuffled pass over the train part in batches of ``batch_size`` (the reference BERT loop
+never shuffled and its hybrid NPT "epoch" was not a pass). Hybrid training (§8: "optimized by
+alternating one stochastic step for each loss") gives every batch one local step and then one
+global step, so the local objective is updated as often as in local mode (the reference also
+took ``2 × n/b`` steps per hybrid epoch).
+Every ``eval_every`` epochs (per encoder: "every 20 epochs" for NPT, "every five epochs" for the
+BERT models) and after the last, the dev part is decoded locally (one matrix product per block of
+rows; a tie with the gold counts against it) and the best model by dev MRR is kept (accuracy is
+recorded too). Under ASGD, evaluation and the saved model use its averaged weights: averaging is
+what distinguishes ASGD from SGD (the reference never used them; before step t0 they equal the
 current weights).
+
+Several processes (DDP, :func:`proofmatch.devices.launch`) run the same experiment as one:
+``batch_size`` is the global batch, every rank encodes its share of each batch, and the losses
+see the whole batch (:meth:`proofmatch.devices.Runtime.gather`); only dropout masks differ.
 
 Resumability: after every epoch ``checkpoint/state.pt`` (weights, optimizer, scheduler, every
 RNG state, epoch, best so far, history) is replaced atomically, after ``model/`` when it
@@ -62,7 +72,7 @@ def run_params(matching: dict[str, Any], encoder: str) -> dict[str, Any]:
     """Flatten the config's ``matching`` block (whole, or the workflow's
     :func:`proofmatch.config.run_matching` part of it) into the ``params`` of one :func:`train_run`."""
     part = run_matching(matching, encoder)
-    params = {"eval_every": part["eval_every"], "max_length": part["max_length"]}
+    params = {"max_length": part["max_length"]}
     params.update(part["npt" if encoder == "npt" else "bert"])
     params.update(part.get("specter", {}))
     return params
@@ -84,15 +94,15 @@ def make_optimizer(name: str, parameters: Iterable[torch.nn.Parameter], lr: floa
     raise ValueError(f"unknown optimizer {name!r}; expected one of {OPTIMIZERS}")
 
 
-def step_schedule(mode: str, n_steps: int) -> list[str]:
-    """The loss of each step of an epoch: hybrid alternates local and global, starting local."""
-    if mode == "local":
-        return ["local"] * n_steps
-    if mode == "hybrid":
-        return ["local" if i % 2 == 0 else "global" for i in range(n_steps)]
-    if mode == "triplet":
-        return ["triplet"] * n_steps
-    raise ValueError(f"unknown mode {mode!r}; expected one of {MODES}")
+STEPS = {"local": ("local",), "hybrid": ("local", "global"), "triplet": ("triplet",)}
+
+
+def step_schedule(mode: str, batches: Sequence[np.ndarray]) -> list[tuple[str, np.ndarray]]:
+    """The steps of an epoch, ``(loss, batch)``: one per batch, or in hybrid mode a local step
+    and then a global step on each batch (§8: "alternating one stochastic step for each loss")."""
+    if mode not in STEPS:
+        raise ValueError(f"unknown mode {mode!r}; expected one of {MODES}")
+    return [(kind, idx) for idx in batches for kind in STEPS[mode]]
 
 
 def epoch_batches(n: int, batch_size: int, seed: int, epoch: int) -> list[np.ndarray]:
@@ -172,6 +182,16 @@ def score_scale(params: dict[str, Any], dim: int, scorer: str) -> float:
     return 1.0 / dim if scorer == "bilinear" and params.get("scale_scores", False) else 1.0
 
 
+def npt_vocab(train: pd.DataFrame, view: str, min_count: int) -> WordVocab:
+    """NPT's word vocabulary: the tokens of the trained ``view`` in the train part.
+
+    Symbol replacement touches only math, so a text-only model's vocabulary, and with it the
+    model, is the same at every replacement level (Table 5: the paper's Text rows are equal
+    under Conservation and Full); a vocabulary of both views would change size with the level."""
+    return WordVocab.build((token_view(t, view) for col in ("statement_tokens", "proof_tokens")
+                            for t in train[col]), min_count=min_count)
+
+
 def build_matcher(encoder: str, mode: str, view: str, params: dict[str, Any], train: pd.DataFrame,
                   tokenizer_dir: str | os.PathLike | None = None,
                   pretrained_dir: str | os.PathLike | None = None) -> Matcher:
@@ -181,9 +201,7 @@ def build_matcher(encoder: str, mode: str, view: str, params: dict[str, Any], tr
         if tokenizer_dir is not None:
             log.info("NPT builds its own word vocabulary; tokenizer_dir %s is not used", tokenizer_dir)
         max_length = int(params["max_length"])
-        # one vocabulary for every view (a view only drops tokens), from the train part only
-        vocab = WordVocab.build(list(train["statement_tokens"]) + list(train["proof_tokens"]),
-                                min_count=int(params.get("min_count", 2)))
+        vocab = npt_vocab(train, view, int(params.get("min_count", 2)))
         npt = NPTConfig(vocab_size=len(vocab), d_model=int(params["d_model"]),
                         n_layers=int(params["n_layers"]), n_heads=int(params["n_heads"]),
                         d_k=int(params["d_k"]), dropout=float(params.get("dropout", 0.1)),
@@ -215,6 +233,37 @@ def build_matcher(encoder: str, mode: str, view: str, params: dict[str, Any], tr
                            bert=bert.config_dict(), pooling=pooling,
                            score_scale=score_scale(params, bert.dim, scorer))
     return Matcher(config, bert, WordPieceCodec(tokenizer, plain=config.plain_math))
+
+
+# ---------------------------------------------------------------- one step
+
+
+def batch_loss(model: torch.nn.Module, rt: devices.Runtime, kind: str, idx: np.ndarray,
+               ids_s: Sequence[Sequence[int]], ids_p: Sequence[Sequence[int]], pad_id: int,
+               negatives: np.ndarray | None = None, margin: float = 1.0) -> tuple[torch.Tensor, float]:
+    """The ``kind`` loss of the global batch ``idx`` (train rows; ``negatives``: one negative
+    proof per row, triplet only) and the batch accuracy of the global step's assignment (NaN for
+    the others). ``model`` is the Matcher, or its DDP wrapper: each rank then encodes its share
+    of the rows, and the scores and the loss are those of the whole batch on every rank."""
+    mine = rt.share(idx)
+    rows = [ids_s[i] for i in mine] + [ids_p[i] for i in mine]
+    sizes = [len(mine), len(mine)]
+    if kind == "triplet":
+        if negatives is None:
+            raise ValueError("a triplet step needs one negative proof per statement")
+        rows += [ids_p[i] for i in rt.share(negatives)]
+        sizes.append(len(mine))
+    ids, mask = pad_batch(rows, pad_id)
+    gather = (lambda x: rt.gather(x, len(idx))) if rt.distributed else None
+    with rt.autocast():
+        groups, M = model(ids.to(rt.device), mask.to(rt.device), sizes, gather)
+    if kind == "local":
+        return local_loss(M), float("nan")
+    if kind == "global":
+        return global_loss(M)
+    if kind == "triplet":
+        return triplet_loss(groups[0], groups[1], groups[2], margin), float("nan")
+    raise ValueError(f"unknown loss {kind!r}")
 
 
 # ---------------------------------------------------------------- outputs
@@ -264,10 +313,12 @@ def train_run(data_parquet: str | os.PathLike, out_dir: str | os.PathLike, encod
 
     ``params`` is either the config's ``matching`` block, whole or reduced to the encoder's part
     (as the workflow passes it; flattened here with :func:`run_params`; its ``mathbert`` entry is
-    the MathBERT checkpoint when ``pretrained_dir`` is None) or already flat: epochs, batch_size, learning_rate, lr_decay,
-    eval_every, max_length; NPT also d_model, n_layers, n_heads, d_k (optional min_count 2,
-    dropout 0.1); triplet mode margin and hard_fraction. ``tokenizer_dir`` matters only for
-    ScratchBERT/SPECTER (default: the checkpoint's own tokenizer files).
+    the MathBERT checkpoint when ``pretrained_dir`` is None) or already flat: epochs,
+    batch_size (the global batch, whatever the number of processes), learning_rate, lr_decay,
+    eval_every, max_length (optional lr_decay_start 0, optimizer asgd); NPT also d_model,
+    n_layers, n_heads, d_k (optional min_count 2, dropout 0.1); triplet mode margin and
+    hard_fraction. ``tokenizer_dir`` matters only for ScratchBERT/SPECTER (default: the
+    checkpoint's own tokenizer files).
     """
     from tqdm.auto import tqdm
 
@@ -301,6 +352,7 @@ def train_run(data_parquet: str | os.PathLike, out_dir: str | os.PathLike, encod
     optimizer = make_optimizer(params.get("optimizer", "asgd"), matcher.parameters(),
                                float(params["learning_rate"]))
     scheduler = torch.optim.lr_scheduler.ExponentialLR(optimizer, gamma=float(params["lr_decay"]))
+    decay_start = int(params.get("lr_decay_start", 0))
     epochs, bs = int(params["epochs"]), int(params["batch_size"])
     eval_every = int(params["eval_every"])
     best = {"mrr": -1.0, "acc": 0.0, "epoch": -1}
@@ -320,26 +372,15 @@ def train_run(data_parquet: str | os.PathLike, out_dir: str | os.PathLike, encod
     # token ids once: the view and the codec do not change during training
     ids_s = matcher.codec.ids([token_view(t, view) for t in train["statement_tokens"]], matcher.config.max_length)
     ids_p = matcher.codec.ids([token_view(t, view) for t in train["proof_tokens"]], matcher.config.max_length)
-    pad_id = matcher.codec.pad_id
     articles = pd.factorize(train["article_id"])[0]
     margin, hard_fraction = float(params.get("margin", 1.0)), float(params.get("hard_fraction", 0.0))
 
     def step(kind: str, idx: np.ndarray, epoch: int, k: int) -> tuple[float, float]:
-        rows = [ids_s[i] for i in idx] + [ids_p[i] for i in idx]
-        if kind == "triplet":
-            neg = sample_negatives(idx, articles, hard_fraction,
-                                   devices.epoch_rng(seed, epoch, 1 + k * rt.world_size + rt.rank))
-            rows += [ids_p[i] for i in neg]
-        ids, mask = pad_batch(rows, pad_id)
-        with rt.autocast():
-            S, P, M = model(ids.to(rt.device), mask.to(rt.device), len(idx))
-        batch_acc = float("nan")
-        if kind == "local":
-            loss = local_loss(M[:, : len(idx)])
-        elif kind == "global":
-            loss, batch_acc = global_loss(M)
-        else:
-            loss = triplet_loss(S, P[: len(idx)], P[len(idx):], margin)
+        negatives = None
+        if kind == "triplet":  # drawn for the whole batch, the same on every rank
+            negatives = sample_negatives(idx, articles, hard_fraction, devices.epoch_rng(seed, epoch, 1 + k))
+        loss, batch_acc = batch_loss(model, rt, kind, idx, ids_s, ids_p, matcher.codec.pad_id,
+                                     negatives, margin)
         if not torch.isfinite(loss):
             raise FloatingPointError(f"{kind} loss is {float(loss.detach())} at epoch {epoch + 1}, "
                                      f"step {k + 1}; lower learning_rate")
@@ -348,25 +389,24 @@ def train_run(data_parquet: str | os.PathLike, out_dir: str | os.PathLike, encod
         optimizer.step()
         return float(loss.detach()), batch_acc
 
-    n_steps = len(rt.shard(epoch_batches(len(train), bs, seed, 0)))
+    n_steps = len(step_schedule(mode, epoch_batches(len(train), bs, seed, 0)))
     bar = tqdm(total=epochs * n_steps, initial=start * n_steps, desc=f"train {encoder}-{mode}",
                disable=not rt.is_main)
     matcher.train()
     for epoch in range(start, epochs):
         t0 = time.perf_counter()
-        batches = rt.shard(epoch_batches(len(train), bs, seed, epoch))
-        kinds = step_schedule(mode, len(batches))
         losses: dict[str, list[float]] = {"local": [], "global": [], "triplet": []}
         accs: list[float] = []
-        for k, (kind, idx) in enumerate(zip(kinds, batches)):
+        for k, (kind, idx) in enumerate(step_schedule(mode, epoch_batches(len(train), bs, seed, epoch))):
             loss, acc = step(kind, idx, epoch, k)
             losses[kind].append(loss)
             if kind == "global":
                 accs.append(acc)
             bar.update(1)
         lr = scheduler.get_last_lr()[0]
-        scheduler.step()
-        mean = lambda xs: rt.all_mean(float(np.mean(xs))) if xs else float("nan")  # noqa: E731
+        if epoch + 1 >= decay_start:
+            scheduler.step()
+        mean = lambda xs: float(np.mean(xs)) if xs else float("nan")  # noqa: E731 (the same on every rank)
         row = {"epoch": epoch + 1, "lr": lr, "loss": mean(sum(losses.values(), [])),
                "local_loss": mean(losses["local"]), "global_loss": mean(losses["global"]),
                "triplet_loss": mean(losses["triplet"]), "global_batch_acc": mean(accs),

@@ -1,6 +1,8 @@
 """MLM pretraining of ScratchBERT from scratch (thin wrapper around proofmatch.pretrain).
 
 With ``resources.gpu`` > 1 the job trains as one DDP run across its GPUs (``devices.launch``).
+``pretrain.batch_size`` is the global batch, which the GPUs split: their number changes the speed,
+not the experiment.
 """
 from pathlib import Path
 
