@@ -1,4 +1,4 @@
-"""Symbol replacement rules (paper §5, Appendix C), determinism, split files and CLI."""
+"""Symbol replacement rules (paper §5, Appendix C), determinism, symbols/level/split files and CLI."""
 
 from __future__ import annotations
 
@@ -10,14 +10,26 @@ import pandas as pd
 import pytest
 
 from proofmatch import cli
-from proofmatch.linearize import linearize_fragment
+from proofmatch.linearize import linearize_element, linearize_fragment, parse_fragment
 from proofmatch.replace import (
     DEFAULT_PROTECTED,
     GREEK_CAPITAL_TARGETS,
+    LEVELS,
+    Symbols,
+    _classify,
+    _presentation_in_place,
+    analyze_file,
+    analyze_pair,
     family_of,
+    glyph_of,
     pair_rng,
+    plan_mapping,
+    replace_level_file,
     replace_pair,
     replace_split_file,
+    script_of,
+    select_split,
+    unchanged_reason,
 )
 from proofmatch.tokens import is_math, split_math
 
@@ -191,10 +203,81 @@ def test_transposition_permutes_shared_symbols_without_fixed_point():
         assert len(set(math_symbols(tokens))) == 7
 
 
+def _symbols(statement_letters: str, proof_letters: str | None = None) -> tuple[Symbols, Symbols]:
+    proof_letters = statement_letters if proof_letters is None else proof_letters
+    return (Symbols(set(statement_letters), set(statement_letters)), Symbols(set(proof_letters), set(proof_letters)))
+
+
+def _trans(statement_letters: str, proof_letters: str | None = None, seed: int = 0) -> dict[str, str]:
+    st, pf = _symbols(statement_letters, proof_letters)
+    return plan_mapping(st, pf, "trans", pair_rng(seed, "trans", "p"))
+
+
+@pytest.mark.parametrize("shared", ["Gx", "fX", "Bent", "BEntQq", "aα", "Aα", "abα", "abcβγδΓ", "Tt", "xX"])
+def test_transposition_renames_every_group_when_two_or_more_are_shared(shared):
+    """§5: "We permute the variables' names such that no symbol remains the same" — also when the
+    shared letters differ in case ({G, x}: G→X, x→g) or script; each letter keeps its case."""
+    groups = {c.lower() for c in shared}
+    for seed in range(40):
+        m = _trans(shared, seed=seed)
+        if len(groups) < 2:
+            assert m == {}
+            continue
+        assert set(m) == set(shared)
+        assert all(t != c and (t == t.lower()) == (c == c.lower()) for c, t in m.items())
+        assert {t.lower() for t in m.values()} == groups  # a permutation of the shared names
+        assert len(set(m.values())) == len(m)
+        assert all(m[c].upper() == m[c.lower()].upper() for c in m if c.lower() in m)  # case coupling
+
+
+def test_transposition_issue_examples_change_the_tokens():
+    for st, pr in (("Gx", "Gx"), ("fX", "fXx")):
+        for seed in range(10):
+            tokens, m = run(letters(st), letters(pr), "trans", seed)
+            assert tokens != linearize_fragment(proof(*letters(pr)))
+    assert _trans("Gx") == {"G": "X", "x": "g"}
+    assert _trans("fX", "fXx") == {"f": "x", "X": "F", "x": "f"}
+
+
+def test_transposition_keeps_case_classes_and_scripts_when_it_can():
+    """Classes of >= 2 groups with the same shared cases permute among themselves (the proof then
+    shares exactly the statement's letters); scripts stay apart unless one has a single group."""
+    for seed in range(40):
+        m = _trans("BEntνμ", seed=seed)
+        assert {m["B"], m["E"]} == {"B", "E"} and {m["n"], m["t"]} == {"n", "t"} and {m["ν"], m["μ"]} == {"ν", "μ"}
+        m = _trans("BEntQq", seed=seed)  # Qq is alone in its class: it joins another class's cycle
+        assert all(m[c] != c for c in "BEntQq") and m["Q"] == m["q"].upper()
+        m = _trans("abcαβ", seed=seed)
+        assert all(m[c].isascii() for c in "abc") and not any(m[c].isascii() for c in "αβ")
+        m = _trans("abcα", seed=seed)  # a lone Greek group crosses into the Latin cycle
+        assert m["α"].isascii() and len([c for c in "abc" if m[c] == "α"]) == 1
+
+
+def test_transposition_never_merges_symbols_or_turns_a_capital_into_its_lookalike():
+    # b↔β would draw B as Β: with c, d in the Latin cycle an arrangement avoids it.
+    for seed in range(40):
+        m = _trans("bBcCdβΒ", seed=seed)
+        assert all(t != c for c, t in m.items())
+        assert all(glyph_of(t) != glyph_of(c) for c, t in m.items())
+    # γ↔ϵ would turn Γ into Ε, already a proof-only letter: the Latin groups take part instead.
+    for seed in range(40):
+        m = _trans("γϵab", "γΓϵabΕ", seed=seed)
+        assert set(m) == set("γΓϵab") and "Ε" not in m.values() and len(set(m.values())) == 5
+    # Only the merging permutation exists: nothing is renamed, and the summary says why.
+    assert _trans("γϵ", "γΓϵΕ") == {}
+    assert unchanged_reason(2, "trans", None, {}) == "no_valid_permutation"
+    # ε (with Ε) and ϵ: Ε → 'ϵ'.upper() would be Ε again, so that swap is refused.
+    for seed in range(10):
+        m = _trans("εΕϵab", seed=seed)
+        assert all(t != c for c, t in m.items()) and len(set(m.values())) == len(m)
+
+
 def test_transposition_single_shared_symbol_stays():
-    tokens, m = run(letters("aα"), letters("aαb"), "trans", 0)
+    tokens, m = run(letters("aα"), letters("bαc"), "trans", 0)
     assert m == {}
-    assert tokens == linearize_fragment(proof(*letters("aαb")))
+    assert tokens == linearize_fragment(proof(*letters("bαc")))
+    assert unchanged_reason(1, "trans", None, m) == "one_shared_group"
+    assert _trans("aA", "aAb") == {}  # a letter and its capital are one group
 
 
 def test_transposition_skips_letters_used_as_constants():
@@ -203,6 +286,29 @@ def test_transposition_skips_letters_used_as_constants():
     for seed in range(10):
         _, m = run(st, pr, "trans", seed)
         assert set(m) == {"a", "b"} and m["a"] == "b"
+
+
+def test_token_slots_equal_relinearizing_the_renamed_trees():
+    """The levels rename tokens at the slots found once per pair; that must be exactly what
+    renaming the ``mi`` elements and linearizing again gives (fonts, constants, double-struck)."""
+    rng = random.Random(3)
+    pool = "abcxyzABXeiπαβγΓσR"
+    fonts = [None, None, "bold", "script", "normal", "double-struck"]
+    for trial in range(40):
+        st = [mi(c, rng.choice(fonts)) for c in rng.sample(pool, 6)]
+        pr = [mi(c, rng.choice(fonts)) for c in rng.sample(pool, 8)] + st[:3]
+        s_xml, p_xml = statement(*st), proof(*pr)
+        level = ("full", "partial", "trans", "full_p")[trial % 4]
+        tokens, mapping = replace_pair(s_xml, p_xml, level, pair_rng(trial, level, "p"), 0.5, DEFAULT_PROTECTED)
+        root, trees = _presentation_in_place(parse_fragment(p_xml))
+        for el, char in _classify(trees)[1]:
+            el.text = mapping.get(char, char)
+        assert tokens == linearize_element(root, presented=True)[0]
+        pair = analyze_pair(s_xml, p_xml)
+        assert pair.tokens == linearize_fragment(p_xml)
+        assert sorted(split_math(pair.tokens[i])[0] for i in pair.slots) == sorted(
+            c for c, v in pr if script_of(c) and v not in ("double-struck",) and not (c == "π" or (c in "ei" and v == "normal"))
+        )
 
 
 def test_no_shared_symbols_gives_the_original_tokens():
@@ -224,15 +330,15 @@ def test_pair_rng_depends_only_on_seed_level_and_pair():
     assert len(draws) == 8
 
 
-# --- split files -------------------------------------------------------------------------------
+# --- files: symbols once per pair, one file per level, splits select from it ------------------------
 
 
-def _pairs(tmp_path, n=12):
+def _pairs(n=12, shared=3):
     rng = random.Random(5)
     rows = []
     for k in range(n):
         st = rng.sample("abcdefghkmnpqrst", 5)
-        pr = st[:3] + rng.sample("uvwxyz", 2)
+        pr = st[:shared] + rng.sample("uvwxyz", 2)
         s_xml, p_xml = statement(*letters(st)), proof(*letters(pr))
         rows.append(
             {
@@ -263,7 +369,7 @@ def _by_pair(path):
 
 
 def test_split_file_is_deterministic_across_row_order(tmp_path):
-    pairs, split = _pairs(tmp_path)
+    pairs, split = _pairs()
     p1, s1 = _write(tmp_path, "p1.parquet", pairs), _write(tmp_path, "s1.parquet", split)
     p2 = _write(tmp_path, "p2.parquet", pairs.sample(frac=1, random_state=1))
     s2 = _write(tmp_path, "s2.parquet", split.sample(frac=1, random_state=2))
@@ -285,8 +391,76 @@ def test_split_file_is_deterministic_across_row_order(tmp_path):
         assert list(row.proof_tokens) != list(original["proof_tokens"])
 
 
+def test_one_level_file_serves_every_split(tmp_path):
+    """A level is computed once for all pairs; each split selects its rows, and a pair gets the
+    same tokens and mapping whichever split it is in (or when the split alone is replaced)."""
+    pairs, split = _pairs()
+    p = _write(tmp_path, "pairs.parquet", pairs)
+    analyze_file(p, tmp_path / "symbols.parquet")
+    summary = replace_level_file(tmp_path / "symbols.parquet", "trans", tmp_path / "trans.parquet",
+                                 tmp_path / "trans.json", seed=4, alpha=None)
+    assert summary["pairs"] == len(pairs) == summary["changed"]
+    assert json.loads((tmp_path / "trans.json").read_text()) == summary
+    level = _by_pair(tmp_path / "trans.parquet")
+    subset = split.iloc[[7, 1, 4]]  # another split: a subset in another order
+    for name, sp in (("all", split), ("subset", subset)):
+        s = _write(tmp_path, f"{name}.parquet", sp)
+        select_split(tmp_path / "trans.parquet", s, tmp_path / f"{name}-trans.parquet")
+        out = pd.read_parquet(tmp_path / f"{name}-trans.parquet")
+        assert list(out["pair_id"]) == list(sp["pair_id"]) and list(out["part"]) == list(sp["part"])
+        assert list(out.columns) == ["pair_id", "article_id", "part", "statement_tokens", "proof_tokens", "mapping"]
+        assert _by_pair(tmp_path / f"{name}-trans.parquet") == {k: level[k] for k in sp["pair_id"]}
+    replace_split_file(p, tmp_path / "subset.parquet", "trans", tmp_path / "alone.parquet", seed=4)
+    assert _by_pair(tmp_path / "alone.parquet") == {k: level[k] for k in subset["pair_id"]}
+
+
+def test_level_summary_counts_unchanged_pairs_by_reason(tmp_path):
+    rows = []
+    for k, (st, pr) in enumerate([("abc", "abx"), ("abc", "axy"), ("abc", "xyz"), ("Gx", "Gx"), ("aα", "aαz")]):
+        s_xml, p_xml = statement(*letters(st)), proof(*letters(pr))
+        rows.append({"pair_id": f"a/{k}", "article_id": "a", "statement_xml": s_xml, "proof_xml": p_xml,
+                     "statement_tokens": linearize_fragment(s_xml), "proof_tokens": linearize_fragment(p_xml)})
+    p = _write(tmp_path, "pairs.parquet", pd.DataFrame(rows))
+    assert analyze_file(p, tmp_path / "symbols.parquet") == 5
+    sums = {
+        level: replace_level_file(tmp_path / "symbols.parquet", level, tmp_path / f"{level}.parquet", tmp_path / f"{level}.json",
+                                  seed=1, alpha=0.5 if level.startswith("partial") else None)
+        for level in LEVELS
+    }
+    trans = sums["trans"]
+    assert trans["changed"] == 3  # {a, b}, {G, x} and {a, α} are permuted
+    assert trans["unchanged"]["one_shared_group"] == 1 and trans["unchanged"]["no_shared_symbol"] == 1
+    assert trans["pairs_by_shared_groups"] == {"0": 1, "1": 1, "2": 3, "3+": 0}
+    assert sums["full"]["changed"] == 4 and sums["full"]["unchanged"]["no_shared_symbol"] == 1
+    assert sums["conservation"]["unchanged"]["conservation"] == 5 and sums["conservation"]["changed"] == 0
+    assert sums["partial"]["alpha"] == 0.5 and sums["full"]["alpha"] is None
+    assert sums["full_p"]["protected"] == list(DEFAULT_PROTECTED) and sums["full"]["protected"] == []
+    for level, summary in sums.items():
+        assert summary["changed"] + sum(summary["unchanged"].values()) == 5
+        out = pd.read_parquet(tmp_path / f"{level}.parquet")
+        assert list(out.columns) == ["pair_id", "article_id", "statement_tokens", "proof_tokens", "mapping"]
+        changed = sum(list(a) != b for a, b in zip(out["proof_tokens"], [r["proof_tokens"] for r in rows]))
+        assert changed == summary["changed"]
+    cons = pd.read_parquet(tmp_path / "conservation.parquet")
+    assert [list(t) for t in cons["proof_tokens"]] == [r["proof_tokens"] for r in rows]
+
+
+def test_partial_needs_alpha():
+    with pytest.raises(ValueError, match="needs alpha"):
+        run(letters("a"), letters("a"), "partial", alpha=None)
+
+
+def test_stale_pairs_file_is_an_error(tmp_path):
+    pairs, _ = _pairs(3)
+    pairs.at[1, "proof_tokens"] = pairs.at[1, "proof_tokens"][:-1]
+    p = _write(tmp_path, "pairs.parquet", pairs)
+    with pytest.raises(ValueError, match="Rerun it"):
+        analyze_file(p, tmp_path / "symbols.parquet")
+    assert not (tmp_path / "symbols.parquet").exists()
+
+
 def test_split_file_conservation_and_subset(tmp_path):
-    pairs, split = _pairs(tmp_path)
+    pairs, split = _pairs()
     subset = split.iloc[::2]
     p, s = _write(tmp_path, "p.parquet", pairs), _write(tmp_path, "s.parquet", subset)
     replace_split_file(p, s, "conservation", tmp_path / "c.parquet", seed=1)
@@ -299,37 +473,33 @@ def test_split_file_conservation_and_subset(tmp_path):
 
 
 def test_split_file_missing_pair_is_an_error(tmp_path):
-    pairs, split = _pairs(tmp_path)
+    pairs, split = _pairs()
     p = _write(tmp_path, "p.parquet", pairs.iloc[1:])
     s = _write(tmp_path, "s.parquet", split)
     with pytest.raises(ValueError, match="not in"):
         replace_split_file(p, s, "full", tmp_path / "o.parquet", seed=1)
     assert not (tmp_path / "o.parquet").exists()
+    analyze_file(p, tmp_path / "symbols.parquet")
+    replace_level_file(tmp_path / "symbols.parquet", "full", tmp_path / "full.parquet", tmp_path / "full.json")
+    with pytest.raises(ValueError, match="not in"):
+        select_split(tmp_path / "full.parquet", s, tmp_path / "o.parquet")
+    dup = _write(tmp_path, "dup.parquet", pd.concat([split.iloc[1:3], split.iloc[1:2]]))
+    with pytest.raises(ValueError, match="duplicated pair_id"):
+        select_split(tmp_path / "full.parquet", dup, tmp_path / "o.parquet")
+    assert not (tmp_path / "o.parquet").exists()
 
 
 def test_cli_replace(tmp_path):
-    pairs, split = _pairs(tmp_path)
+    pairs, split = _pairs()
     p, s = _write(tmp_path, "p.parquet", pairs), _write(tmp_path, "s.parquet", split)
     out = tmp_path / "out.parquet"
     argv = ["replace", str(p), str(s), "--level", "partial_p", "--out", str(out), "--seed", "3", "--alpha", "0.5",
-            "--protected", "P", "σ"]
+            "--protected", "P", "σ", "--summary", str(tmp_path / "sum.json")]
     assert cli.main(argv) == 0
     df = pd.read_parquet(out)
     assert len(df) == len(split)
     assert all(len(json.loads(m)) == 2 for m in df["mapping"])  # round(0.5 * 3) = 2 of 3 shared letters
-
-
-def test_transposition_keeps_the_shared_letters_exactly():
-    """n, t (lowercase in the statement) and B, E (capitals) permute within their case class,
-    so the proof shares exactly the statement's letters afterwards (paper: a permutation)."""
-    from proofmatch.replace import Symbols, pair_rng, plan_mapping
-
-    letters = {"B", "E", "n", "t", "Q", "q"}
-    st = Symbols(candidates=set(letters), letters=set(letters))
-    pf = Symbols(candidates=set(letters), letters=set(letters))
-    for i in range(30):
-        mapping = plan_mapping(st, pf, "trans", pair_rng(i, "trans", "p"))
-        image = {mapping.get(c, c) for c in letters}
-        assert image == letters
-        assert all(mapping[c] != c for c in ("B", "E", "n", "t"))  # no fixed point where >= 2
-        assert mapping.get("q", "q") == "q" and mapping.get("Q", "Q") == "Q"  # alone in its class
+    assert json.loads((tmp_path / "sum.json").read_text())["protected"] == ["P", "σ"]
+    every = tmp_path / "level.parquet"  # without a split: every pair, the level file's columns
+    assert cli.main(["replace", str(p), "--level", "trans", "--out", str(every)]) == 0
+    assert list(pd.read_parquet(every).columns) == ["pair_id", "article_id", "statement_tokens", "proof_tokens", "mapping"]

@@ -47,24 +47,73 @@ rule make_splits:
         "../scripts/make_splits.py"
 
 
-rule replace_symbols:
+# Symbol replacement (§5): the XML work once per pair, then one file per level for every pair,
+# from which each split selects its rows (a pair's mapping is seeded by its id, not its split).
+rule symbol_slots:
     input:
         pairs="results/data/pairs.parquet",
+    output:
+        symbols="results/replaced/symbols.parquet",
+    log:
+        "results/logs/symbol_slots.log",
+    benchmark:
+        "results/benchmarks/symbol_slots.tsv"
+    conda:
+        CONDA
+    resources:
+        mem_mb=4000,
+        runtime=240,
+    script:
+        "../scripts/symbol_slots.py"
+
+
+rule replace_symbols:
+    input:
+        symbols="results/replaced/symbols.parquet",
+    output:
+        data="results/replaced/{level}.parquet",
+        summary="results/replaced/{level}.summary.json",
+    log:
+        "results/logs/replace_symbols/{level}.log",
+    benchmark:
+        "results/benchmarks/replace_symbols/{level}.tsv"
+    conda:
+        CONDA
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    params:
+        # alpha matters to the partial levels only, the protected symbols to the *_p levels
+        # only: changing either reruns just those levels.
+        alpha=lambda w: (
+            config["replace"].get("partial_alpha", 0.5)
+            if w.level.startswith("partial")
+            else None
+        ),
+        protected=lambda w: (
+            config["replace"].get("protected", ["P", "E", "V", "σ", "ρ"])
+            if w.level.endswith("_p")
+            else []
+        ),
+        seed=SEED,
+    script:
+        "../scripts/replace_symbols.py"
+
+
+rule replaced_split:
+    input:
+        data="results/replaced/{level}.parquet",
         split="results/splits/{split}.parquet",
     output:
         data="results/replaced/{split}/{level}.parquet",
     log:
-        "results/logs/replace_symbols/{split}-{level}.log",
+        "results/logs/replaced_split/{split}-{level}.log",
     benchmark:
-        "results/benchmarks/replace_symbols/{split}-{level}.tsv"
+        "results/benchmarks/replaced_split/{split}-{level}.tsv"
     conda:
         CONDA
     resources:
-        mem_mb=8000,
-        runtime=120,
-    params:
-        alpha=config["replace"].get("partial_alpha", 0.5),
-        protected=config["replace"].get("protected", ["P", "E", "V", "σ", "ρ"]),
-        seed=SEED,
+        mem_mb=4000,
+        runtime=30,
     script:
-        "../scripts/replace_symbols.py"
+        "../scripts/replaced_split.py"

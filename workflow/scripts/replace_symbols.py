@@ -1,7 +1,7 @@
-"""Symbol replacement at one level for one split (thin wrapper around proofmatch.replace)."""
+"""Symbol replacement at one level for every pair, with its summary (thin wrapper around proofmatch.replace)."""
 from proofmatch.logs import run_logged
-from proofmatch.replace import replace_split_file
+from proofmatch.replace import replace_level_file
 
-run_logged(snakemake.log[0], replace_split_file, snakemake.input.pairs, snakemake.input.split,
-           snakemake.wildcards.level, snakemake.output.data, seed=snakemake.params.seed,
+run_logged(snakemake.log[0], replace_level_file, snakemake.input.symbols, snakemake.wildcards.level,
+           snakemake.output.data, snakemake.output.summary, seed=snakemake.params.seed,
            alpha=snakemake.params.alpha, protected=snakemake.params.protected)
