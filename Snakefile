@@ -16,6 +16,7 @@ include: "workflow/rules/models.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/tables.smk"
 include: "workflow/rules/search.smk"
+include: "workflow/rules/latex.smk"
 
 
 rule all:
@@ -24,3 +25,4 @@ rule all:
         expand("results/tables/table{n}.md", n=range(1, 8)),
         "results/tables/baselines.md",
         "results/figures/figure2.png",
+        LATEX_TARGETS,  # the conversion table, when a corpus comes from LaTeX sources

@@ -33,11 +33,17 @@ wildcard_constraints:
 
 
 def corpus_inputs(wildcards):
-    """The corpus folder and metadata table: the generated demo corpus or the configured folder."""
+    """The corpus folder and metadata table: the generated demo corpus, the corpus converted from
+    LaTeX sources (latex.smk) or the configured folder."""
     if config["corpus"]["source"] == "demo":
         return {
             "corpus": "results/demo_corpus/xhtml",
             "metadata": "results/demo_corpus/metadata.csv",
+        }
+    if config["corpus"]["source"] == "latex":
+        return {
+            "corpus": "results/latex/main/xhtml",
+            "metadata": "results/latex/main/metadata.csv",
         }
     inputs = {"corpus": config["corpus"]["dir"]}
     if config["corpus"].get("metadata"):

@@ -1,0 +1,857 @@
+"""Build the XHTML+MathML corpus from LaTeX sources with LaTeXML (``corpus.source: latex``).
+
+Beyond the paper: MREC was converted from arXiv in 2011 with LaTeXML and is not updated; this
+stage turns a folder of LaTeX sources into the same kind of corpus, so today's arXiv, a textbook or
+one's own articles go through the unchanged pipeline. The conversion mode is the one of the Stacks
+chapters in ``../shared/corpora/stacks`` (its README gives the command)::
+
+    latexmlc --format=xhtml --pmml --cmml --mathtex --nocomments --timeout=T --log=... --dest=...
+
+i.e. XHTML with parallel presentation + content MathML and the TeX annotation, as arXiv's
+LaTeXML-based HTML. Two options are added, ``--nographicimages --nopictureimages``: no ImageMagick,
+Ghostscript or ``latex`` subprocess ever runs on an untrusted figure (extraction drops images
+anyway); the math markup is unchanged.
+
+**Input layout** (arXiv's source layout), one top-level entry per article: a sub-folder, a
+``.tar.gz``/``.tgz``/``.tar`` (also ``.tar.bz2``/``.tar.xz``), a ``.gz`` (arXiv's bare form: a
+gzipped tar or a single gzipped ``.tex``, told apart by content) or a single ``.tex``. Other
+top-level files (a ``metadata.csv``, PDFs) and hidden entries are ignored. The article id is the
+``article_id`` of the metadata row whose ``file`` names the entry (matched on trailing path
+components, as in :mod:`proofmatch.corpus`), else the entry name without its suffix. A top-level
+symbolic link is the user's own layout and is followed; links *inside* an article are checked.
+
+**Main file**: a ``.tex``/``.ltx`` file with both ``\\documentclass`` (or LaTeX 2.09's
+``\\documentstyle``) and ``\\begin{document}`` outside ``%`` comments. arXiv's ``00README.json``
+(``"usage": "toplevel"``) or ``00README.XXX`` (``toplevelfile``) wins; otherwise the shallowest
+candidate, not a ``standalone`` figure, then the largest, then by name.
+
+**Untrusted archives**: nothing is ever written outside the article's scratch folder under the
+results folder. Every tar member is checked before anything is extracted: an absolute path, a path
+that leaves the folder through ``..``, a symbolic or hard link pointing out, or a device/FIFO
+member rejects the article (``path_escape``); extraction then runs with tarfile's ``data`` filter
+as a second guard. The file count (``max_files``) and the unpacked size (``max_archive_mb``, also
+the size of a single decompressed ``.gz``, read incrementally) are bounded (``oversized``); a tar
+is read member by member, so a bomb costs at most the bound. Folder articles are copied (links
+leaving the folder: ``path_escape``), so LaTeXML never runs in the user's folder. LaTeXML itself
+keeps ``\\openout`` writes in memory; it can still *read* a file named by absolute path
+(``\\input{/etc/hostname}``) into the converted text, so convert untrusted sources as a user that
+can read nothing private.
+
+**Failures** never fail the run: each bad article is counted by reason (:data:`REASONS`) in the
+conversion report, with LaTeXML's log kept per article.
+
+**Cache**: each article's folder ``ROOT/articles/<key>/`` keeps its converted ``<key>.xhtml.gz``,
+``latexml.log`` and ``status.json`` (content hash of the source, LaTeXML version and options).
+A rerun reuses an article whose hash and options are unchanged (a success, a fatal LaTeXML error,
+or a timeout under a limit at least as large as now) and converts only new or changed articles.
+
+Layout under ``ROOT`` (``results/latex/<corpus>``): ``inventory.parquet``, ``shards/shard-NNN.json``,
+``articles/<key>/``, ``work/`` (scratch, emptied per article), then ``xhtml/`` (the corpus the
+extractor reads), ``metadata.csv`` and ``report.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import logging
+import math
+import os
+import re
+import shutil
+import signal
+import stat
+import subprocess
+import tarfile
+import time
+import zlib
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any, Iterable, Mapping, Sequence
+from urllib.parse import quote
+
+import pandas as pd
+import pyarrow as pa
+from tqdm import tqdm
+
+from .corpus import read_metadata, shard_by_bytes, write_table
+from .logs import setup_logging
+from .render import write_table as write_result_table
+from .store import atomic_path, read_json, write_csv, write_json
+
+log = logging.getLogger(__name__)
+
+LATEXMLC = "latexmlc"
+#: The Stacks chapters' mode (presentation + content MathML + TeX annotation) without image
+#: conversion; ``--timeout``, ``--log`` and ``--dest`` are added per article.
+LATEXMLC_OPTIONS = (
+    "--format=xhtml", "--pmml", "--cmml", "--mathtex", "--nocomments", "--nographicimages", "--nopictureimages",
+)
+INSTALL_HINT = (
+    "LaTeXML is not installed (no `latexmlc` on PATH): run `bash scripts/install.sh --latex`, "
+    "or install the Debian/Ubuntu package yourself: `sudo apt-get install latexml`"
+)
+
+#: Why an article was not converted, in the order the checks run.
+REASONS: dict[str, str] = {
+    "duplicate_id": "two sources give the same article id; the one the metadata names (else the first by name) is kept",
+    "unreadable": "the source cannot be read: not a valid tar or gzip file, truncated, or a read error",
+    "path_escape": "an archive member, link or folder entry leaves the article's folder (absolute path, "
+                   "'..', symbolic or hard link out) or is a device/FIFO",
+    "oversized": "more files than max_files or more unpacked bytes than max_archive_mb",
+    "no_main_file": "no .tex file with both \\documentclass and \\begin{document}",
+    "timeout": "LaTeXML ran past the per-article time limit (timeout_s)",
+    "latexml_fatal": "LaTeXML stopped with a fatal error (its log says which) or wrote no output",
+    "internal_error": "an unexpected exception (a bug), logged with its traceback",
+}
+DEFAULTS = {"timeout_s": 600.0, "max_archive_mb": 256.0, "max_files": 5000}
+#: Extra seconds after LaTeXML's own --timeout before the process group is killed.
+KILL_GRACE_S = 10.0
+
+_KINDS = ((".tar.gz", "tar"), (".tar.bz2", "tar"), (".tar.xz", "tar"), (".tgz", "tar"), (".tar", "tar"),
+          (".gz", "gz"), (".tex", "tex"))
+_MAIN_SUFFIXES = (".tex", ".ltx")
+_DOCCLASS = re.compile(rb"^[^%\n]*?\\document(?:class|style)\b", re.M)
+_BEGIN_DOC = re.compile(rb"^[^%\n]*?\\begin\s*\{document\}", re.M)
+_STANDALONE = re.compile(rb"^[^%\n]*?\\documentclass\s*(?:\[[^\]]*\])?\s*\{standalone\}", re.M)
+_STATUS = re.compile(r"^Status:conversion:(\d)", re.M)
+_FATAL = re.compile(r"^Fatal:(\S+)[ \t]*(.*)$", re.M)
+_SUMMARY = re.compile(r"^Conversion complete:[ \t]*(.*)$", re.M)
+_CHUNK = 1 << 20
+
+INVENTORY_SCHEMA = pa.schema([
+    ("article_id", pa.string()), ("key", pa.string()), ("path", pa.string()), ("kind", pa.string()),
+    ("bytes", pa.int64()), ("sha256", pa.string()), ("shard", pa.int64()), ("skip", pa.string()),
+    ("detail", pa.string()),
+])
+
+
+class ArticleError(Exception):
+    """One article cannot be converted; ``reason`` is a key of :data:`REASONS`."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        if reason not in REASONS:
+            raise ValueError(f"unknown conversion failure reason {reason!r}")
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-article bounds (config ``corpus.latex``)."""
+
+    timeout_s: float = DEFAULTS["timeout_s"]
+    max_archive_mb: float = DEFAULTS["max_archive_mb"]
+    max_files: int = DEFAULTS["max_files"]
+
+    @property
+    def max_bytes(self) -> int:
+        return int(self.max_archive_mb * (1 << 20))
+
+    @classmethod
+    def from_config(cls, cfg: Mapping[str, Any] | None) -> "Limits":
+        cfg = cfg or {}
+        return cls(float(cfg.get("timeout_s", DEFAULTS["timeout_s"])),
+                   float(cfg.get("max_archive_mb", DEFAULTS["max_archive_mb"])),
+                   int(cfg.get("max_files", DEFAULTS["max_files"])))
+
+
+# --------------------------------------------------------------------------------------------
+# inventory: sources, ids, content hashes, shards
+
+
+def source_kind(path: Path) -> tuple[str, str] | None:
+    """(kind, stem) of a top-level entry: dir, tar, gz or tex; None for anything else."""
+    if path.is_dir():
+        return "dir", path.name
+    if not path.is_file():
+        return None
+    low = path.name.lower()
+    for suffix, kind in _KINDS:
+        if low.endswith(suffix) and len(low) > len(suffix):
+            return kind, path.name[: -len(suffix)]
+    return None
+
+
+def list_sources(src_dir: str | os.PathLike) -> list[tuple[Path, str, str]]:
+    """(path, kind, stem) of every article entry directly under ``src_dir``, sorted by name."""
+    root = Path(src_dir)
+    if not root.is_dir():
+        raise FileNotFoundError(f"LaTeX source folder {root} does not exist or is not a folder")
+    found, ignored = [], []
+    for path in sorted(root.iterdir(), key=lambda p: p.name):
+        if path.name.startswith("."):
+            continue
+        kind = source_kind(path)
+        if kind is None:
+            ignored.append(path.name)
+        else:
+            found.append((path, *kind))
+    if ignored:
+        log.info("%d top-level entries of %s are no article source and are ignored, e.g. %s",
+                 len(ignored), root, ignored[:3])
+    return found
+
+
+def safe_key(article_id: str) -> str:
+    """A file-name-safe, injective form of an article id (``math/0501001`` -> ``math%2F0501001``)."""
+    key = quote(article_id, safe="-_.~")
+    return "%2E" + key[1:] if key.startswith(".") else key
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(_CHUNK), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def content_hash(path: Path, kind: str) -> tuple[str, int]:
+    """(sha256, bytes) of a source: its bytes, or for a folder every file's relative path and hash
+    (a link by its target), so a rename, an edit or a new file changes it."""
+    if kind != "dir":
+        return _sha256_file(path), path.stat().st_size
+    digest, total = hashlib.sha256(), 0
+    for dirpath, dirnames, filenames in os.walk(path, followlinks=False):
+        dirnames.sort()
+        for name in sorted(filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]):
+            full = Path(dirpath) / name
+            rel = full.relative_to(path).as_posix()
+            if full.is_symlink():
+                digest.update(f"L\0{rel}\0{os.readlink(full)}\0".encode())
+            elif full.is_file():
+                size = full.stat().st_size
+                total += size
+                digest.update(f"F\0{rel}\0{_sha256_file(full)}\0".encode())
+    return digest.hexdigest(), total
+
+
+def source_fingerprint(src_dir: str | os.PathLike) -> str:
+    """A cheap fingerprint of a source tree (path, size, mtime of every entry): the workflow's
+    params of the inventory job, so adding, editing or removing any file reruns it."""
+    root = Path(src_dir)
+    digest = hashlib.sha256()
+    if not root.is_dir():
+        return "missing"
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames.sort()
+        for name in sorted(filenames + dirnames):
+            full = os.path.join(dirpath, name)
+            try:
+                st = os.stat(full)  # a top-level link's target counts; os.walk does not descend links
+            except OSError:
+                st = os.lstat(full)
+            digest.update(f"{os.path.relpath(full, root)}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+    return digest.hexdigest()
+
+
+def _parts(value: str) -> tuple[str, ...]:
+    return tuple(p for p in PurePosixPath(value.replace("\\", "/")).parts if p not in ("", ".", "/"))
+
+
+def _metadata_ids(paths: Sequence[Path], metadata: pd.DataFrame | None) -> list[str | None]:
+    """The article id of each path from the metadata's ``file`` column (longest trailing match)."""
+    by_parts: dict[tuple[str, ...], str] = {}
+    if metadata is not None and "file" in metadata.columns:
+        for aid, file in zip(metadata["article_id"], metadata["file"]):
+            if isinstance(file, str) and file.strip():
+                by_parts[_parts(file.strip())] = aid
+    longest = max((len(k) for k in by_parts), default=0)
+    out: list[str | None] = []
+    for path in paths:
+        parts = Path(os.path.abspath(path)).parts
+        out.append(next((by_parts[parts[-k:]] for k in range(min(longest, len(parts)), 0, -1)
+                         if parts[-k:] in by_parts), None))
+    return out
+
+
+def build_inventory(src_dir: str | os.PathLike, n_shards: int,
+                    metadata_path: str | os.PathLike | None = None) -> pd.DataFrame:
+    """One row per article source: id, key, path, kind, bytes, sha256, conversion shard.
+
+    A source that cannot be read or repeats an id gets ``skip`` (a reason) and shard -1; the
+    others are balanced over ``n_shards`` by size (:func:`proofmatch.corpus.shard_by_bytes`).
+    """
+    sources = list_sources(src_dir)
+    metadata = read_metadata(metadata_path) if metadata_path else None
+    ids = _metadata_ids([p for p, _, _ in sources], metadata)
+    rows: list[dict[str, Any]] = []
+    seen: dict[str, str] = {}
+    # A source the metadata names keeps its id over one whose id is only its file name.
+    order = sorted(range(len(sources)), key=lambda i: (ids[i] is None, sources[i][0].name))
+    for (path, kind, stem), aid in ((sources[i], ids[i]) for i in order):
+        aid = aid or stem
+        row = {"article_id": aid, "key": safe_key(aid), "path": os.path.abspath(path), "kind": kind,
+               "bytes": 0, "sha256": "", "shard": -1, "skip": None, "detail": None}
+        if aid in seen:
+            row.update(skip="duplicate_id", detail=f"id {aid!r} is also given by {seen[aid]}")
+        else:
+            seen[aid] = path.name
+            try:
+                row["sha256"], row["bytes"] = content_hash(path, kind)
+            except OSError as exc:
+                row.update(skip="unreadable", detail=f"{type(exc).__name__}: {exc}")
+        rows.append(row)
+    inv = pd.DataFrame(rows, columns=INVENTORY_SCHEMA.names)
+    todo = inv["skip"].isna()
+    inv.loc[todo, "shard"] = shard_by_bytes(inv.loc[todo, "bytes"].tolist(), inv.loc[todo, "article_id"].tolist(),
+                                            n_shards)
+    return inv.sort_values("article_id", ignore_index=True)
+
+
+def write_inventory(src_dir: str | os.PathLike, n_shards: int, metadata_path: str | os.PathLike | None,
+                    out_parquet: str | os.PathLike) -> pd.DataFrame:
+    """Write ``inventory.parquet`` (records ``n_shards`` in its metadata)."""
+    inv = build_inventory(src_dir, n_shards, metadata_path)
+    write_table(inv, INVENTORY_SCHEMA.with_metadata({"n_shards": str(n_shards)}), out_parquet)
+    log.info("inventory of %s: %d article sources, %d skipped, %d shards -> %s", src_dir, len(inv),
+             int(inv["skip"].notna().sum()), n_shards, out_parquet)
+    return inv
+
+
+# --------------------------------------------------------------------------------------------
+# unpacking untrusted sources
+
+
+def _normalized(name: str) -> tuple[str, ...] | None:
+    """A member path's components inside the folder, or None when it is absolute or leaves it."""
+    name = name.replace("\\", "/")
+    if name.startswith("/") or re.match(r"^[A-Za-z]:", name):
+        return None
+    parts: list[str] = []
+    for part in name.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not parts:
+                return None
+            parts.pop()
+        else:
+            parts.append(part)
+    return tuple(parts)
+
+
+def check_member(member: tarfile.TarInfo) -> None:
+    """Raise ``path_escape`` for a member that could write or point outside the folder."""
+    parts = _normalized(member.name)
+    if parts is None:
+        raise ArticleError("path_escape", f"member {member.name!r} leaves the folder")
+    if member.issym():
+        target = member.linkname
+        joined = None if target.startswith("/") else _normalized("/".join(parts[:-1] + (target,)))
+        if joined is None:
+            raise ArticleError("path_escape", f"symbolic link {member.name!r} -> {target!r} leaves the folder")
+    elif member.islnk():
+        if _normalized(member.linkname) is None:
+            raise ArticleError("path_escape", f"hard link {member.name!r} -> {member.linkname!r} leaves the folder")
+    elif not (member.isfile() or member.isdir()):
+        raise ArticleError("path_escape", f"member {member.name!r} is a device or FIFO")
+
+
+def _extract_tar(path: Path, dest: Path, limits: Limits) -> None:
+    if path.stat().st_size > limits.max_bytes:
+        raise ArticleError("oversized", f"archive of {path.stat().st_size} bytes > max_archive_mb")
+    try:
+        with tarfile.open(path, "r:*") as tar:
+            members, total = [], 0
+            for member in tar:  # streamed: stops at the first member over a bound
+                if len(members) >= limits.max_files:
+                    raise ArticleError("oversized", f"more than {limits.max_files} files")
+                check_member(member)
+                total += member.size if member.isfile() else 0
+                if total > limits.max_bytes:
+                    raise ArticleError("oversized", f"more than {limits.max_archive_mb:g} MB unpacked")
+                members.append(member)
+            tar.extractall(dest, members=members, filter="data")
+    except tarfile.FilterError as exc:
+        raise ArticleError("path_escape", f"{type(exc).__name__}: {exc}") from exc
+    except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
+        raise ArticleError("unreadable", f"{type(exc).__name__}: {exc}") from exc
+
+
+def _copy_bounded(read, out: Path, limits: Limits, what: str) -> None:
+    """Copy a stream into ``out``, at most ``max_bytes`` (read incrementally: a bomb is cut)."""
+    total = 0
+    with atomic_path(out) as tmp, open(tmp, "wb") as fh:
+        while chunk := read(_CHUNK):
+            total += len(chunk)
+            if total > limits.max_bytes:
+                raise ArticleError("oversized", f"{what}: more than {limits.max_archive_mb:g} MB")
+            fh.write(chunk)
+
+
+def _extract_gz(path: Path, dest: Path, limits: Limits, stem: str) -> None:
+    """arXiv's bare ``.gz``: a gzipped tar, or one gzipped TeX file (written as ``<stem>.tex``)."""
+    try:
+        is_tar = tarfile.is_tarfile(path)
+    except (OSError, EOFError, zlib.error):
+        is_tar = False
+    if is_tar:
+        _extract_tar(path, dest, limits)
+        return
+    try:
+        with gzip.open(path, "rb") as fh:
+            _copy_bounded(fh.read, dest / f"{stem}.tex", limits, "decompressed file")
+    except (OSError, EOFError, zlib.error) as exc:
+        raise ArticleError("unreadable", f"{type(exc).__name__}: {exc}") from exc
+
+
+def _inside(path: str, root: str) -> bool:
+    return os.path.commonpath([path, root]) == root
+
+
+def _copy_dir(src: Path, dest: Path, limits: Limits) -> None:
+    """Copy an article folder; a link leaving it or a special file rejects the article."""
+    root = os.path.realpath(src)
+    count = total = 0
+    for dirpath, dirnames, filenames in os.walk(src, followlinks=False):
+        dirnames.sort()
+        rel = Path(dirpath).relative_to(src)
+        for name in list(dirnames):
+            full = os.path.join(dirpath, name)
+            if os.path.islink(full):
+                if not _inside(os.path.realpath(full), root):
+                    raise ArticleError("path_escape", f"link {rel / name} -> {os.readlink(full)} leaves the folder")
+                dirnames.remove(name)  # what it points to is inside and copied from there
+        for name in sorted(filenames):
+            full = os.path.join(dirpath, name)
+            st = os.lstat(full)
+            if stat.S_ISLNK(st.st_mode):
+                real = os.path.realpath(full)
+                if not _inside(real, root):
+                    raise ArticleError("path_escape", f"link {rel / name} -> {os.readlink(full)} leaves the folder")
+                if not os.path.isfile(real):
+                    continue  # a dangling link or a link to a folder inside: nothing to copy
+                full, st = real, os.stat(real)
+            elif not stat.S_ISREG(st.st_mode):
+                raise ArticleError("path_escape", f"{rel / name} is a device, FIFO or socket")
+            count += 1
+            total += st.st_size
+            if count > limits.max_files:
+                raise ArticleError("oversized", f"more than {limits.max_files} files")
+            if total > limits.max_bytes:
+                raise ArticleError("oversized", f"more than {limits.max_archive_mb:g} MB")
+            (dest / rel).mkdir(parents=True, exist_ok=True)
+            try:
+                shutil.copyfile(full, dest / rel / name)
+            except OSError as exc:
+                raise ArticleError("unreadable", f"{rel / name}: {type(exc).__name__}: {exc}") from exc
+
+
+def unpack(path: str | os.PathLike, kind: str, dest: str | os.PathLike, limits: Limits, stem: str) -> None:
+    """Unpack one article source into the empty folder ``dest`` (raises :class:`ArticleError`)."""
+    path, dest = Path(path), Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    if kind == "dir":
+        _copy_dir(path, dest, limits)
+    elif kind == "tar":
+        _extract_tar(path, dest, limits)
+    elif kind == "gz":
+        _extract_gz(path, dest, limits, stem)
+    elif kind == "tex":
+        try:
+            with open(path, "rb") as fh:
+                _copy_bounded(fh.read, dest / path.name, limits, "file")
+        except OSError as exc:
+            raise ArticleError("unreadable", f"{type(exc).__name__}: {exc}") from exc
+    else:
+        raise ValueError(f"unknown source kind {kind!r}")
+
+
+# --------------------------------------------------------------------------------------------
+# main file
+
+
+def _readme_toplevel(root: Path) -> set[str]:
+    """Main files named by arXiv's ``00README.json`` or ``00README.XXX`` (relative paths)."""
+    named: set[str] = set()
+    js = root / "00README.json"
+    if js.is_file():
+        try:
+            data = json.loads(js.read_text(errors="replace"))
+            for src in data.get("sources", []) if isinstance(data, dict) else []:
+                if isinstance(src, dict) and src.get("usage") == "toplevel" and isinstance(src.get("filename"), str):
+                    named.add(src["filename"])
+        except json.JSONDecodeError:
+            log.warning("%s is not valid JSON; ignored", js)
+    xxx = root / "00README.XXX"
+    if xxx.is_file():
+        for line in xxx.read_text(errors="replace").splitlines():
+            words = line.split()
+            if len(words) >= 2 and words[1] == "toplevelfile":
+                named.add(words[0])
+    return named
+
+
+def find_main_file(root: str | os.PathLike) -> tuple[Path, int]:
+    """(main file, number of candidates) of an unpacked article (module docstring for the rule)."""
+    root = Path(root)
+    candidates: list[tuple[tuple, Path]] = []
+    for path in sorted(root.rglob("*")):
+        if path.suffix.lower() not in _MAIN_SUFFIXES or not path.is_file():
+            continue
+        head = path.read_bytes()
+        if _DOCCLASS.search(head) and _BEGIN_DOC.search(head):
+            rel = path.relative_to(root)
+            candidates.append(((len(rel.parts), bool(_STANDALONE.search(head)), -len(head), rel.as_posix()), path))
+    if not candidates:
+        raise ArticleError("no_main_file", "no .tex file has both \\documentclass and \\begin{document}")
+    named = _readme_toplevel(root)
+    chosen = [c for c in candidates if c[0][3] in named]
+    return min(chosen or candidates)[1], len(candidates)
+
+
+# --------------------------------------------------------------------------------------------
+# LaTeXML
+
+
+def latexmlc_path() -> str:
+    exe = shutil.which(LATEXMLC)
+    if exe is None:
+        raise RuntimeError(INSTALL_HINT)
+    return exe
+
+
+def options_fingerprint(exe: str) -> str:
+    """LaTeXML's version and the options: a cached conversion is reused only when both match."""
+    version = subprocess.run([exe, "--VERSION"], capture_output=True, text=True, timeout=120)
+    text = (version.stdout + version.stderr).strip().splitlines()
+    return json.dumps({"latexml": text[0] if text else "", "options": list(LATEXMLC_OPTIONS)})
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def run_latexml(exe: str, main: Path, out_xhtml: Path, log_path: Path, timeout_s: float) -> dict[str, Any]:
+    """Convert ``main`` with LaTeXML; return its status, errors and warnings.
+
+    LaTeXML gets ``--timeout``; the whole process group is killed ``KILL_GRACE_S`` later if it has
+    not ended (post-processing is not covered by LaTeXML's own cap). Raises ``timeout`` or
+    ``latexml_fatal``; errors short of fatal are counted, as ar5iv keeps such articles.
+    """
+    out_xhtml.parent.mkdir(parents=True, exist_ok=True)
+    cmd = [exe, *LATEXMLC_OPTIONS, f"--timeout={max(1, math.ceil(timeout_s))}", f"--log={log_path.resolve()}",
+           f"--dest={out_xhtml.resolve()}", main.name]
+    console = out_xhtml.parent / "latexmlc.console"
+    with open(console, "wb") as fh:
+        proc = subprocess.Popen(cmd, cwd=main.parent, stdin=subprocess.DEVNULL, stdout=fh, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        try:
+            rc = proc.wait(timeout=timeout_s + KILL_GRACE_S)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            proc.wait()
+            raise ArticleError("timeout", f"killed after {timeout_s + KILL_GRACE_S:g} s") from None
+        finally:
+            _kill_group(proc)  # anything LaTeXML left behind
+    text = log_path.read_text(errors="replace") if log_path.is_file() else ""
+    extra = console.read_text(errors="replace").strip()
+    if extra:  # a Perl crash prints here, not to --log
+        with open(log_path, "a") as fh:
+            fh.write("\n--- latexmlc console ---\n" + extra[-20000:] + "\n")
+    statuses = _STATUS.findall(text)
+    status = int(statuses[-1]) if statuses else None
+    fatal = _FATAL.search(text)
+    if fatal and fatal.group(1).startswith("timeout:timedout"):
+        raise ArticleError("timeout", f"LaTeXML --timeout={math.ceil(timeout_s)}: {fatal.group(2).strip()}")
+    if fatal or rc != 0 or status == 3:
+        detail = f"Fatal:{fatal.group(1)} {fatal.group(2).strip()}" if fatal else f"exit status {rc}"
+        raise ArticleError("latexml_fatal", detail)
+    if not out_xhtml.is_file() or out_xhtml.stat().st_size == 0:
+        raise ArticleError("latexml_fatal", "LaTeXML wrote no output")
+    summary = _SUMMARY.search(text)
+    line = summary.group(1).strip() if summary else ""
+    count = lambda word: int(m.group(1)) if (m := re.search(rf"(\d+) {word}", line)) else 0  # noqa: E731
+    return {"latexml_status": status, "latexml_summary": line, "errors": count("error"), "warnings": count("warning")}
+
+
+def _gzip_into(src: Path, dest: Path) -> None:
+    """Deterministic gzip (no name, mtime 0), written atomically."""
+    with atomic_path(dest, ".gz") as tmp, open(src, "rb") as fin, open(tmp, "wb") as raw:
+        with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as fout:
+            shutil.copyfileobj(fin, fout, _CHUNK)
+
+
+# --------------------------------------------------------------------------------------------
+# one article, one shard
+
+
+def _reusable(prev: Mapping[str, Any] | None, sha256: str, fingerprint: str, limits: Limits, root: Path) -> bool:
+    if not prev or prev.get("sha256") != sha256 or prev.get("options") != fingerprint:
+        return False
+    if prev.get("status") == "converted":
+        return (root / prev.get("xhtml", "")).is_file()
+    if prev.get("reason") == "latexml_fatal":
+        return True
+    return prev.get("reason") == "timeout" and float(prev.get("timeout_s", 0)) >= limits.timeout_s
+
+
+def convert_article(row: Mapping[str, Any], root: str | os.PathLike, limits: Limits, exe: str,
+                    fingerprint: str) -> dict[str, Any]:
+    """Convert one inventory row (or reuse its cached result); never raises for a bad article."""
+    root = Path(root)
+    key = row["key"]
+    art_dir = root / "articles" / key
+    status_path = art_dir / "status.json"
+    prev = None
+    if status_path.is_file():
+        try:
+            prev = read_json(status_path)
+        except (OSError, ValueError):
+            prev = None
+    if _reusable(prev, row["sha256"], fingerprint, limits, root):
+        return {**prev, "cached": True}
+    shutil.rmtree(art_dir, ignore_errors=True)
+    art_dir.mkdir(parents=True)
+    work = root / "work" / key
+    shutil.rmtree(work, ignore_errors=True)
+    stem = Path(row["path"]).name
+    for suffix, _ in _KINDS:
+        if stem.lower().endswith(suffix):
+            stem = stem[: -len(suffix)]
+            break
+    result: dict[str, Any] = {"article_id": row["article_id"], "key": key, "status": "failed", "reason": None,
+                              "detail": None, "main_file": None, "candidates": 0, "log": None}
+    t0 = time.perf_counter()
+    try:
+        unpack(row["path"], row["kind"], work / "src", limits, stem)
+        main, n = find_main_file(work / "src")
+        result.update(main_file=main.relative_to(work / "src").as_posix(), candidates=n)
+        log_path = art_dir / "latexml.log"
+        result["log"] = log_path.relative_to(root).as_posix()
+        out = work / "out" / f"{main.stem}.xhtml"
+        result.update(run_latexml(exe, main, out, log_path, limits.timeout_s))
+        xhtml = art_dir / f"{key}.xhtml.gz"
+        _gzip_into(out, xhtml)
+        result.update(status="converted", xhtml=xhtml.relative_to(root).as_posix())
+    except ArticleError as exc:
+        result.update(reason=exc.reason, detail=exc.detail)
+    except Exception as exc:  # a bug must not stop the other articles; counted and logged
+        log.exception("article %s: internal error", row["article_id"])
+        result.update(reason="internal_error", detail=f"{type(exc).__name__}: {exc}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    result.update(seconds=round(time.perf_counter() - t0, 3), sha256=row["sha256"], options=fingerprint,
+                  timeout_s=limits.timeout_s, cached=False)
+    write_json(result, status_path)
+    level = logging.INFO if result["status"] == "converted" else logging.WARNING
+    log.log(level, "%s: %s%s (%.1f s)", row["article_id"], result["status"],
+            f" [{result['reason']}: {result['detail']}]" if result["reason"] else "", result["seconds"])
+    return result
+
+
+def read_inventory(path: str | os.PathLike) -> tuple[pd.DataFrame, int]:
+    """The inventory and its shard count."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    meta = table.schema.metadata or {}
+    return table.to_pandas(), int(meta.get(b"n_shards", b"1"))
+
+
+def convert_shard(inventory_parquet: str | os.PathLike, shard: int, root: str | os.PathLike,
+                  out_json: str | os.PathLike, limits: Limits | Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Convert the articles of one shard (one at a time) and write the shard's results JSON."""
+    limits = limits if isinstance(limits, Limits) else Limits.from_config(limits)
+    exe = latexmlc_path()
+    fingerprint = options_fingerprint(exe)
+    inv, n_shards = read_inventory(inventory_parquet)
+    if not 0 <= shard < n_shards:
+        raise ValueError(f"shard {shard} out of range: {inventory_parquet} has {n_shards} shards")
+    rows = inv[(inv["shard"] == shard) & inv["skip"].isna()].to_dict("records")
+    results = [convert_article(row, root, limits, exe, fingerprint)
+               for row in tqdm(rows, desc=f"LaTeXML shard {shard}/{n_shards}", unit="article", mininterval=10)]
+    try:
+        (Path(root) / "work").rmdir()  # each article's scratch folder is already gone
+    except OSError:
+        pass  # absent, or another shard's job is still working in it
+    out = {"shard": shard, "latexml": json.loads(fingerprint)["latexml"], "articles": results,
+           "counts": _counts(results)}
+    write_json(out, out_json)
+    log.info("shard %d: %s", shard, out["counts"])
+    return out
+
+
+def _counts(results: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    counts = {"articles": 0, "converted": 0, "cached": 0, **{r: 0 for r in REASONS}}
+    for r in results:
+        counts["articles"] += 1
+        counts["cached"] += bool(r.get("cached"))
+        if r["status"] == "converted":
+            counts["converted"] += 1
+        else:
+            counts[r["reason"]] += 1
+    return counts
+
+
+# --------------------------------------------------------------------------------------------
+# the converted corpus
+
+
+def _link_or_copy(src: Path, dest: Path) -> None:
+    try:
+        os.link(src, dest)
+    except OSError:
+        shutil.copyfile(src, dest)
+
+
+def assemble_corpus(inventory_parquet: str | os.PathLike, shard_jsons: Sequence[str | os.PathLike],
+                    root: str | os.PathLike, metadata_path: str | os.PathLike | None,
+                    out_xhtml_dir: str | os.PathLike, out_metadata: str | os.PathLike,
+                    out_report: str | os.PathLike) -> dict[str, Any]:
+    """The converted articles as a corpus folder + metadata table (the extractor's input) and the
+    conversion report (counts by reason, one entry per article)."""
+    root, out_dir = Path(root), Path(out_xhtml_dir)
+    inv, n_shards = read_inventory(inventory_parquet)
+    results: dict[str, dict[str, Any]] = {}
+    for path in shard_jsons:
+        for r in read_json(path)["articles"]:
+            results[r["article_id"]] = r
+    per_article = []
+    for row in inv.to_dict("records"):
+        if isinstance(row["skip"], str):
+            per_article.append({"article_id": row["article_id"], "key": row["key"], "status": "failed",
+                                "reason": row["skip"], "detail": row["detail"], "cached": False})
+        elif row["article_id"] in results:
+            per_article.append(results[row["article_id"]])
+        else:
+            raise ValueError(f"article {row['article_id']!r} of {inventory_parquet} is in no shard result "
+                             f"({len(shard_jsons)} of {n_shards} shard files given)")
+    converted = [r for r in per_article if r["status"] == "converted"]
+    tmp_dir = out_dir.with_name(f".{out_dir.name}.tmp")
+    shutil.rmtree(tmp_dir, ignore_errors=True)
+    tmp_dir.mkdir(parents=True)
+    for r in converted:
+        _link_or_copy(root / r["xhtml"], tmp_dir / f"{r['key']}.xhtml.gz")
+    shutil.rmtree(out_dir, ignore_errors=True)
+    os.replace(tmp_dir, out_dir)
+    meta = read_metadata(metadata_path).set_index("article_id") if metadata_path else None
+    rows = []
+    for r in converted:
+        m = meta.loc[r["article_id"]] if meta is not None and r["article_id"] in meta.index else None
+        rows.append({"article_id": r["article_id"], "file": f"{out_dir.name}/{r['key']}.xhtml.gz",
+                     "title": m["title"] if m is not None else None,
+                     "categories": " ".join(m["categories"]) if m is not None else "",
+                     "primary_category": m["primary_category"] if m is not None else ""})
+    write_csv(pd.DataFrame(rows, columns=["article_id", "file", "title", "categories", "primary_category"]),
+              out_metadata)
+    counts = _counts(per_article)
+    report = {"counts": counts, "reasons": REASONS, "with_latexml_errors": sum(bool(r.get("errors")) for r in converted),
+              "converted_now": sum(r["status"] == "converted" and not r.get("cached") for r in per_article),
+              "latexml_seconds": round(sum(float(r.get("seconds", 0)) for r in per_article if not r.get("cached")), 1),
+              "articles": per_article}
+    write_json(report, out_report)
+    failed = {k: v for k, v in counts.items() if k in REASONS and v}
+    log.info("converted %d of %d articles (%d reused from the cache); failures: %s", counts["converted"],
+             counts["articles"], counts["cached"], failed or "none")
+    return report
+
+
+CONVERSION_COLUMNS = {"articles": "Articles", "converted": "Converted", "cached": "Reused (cache)",
+                      **{r: r.replace("_", " ").capitalize().replace("Latexml", "LaTeXML") for r in REASONS}}
+
+
+def conversion_table(reports: Mapping[str, str | os.PathLike | Mapping[str, Any]],
+                     out_prefix: str | os.PathLike) -> pd.DataFrame:
+    """One row per LaTeX corpus: articles, converted, reused, failures by reason (md, tex, csv)."""
+    rows = []
+    for name, rep in reports.items():
+        data = dict(rep) if isinstance(rep, Mapping) else read_json(rep)
+        counts = data["counts"]
+        rows.append([name, *(int(counts.get(k, 0)) for k in CONVERSION_COLUMNS),
+                     int(data.get("with_latexml_errors", 0))])
+    df = pd.DataFrame(rows, columns=["Corpus", *CONVERSION_COLUMNS.values(), "Converted with LaTeXML errors"])
+    out = str(out_prefix)
+    caption = ("LaTeX sources converted to XHTML+MathML with LaTeXML: articles converted and failures by reason "
+               "(" + "; ".join(f"{CONVERSION_COLUMNS[k]}: {v}" for k, v in REASONS.items()) + ").")
+    write_result_table(df, f"{out}.md", f"{out}.tex", f"{out}.csv", caption=caption, label=Path(out).name)
+    return df
+
+
+def convert_corpus(src_dir: str | os.PathLike, out_dir: str | os.PathLike, metadata: str | os.PathLike | None = None,
+                   limits: Limits | None = None) -> dict[str, Any]:
+    """The whole stage in one process (the CLI): inventory, one shard, corpus + report in ``out_dir``."""
+    out = Path(out_dir)
+    write_inventory(src_dir, 1, metadata, out / "inventory.parquet")
+    convert_shard(out / "inventory.parquet", 0, out, out / "shards" / "shard-000.json", limits or Limits())
+    return assemble_corpus(out / "inventory.parquet", [out / "shards" / "shard-000.json"], out, metadata,
+                           out / "xhtml", out / "metadata.csv", out / "report.json")
+
+
+# --------------------------------------------------------------------------------------------
+# the workflow's view (workflow/rules/latex.smk keeps no functions of its own)
+
+
+def configured_corpora(config: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """LaTeX corpora of a config by name: ``main`` (``corpus.source: latex``) and every transfer
+    corpus with ``source: latex``; their results live in ``results/latex/<name>/``."""
+    found: dict[str, Mapping[str, Any]] = {}
+    if config["corpus"]["source"] == "latex":
+        found["main"] = config["corpus"]
+    for entry in (config.get("transfer") or {}).get("corpora") or []:
+        if entry["source"] == "latex":
+            found[entry["name"]] = entry
+    return found
+
+
+def corpus_entry(config: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    corpora = configured_corpora(config)
+    if name not in corpora:
+        raise ValueError(f"no LaTeX corpus named {name!r}: set corpus.source: latex, or add a "
+                         "transfer.corpora entry with source: latex")
+    return corpora[name]
+
+
+def corpus_n_shards(config: Mapping[str, Any], name: str) -> int:
+    """Conversion jobs: ``latex.n_shards``, else the entry's ``n_shards``, else ``corpus.n_shards``."""
+    entry = corpus_entry(config, name)
+    return int((entry.get("latex") or {}).get("n_shards") or entry.get("n_shards") or config["corpus"]["n_shards"])
+
+
+def workflow_inputs(config: Mapping[str, Any], name: str, step: str) -> dict[str, Any]:
+    """Named inputs of the ``inventory``, ``corpus`` or ``table`` step for one LaTeX corpus."""
+    if step == "table":
+        corpora = configured_corpora(config)
+        if not corpora:
+            raise ValueError("the conversion table needs a LaTeX corpus: corpus.source: latex, or a transfer "
+                             "corpus with source: latex")
+        return {c: f"results/latex/{c}/report.json" for c in corpora}
+    entry = corpus_entry(config, name)
+    inputs: dict[str, Any] = {"metadata": entry["metadata"]} if entry.get("metadata") else {}
+    if step == "inventory":
+        return {"sources": entry["dir"], **inputs}
+    if step == "corpus":
+        root = f"results/latex/{name}"
+        return {"inventory": f"{root}/inventory.parquet", **inputs,
+                "shards": [f"{root}/shards/shard-{i:03d}.json" for i in range(corpus_n_shards(config, name))]}
+    raise ValueError(f"unknown step {step!r}")
+
+
+# --------------------------------------------------------------------------------------------
+# CLI
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("src_dir", help="folder of article sources: sub-folders, .tar.gz, .tar, .gz or .tex")
+    parser.add_argument("--out", required=True, help="output folder (xhtml/, metadata.csv, report.json, cache)")
+    parser.add_argument("--metadata", default=None, help="CSV/TSV/Parquet: article_id, title, categories[, file]")
+    parser.add_argument("--timeout-s", type=float, default=DEFAULTS["timeout_s"], help="per-article time limit")
+    parser.add_argument("--max-archive-mb", type=float, default=DEFAULTS["max_archive_mb"])
+    parser.add_argument("--max-files", type=int, default=DEFAULTS["max_files"])
+    parser.add_argument("--log", default=None, help="also log to this file")
+
+
+def main(args: argparse.Namespace) -> int:
+    setup_logging(args.log)
+    report = convert_corpus(args.src_dir, args.out, args.metadata,
+                            Limits(args.timeout_s, args.max_archive_mb, args.max_files))
+    print(json.dumps(report["counts"], indent=2))
+    return 0

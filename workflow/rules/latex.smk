@@ -1,0 +1,95 @@
+# LaTeX sources -> XHTML+MathML corpus with LaTeXML (corpus.source: latex, or a transfer corpus with
+# source: latex): inventory (ids, content hashes, shards), conversion per shard with a per-article
+# cache, the assembled corpus folder + metadata + report, and the conversion table.
+from proofmatch import latex as latexml
+
+LATEX_CORPORA = latexml.configured_corpora(config)
+LATEX_TARGETS = ["results/tables/conversion.md"] if LATEX_CORPORA else []
+
+
+wildcard_constraints:
+    lcorpus=r"[A-Za-z][A-Za-z0-9_]*",
+
+
+rule latex_inventory:
+    input:
+        unpack(lambda w: latexml.workflow_inputs(config, w.lcorpus, "inventory")),
+    output:
+        "results/latex/{lcorpus}/inventory.parquet",
+    log:
+        "results/logs/latex/{lcorpus}/inventory.log",
+    conda:
+        CONDA
+    resources:
+        mem_mb=2000,
+        runtime=60,
+    params:
+        # Any added, edited or removed source file reruns the inventory; the conversion cache then
+        # converts only the new or changed articles.
+        fingerprint=lambda w: latexml.source_fingerprint(
+            latexml.corpus_entry(config, w.lcorpus)["dir"]
+        ),
+        n_shards=lambda w: latexml.corpus_n_shards(config, w.lcorpus),
+    script:
+        "../scripts/convert_latex.py"
+
+
+rule convert_latex:
+    input:
+        inventory="results/latex/{lcorpus}/inventory.parquet",
+    output:
+        "results/latex/{lcorpus}/shards/shard-{shard}.json",
+    log:
+        "results/logs/latex/{lcorpus}/shard-{shard}.log",
+    benchmark:
+        "results/benchmarks/latex/{lcorpus}/shard-{shard}.tsv"
+    conda:
+        CONDA
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=2880,
+    params:
+        limits=lambda w: latexml.corpus_entry(config, w.lcorpus).get("latex") or {},
+    script:
+        "../scripts/convert_latex.py"
+
+
+rule latex_corpus:
+    input:
+        unpack(lambda w: latexml.workflow_inputs(config, w.lcorpus, "corpus")),
+    output:
+        xhtml=directory("results/latex/{lcorpus}/xhtml"),
+        metadata="results/latex/{lcorpus}/metadata.csv",
+        report="results/latex/{lcorpus}/report.json",
+    log:
+        "results/logs/latex/{lcorpus}/corpus.log",
+    conda:
+        CONDA
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    script:
+        "../scripts/convert_latex.py"
+
+
+rule conversion_table:
+    input:
+        unpack(lambda w: latexml.workflow_inputs(config, None, "table")),
+    output:
+        md=report(
+            "results/tables/conversion.md",
+            caption="../report/conversion.rst",
+            category="Tables",
+        ),
+        tex="results/tables/conversion.tex",
+        csv="results/tables/conversion.csv",
+    log:
+        "results/logs/conversion_table.log",
+    conda:
+        CONDA
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../scripts/convert_latex.py"
