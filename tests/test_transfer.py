@@ -1,0 +1,176 @@
+"""Cross-corpus transfer (proofmatch.transfer, workflow/rules/transfer.smk).
+
+Unit tests build pools and tables from small files; the workflow test trains the smoke-size
+NPT-Local and ScratchBERT-Local on the demo corpus without its math.PR articles and tests them,
+with TF-IDF and BM25, on the math.PR articles as a transfer corpus (results/tables/transfer.md).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from proofmatch import transfer
+from proofmatch.demo import generate
+from proofmatch.splits import read_parts
+from test_workflow import copy_workflow
+from toydata import toy_pairs
+
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+
+
+def write_pairs(df: pd.DataFrame, path: Path) -> Path:
+    df.drop(columns=["part"]).to_parquet(path, index=False)
+    return path
+
+
+def test_pool_holds_the_train_part_and_every_transfer_pair(tmp_path):
+    train_corpus = toy_pairs(n_articles=6, seed=1)
+    train_corpus.assign(mapping="{}").to_parquet(tmp_path / "train.parquet", index=False)
+    other = toy_pairs(n_articles=3, seed=2)
+    other["pair_id"] = "other-" + other["pair_id"]
+    other["article_id"] = "other-" + other["article_id"]
+    pairs = write_pairs(other, tmp_path / "pairs.parquet")
+    info = transfer.build_pool(pairs, tmp_path / "train.parquet", tmp_path / "pool.parquet", tmp_path / "pool.json")
+    test, train = read_parts(tmp_path / "pool.parquet", ["test", "train"])
+    assert test["pair_id"].tolist() == other["pair_id"].tolist()
+    assert len(test) == len(other) == info["pairs"] and info["articles"] == 3
+    assert train["pair_id"].tolist() == train_corpus.loc[train_corpus["part"] == "train", "pair_id"].tolist()
+    by_id = other.set_index("pair_id")
+    for row in test.itertuples():  # Conservation: the tokens as linearized
+        assert list(row.proof_tokens) == list(by_id.loc[row.pair_id, "proof_tokens"])
+        assert list(row.statement_tokens) == list(by_id.loc[row.pair_id, "statement_tokens"])
+    assert info["shared_articles"] == 0 and info["duplicate_pairs"] == 0
+    assert json.loads((tmp_path / "pool.json").read_text())["train_pairs"] == len(train)
+
+
+def test_a_pool_that_overlaps_the_training_corpus_is_flagged(tmp_path):
+    corpus = toy_pairs(n_articles=6, seed=1)
+    corpus.assign(mapping="{}").to_parquet(tmp_path / "train.parquet", index=False)
+    pairs = write_pairs(corpus, tmp_path / "pairs.parquet")  # the training corpus itself
+    info = transfer.build_pool(pairs, tmp_path / "train.parquet", tmp_path / "pool.parquet", tmp_path / "pool.json")
+    n_train = int((corpus["part"] == "train").sum())
+    assert info["shared_articles"] == 6 and info["duplicate_pairs"] == n_train
+    empty = write_pairs(corpus.iloc[:0], tmp_path / "empty.parquet")
+    with pytest.raises(ValueError, match="no pairs left"):
+        transfer.build_pool(empty, tmp_path / "train.parquet", tmp_path / "p2.parquet", tmp_path / "p2.json")
+
+
+def fake_eval(path: Path, mrr: float, acc: float, global_acc: float, n: int) -> str:
+    path.write_text(json.dumps({"mrr": mrr, "acc": acc, "global_acc": global_acc, "n": n}))
+    return str(path)
+
+
+def test_table_sets_each_pool_beside_the_in_corpus_numbers(tmp_path):
+    settings = transfer.transfer_settings({"corpus": {"n_shards": 2}, "transfer": {"corpora": [
+        {"name": "pr", "source": "dir", "dir": "x"}, {"name": "stacks", "source": "latex", "dir": "y"}]}})
+    keys = transfer.table_inputs(settings)
+    assert keys["in__npt__local"] == "results/eval/mixed/npt-local/conservation-both/test-conservation.json"
+    assert keys["to__stacks__bm25__none"] == \
+        "results/transfer/stacks/eval/mixed/bm25-none/conservation-both/test-conservation.json"
+    assert keys["pool__pr"] == "results/transfer/pr/pool/mixed/conservation.json"
+    inputs = {}
+    base = {"in": 0.1, "pr": 0.2, "stacks": 0.3}
+    for key in (k for k in keys if not k.startswith("pool__")):
+        corpus, method, _ = transfer.parse_key(key)
+        bonus = 0.01 * ["npt", "scratchbert", "tfidf", "bm25"].index(method)
+        inputs[key] = fake_eval(tmp_path / f"{key}.json", base[corpus] + bonus, 0.05, 0.07, 100 if corpus == "in" else 50)
+    (tmp_path / "pr.json").write_text(json.dumps({"pairs": 50, "articles": 5, "shared_articles": 0, "duplicate_pairs": 0}))
+    (tmp_path / "st.json").write_text(json.dumps({"pairs": 50, "articles": 4, "shared_articles": 2, "duplicate_pairs": 1}))
+    inputs.update(pool__pr=str(tmp_path / "pr.json"), pool__stacks=str(tmp_path / "st.json"))
+    df = transfer.render_transfer(inputs, tmp_path / "transfer")
+    assert df["Model"].tolist() == ["NPT-Local-Local", "NPT-Local-Global", "ScratchBERT-Local-Local",
+                                    "ScratchBERT-Local-Global", "TF-IDF-Local", "TF-IDF-Global", "BM25-Local",
+                                    "BM25-Global"]
+    assert list(df.columns) == ["Model", "In-corpus MRR (n=100)", "In-corpus Acc", "pr MRR (n=50)", "pr Acc",
+                                "stacks MRR (n=50)", "stacks Acc"]
+    row = df.set_index("Model").loc["TF-IDF-Local"]
+    assert row.tolist() == pytest.approx([12.0, 5.0, 22.0, 5.0, 32.0, 5.0])
+    assert df.set_index("Model").loc["BM25-Global"].tolist()[1::2] == pytest.approx([7.0, 7.0, 7.0])
+    assert np.isnan(df.set_index("Model").loc["BM25-Global", "pr MRR (n=50)"])  # global decoding has no MRR
+    md = (tmp_path / "transfer.md").read_text()
+    assert "stacks: 50 pairs from 4 articles, NOT a clean transfer" in md and "pr: 50 pairs from 5 articles;" in md
+    del inputs["to__pr__tfidf__none"]
+    with pytest.raises(KeyError, match="pr"):
+        transfer.render_transfer(inputs, tmp_path / "t2")
+
+
+def test_settings_defaults_and_errors():
+    s = transfer.transfer_settings({"corpus": {"n_shards": 4}, "transfer": {"corpora": [{"name": "a", "source": "demo"}],
+                                                                             "runs": ["npt-hybrid"]}})
+    assert s["runs"] == [("npt", "hybrid")] and s["baselines"] == ["tfidf", "bm25"] and s["split"] == "mixed"
+    assert s["corpora"]["a"]["n_shards"] == 4
+    assert transfer.corpus_inputs(s, "a") == {"corpus": "results/demo_corpus/xhtml",
+                                              "metadata": "results/demo_corpus/metadata.csv"}
+    assert transfer.transfer_settings({"corpus": {"n_shards": 1}})["corpora"] == {}
+    with pytest.raises(ValueError, match="used twice"):
+        transfer.transfer_settings({"corpus": {"n_shards": 1}, "transfer": {"corpora": [
+            {"name": "a", "source": "demo"}, {"name": "a", "source": "demo"}]}})
+    with pytest.raises(ValueError, match="needs at least one"):
+        transfer.table_inputs(transfer.transfer_settings({"corpus": {"n_shards": 1}}))
+
+
+def split_demo(root: Path) -> tuple[Path, Path]:
+    """The demo corpus as two corpora: its math.PR articles and the rest."""
+    generate(root / "demo", n_articles=36, seed=7)
+    meta = pd.read_csv(root / "demo" / "metadata.csv")
+    out = []
+    for name, rows in (("rest", meta[meta["primary_category"] != "math.PR"]),
+                       ("pr", meta[meta["primary_category"] == "math.PR"])):
+        (root / name / "xhtml").mkdir(parents=True)
+        for file in rows["file"]:
+            (root / "demo" / file).rename(root / name / file)
+        rows.to_csv(root / name / "metadata.csv", index=False)
+        out.append(root / name)
+    return out[0], out[1]
+
+
+@pytest.mark.slow
+def test_transfer_table_on_the_demo_math_pr_articles(tmp_path):
+    rest, pr = split_demo(tmp_path)
+    wd = tmp_path / "wd"
+    wd.mkdir()
+    copy_workflow(wd)
+    (wd / "transfer.yaml").write_text(yaml.safe_dump({
+        "corpus": {"source": "dir", "dir": str(rest / "xhtml"), "metadata": str(rest / "metadata.csv"), "n_shards": 2},
+        "splits": {"pr_category": None},
+        "transfer": {"corpora": [{"name": "pr", "source": "dir", "dir": str(pr / "xhtml"),
+                                  "metadata": str(pr / "metadata.csv"), "n_shards": 1}],
+                     # The test's budget (2 minutes on a busy 2-core machine) has no room for ScratchBERT's
+                     # pretraining: NPT-Local stands for the trained runs (same rules, another encoder).
+                     "runs": ["npt-local"]},
+        "matching": {"npt": {"epochs": 1, "max_length": 64}},
+    }))
+    config = ["--configfile", "config/config.yaml", "config/smoke.yaml", "transfer.yaml"]
+    run = subprocess.run(SNAKEMAKE + ["results/tables/transfer.md", "-c2"] + config, cwd=wd, capture_output=True,
+                         text=True, timeout=1200)
+    assert run.returncode == 0, (run.stdout + run.stderr)[-6000:]
+    res = wd / "results"
+    pool_info = json.loads((res / "transfer/pr/pool/mixed/conservation.json").read_text())
+    kept = pd.read_parquet(res / "transfer/pr/data/pairs.parquet")
+    assert pool_info["pairs"] == len(kept) > 50 and pool_info["shared_articles"] == 0 == pool_info["duplicate_pairs"]
+    articles = pd.read_parquet(res / "transfer/pr/corpus/articles.parquet")
+    assert set(articles["primary_category"]) == {"math.PR"}
+    test, train = read_parts(res / "transfer/pr/pool/mixed/conservation.parquet", ["test", "train"])
+    in_train = read_parts(res / "replaced/mixed/conservation.parquet", ["train"])[0]
+    assert train["pair_id"].tolist() == in_train["pair_id"].tolist()  # TF-IDF is fitted on the training corpus
+    assert set(test["article_id"]) == set(kept["article_id"])
+    table = pd.read_csv(res / "tables/transfer.csv").set_index("Model")
+    assert table.index.tolist() == ["NPT-Local-Local", "NPT-Local-Global", "TF-IDF-Local", "TF-IDF-Global",
+                                    "BM25-Local", "BM25-Global"]
+    assert table.notna().sum().sum() == 6 * 4 - 3 * 2  # every cell but the MRR of global decoding
+    pool_mrr = next(c for c in table.columns if c.startswith("pr MRR"))
+    chance = np.mean(1.0 / np.arange(1, len(kept) + 1)) * 100
+    # One domain, one notation: harder than the in-corpus test part of seven categories, but above chance.
+    assert table.loc["TF-IDF-Local", pool_mrr] > 1.5 * chance and table.loc["BM25-Local", pool_mrr] > 1.5 * chance
+    for method in ("npt-local", "tfidf-none", "bm25-none"):
+        summary = json.loads((res / f"transfer/pr/eval/mixed/{method}/conservation-both/test-conservation.json").read_text())
+        assert summary["n"] == len(kept)
+    assert "In-corpus MRR" in (res / "tables/transfer.md").read_text()

@@ -1,0 +1,132 @@
+# Cross-corpus transfer (config `transfer`): each further corpus goes through the same extraction,
+# linearization and filters (the rules of corpus.smk and data.smk, reused with the same config); all
+# its pairs form one test pool for the chosen trained runs and the baselines; results/tables/transfer.md
+# sets them beside the in-corpus test numbers.
+from proofmatch import transfer
+
+TRANSFER = transfer.transfer_settings(config)
+TRANSFER_TARGETS = ["results/tables/transfer.md"] if TRANSFER["corpora"] else []
+
+
+wildcard_constraints:
+    tname=r"[A-Za-z][A-Za-z0-9_]*",
+
+
+use rule manifest as transfer_manifest with:
+    input:
+        unpack(lambda w: transfer.corpus_inputs(TRANSFER, w.tname)),
+    output:
+        manifest="results/transfer/{tname}/corpus/manifest.parquet",
+        articles="results/transfer/{tname}/corpus/articles.parquet",
+    log:
+        "results/logs/transfer/{tname}/manifest.log",
+    params:
+        n_shards=lambda w: transfer.corpus_entry(TRANSFER, w.tname)["n_shards"],
+
+
+use rule extract as transfer_extract with:
+    input:
+        manifest="results/transfer/{tname}/corpus/manifest.parquet",
+    output:
+        pairs="results/transfer/{tname}/extract/shard-{shard}.parquet",
+        report="results/transfer/{tname}/extract/shard-{shard}.report.json",
+    log:
+        "results/logs/transfer/{tname}/extract/shard-{shard}.log",
+    benchmark:
+        "results/benchmarks/transfer/{tname}/extract/shard-{shard}.tsv"
+
+
+use rule linearize as transfer_linearize with:
+    input:
+        pairs="results/transfer/{tname}/extract/shard-{shard}.parquet",
+    output:
+        pairs="results/transfer/{tname}/linearize/shard-{shard}.parquet",
+    log:
+        "results/logs/transfer/{tname}/linearize/shard-{shard}.log",
+    benchmark:
+        "results/benchmarks/transfer/{tname}/linearize/shard-{shard}.tsv"
+
+
+use rule filter_pairs as transfer_filter_pairs with:
+    input:
+        shards=lambda w: transfer.shard_files(
+            TRANSFER, w.tname, "linearize", ".parquet"
+        ),
+        reports=lambda w: transfer.shard_files(
+            TRANSFER, w.tname, "extract", ".report.json"
+        ),
+    output:
+        pairs="results/transfer/{tname}/data/pairs.parquet",
+        audit="results/transfer/{tname}/data/filter_audit.parquet",
+        report="results/transfer/{tname}/data/filter_report.json",
+    log:
+        "results/logs/transfer/{tname}/filter_pairs.log",
+    benchmark:
+        "results/benchmarks/transfer/{tname}/filter_pairs.tsv"
+
+
+rule transfer_pool:
+    input:
+        pairs="results/transfer/{tname}/data/pairs.parquet",
+        train="results/replaced/{split}/conservation.parquet",
+    output:
+        data="results/transfer/{tname}/pool/{split}/conservation.parquet",
+        info="results/transfer/{tname}/pool/{split}/conservation.json",
+    log:
+        "results/logs/transfer/{tname}/pool/{split}.log",
+    conda:
+        CONDA
+    resources:
+        mem_mb=8000,
+        runtime=120,
+    script:
+        "../scripts/transfer_pool.py"
+
+
+use rule evaluate_run as transfer_evaluate_run with:
+    input:
+        run="results/runs/{split}/{encoder}-{mode}/{level}-{view}/metrics.json",
+        data="results/transfer/{tname}/pool/{split}/{test_level}.parquet",
+    output:
+        ranks="results/transfer/{tname}/eval/{split}/{encoder}-{mode}/{level}-{view}/{part}-{test_level}.parquet",
+        summary="results/transfer/{tname}/eval/{split}/{encoder}-{mode}/{level}-{view}/{part}-{test_level}.json",
+    log:
+        "results/logs/transfer/{tname}/evaluate_run/{split}/{encoder}-{mode}/{level}-{view}/{part}-{test_level}.log",
+    benchmark:
+        "results/benchmarks/transfer/{tname}/evaluate_run/{split}/{encoder}-{mode}/{level}-{view}/{part}-{test_level}.tsv"
+
+
+use rule baseline as transfer_baseline with:
+    input:
+        data="results/transfer/{tname}/pool/{split}/{level}.parquet",
+    output:
+        ranks="results/transfer/{tname}/eval/{split}/{method}-none/{level}-both/{part}-{level}.parquet",
+        summary="results/transfer/{tname}/eval/{split}/{method}-none/{level}-both/{part}-{level}.json",
+    log:
+        "results/logs/transfer/{tname}/baseline/{split}/{method}/{part}-{level}.log",
+    benchmark:
+        "results/benchmarks/transfer/{tname}/baseline/{split}/{method}/{part}-{level}.tsv"
+
+
+rule transfer_table:
+    input:
+        unpack(lambda w: transfer.table_inputs(TRANSFER)),
+    output:
+        md=report(
+            "results/tables/transfer.md",
+            caption="../report/transfer.rst",
+            category="Tables",
+        ),
+        tex="results/tables/transfer.tex",
+        csv="results/tables/transfer.csv",
+    log:
+        "results/logs/transfer_table.log",
+    conda:
+        CONDA
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        split=TRANSFER["split"],
+    script:
+        "../scripts/transfer_table.py"

@@ -1,0 +1,6 @@
+"""The transfer table: in-corpus and cross-corpus MRR and accuracy (thin wrapper around proofmatch.transfer)."""
+from proofmatch.logs import run_logged
+from proofmatch.transfer import render_transfer
+
+run_logged(snakemake.log[0], render_transfer, dict(snakemake.input.items()), snakemake.output.md.removesuffix(".md"),
+           split=snakemake.params.split)
