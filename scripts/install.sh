@@ -2,8 +2,18 @@
 # Install everything proofmatch needs on a fresh Debian/Ubuntu machine with Python 3.11:
 # the system libraries polyglot's language detector builds against, then the package with its
 # workflow and test extras. Idempotent; run from anywhere.
+#   --latex   also install LaTeXML (Debian package `latexml`, about 130 packages with TeX Live's
+#             base and ImageMagick), needed only for corpus.source: latex (LaTeX sources)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+LATEX=0
+for arg in "$@"; do
+    case "$arg" in
+        --latex) LATEX=1 ;;
+        *) echo "install.sh: unknown option $arg (known: --latex)" >&2; exit 2 ;;
+    esac
+done
 
 if command -v apt-get >/dev/null 2>&1; then
     SUDO=""
@@ -12,8 +22,16 @@ if command -v apt-get >/dev/null 2>&1; then
         $SUDO apt-get update -qq
         $SUDO apt-get install -y -qq libicu-dev pkg-config g++ >/dev/null
     fi
+    if [ "$LATEX" -eq 1 ] && ! command -v latexmlc >/dev/null 2>&1; then
+        $SUDO apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq latexml >/dev/null
+    fi
 else
     echo "install.sh: no apt-get; install ICU headers (libicu-dev) and pkg-config yourself" >&2
+    if [ "$LATEX" -eq 1 ] && ! command -v latexmlc >/dev/null 2>&1; then
+        echo "install.sh: --latex: install LaTeXML yourself (https://math.nist.gov/~BMiller/LaTeXML/get.html)" >&2
+        exit 1
+    fi
 fi
 
 PY="${PYTHON:-python3}"
@@ -21,3 +39,4 @@ PY="${PYTHON:-python3}"
 "$PY" -m pip install -q "torch==2.13.0"
 "$PY" -m pip install -q -e ".[workflow,test]"
 "$PY" -c "import proofmatch, polyglot.detect, lap, lime, faiss, nh3, fastapi; print('proofmatch installed')"
+if [ "$LATEX" -eq 1 ]; then latexmlc --VERSION; fi
