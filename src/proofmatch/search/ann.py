@@ -61,8 +61,9 @@ def build_ivf(vectors: np.ndarray, seed: int) -> Any:
     return index
 
 
-def exact_topk(queries: np.ndarray, vectors: np.ndarray, k: int, chunk: int = 256) -> np.ndarray:
-    """Indices of the k largest inner products per query (matrix products in query chunks)."""
+def exact_topk(queries: np.ndarray, vectors: np.ndarray, k: int, chunk: int = 32) -> np.ndarray:
+    """Indices of the k largest inner products per query (matrix products in query chunks; a chunk
+    of 32 queries against a million vectors holds about 0.5 GB of scores and indices)."""
     k = min(k, vectors.shape[0])
     out = np.empty((len(queries), k), np.int64)
     VT = np.ascontiguousarray(vectors.T)
