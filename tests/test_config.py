@@ -17,11 +17,43 @@ def demo() -> dict:
     return yaml.safe_load((REPO / "config/config.yaml").read_text())
 
 
-def test_shipped_configs_validate():
-    load_config(REPO / "config/config.yaml")
-    load_config(REPO / "config/config.yaml", REPO / "config/stacks.yaml")
-    if (REPO / "config/paper.yaml").exists():
-        load_config(REPO / "config/config.yaml", REPO / "config/paper.yaml")
+def leaves(tree: dict, prefix: tuple = ()) -> dict[tuple, object]:
+    """Every leaf of a nested mapping by its key path (lists are leaves, as deep_merge treats them)."""
+    out = {}
+    for k, v in tree.items():
+        if isinstance(v, dict) and v:
+            out.update(leaves(v, prefix + (k,)))
+        else:
+            out[prefix + (k,)] = v
+    return out
+
+
+def test_demo_config_validates_unchanged():
+    assert load_config(REPO / "config/config.yaml") == demo()
+
+
+@pytest.mark.parametrize("override", ["stacks.yaml", "paper.yaml", "smoke.yaml"])
+def test_shipped_overrides_validate_and_merge_leaf_by_leaf(override):
+    """Each override is merged over the demo config: its own leaves win, every other leaf is the demo's."""
+    path = REPO / "config" / override
+    merged = leaves(load_config(REPO / "config/config.yaml", path))
+    own = leaves(yaml.safe_load(path.read_text()))
+    base = leaves(demo())
+    assert own, f"{override} overrides nothing"
+    for key, value in own.items():
+        assert merged[key] == value, key
+    for key, value in base.items():
+        if not any(key[: len(k)] == k for k in own):
+            assert merged[key] == value, key
+
+
+def test_paper_config_has_the_papers_model_sizes():
+    """Paper §8: ScratchBERT is BERT-base; NPT has 2 layers, 4 heads, d = 300, d_k = 128."""
+    cfg = load_config(REPO / "config/config.yaml", REPO / "config/paper.yaml")
+    bert = cfg["pretrain"]
+    assert (bert["hidden_size"], bert["num_hidden_layers"], bert["num_attention_heads"]) == (768, 12, 12)
+    npt = cfg["matching"]["npt"]
+    assert (npt["n_layers"], npt["n_heads"], npt["d_model"], npt["d_k"]) == (2, 4, 300, 128)
 
 
 @pytest.mark.parametrize(

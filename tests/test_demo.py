@@ -402,8 +402,12 @@ def test_tex_renders_in_both_dialects() -> None:
 
 
 def test_every_template_formula_renders() -> None:
-    """Guards edits of demo_data: every formula, in every notation, in every MathML form."""
+    """Guards edits of demo_data: every formula, in every notation, in every MathML form, is
+    well-formed MathML with as many presentation leaves in both dialects and whose
+    Content MathML (when the form has it) is non-empty."""
     rng = random.Random(0)
+    wrap = f'<r xmlns:m="{MATHML}">{{}}</r>'  # arXMLiv's m: prefix is declared on the article
+    checked = 0
     for lang in demo.LANGUAGES:
         for cat in demo.load_language(lang)["categories"].values():
             for key in ("facts", "intros", "steps", "displays"):
@@ -415,9 +419,21 @@ def test_every_template_formula_renders() -> None:
                         )
                         formulas = [text] if key == "displays" else re.findall(r"\$([^$]+)\$", text)
                         for i, tex in enumerate(formulas):
+                            latexml = texmath.render_math(tex, f"m{i}", "latexml", False)
+                            root = etree.fromstring(latexml)
+                            assert root.tag == f"{{{MATHML}}}math" and root.get("id") == f"m{i}", tex
+                            leaves = _leaves(latexml)
+                            assert leaves, tex
                             for form in ("parallel", "content_first", "content_annotation", "pure_content"):
-                                texmath.render_math(tex, f"m{i}", "arxmliv", False, form)
-                            etree.fromstring(texmath.render_math(tex, f"m{i}", "latexml", False))
+                                arx = texmath.render_math(tex, f"m{i}", "arxmliv", False, form)
+                                (math,) = etree.fromstring(wrap.format(arx))
+                                assert math.tag == f"{{{MATHML}}}math" and math.get("id") == f"m{i}", (tex, form)
+                                content = math.xpath(".//m:ci | .//m:cn | .//m:csymbol", namespaces={"m": MATHML})
+                                assert content, (tex, form)
+                                if form == "parallel":  # the same symbols, up to how a variant is written
+                                    assert len(_leaves(arx)) == len(leaves), (tex, form)
+                            checked += 1
+    assert checked > 500, checked
 
 
 # --------------------------------------------------------------------------------------------
