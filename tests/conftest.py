@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,10 @@ def repo() -> Path:
 
 @pytest.fixture
 def stacks_dir() -> Path:
+    """The Stacks corpus; skip without it, unless PROOFMATCH_REQUIRE_STACKS=1 (CI) makes that a failure."""
     if not (STACKS / "xhtml").is_dir():
+        if os.environ.get("PROOFMATCH_REQUIRE_STACKS") == "1":
+            pytest.fail(f"PROOFMATCH_REQUIRE_STACKS=1 but {STACKS}/xhtml is absent")
         pytest.skip("../shared/corpora/stacks is absent")
     return STACKS
 
