@@ -260,3 +260,17 @@ def test_cli_index_and_search(demo, tmp_path, capsys):
     assert "model" not in text.splitlines()[0] and "bm25 index" in text and " 11. " in text
     assert cli.main(["search", str(demo["index"]), "$x"]) == 2
     assert "unbalanced $" in capsys.readouterr().err
+
+
+def test_real_latexml_for_tex_beyond_the_subset():
+    """With Debian's latexml installed (CI installs it), ``\\aleph`` and ``\\oint`` go through it."""
+    import shutil
+
+    if shutil.which("latexmlmath") is None:
+        if os.environ.get("PROOFMATCH_REQUIRE_LATEXML") == "1":
+            pytest.fail("latexmlmath is required here (bash scripts/install.sh --latex)")
+        pytest.skip("LaTeXML is not installed")
+    Q.latexml_available.cache_clear()
+    q = Q.parse_query(r"If $|X| = \aleph_0$ then $\oint_C f = 0$ for $x \in X$.")
+    assert q.converters == ["latexml", "latexml", "texmath"]
+    assert {"$ℵ", "$0", "$∮", "$C", "$f"} <= set(q.tokens) and q.tokens[-4:] == ["$x", "$∈", "$X", "."]
