@@ -1,8 +1,28 @@
 # proofmatch: the MATcH pipeline (arXiv XHTML+MathML -> statement-proof pairs -> models -> Tables 1-7, Figure 2).
 # Run `snakemake -c2 all` (demo corpus, tiny models) or `snakemake --profile slurm all` on a cluster.
+import os
+import sys
+from pathlib import Path
+
+from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version
 
 min_version("9.0")
+
+# A checkout runs its own package, whichever proofmatch is installed: its src/ goes first on the
+# path of this process and, through PYTHONPATH, of every job it starts (scripts, cluster jobs).
+SRC = Path(workflow.basedir) / "src"
+sys.path.insert(0, str(SRC))
+os.environ.update(
+    PYTHONPATH=os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))
+)
+import proofmatch
+
+if not Path(proofmatch.__file__).resolve().is_relative_to(SRC.resolve()):
+    raise WorkflowError(
+        f"this workflow lives in {workflow.basedir} but Python imported proofmatch from "
+        f"{Path(proofmatch.__file__).parent}; run Snakemake in a fresh process from this checkout"
+    )
 
 
 configfile: "config/config.yaml"
