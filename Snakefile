@@ -28,6 +28,9 @@ if not Path(proofmatch.__file__).resolve().is_relative_to(SRC.resolve()):
 configfile: "config/config.yaml"
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/corpus.smk"
 include: "workflow/rules/data.smk"

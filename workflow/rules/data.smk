@@ -8,7 +8,11 @@ rule filter_pairs:
     output:
         pairs="results/data/pairs.parquet",
         audit="results/data/filter_audit.parquet",
-        report="results/data/filter_report.json",
+        report=report(
+            "results/data/filter_report.json",
+            caption="../report/filter_report.rst",
+            category="Data",
+        ),
     log:
         "results/logs/filter_pairs.log",
     benchmark:

@@ -49,6 +49,17 @@ rule train_matcher:
         unpack(train_inputs),
     output:
         "results/runs/{split}/{encoder}-{mode}/{level}-{view}/metrics.json",
+        curve=report(
+            "results/runs/{split}/{encoder}-{mode}/{level}-{view}/curve.png",
+            caption="../report/curve.rst",
+            category="Training curves",
+            subcategory="{split}",
+            labels={
+                "run": "{encoder}-{mode}",
+                "level": "{level}",
+                "view": "{view}",
+            },
+        ),
     log:
         "results/logs/train_matcher/{split}/{encoder}-{mode}/{level}-{view}.log",
     benchmark:
