@@ -110,7 +110,7 @@ def bench_npt(variant: str, kind: str, warmup: int, steps: int) -> dict:
 
     def step() -> None:
         with torch.autocast("cuda", dtype=torch.bfloat16):
-            _, _, M = fwd(ids, mask, batch)
+            _, M = fwd(ids, mask, [batch, batch])
         loss = local_loss(M) if kind == "local" else global_loss(M)[0]
         opt.zero_grad(set_to_none=True)
         loss.backward()

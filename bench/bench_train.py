@@ -69,7 +69,7 @@ def bench_npt(size: str, device: torch.device, warmup: int, steps: int) -> list[
     for kind in ("local", "global"):
         def step():
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
-                _, _, M = m(ids, mask, batch)
+                _, M = m(ids, mask, [batch, batch])
             loss = local_loss(M) if kind == "local" else global_loss(M)[0]
             opt.zero_grad(set_to_none=True)
             loss.backward()
