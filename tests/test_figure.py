@@ -122,3 +122,18 @@ def test_figure2_loads_both_runs(tmp_path, monkeypatch):
     F.figure2("runs/cons", "runs/full", data, tmp_path / "g.png", tmp_path / "g.pdf", samples=20, seed=1, n_pairs=1)
     assert (tmp_path / "g.png").stat().st_size < (tmp_path / "f.png").stat().st_size  # two panels, not four
     assert (tmp_path / "f.png").stat().st_size > 0 and (tmp_path / "f.pdf").stat().st_size > 0
+
+
+def test_figure_check_sees_every_panel(tmp_path):
+    """The check that the CLI and end-to-end tests apply to Figure 2 (tests/artifacts.py): four
+    panels for two pairs under two models, two for one pair, and a wrong count fails."""
+    from artifacts import check_figure, panel_count
+
+    matchers = [("math model", BagMatcher(math_weight=3.0)), ("text model", BagMatcher(math_weight=0.1))]
+    for n_pairs in (2, 1):
+        png, pdf = tmp_path / f"{n_pairs}.png", tmp_path / f"{n_pairs}.pdf"
+        F.figure_from_matchers(matchers, toy_pairs(), png, pdf, samples=40, seed=0, n_others=8, n_pairs=n_pairs)
+        check_figure(png, pdf, panels=2 * n_pairs)
+    assert panel_count(tmp_path / "1.png") == 2
+    with pytest.raises(AssertionError):
+        check_figure(tmp_path / "1.png", tmp_path / "1.pdf", panels=4)
