@@ -10,8 +10,8 @@ files have the same columns and keys.
   ``token_pattern=r"\\S+"`` on space-joined tokens, but also safe for a token that contains a
   space. Unlike the reference's default vectorizer it keeps single-character tokens, i.e. every
   one-letter variable ``$x``, and it keeps math ``$a`` apart from the English word ``a``.
-* **TF-IDF (paper)**, ``tfidf_paper``: the baseline the paper reports (MRR 11.4-29.8 on its test
-  sets): ``TfidfVectorizer()`` with scikit-learn's defaults on the reference's plain text of a
+* **TF-IDF (reference code)**, ``tfidf_paper``: the reference code's TF-IDF baseline (the paper
+  reports TF-IDF at MRR 11.4-29.8 without naming its vectorizer): ``TfidfVectorizer()`` with scikit-learn's defaults on the reference's plain text of a
   side (math symbols without the ``$`` type, a font as ``x____bold``; :func:`reference_text`).
   The defaults lowercase and keep only tokens of two or more word characters, so one-letter
   variables, operators and punctuation vanish and ``$A`` merges with ``a``. On a small candidate

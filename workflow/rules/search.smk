@@ -1,5 +1,5 @@
 # Search index of a trained run (`proofmatch index`): every proof of every part encoded once, for
-# `proofmatch search` and `proofmatch serve`. Not in `all`; `snakemake -c2 search_demo` builds
+# `proofmatch search` and `proofmatch serve`. `rule all` (and `snakemake -c2 search_demo`) builds
 # the index of the demo corpus from its NPT run (results/index/mixed/npt-local/conservation-both).
 
 
