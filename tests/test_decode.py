@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import tracemalloc
 import zlib
 
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
@@ -25,6 +27,27 @@ def random_factors(n: int, d: int = 16, noise: float = 1.0, seed: int = 0):
     A = rng.normal(size=(n, d)).astype(np.float32)
     B = (A + noise * rng.normal(size=(n, d))).astype(np.float32)
     return A, B, rng.normal(size=n).astype(np.float32), rng.normal(size=n).astype(np.float32)
+
+
+def reference_topk(S: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The documented rules, row by row in Python: top-k = first k proofs in the order (score
+    descending, gold after its ties, index ascending); rank = #{j: s_ij >= s_ii}."""
+    n = S.shape[0]
+    idx = [sorted(range(n), key=lambda j: (-float(S[i, j]), j == i, j))[:k] for i in range(n)]
+    return np.array(idx, np.int64), (S >= np.diag(S)[:, None]).sum(axis=1)
+
+
+def torch_local(S: np.ndarray, k: int, chunk: int) -> tuple[np.ndarray, np.ndarray]:
+    """The torch kernel (the GPU path) run on CPU tensors, chunk by chunk."""
+    parts = [D.chunk_topk_torch(torch.from_numpy(S[a:a + chunk]), a, k) for a in range(0, len(S), chunk)]
+    return np.concatenate([p[2] for p in parts]), np.concatenate([p[1] for p in parts])
+
+
+def tie_heavy(n: int, seed: int) -> np.ndarray:
+    """Scores drawn from a few values (ties everywhere), with signed zeros among them."""
+    rng = np.random.default_rng(seed)
+    S = rng.choice(np.array([-1.5, -0.0, 0.0, 0.5, 2.0], np.float32), size=(n, n), p=[.2, .2, .2, .3, .1])
+    return S.astype(np.float32)
 
 
 # ----------------------------------------------------------------------------- local decoding
@@ -59,7 +82,8 @@ def test_chunked_topk_equals_dense(chunk):
     loc = D.local_decode(f, n, k, chunk_rows=chunk, progress=False)
     order = np.argsort(-dense, axis=1, kind="stable")[:, :k]
     np.testing.assert_array_equal(loc.topk_idx, order)
-    np.testing.assert_allclose(loc.topk_score, np.take_along_axis(dense, order, 1))
+    # a one-row chunk is a matrix-vector product: the same scores up to float32 rounding
+    np.testing.assert_allclose(loc.topk_score, np.take_along_axis(dense, order, 1), rtol=1e-6)
     np.testing.assert_array_equal(loc.gold_rank, (dense >= np.diag(dense)[:, None]).sum(1))
     full = D.local_decode(f, n, k, chunk_rows=n, progress=False)
     np.testing.assert_array_equal(loc.topk_idx, full.topk_idx)
@@ -83,6 +107,102 @@ def test_bad_scores_and_shapes_are_rejected():
         D.factor_scorer(np.ones((3, 2)), np.ones((4, 2)))
     with pytest.raises(ValueError, match="shape"):
         D.local_decode(lambda a, b: np.zeros((b - a, 2)), 3, 2, progress=False)
+
+
+def test_ties_at_the_kth_score_keep_the_lowest_indices_and_drop_the_gold_first():
+    n, k = 8, 3
+    S = np.zeros((n, n), np.float32)
+    S[5] = [1, 2, 2, 2, 0, 2, 2, 0]  # five proofs tie at 2 (the 1st..5th scores), the gold (5) among them
+    S[6] = [0, 4, 1, 1, 0, 0, 1, 1]  # the gold (6) ties with proofs 2, 3, 7 at the k-th score
+    np.fill_diagonal(S[[0, 1, 2, 3, 4, 7]], 0)
+    for rows in (1, 3, 8):
+        loc = D.local_decode(matrix_scorer(S), n, k, chunk_rows=rows, progress=False)
+        assert loc.topk_idx[5].tolist() == [1, 2, 3] and loc.gold_rank[5] == 5
+        assert loc.topk_idx[6].tolist() == [1, 2, 3] and loc.gold_rank[6] == 5
+        np.testing.assert_array_equal(loc.topk_score[5], [2, 2, 2])
+        # the gold is in its list exactly when its rank is <= k
+        in_list = (loc.topk_idx == np.arange(n)[:, None]).any(axis=1)
+        np.testing.assert_array_equal(in_list, loc.gold_rank <= k)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+@pytest.mark.parametrize("n,k", [(9, 9), (40, 3), (200, 7), (333, 20)])
+def test_topk_and_ranks_follow_the_documented_order_under_ties(backend, n, k):
+    """Against the rules written out in Python, on tie-heavy scores; (200, 7) and (333, 20) use
+    column groups (n >= 16 k) for the candidate threshold, so ties straddle the threshold too."""
+    for seed in range(3):
+        S = tie_heavy(n, seed)
+        ref_idx, ref_rank = reference_topk(S, k)
+        for chunk in (1, 17, n):
+            if backend == "numpy":
+                loc = D.local_decode(matrix_scorer(S), n, k, chunk_rows=chunk, progress=False)
+                idx, rank = loc.topk_idx, loc.gold_rank
+                np.testing.assert_array_equal(loc.topk_score, np.take_along_axis(S + 0, ref_idx, axis=1))
+            else:
+                idx, rank = torch_local(S, k, chunk)
+            np.testing.assert_array_equal(idx, ref_idx)
+            np.testing.assert_array_equal(rank, ref_rank)
+
+
+def test_signed_zeros_tie():
+    S = np.array([[-0.0, 0.0, -1.0], [0.0, 0.0, 0.0], [1.0, -0.0, -0.0]], np.float32)
+    loc = D.local_decode(matrix_scorer(S), 3, 3, progress=False)
+    assert loc.gold_rank.tolist() == [2, 3, 3]
+    assert loc.topk_idx.tolist() == [[1, 0, 2], [0, 2, 1], [0, 1, 2]]
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_factor_scorer_decoding_equals_the_generic_path(threads, monkeypatch):
+    """The FactorScorer fast path (torch product into reused buffers, chunks on threads, ranked in
+    row blocks) gives what the generic row-chunk path gives on the same scores."""
+    n, k = 700, 15
+    monkeypatch.setattr(D, "CPU_BLOCK_BYTES", 4 * n * 30)  # blocks of 30 rows in chunks of 100
+    f = D.factor_scorer(*random_factors(n, seed=7))
+    dense = D.dense_scores(f, n, chunk_rows=100, dtype=np.float32)
+    fast = D.local_decode(f, n, k, chunk_rows=100, progress=False, threads=threads)
+    ref = D.local_decode(matrix_scorer(dense), n, k, chunk_rows=100, progress=False, threads=1)
+    np.testing.assert_array_equal(fast.topk_idx, ref.topk_idx)
+    np.testing.assert_array_equal(fast.gold_rank, ref.gold_rank)
+    np.testing.assert_array_equal(fast.topk_score, ref.topk_score)
+    np.testing.assert_array_equal(fast.gold_score, np.diag(dense))
+
+
+def test_decoding_memory_stays_at_chunk_size():
+    """No n x n array: the traced peak of decoding n = 3000 is far below the 36 MB matrix."""
+    n, k = 3000, 20
+    f = D.factor_scorer(*random_factors(n, d=8, seed=3))
+    tracemalloc.start()
+    try:
+        D.local_decode(f, n, k, chunk_rows=200, progress=False, threads=1)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < n * n * 4 / 8
+
+
+def test_overflowing_factors_are_caught():
+    A = np.full((4, 2), 1e20, np.float32)
+    f = D.factor_scorer(A, A)
+    assert f.check_finite  # |a||b| = 2e40 > float32 max: scores may be inf, so chunks are checked
+    with pytest.raises(ValueError, match="non-finite score in row 0"):
+        D.local_decode(f, 4, 2, progress=False)
+    B = np.ones((4, 2), np.float32)
+    B[2, 1] = np.nan
+    with pytest.raises(ValueError, match="non-finite score in row 0"):
+        D.local_decode(D.factor_scorer(np.ones((4, 2)), B), 4, 2, progress=False)
+    assert not D.factor_scorer(*random_factors(5)).check_finite
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_gpu_decoding_equals_cpu():
+    n, k = 3000, 50
+    A, B, rb, cb = random_factors(n, d=32, seed=5)
+    cpu = D.local_decode(D.factor_scorer(A, B, rb, cb), n, k, progress=False)
+    gpu = D.local_decode(D.factor_scorer(A, B, rb, cb, device="cuda"), n, k, progress=False)
+    same = (cpu.topk_idx == gpu.topk_idx).all(axis=1)
+    assert same.mean() > 0.99  # a GPU product may round differently: near-ties can swap
+    np.testing.assert_allclose(gpu.topk_score, cpu.topk_score, rtol=1e-4, atol=1e-4)
+    assert np.abs(gpu.gold_rank - cpu.gold_rank).max() <= 2
 
 
 def test_hubness_counts():
@@ -198,6 +318,40 @@ def test_global_decode_switches_between_exact_and_sparse():
     assert 0.0 <= sparse.acc <= 1.0 and exact.acc >= loc.acc
 
 
+@pytest.mark.parametrize("n", [2, 7, 60])
+def test_a_constant_scorer_is_not_credited_by_global_decoding(n):
+    """Ties count against the gold in the assignment as in the ranks: local acc 0, rank n, and
+    global acc 0 with the exact and the sparse solver."""
+    S = np.full((n, n), 0.25, np.float32)
+    loc = D.local_decode(matrix_scorer(S), n, min(5, n), progress=False)
+    assert loc.acc == 0.0 and (loc.gold_rank == n).all()
+    x = D.exact_global(S)
+    assert sorted(x.tolist()) == list(range(n)) and (x != np.arange(n)).all()
+    xs, _ = D.sparse_global(loc.topk_idx, loc.topk_score, seed=0)
+    assert (xs != np.arange(n)).all()
+    for exact_max_n in (n, n - 1):
+        assert D.global_decode(matrix_scorer(S), loc, exact_max_n, seed=0).acc == 0.0
+
+
+def test_global_ties_go_against_the_gold_and_real_margins_still_count():
+    n = 6
+    u, v = np.arange(n, dtype=np.float32), np.arange(n, dtype=np.float32)[::-1] * 2
+    S = u[:, None] + v[None, :]  # every assignment has the same total: all of them tie
+    assert (D.exact_global(S) != np.arange(n)).all()
+    loc = D.local_decode(matrix_scorer(S), n, n, progress=False)
+    assert (D.sparse_global(loc.topk_idx, loc.topk_score, seed=1)[0] != np.arange(n)).all()
+    # the gold wins by one float32 ulp per row: a real margin, above the penalty
+    T = np.ones((n, n), np.float32)
+    np.fill_diagonal(T, np.nextafter(np.float32(1), np.float32(2)))
+    assert D.exact_global(T).tolist() == list(range(n))
+    loc = D.local_decode(matrix_scorer(T), n, 3, progress=False)
+    assert D.sparse_global(loc.topk_idx, loc.topk_score, seed=1)[0].tolist() == list(range(n))
+    # two statements tie on two proofs: of the two optimal assignments, the one without gold pairs
+    P = np.array([[3.0, 3.0, 0.0], [3.0, 3.0, 0.0], [0.0, 0.0, 1.0]])
+    assert D.exact_global(P).tolist() == [1, 0, 2]
+    assert D.gold_penalty(0.0, 4) > 0 and 4 * D.gold_penalty(10.0, 4) < np.spacing(np.float32(10.0))
+
+
 # ----------------------------------------------------------------------------- evaluate.py
 
 
@@ -290,3 +444,20 @@ def test_evaluate_run_with_a_saved_model(tmp_path):
     assert m["n"] == 12 and m["global_method"] == "sparse" and 0 < m["mrr"] <= 1
     assert m["fallback_edges"] >= m["kbest_deficiency"]
     assert len(pd.read_parquet(tmp_path / "e.parquet")) == 12
+
+
+def test_evaluate_a_constant_matcher_scores_chance_or_below(tmp_path, monkeypatch):
+    """End to end: a matcher that scores every pair alike gets MRR 1/n, acc 0 and global acc 0."""
+    data = toy_data(tmp_path)
+
+    class Constant:
+        def factors(self, statements, proofs, batch_size=64):
+            n = len(statements)
+            return np.zeros((n, 3), np.float32), np.zeros((n, 3), np.float32), np.ones(n, np.float32), None
+
+    monkeypatch.setattr(E, "_load_matcher", lambda run_dir: Constant())
+    for exact_max_n in (100, 5):
+        m = E.evaluate_run("run", data, "test", tmp_path / "c.parquet", tmp_path / "c.json", topk=4,
+                           exact_max_n=exact_max_n, seed=0)
+        assert m["mrr"] == pytest.approx(1 / 12) and m["acc"] == 0.0 and m["global_acc"] == 0.0
+        assert "against the gold" in m["assignment_ties"]

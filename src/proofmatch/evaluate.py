@@ -97,13 +97,15 @@ def write_outputs(pair_ids: Sequence[str], local: LocalResult, glob: GlobalResul
 
 def evaluate_matcher(matcher: Matcher, data: pd.DataFrame, topk: int, exact_max_n: int, seed: int,
                      view: str = "both", batch_size: int = 64) -> tuple[LocalResult, GlobalResult]:
-    """Encode the pairs of ``data`` once and decode them locally and globally."""
+    """Encode the pairs of ``data`` once and decode them locally and globally; scores and top-k
+    lists are computed on the matcher's device (its ``device`` attribute; CPU if it has none)."""
     statements = token_lists(data["statement_tokens"], view)
     proofs = token_lists(data["proof_tokens"], view)
     t0 = time.perf_counter()
     A, B, row_bias, col_bias = matcher.factors(statements, proofs, batch_size=batch_size)
     log.info("encoded %d statements and proofs in %.1fs", len(statements), time.perf_counter() - t0)
-    return decode_all(factor_scorer(A, B, row_bias, col_bias), len(statements), topk, exact_max_n, seed)
+    scorer = factor_scorer(A, B, row_bias, col_bias, device=getattr(matcher, "device", None))
+    return decode_all(scorer, len(statements), topk, exact_max_n, seed)
 
 
 def _load_matcher(run_dir: str | os.PathLike) -> Matcher:
