@@ -13,6 +13,7 @@ import sys
 
 # command -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
+    "config": ("proofmatch.config", "print the merged config with its defaults; write config/README.md"),
     "demo": ("proofmatch.demo", "generate the project's demo corpus"),
     "latex": ("proofmatch.latex", "convert LaTeX sources to XHTML+MathML articles with LaTeXML"),
     "manifest": ("proofmatch.corpus", "list and shard a corpus folder, join its metadata"),

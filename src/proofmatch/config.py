@@ -1,15 +1,23 @@
-"""Configuration loading and schema validation.
+"""Configuration: loading, validation with the schema's defaults, and config/README.md.
 
-The workflow validates its config before any job runs; a wrong value is reported with its
-dotted key, what is wrong, and what the schema accepts, so a user can fix it without reading code.
+``src/proofmatch/schemas/config.schema.yaml`` is the one source of truth: every key has a
+description and a default. :func:`validate_config` runs once before any job (the workflow) or
+command (the CLI): a wrong value is reported with its dotted key, what is wrong and what the
+schema accepts, so a user can fix it without reading code, and every key left out gets its
+default, so no rule or function repeats one. ``config/README.md`` is generated from the schema
+(:func:`schema_markdown`, ``proofmatch config --readme config/README.md``).
 """
 
 from __future__ import annotations
 
+import argparse
+import copy
+import json
 import os
+import sys
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import jsonschema
 import yaml
@@ -20,8 +28,7 @@ class ConfigError(ValueError):
 
 
 def schema() -> dict[str, Any]:
-    text = resources.files("proofmatch").joinpath("schemas/config.schema.yaml").read_text()
-    return yaml.safe_load(text)
+    return yaml.safe_load(schema_path().read_text(encoding="utf-8"))
 
 
 def schema_path() -> Path:
@@ -36,28 +43,47 @@ def _hint(err: jsonschema.ValidationError) -> str:
     if err.validator == "enum":
         return f"use one of: {', '.join(map(str, err.validator_value))}"
     if err.validator == "required":
-        return "add the missing key (see config/config.yaml for an example)"
+        return "add the missing key (see config/README.md)"
     if err.validator in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
         return f"use a value allowed by {err.validator} {err.validator_value}"
     if err.validator == "type":
-        return f"use a value of type {err.validator_value}"
-    return s.get("description", "see src/proofmatch/schemas/config.schema.yaml")
+        return f"use a value of type {err.validator_value}" + (f" ({s['description']})" if "description" in s else "")
+    return s.get("description", "see config/README.md")
+
+
+def _fill_defaults(validator_class: type) -> type:
+    """``validator_class`` that also sets every absent property with a ``default`` (a copy of it)
+    before validating it: the jsonschema FAQ's recipe, as ``snakemake.utils.validate`` uses it."""
+    properties = validator_class.VALIDATORS["properties"]
+
+    def set_defaults(validator, props, instance, schema) -> Iterator[jsonschema.ValidationError]:
+        if isinstance(instance, dict):
+            for name, sub in props.items():
+                if "default" in sub:
+                    instance.setdefault(name, copy.deepcopy(sub["default"]))
+        yield from properties(validator, props, instance, schema)
+
+    return jsonschema.validators.extend(validator_class, {"properties": set_defaults})
+
+
+_Validator = _fill_defaults(jsonschema.Draft202012Validator)
 
 
 def validate_config(cfg: dict[str, Any]) -> dict[str, Any]:
-    """Raise :class:`ConfigError` naming every bad key and its fix; return ``cfg`` unchanged."""
-    validator = jsonschema.Draft202012Validator(schema())
-    errors = sorted(validator.iter_errors(cfg), key=lambda e: list(e.path))
+    """Fill in the schema's defaults (in place: the workflow's ``config`` is completed for every
+    rule and script) and raise :class:`ConfigError` naming every bad key and its fix; return ``cfg``.
+
+    Why not ``snakemake.utils.validate`` as well: one validation, which the CLI runs too and
+    which reports every error with its key and fix, not only the first."""
+    errors = sorted(_Validator(schema()).iter_errors(cfg), key=lambda e: list(map(str, e.path)))
     if errors:
         lines = []
         for e in errors:
             key = ".".join(str(p) for p in e.path) or "<top level>"
             lines.append(f"config key {key}: {e.message}; fix: {_hint(e)}")
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines))
-    if abs(sum(cfg["splits"].get("fractions", [0.8, 0.1, 0.1])) - 1.0) > 1e-6:
+    if abs(sum(cfg["splits"]["fractions"]) - 1.0) > 1e-6:
         raise ConfigError("config key splits.fractions: must sum to 1; fix: e.g. [0.8, 0.1, 0.1]")
-    if cfg["corpus"]["source"] == "dir" and not cfg["corpus"].get("dir"):
-        raise ConfigError("config key corpus.dir: required when corpus.source is 'dir'; fix: set it to a folder of XHTML articles")
     return cfg
 
 
@@ -81,7 +107,7 @@ def run_matching(matching: dict[str, Any], encoder: str) -> dict[str, Any]:
     if encoder == "specter":
         part["specter"] = matching["specter"]
     if encoder == "mathbert":
-        part["mathbert"] = matching.get("mathbert")
+        part["mathbert"] = matching["mathbert"]
     return part
 
 
@@ -90,3 +116,122 @@ def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     for k, v in over.items():
         out[k] = deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
     return out
+
+
+# ----------------------------------------------------------------------------- config/README.md
+
+README_HEADER = """# Configuration
+
+<!-- Generated from src/proofmatch/schemas/config.schema.yaml by
+     `proofmatch config --readme config/README.md`: edit the schema, not this file
+     (tests/test_config_readme.py fails when the two differ). -->
+
+The workflow reads `config/config.yaml` (the demo: the project's generated corpus and tiny
+models; it lists every key below with its default) and any override given after it,
+`snakemake --configfile config/config.yaml config/paper.yaml ...`, merged key by key:
+`config/paper.yaml` (the paper's corpus and model sizes), `config/stacks.yaml` (the Stacks
+project chapters), `config/smoke.yaml` (fewest epochs, for the end-to-end test). The merged
+configuration is validated once, before any job runs; a wrong value is reported with its key and
+a fix, and a key left out takes its default. `proofmatch config FILE...` prints the merged
+configuration with every default filled in.
+"""
+
+
+def _resolve(sub: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
+    """A property's schema with its ``$ref`` followed (the property's own keys win)."""
+    if "$ref" not in sub:
+        return sub
+    target: Any = root
+    for part in sub["$ref"].removeprefix("#/").split("/"):
+        target = target[part]
+    return {**_resolve(target, root), **{k: v for k, v in sub.items() if k != "$ref"}}
+
+
+def _allowed(s: dict[str, Any]) -> str:
+    """What a value may be, in words: ``integer ≥ 1``, ``number in (0, 1]``, ``one of a, b``."""
+    if "enum" in s:
+        return "one of " + ", ".join(f"`{v}`" for v in s["enum"])
+    types = s.get("type", [])
+    types = [types] if isinstance(types, str) else list(types)
+    nullable = "null" in types
+    kind = " or ".join(t for t in types if t != "null")
+    if kind == "array":
+        item = s.get("items", {})
+        kind = f"list of {_allowed(item) if 'enum' in item else item.get('type', 'value')}"
+        if "minItems" in s and s.get("minItems") == s.get("maxItems"):
+            kind = f"{kind} ({s['minItems']} items)"
+        if item.get("maxLength") == 1:
+            kind += " (one character each)"
+    low = ("≥", s["minimum"]) if "minimum" in s else (">", s["exclusiveMinimum"]) if "exclusiveMinimum" in s else None
+    high = ("≤", s["maximum"]) if "maximum" in s else ("<", s["exclusiveMaximum"]) if "exclusiveMaximum" in s else None
+    if low and high:
+        kind += f" in {'[' if low[0] == '≥' else '('}{low[1]}, {high[1]}{']' if high[0] == '≤' else ')'}"
+    elif low or high:
+        op, value = low or high
+        kind += f" {op} {value}"
+    if "pattern" in s:
+        kind += f" matching `{s['pattern']}`"
+    return kind + (", or null" if nullable else "")
+
+
+def _default(s: dict[str, Any], required: bool) -> str:
+    if required:
+        return "required"
+    return "`" + json.dumps(s["default"], ensure_ascii=False) + "`" if "default" in s else "–"
+
+
+def schema_keys(root: dict[str, Any] | None = None) -> list[tuple[str, dict[str, Any], bool]]:
+    """Every key of the schema as (dotted path, its resolved schema, required), depth first;
+    a list of objects contributes ``path[].key`` rows."""
+    root = root or schema()
+    out: list[tuple[str, dict[str, Any], bool]] = []
+
+    def walk(obj: dict[str, Any], prefix: str) -> None:
+        for name, sub in obj.get("properties", {}).items():
+            s = _resolve(sub, root)
+            path = f"{prefix}{name}"
+            out.append((path, s, name in obj.get("required", [])))
+            if s.get("type") == "object":
+                walk(s, path + ".")
+            elif s.get("type") == "array" and s.get("items", {}).get("type") == "object":
+                walk(s["items"], path + "[].")
+
+    walk(root, "")
+    return out
+
+
+def schema_markdown(root: dict[str, Any] | None = None) -> str:
+    """config/README.md: per top-level section, its description and a table of its keys
+    (default, allowed values, description)."""
+    from tabulate import tabulate
+
+    root = root or schema()
+    keys = schema_keys(root)
+    cell = lambda text: str(text).replace("|", "\\|").replace("\n", " ")  # noqa: E731
+    parts = [README_HEADER]
+    for section, sub in root["properties"].items():
+        s = _resolve(sub, root)
+        rows = [(f"`{path}`", _default(k, req), cell(_allowed(k)), cell(k.get("description", "")).replace("*", "\\*"))
+                for path, k, req in keys
+                if (path == section or path.startswith((section + ".", section + "[]")))
+                and k.get("type") != "object"]
+        parts.append(f"## `{section}`\n")
+        if s.get("type") == "object" and s.get("description"):
+            parts.append(s["description"][0].upper() + s["description"][1:] + ".\n")
+        parts.append(tabulate(rows, headers=["key", "default", "allowed", "description"], tablefmt="github",
+                              disable_numparse=True) + "\n")
+    return "\n".join(parts)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("configs", nargs="*", help="config YAML files, merged in order (later ones win)")
+    parser.add_argument("--readme", default=None, help="write the keys' documentation (config/README.md) here")
+
+
+def main(args: argparse.Namespace) -> int:
+    """Print the merged, validated configuration with every default, or write config/README.md."""
+    if args.readme:
+        Path(args.readme).write_text(schema_markdown(), encoding="utf-8")
+    if args.configs or not args.readme:
+        yaml.safe_dump(load_config(*args.configs), sys.stdout, allow_unicode=True, sort_keys=False)
+    return 0

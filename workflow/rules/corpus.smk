@@ -13,8 +13,8 @@ rule demo_corpus:
         mem_mb=1000,
         runtime=10,
     params:
-        n_articles=config["corpus"].get("demo", {}).get("n_articles", 72),
-        seed=config["corpus"].get("demo", {}).get("seed", 7),
+        n_articles=config["corpus"]["demo"]["n_articles"],
+        seed=config["corpus"]["demo"]["seed"],
     script:
         "../scripts/demo_corpus.py"
 
@@ -54,8 +54,8 @@ rule extract:
         mem_mb=4000,
         runtime=240,
     params:
-        max_file_mb=config["extract"].get("max_file_mb", 64),
-        max_depth=config["extract"].get("max_depth", 256),
+        max_file_mb=config["extract"]["max_file_mb"],
+        max_depth=config["extract"]["max_depth"],
     script:
         "../scripts/extract.py"
 

@@ -23,9 +23,9 @@ rule filter_pairs:
         mem_mb=8000,
         runtime=120,
     params:
-        language=config["filter"].get("language", "en"),
-        min_tokens=config["filter"].get("min_tokens", 20),
-        max_tokens=config["filter"].get("max_tokens", 500),
+        language=config["filter"]["language"],
+        min_tokens=config["filter"]["min_tokens"],
+        max_tokens=config["filter"]["max_tokens"],
     script:
         "../scripts/filter_pairs.py"
 
@@ -44,8 +44,8 @@ rule make_splits:
         mem_mb=4000,
         runtime=30,
     params:
-        fractions=config["splits"].get("fractions", [0.8, 0.1, 0.1]),
-        pr_category=config["splits"].get("pr_category", "math.PR"),
+        fractions=config["splits"]["fractions"],
+        pr_category=config["splits"]["pr_category"],
         seed=SEED,
     script:
         "../scripts/make_splits.py"
@@ -90,14 +90,12 @@ rule replace_symbols:
         # alpha matters to the partial levels only, the protected symbols to the *_p levels
         # only: changing either reruns just those levels.
         alpha=lambda w: (
-            config["replace"].get("partial_alpha", 0.5)
+            config["replace"]["partial_alpha"]
             if w.level.startswith("partial")
             else None
         ),
         protected=lambda w: (
-            config["replace"].get("protected", ["P", "E", "V", "σ", "ρ"])
-            if w.level.endswith("_p")
-            else []
+            config["replace"]["protected"] if w.level.endswith("_p") else []
         ),
         seed=SEED,
     script:

@@ -50,7 +50,7 @@ rule convert_latex:
         mem_mb=4000,
         runtime=2880,
     params:
-        limits=lambda w: latexml.corpus_entry(config, w.lcorpus).get("latex") or {},
+        limits=lambda w: latexml.corpus_entry(config, w.lcorpus)["latex"],
     script:
         "../scripts/convert_latex.py"
 
