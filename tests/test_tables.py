@@ -7,12 +7,13 @@ import re
 import pandas as pd
 import pytest
 
+from proofmatch import experiments as X
 from proofmatch import tables as T
 from proofmatch.store import write_json
 
 
 def metrics(mrr: float, acc: float, gacc: float) -> dict:
-    hub = {b: {"proofs": i + 1, "percent": 10.0 * (i + 1)} for i, b in enumerate(T.HUBNESS_BINS)}
+    hub = {b: {"proofs": i + 1, "percent": 10.0 * (i + 1)} for i, b in enumerate(X.HUBNESS_BINS)}
     return {"n": 100, "mrr": mrr, "acc": acc, "global_acc": gacc, "part": "dev", "hubness": hub}
 
 
@@ -26,18 +27,20 @@ def read(prefix) -> tuple[str, str, pd.DataFrame]:
             pd.read_csv(prefix.with_suffix(".csv")))
 
 
+def fill(table: X.Table, value, keep=lambda ev: True) -> dict:
+    """Every evaluation of ``table`` that ``keep`` accepts, with the metrics ``value(ev)``."""
+    return {ev: value(ev) for row in table.rows for ev in row.cells if keep(ev)}
+
+
 def test_table3_rows_percentages_and_not_run(tmp_path):
-    results = {}
-    for enc in ("npt", "scratchbert", "specter"):
-        for mode in (("triplet",) if enc == "specter" else ("local", "hybrid")):
-            for lv in T.TABLE3_LEVELS:
-                results[(enc, mode, lv)] = metrics(0.6322, 0.5608, 0.6189)
+    table = X.table3()
+    results = fill(table, lambda ev: metrics(0.6322, 0.5608, 0.6189), lambda ev: ev.model != "mathbert")
     # one result given as a JSON path
     path = tmp_path / "npt-local-conservation.json"
     write_json(metrics(0.1234, 0.0567, 0.5), path)
-    results[("npt", "local", "conservation")] = path
+    results[X.Run("mixed", "npt", "local", "conservation").evaluation("test")] = path
     reason = "no MathBERT checkpoint configured (matching.mathbert)"
-    df = T.table3(results, tmp_path / "table3", not_run={"mathbert": reason})
+    df = T.render_table(table, results, tmp_path / "table3", not_run={"mathbert": reason})
     md, tex, csv = read(tmp_path / "table3")
     assert df["Encoder-Decoder"].tolist() == [
         "NPT-Local-Local", "NPT-Local-Global", "NPT-Global-Global",
@@ -50,22 +53,25 @@ def test_table3_rows_percentages_and_not_run(tmp_path):
     mb = df[df["Encoder-Decoder"] == "MathBERT-Local-Local"].iloc[0]
     assert mb.drop(["Encoder-Decoder", "Note"]).isna().all()
     assert csv.shape == (11, 1 + 8 + 1)
+    # the workflow's inputs are the table's evaluations without the rows not run
+    assert set(table.evaluations({"mathbert": reason})) == {ev for ev in results}
 
 
 def test_table3_missing_result_without_reason_is_an_error(tmp_path):
     with pytest.raises(KeyError, match="Table 3: .* missing"):
-        T.table3({}, tmp_path / "t3", not_run={"npt": "x", "scratchbert": "y", "mathbert": "z"})
+        T.render_table(X.table3(), {}, tmp_path / "t3", not_run={"npt": "x", "scratchbert": "y", "mathbert": "z"})
     # a mode-specific reason covers just that mode
-    results = {("npt", "local", lv): metrics(0.5, 0.4, 0.45) for lv in T.TABLE3_LEVELS}
-    df = T.table3(results, tmp_path / "t3", encoders=("npt",),
-                  not_run={("npt", "hybrid"): "global training not configured"})
+    table = X.table3(encoders=("npt",))
+    results = fill(table, lambda ev: metrics(0.5, 0.4, 0.45), lambda ev: ev.mode == "local")
+    df = T.render_table(table, results, tmp_path / "t3", not_run={("npt", "hybrid"): "global training not configured"})
     assert df["Note"].tolist() == ["", "", "not run: global training not configured"]
 
 
 def test_table4_cross_levels_with_not_run_split(tmp_path):
-    results = {("mixed", tr, te): metrics(0.7373 if tr == te else 0.2974, 0.6712, 0.7)
-               for tr in T.TABLE3_LEVELS for te in T.TABLE3_LEVELS}
-    df = T.table4(results, tmp_path / "table4", not_run={"unmixed": "unmixed runs disabled"})
+    table = X.table4()
+    results = fill(table, lambda ev: metrics(0.7373 if ev.level == ev.test_level else 0.2974, 0.6712, 0.7),
+                   lambda ev: ev.split == "mixed")
+    df = T.render_table(table, results, tmp_path / "table4", not_run={"unmixed": "unmixed runs disabled"})
     md, _, _ = read(tmp_path / "table4")
     assert len(df) == 8 and df["Split"].tolist()[:4] == ["Mixed"] * 4
     assert "| Mixed | Conservation | 73.73 | 67.12 | 29.74 |" in md
@@ -73,10 +79,11 @@ def test_table4_cross_levels_with_not_run_split(tmp_path):
 
 
 def test_table5_views_with_not_run_row(tmp_path):
-    results = {("npt", v, lv): metrics(0.2251, 0.1668, 0.2) for v in T.TABLE5_VIEWS for lv in T.TABLE5_LEVELS}
-    results.update({("scratchbert", v, lv): metrics(0.3685, 0.2918, 0.3) for v in ("text", "both")
-                    for lv in T.TABLE5_LEVELS})
-    df = T.table5(results, tmp_path / "table5", not_run={("scratchbert", "math"): "math view not trained"})
+    table = X.table5()
+    results = fill(table, lambda ev: metrics(0.2251, 0.1668, 0.2), lambda ev: ev.model == "npt")
+    results.update(fill(table, lambda ev: metrics(0.3685, 0.2918, 0.3),
+                        lambda ev: ev.model == "scratchbert" and ev.view != "math"))
+    df = T.render_table(table, results, tmp_path / "table5", not_run={("scratchbert", "math"): "math view not trained"})
     md, _, _ = read(tmp_path / "table5")
     assert df[["Encoder", "Input"]].values.tolist()[:3] == [["NPT", "Text"], ["NPT", "Math"], ["NPT", "Both"]]
     assert "| NPT | Text | 22.51 | 16.68 | 22.51 | 16.68 |  |" in md
@@ -90,12 +97,14 @@ def test_table6_rows_are_training_levels_columns_protected_test_levels(tmp_path)
              "full": (53.63, 42.08, 52.85, 41.4), "full_p": (56.27, 45.13, 55.92, 44.84)}
     results = {}
     for tr, (m1, a1, m2, a2) in paper.items():
-        results[(tr, "conservation")] = metrics(m1 / 100, a1 / 100, 0.0)
-        results[(tr, "partial_p")] = metrics(m2 / 100, a2 / 100, 0.0)
-    df = T.table6(results, tmp_path / "table6", not_run={"partial_p": "not run: no math.PR articles"})
+        run = X.Run("pr", "scratchbert", "local", tr)
+        results[run.evaluation("test", "conservation")] = metrics(m1 / 100, a1 / 100, 0.0)
+        results[run.evaluation("test", "partial_p")] = metrics(m2 / 100, a2 / 100, 0.0)
+    table = X.table6()
+    df = T.render_table(table, results, tmp_path / "table6", not_run={"partial_p": "not run: no math.PR articles"})
     md, tex, csv = read(tmp_path / "table6")
-    assert T.TABLE6_TRAIN == ("conservation", "partial", "partial_p", "full", "full_p")
-    assert T.TABLE6_TEST == ("conservation", "partial_p")
+    assert X.TABLE6_TRAIN == ("conservation", "partial", "partial_p", "full", "full_p")
+    assert X.TABLE6_TEST == ("conservation", "partial_p")
     assert df["Training"].tolist() == ["Conservation", "Partial", "Partial+P", "Full", "Full+P"]
     assert list(df.columns) == ["Training", "Test Conservation MRR", "Test Conservation Acc",
                                 "Test Partial+P MRR", "Test Partial+P Acc", "Note"]
@@ -105,24 +114,25 @@ def test_table6_rows_are_training_levels_columns_protected_test_levels(tmp_path)
     assert "Rows: training level" in md and "Table 6" in tex and csv.shape == (5, 6)
     # a training level without results and without a reason is an error, not an empty row
     with pytest.raises(KeyError, match="Table 6: 2 result"):
-        T.table6(results, tmp_path / "t6")
+        T.render_table(table, results, tmp_path / "t6")
 
 
 def test_table7_hubness_from_json(tmp_path):
     path = tmp_path / "dev.json"
     write_json(metrics(0.5, 0.4, 0.45), path)
-    df = T.table7(path, tmp_path / "table7")
+    df = T.hubness_table(path, tmp_path / "table7")
     md, _, csv = read(tmp_path / "table7")
     assert df["Statements"].tolist() == ["≥20", "≥10", "≥5", "≥2", "=1", "<1"]
     assert df["Proofs"].tolist() == [1, 2, 3, 4, 5, 6]
     assert "| ≥20 | 1 | 10.00 |" in md and "100 proofs of the dev set" in md
     with pytest.raises(ValueError, match="hubness"):
-        T.table7({"mrr": 1, "acc": 1, "global_acc": 1}, tmp_path / "bad")
+        T.hubness_table({"mrr": 1, "acc": 1, "global_acc": 1}, tmp_path / "bad")
 
 
 def test_baselines_table_with_not_run_method(tmp_path):
-    results = {(m, lv): metrics(0.298, 0.114, 0.2) for m in ("tfidf", "tfidf_paper") for lv in T.TABLE3_LEVELS}
-    df = T.table_baselines(results, tmp_path / "baselines", not_run={"bm25": "rank_bm25 not installed"})
+    table = X.baselines()
+    results = fill(table, lambda ev: metrics(0.298, 0.114, 0.2), lambda ev: ev.model != "bm25")
+    df = T.render_table(table, results, tmp_path / "baselines", not_run={"bm25": "rank_bm25 not installed"})
     md, _, _ = read(tmp_path / "baselines")
     assert df["Method"].tolist() == ["TF-IDF-Local", "TF-IDF-Global", "TF-IDF (reference code)-Local",
                                      "TF-IDF (reference code)-Global", "BM25-Local", "BM25-Global"]
@@ -132,10 +142,9 @@ def test_baselines_table_with_not_run_method(tmp_path):
 
 def test_tables_from_eval_root(tmp_path):
     root = tmp_path / "eval"
-    for lv in T.TABLE3_LEVELS:
-        write_json(metrics(0.5, 0.4, 0.45), T.eval_json(root, "mixed", "npt", "local", lv, "both", "test", lv))
-    write_json(metrics(0.5, 0.4, 0.45), T.eval_json(root, "mixed", "scratchbert", "local", "conservation",
-                                                     "both", "dev", "conservation"))
+    for lv in X.LEVELS:
+        write_json(metrics(0.5, 0.4, 0.45), X.Run("mixed", "npt", "local", lv).evaluation("test").path(root))
+    write_json(metrics(0.5, 0.4, 0.45), X.TABLE7_RUN.evaluation("dev").path(root))
     with pytest.raises(FileNotFoundError, match="allow-missing"):
         T.tables_from_eval_root(root, tmp_path / "tables")
     T.tables_from_eval_root(root, tmp_path / "tables", not_run={"mathbert": "no checkpoint"}, allow_missing=True)
@@ -147,23 +156,35 @@ def test_tables_from_eval_root(tmp_path):
             assert (tmp_path / "tables" / f"{name}.{ext}").exists()
 
 
-def test_render_dispatches_workflow_keys(tmp_path):
-    """The workflow's keyed inputs reach the right table; a disabled pr split is a not-run note."""
-    from proofmatch.tables import parse_key, render
+def test_rows_not_run_need_no_results(tmp_path):
+    """What the config leaves out (no MathBERT, no pr split) is marked not run, not asked for."""
+    root = tmp_path / "eval"
+    reasons = {"mathbert": X.NOT_RUN_MATHBERT, "pr": X.NOT_RUN_PR}
+    for table in X.tables().values():
+        for ev in table.evaluations(reasons):
+            write_json(metrics(0.5, 0.4, 0.45), ev.path(root))
+    T.tables_from_eval_root(root, tmp_path / "tables", not_run=reasons)
+    assert compact((tmp_path / "tables" / "table3.md").read_text()).count(f"| {X.NOT_RUN_MATHBERT} |") == 3
+    assert compact((tmp_path / "tables" / "table6.md").read_text()).count(f"| {X.NOT_RUN_PR} |") == 5
 
-    assert parse_key("pr__scratchbert__local__partial_p__both__test__full_p") == {
-        "split": "pr", "encoder": "scratchbert", "mode": "local", "level": "partial_p",
-        "view": "both", "part": "test", "test_level": "full_p"}
-    with pytest.raises(ValueError):
-        parse_key("mixed__npt__local")
-    df = render("table6", {}, tmp_path / "t6", not_run={"pr": "not run: no pr split"})
+
+def test_render_takes_the_workflows_inputs(tmp_path):
+    """The workflow's inputs reach the right cells; a disabled pr split is a not-run note."""
+    df = T.render("table6", [], tmp_path / "t6", not_run={"pr": "not run: no pr split"})
     assert "not run: no pr split" in (tmp_path / "t6.md").read_text()
     assert len(df) == 5 and (df["Note"] == "not run: no pr split").all()
     # the ten pr evaluations (five training levels x two protected test levels) fill Table 6
-    keyed = {f"pr__scratchbert__local__{tr}__both__test__{te}": metrics(0.5 + 0.01 * i, 0.4, 0.0)
-             for i, (tr, te) in enumerate((tr, te) for tr in T.TABLE6_TRAIN for te in T.TABLE6_TEST)}
-    df = render("table6", keyed, tmp_path / "t6")
-    assert len(keyed) == 10 and df.drop(columns=["Training", "Note"]).notna().all().all()
+    root = tmp_path / "eval"
+    evals = X.table6().evaluations()
+    for i, ev in enumerate(evals):
+        write_json(metrics(0.5 + 0.01 * i, 0.4, 0.0), ev.path(root))
+    df = T.render("table6", [ev.path(root) for ev in evals], tmp_path / "t6", eval_root=root)
+    assert len(evals) == 10 and df.drop(columns=["Training", "Note"]).notna().all().all()
     assert df.loc[df["Training"] == "Full+P", "Test Partial+P MRR"].item() == pytest.approx(59.0)
+    with pytest.raises(ValueError, match="1 unexpected"):
+        T.render("table6", [ev.path(root) for ev in evals] + ["results/eval/other.json"], tmp_path / "t6",
+                 eval_root=root)
+    with pytest.raises(ValueError, match="1 absent"):
+        T.render("table6", [ev.path(root) for ev in evals[1:]], tmp_path / "t6", eval_root=root)
     with pytest.raises(ValueError, match="unknown table"):
-        render("table9", {}, tmp_path / "t9")
+        T.render("table9", [], tmp_path / "t9")

@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from proofmatch import transfer
+from proofmatch.config import validate_config
 from proofmatch.demo import generate
 from proofmatch.splits import read_parts
 from test_workflow import copy_workflow
@@ -68,24 +69,30 @@ def fake_eval(path: Path, mrr: float, acc: float, global_acc: float, n: int) -> 
     return str(path)
 
 
-def test_table_sets_each_pool_beside_the_in_corpus_numbers(tmp_path):
-    settings = transfer.transfer_settings({"corpus": {"n_shards": 2}, "transfer": {"corpora": [
-        {"name": "pr", "source": "dir", "dir": "x"}, {"name": "stacks", "source": "latex", "dir": "y"}]}})
-    keys = transfer.table_inputs(settings)
-    assert keys["in__npt__local"] == "results/eval/mixed/npt-local/conservation-both/test-conservation.json"
-    assert keys["to__stacks__bm25__none"] == \
-        "results/transfer/stacks/eval/mixed/bm25-none/conservation-both/test-conservation.json"
-    assert keys["pool__pr"] == "results/transfer/pr/pool/mixed/conservation.json"
-    inputs = {}
-    base = {"in": 0.1, "pr": 0.2, "stacks": 0.3}
-    for key in (k for k in keys if not k.startswith("pool__")):
-        corpus, method, _ = transfer.parse_key(key)
-        bonus = 0.01 * ["npt", "scratchbert", "tfidf", "bm25"].index(method)
-        inputs[key] = fake_eval(tmp_path / f"{key}.json", base[corpus] + bonus, 0.05, 0.07, 100 if corpus == "in" else 50)
-    (tmp_path / "pr.json").write_text(json.dumps({"pairs": 50, "articles": 5, "shared_articles": 0, "duplicate_pairs": 0}))
-    (tmp_path / "st.json").write_text(json.dumps({"pairs": 50, "articles": 4, "shared_articles": 2, "duplicate_pairs": 1}))
-    inputs.update(pool__pr=str(tmp_path / "pr.json"), pool__stacks=str(tmp_path / "st.json"))
-    df = transfer.render_transfer(inputs, tmp_path / "transfer")
+def settings_of(transfer_block: dict, n_shards: int = 2) -> dict:
+    return transfer.transfer_settings(validate_config({"corpus": {"n_shards": n_shards}, "transfer": transfer_block}))
+
+
+def test_table_sets_each_pool_beside_the_in_corpus_numbers(tmp_path, monkeypatch):
+    settings = settings_of({"corpora": [{"name": "pr", "source": "dir", "dir": "x"},
+                                        {"name": "stacks", "source": "latex", "dir": "y"}]})
+    inputs = transfer.table_inputs(settings)
+    assert "results/eval/mixed/npt-local/conservation-both/test-conservation.json" in inputs
+    assert "results/transfer/stacks/eval/mixed/bm25-none/conservation-both/test-conservation.json" in inputs
+    assert "results/transfer/pr/pool/mixed/conservation.json" in inputs
+    assert len(inputs) == 2 + 3 * 4  # two pools; four rows (2 runs, 2 baselines) in three column groups
+    monkeypatch.chdir(tmp_path)
+    base = {None: 0.1, "pr": 0.2, "stacks": 0.3}
+    for (corpus, ev), path in transfer.table_cells(settings).items():
+        bonus = 0.01 * ["npt", "scratchbert", "tfidf", "bm25"].index(ev.model)
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        fake_eval(Path(path), base[corpus] + bonus, 0.05, 0.07, 100 if corpus is None else 50)
+    for name, articles, shared, duplicates in (("pr", 5, 0, 0), ("stacks", 4, 2, 1)):
+        pool = Path(transfer.pool_json(settings, name))
+        pool.parent.mkdir(parents=True)
+        pool.write_text(json.dumps({"pairs": 50, "articles": articles, "shared_articles": shared,
+                                    "duplicate_pairs": duplicates}))
+    df = transfer.render_transfer(inputs, tmp_path / "transfer", settings)
     assert df["Model"].tolist() == ["NPT-Local-Local", "NPT-Local-Global", "ScratchBERT-Local-Local",
                                     "ScratchBERT-Local-Global", "TF-IDF-Local", "TF-IDF-Global", "BM25-Local",
                                     "BM25-Global"]
@@ -97,24 +104,26 @@ def test_table_sets_each_pool_beside_the_in_corpus_numbers(tmp_path):
     assert np.isnan(df.set_index("Model").loc["BM25-Global", "pr MRR (n=50)"])  # global decoding has no MRR
     md = (tmp_path / "transfer.md").read_text()
     assert "stacks: 50 pairs from 4 articles, NOT a clean transfer" in md and "pr: 50 pairs from 5 articles;" in md
-    del inputs["to__pr__tfidf__none"]
+    tfidf_on_pr = "results/transfer/pr/eval/mixed/tfidf-none/conservation-both/test-conservation.json"
+    with pytest.raises(ValueError, match="absent"):
+        transfer.render_transfer([p for p in inputs if p != tfidf_on_pr], tmp_path / "t2", settings)
+    cells = transfer.table_cells(settings)
+    del cells[next(k for k, v in cells.items() if v == tfidf_on_pr)]
     with pytest.raises(KeyError, match="pr"):
-        transfer.render_transfer(inputs, tmp_path / "t2")
+        transfer.transfer_table(cells, {"pr": transfer.pool_json(settings, "pr")}, tmp_path / "t3")
 
 
 def test_settings_defaults_and_errors():
-    s = transfer.transfer_settings({"corpus": {"n_shards": 4}, "transfer": {"corpora": [{"name": "a", "source": "demo"}],
-                                                                             "runs": ["npt-hybrid"]}})
+    s = settings_of({"corpora": [{"name": "a", "source": "demo"}], "runs": ["npt-hybrid"]}, n_shards=4)
     assert s["runs"] == [("npt", "hybrid")] and s["baselines"] == ["tfidf", "bm25"] and s["split"] == "mixed"
     assert s["corpora"]["a"]["n_shards"] == 4
     assert transfer.corpus_inputs(s, "a") == {"corpus": "results/demo_corpus/xhtml",
                                               "metadata": "results/demo_corpus/metadata.csv"}
-    assert transfer.transfer_settings({"corpus": {"n_shards": 1}})["corpora"] == {}
+    assert settings_of({}, n_shards=1)["corpora"] == {}
     with pytest.raises(ValueError, match="used twice"):
-        transfer.transfer_settings({"corpus": {"n_shards": 1}, "transfer": {"corpora": [
-            {"name": "a", "source": "demo"}, {"name": "a", "source": "demo"}]}})
+        settings_of({"corpora": [{"name": "a", "source": "demo"}, {"name": "a", "source": "demo"}]})
     with pytest.raises(ValueError, match="needs at least one"):
-        transfer.table_inputs(transfer.transfer_settings({"corpus": {"n_shards": 1}}))
+        transfer.table_inputs(settings_of({}))
 
 
 def split_demo(root: Path) -> tuple[Path, Path]:

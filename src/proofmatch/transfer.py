@@ -24,39 +24,37 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .experiments import EVAL_ROOT, LEVEL_NAMES, SPLIT_NAMES, Evaluation, Run, baseline, model_label
 from .replace import OUTPUT_SCHEMA
 from .render import write_table
 from .splits import read_part
 from .store import atomic_path, read_json, read_parquet, write_json
-from .tables import ENCODER_NAMES, METHOD_NAMES, SPLIT_NAMES, cells, eval_json, load_metrics
+from .tables import cells, load_metrics
 
 log = logging.getLogger(__name__)
 
-DEFAULT_RUNS = ("npt-local", "scratchbert-local")
-DEFAULT_BASELINES = ("tfidf", "bm25")
 LEVEL = "conservation"  # the issue's setting: runs trained on Conservation, pools not replaced
-MODE_NAMES = {"local": "Local", "hybrid": "Global", "triplet": "Triplet"}
-IN_CORPUS = "in"
 
 
 def transfer_settings(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``transfer`` block with defaults: split, level, runs as (encoder, mode), baselines and
-    corpora by name (each with ``n_shards``). Empty ``corpora`` when none is configured."""
-    block = config.get("transfer") or {}
+    """The validated config's ``transfer`` block (:func:`proofmatch.config.validate_config`):
+    split, level, runs as (encoder, mode), baselines and corpora by name (each with its
+    ``n_shards``). Empty ``corpora`` when none is configured."""
+    block = config["transfer"]
     corpora: dict[str, dict[str, Any]] = {}
-    for entry in block.get("corpora") or []:
+    for entry in block["corpora"]:
         if entry["name"] in corpora:
             raise ValueError(f"config transfer.corpora: the name {entry['name']!r} is used twice")
-        corpora[entry["name"]] = {**entry, "n_shards": int(entry.get("n_shards") or config["corpus"]["n_shards"])}
-    runs = [tuple(r.split("-", 1)) for r in block.get("runs") or DEFAULT_RUNS]
-    return {"split": block.get("split", "mixed"), "level": LEVEL, "runs": runs,
-            "baselines": list(block.get("baselines") or DEFAULT_BASELINES), "corpora": corpora}
+        corpora[entry["name"]] = {**entry, "n_shards": int(entry["n_shards"] or config["corpus"]["n_shards"])}
+    runs = [tuple(r.split("-", 1)) for r in block["runs"]]  # the schema's "encoder-mode" run names
+    return {"split": block["split"], "level": LEVEL, "runs": runs, "baselines": list(block["baselines"]),
+            "corpora": corpora}
 
 
 def corpus_entry(settings: Mapping[str, Any], name: str) -> dict[str, Any]:
@@ -73,7 +71,7 @@ def corpus_inputs(settings: Mapping[str, Any], name: str) -> dict[str, str]:
         return {"corpus": "results/demo_corpus/xhtml", "metadata": "results/demo_corpus/metadata.csv"}
     if entry["source"] == "latex":
         return {"corpus": f"results/latex/{name}/xhtml", "metadata": f"results/latex/{name}/metadata.csv"}
-    return {"corpus": entry["dir"], **({"metadata": entry["metadata"]} if entry.get("metadata") else {})}
+    return {"corpus": entry["dir"], **({"metadata": entry["metadata"]} if entry["metadata"] else {})}
 
 
 def shard_files(settings: Mapping[str, Any], name: str, stage: str, suffix: str) -> list[str]:
@@ -81,21 +79,35 @@ def shard_files(settings: Mapping[str, Any], name: str, stage: str, suffix: str)
             for i in range(corpus_entry(settings, name)["n_shards"])]
 
 
-def table_inputs(settings: Mapping[str, Any]) -> dict[str, str]:
-    """The transfer table's inputs: pool JSONs (``pool__<corpus>``) and evaluation JSONs keyed as
-    :func:`parse_key` reads them, in-corpus from ``results/eval``, transfer from
-    ``results/transfer/<corpus>/eval`` (same layout)."""
+def evaluations(settings: Mapping[str, Any]) -> list[Evaluation]:
+    """The table's rows: each run, then each baseline, trained (fitted) on the split's train
+    part at the transfer level and tested on the test part at the same level."""
+    split, level = settings["split"], settings["level"]
+    runs = [Run(split, encoder, mode, level).evaluation("test") for encoder, mode in settings["runs"]]
+    return runs + [baseline(split, method, level, "test") for method in settings["baselines"]]
+
+
+def eval_root(corpus: str | None) -> str:
+    """Where the evaluations on a corpus live: in-corpus (None) in results/eval, a transfer corpus's
+    in results/transfer/<corpus>/eval (same layout)."""
+    return EVAL_ROOT if corpus is None else f"results/transfer/{corpus}/eval"
+
+
+def pool_json(settings: Mapping[str, Any], corpus: str) -> str:
+    return f"results/transfer/{corpus}/pool/{settings['split']}/{settings['level']}.json"
+
+
+def table_cells(settings: Mapping[str, Any]) -> dict[tuple[str | None, Evaluation], str]:
+    """Every cell's evaluation JSON by (corpus, evaluation): None = the in-corpus test part."""
+    corpora = [None, *settings["corpora"]]
+    return {(c, ev): str(ev.path(eval_root(c))) for c in corpora for ev in evaluations(settings)}
+
+
+def table_inputs(settings: Mapping[str, Any]) -> list[str]:
+    """The transfer table's inputs: each transfer corpus's pool JSON and every cell's evaluation."""
     if not settings["corpora"]:
         raise ValueError("the transfer table needs at least one transfer.corpora entry in the config")
-    split, level = settings["split"], settings["level"]
-    methods = [*settings["runs"], *((m, "none") for m in settings["baselines"])]
-    spec = lambda method, mode: (split, method, mode, level, "both", "test", level)  # noqa: E731
-    inputs = {f"in__{m}__{mode}": str(eval_json("results/eval", *spec(m, mode))) for m, mode in methods}
-    for name in settings["corpora"]:
-        inputs[f"pool__{name}"] = f"results/transfer/{name}/pool/{split}/{level}.json"
-        for m, mode in methods:
-            inputs[f"to__{name}__{m}__{mode}"] = str(eval_json(f"results/transfer/{name}/eval", *spec(m, mode)))
-    return inputs
+    return [*(pool_json(settings, c) for c in settings["corpora"]), *table_cells(settings).values()]
 
 
 def build_pool(pairs_parquet: str | os.PathLike, train_data_parquet: str | os.PathLike,
@@ -133,50 +145,30 @@ def build_pool(pairs_parquet: str | os.PathLike, train_data_parquet: str | os.Pa
 # ----------------------------------------------------------------------------- the table
 
 
-def parse_key(key: str) -> tuple[str, str, str]:
-    """A workflow input key ``in__<method>__<mode>`` or ``to__<corpus>__<method>__<mode>`` as
-    (corpus or ``in``, method, mode); baselines have mode ``none``."""
-    head, _, rest = key.partition("__")
-    if head == IN_CORPUS:
-        method, _, mode = rest.partition("__")
-        return IN_CORPUS, method, mode
-    if head == "to":
-        corpus, method, mode = rest.rsplit("__", 2)
-        return corpus, method, mode
-    raise ValueError(f"transfer table input key {key!r} is neither in__<method>__<mode> nor to__<corpus>__...")
-
-
-def _row_label(method: str, mode: str, decoding: str) -> str:
-    dec = "Local" if decoding == "local" else "Global"
-    if mode == "none":
-        return f"{METHOD_NAMES.get(method, method)}-{dec}"
-    return f"{ENCODER_NAMES.get(method, method)}-{MODE_NAMES.get(mode, mode)}-{dec}"
-
-
-def transfer_table(results: Mapping[tuple[str, str, str], Any], pools: Mapping[str, Any],
+def transfer_table(results: Mapping[tuple[str | None, Evaluation], Any], pools: Mapping[str, Any],
                    out_prefix: str | os.PathLike, split: str = "mixed") -> pd.DataFrame:
     """MRR and accuracy (%) of every run and baseline in-corpus and on each transfer pool.
 
-    ``results`` maps (``in`` or corpus name, method, mode) to an evaluation JSON; ``pools`` maps
-    a corpus name to its pool JSON (:func:`build_pool`). Rows: each run or baseline with local
-    decoding (MRR, Acc) and global decoding (Acc).
+    ``results`` maps (None for in-corpus or a corpus name, evaluation) to an evaluation JSON or
+    its loaded dict; ``pools`` maps a corpus name to its pool JSON (:func:`build_pool`). Rows:
+    each run or baseline with local decoding (MRR, Acc) and global decoding (Acc).
     """
     corpora = list(pools)
-    methods = list(dict.fromkeys((m, mode) for _, m, mode in results))
-    missing = [(c, m, mode) for m, mode in methods for c in [IN_CORPUS, *corpora] if (c, m, mode) not in results]
+    rows_of = list(dict.fromkeys(ev for _, ev in results))
+    missing = [(c, ev) for ev in rows_of for c in [None, *corpora] if (c, ev) not in results]
     if missing:
         raise KeyError(f"transfer table: results missing for {missing[:5]}")
     pool_info = {c: dict(p) if isinstance(p, Mapping) else read_json(p) for c, p in pools.items()}
     loaded = {k: load_metrics(v) for k, v in results.items()}
     rows = []
-    for method, mode in methods:
+    for ev in rows_of:
         for decoding in ("local", "global"):
             values: list[float | None] = []
-            for c in [IN_CORPUS, *corpora]:
-                values += cells(loaded[(c, method, mode)], decoding)
-            rows.append([_row_label(method, mode, decoding), *values])
-    split_name = SPLIT_NAMES.get(split, split)
-    in_n = next(loaded[(IN_CORPUS, m, mo)]["n"] for m, mo in methods)
+            for c in [None, *corpora]:
+                values += cells(loaded[(c, ev)], decoding)
+            rows.append([model_label(ev.model, ev.mode, decoding), *values])
+    split_name = SPLIT_NAMES[split]
+    in_n = loaded[(None, rows_of[0])]["n"]
     columns = ["Model", f"In-corpus MRR (n={in_n})", "In-corpus Acc"]
     for c in corpora:
         columns += [f"{c} MRR (n={pool_info[c]['pairs']})", f"{c} Acc"]
@@ -189,7 +181,7 @@ def transfer_table(results: Mapping[tuple[str, str, str], Any], pools: Mapping[s
                      f"{info['duplicate_pairs']} identical pairs also in the training corpus's train part")
         notes.append(note)
     caption = (f"Transfer: MRR and accuracy (%) of models trained on the {split_name} train part of the training "
-               f"corpus ({LEVEL.capitalize()}; baselines fitted on the same part), tested on its {split_name} test "
+               f"corpus ({LEVEL_NAMES[LEVEL]}; baselines fitted on the same part), tested on its {split_name} test "
                "part (In-corpus) and on every pair of each transfer corpus after the same extraction, filters and "
                "linearization. No MRR for global decoding. Pools: " + "; ".join(notes) + ".")
     out = str(out_prefix)
@@ -198,9 +190,13 @@ def transfer_table(results: Mapping[tuple[str, str, str], Any], pools: Mapping[s
     return df
 
 
-def render_transfer(inputs: Mapping[str, str], out_prefix: str | os.PathLike, split: str = "mixed") -> pd.DataFrame:
-    """The table from the workflow's keyed inputs: ``pool__<corpus>`` pool JSONs and evaluation JSONs
-    keyed as in :func:`parse_key` (workflow/rules/transfer.smk)."""
-    pools = {k.removeprefix("pool__"): v for k, v in inputs.items() if k.startswith("pool__")}
-    results = {parse_key(k): v for k, v in inputs.items() if not k.startswith("pool__")}
-    return transfer_table(results, pools, out_prefix, split)
+def render_transfer(inputs: Iterable[str | os.PathLike], out_prefix: str | os.PathLike,
+                    settings: Mapping[str, Any]) -> pd.DataFrame:
+    """The table from the workflow's inputs, which must be exactly :func:`table_inputs` of
+    ``settings`` (workflow/rules/transfer.smk)."""
+    given, expected = {str(p) for p in inputs}, set(table_inputs(settings))
+    if given != expected:
+        raise ValueError(f"transfer table: the inputs are not the table's files: unexpected "
+                         f"{sorted(given - expected)[:3]}, absent {sorted(expected - given)[:3]}")
+    pools = {c: pool_json(settings, c) for c in settings["corpora"]}
+    return transfer_table(table_cells(settings), pools, out_prefix, settings["split"])

@@ -1,6 +1,6 @@
 # Search index of a trained run (`proofmatch index`): every proof of every part encoded once, for
 # `proofmatch search` and `proofmatch serve`. `rule all` (and `snakemake -c2 search_demo`) builds
-# the index of the demo corpus from its NPT run (results/index/mixed/npt-local/conservation-both).
+# the index of the demo corpus from its NPT run (proofmatch.experiments.SEARCH_DEMO_RUN).
 
 
 rule search_index:
@@ -29,4 +29,4 @@ rule search_index:
 
 rule search_demo:
     input:
-        "results/index/mixed/npt-local/conservation-both/index.json",
+        str(X.SEARCH_DEMO_RUN.dir("results/index") / "index.json"),

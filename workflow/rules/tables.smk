@@ -1,9 +1,9 @@
-# Tables 3-7, the baselines table and Figure 2 (their inputs are listed in common.smk).
+# Tables 3-7, the baselines table and Figure 2; what each reads is defined in proofmatch.experiments.
 
 
 rule table3:
     input:
-        unpack(table3_inputs),
+        table_inputs("table3"),
     output:
         md=report(
             "results/tables/table3.md",
@@ -27,7 +27,7 @@ rule table3:
 
 use rule table3 as table4 with:
     input:
-        unpack(table4_inputs),
+        table_inputs("table4"),
     output:
         md=report(
             "results/tables/table4.md",
@@ -42,7 +42,7 @@ use rule table3 as table4 with:
 
 use rule table3 as table5 with:
     input:
-        unpack(table5_inputs),
+        table_inputs("table5"),
     output:
         md=report(
             "results/tables/table5.md",
@@ -57,7 +57,7 @@ use rule table3 as table5 with:
 
 use rule table3 as table6 with:
     input:
-        unpack(table6_inputs),
+        table_inputs("table6"),
     output:
         md=report(
             "results/tables/table6.md",
@@ -72,7 +72,7 @@ use rule table3 as table6 with:
 
 use rule table3 as table7 with:
     input:
-        unpack(table7_inputs),
+        table_inputs("table7"),
     output:
         md=report(
             "results/tables/table7.md",
@@ -87,7 +87,7 @@ use rule table3 as table7 with:
 
 use rule table3 as baselines_table with:
     input:
-        unpack(baselines_inputs),
+        table_inputs("baselines"),
     output:
         md=report(
             "results/tables/baselines.md",
@@ -102,9 +102,9 @@ use rule table3 as baselines_table with:
 
 rule figure2:
     input:
-        conservation="results/runs/mixed/scratchbert-local/conservation-both/metrics.json",
-        full="results/runs/mixed/scratchbert-local/full-both/metrics.json",
-        data="results/replaced/mixed/conservation.parquet",
+        conservation=str(X.FIGURE2_RUNS["conservation"].metrics()),
+        full=str(X.FIGURE2_RUNS["full"].metrics()),
+        data=X.FIGURE2_RUNS["conservation"].data(),
     output:
         png=report(
             "results/figures/figure2.png",

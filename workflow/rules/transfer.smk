@@ -68,10 +68,10 @@ use rule filter_pairs as transfer_filter_pairs with:
 rule transfer_pool:
     input:
         pairs="results/transfer/{tname}/data/pairs.parquet",
-        train="results/replaced/{split}/conservation.parquet",
+        train=f"results/replaced/{{split}}/{transfer.LEVEL}.parquet",
     output:
-        data="results/transfer/{tname}/pool/{split}/conservation.parquet",
-        info="results/transfer/{tname}/pool/{split}/conservation.json",
+        data=f"results/transfer/{{tname}}/pool/{{split}}/{transfer.LEVEL}.parquet",
+        info=f"results/transfer/{{tname}}/pool/{{split}}/{transfer.LEVEL}.json",
     log:
         "results/logs/transfer/{tname}/pool/{split}.log",
     conda:
@@ -110,7 +110,7 @@ use rule baseline as transfer_baseline with:
 
 rule transfer_table:
     input:
-        unpack(lambda w: transfer.table_inputs(TRANSFER)),
+        lambda w: transfer.table_inputs(TRANSFER),
     output:
         md=report(
             "results/tables/transfer.md",
@@ -127,6 +127,6 @@ rule transfer_table:
         mem_mb=1000,
         runtime=10,
     params:
-        split=TRANSFER["split"],
+        settings=TRANSFER,
     script:
         "../scripts/transfer_table.py"

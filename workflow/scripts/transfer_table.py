@@ -2,5 +2,5 @@
 from proofmatch.logs import run_logged
 from proofmatch.transfer import render_transfer
 
-run_logged(snakemake.log[0], render_transfer, dict(snakemake.input.items()), snakemake.output.md.removesuffix(".md"),
-           split=snakemake.params.split)
+run_logged(snakemake.log[0], render_transfer, list(snakemake.input), snakemake.output.md.removesuffix(".md"),
+           snakemake.params.settings)

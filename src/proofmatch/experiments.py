@@ -1,0 +1,275 @@
+"""The experiments: every wildcard value of the workflow and every cell of every result table.
+
+One definition, read by the workflow (its wildcard constraints and the input functions of the
+tables, workflow/rules/common.smk), by the table renderer (:mod:`proofmatch.tables`) and
+``proofmatch tables``, and by the transfer table (:mod:`proofmatch.transfer`). A table is a list
+of rows; a row names its label cells and, per column group, the :class:`Evaluation` (which run,
+scored on which part at which level) whose numbers fill it. Pure Python, no torch or pandas:
+the Snakefile imports it before any job runs.
+
+The paths follow docs/architecture.md: a run lives in
+``results/runs/{split}/{encoder}-{mode}/{level}-{view}/`` and its evaluation on ``part`` at
+``test_level`` in ``results/eval/{split}/{encoder}-{mode}/{level}-{view}/{part}-{test_level}.json``;
+a baseline takes the encoder's place with mode ``none`` and view ``both``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Hashable, Iterable, Mapping
+
+# ----------------------------------------------------------------------------- wildcard values
+
+ENCODERS = ("npt", "scratchbert", "mathbert", "specter")
+# Training modes per encoder: the bilinear models train locally and hybrid (§7.2: local + global
+# loss), SPECTER-style with triplets.
+ENCODER_MODES: dict[str, tuple[str, ...]] = {
+    "npt": ("local", "hybrid"), "scratchbert": ("local", "hybrid"), "mathbert": ("local", "hybrid"),
+    "specter": ("triplet",)}
+MODES = tuple(dict.fromkeys(m for modes in ENCODER_MODES.values() for m in modes))
+# Symbol replacement levels (§5); the *_p levels keep the protected symbols (§9.4, Table 6).
+LEVELS = ("conservation", "partial", "full", "trans")
+PROTECTED_LEVELS = ("partial_p", "full_p")
+ALL_LEVELS = LEVELS + PROTECTED_LEVELS
+VIEWS = ("text", "math", "both")  # the model's input: text tokens, math tokens or both (Table 5)
+SPLITS = ("mixed", "unmixed", "pr")
+FAMILIES = SPLITS[:2]  # tokenizer and ScratchBERT are trained per family; pr belongs to unmixed
+PARTS = ("dev", "test")  # the evaluated parts (train is only trained on)
+METHODS = ("tfidf", "tfidf_paper", "bm25")  # baselines
+BASELINE_MODE = "none"  # a baseline's mode in its evaluation path
+DECODINGS = ("local", "global")  # local: rank every proof (MRR, Acc); global: assignment (Acc)
+PRETRAINED_ENCODERS = ("scratchbert", "specter")  # start from the family's ScratchBERT
+
+EVAL_ROOT = "results/eval"
+RUNS_ROOT = "results/runs"
+
+LEVEL_NAMES = {"conservation": "Conservation", "partial": "Partial", "full": "Full", "trans": "Transposition",
+               "partial_p": "Partial+P", "full_p": "Full+P"}
+ENCODER_NAMES = {"npt": "NPT", "scratchbert": "ScratchBERT", "mathbert": "MathBERT", "specter": "SPECTER-style"}
+MODE_NAMES = {"local": "Local", "hybrid": "Global", "triplet": "Triplet"}
+DECODING_NAMES = {"local": "Local", "global": "Global"}
+VIEW_NAMES = {"text": "Text", "math": "Math", "both": "Both"}
+SPLIT_NAMES = {"mixed": "Mixed", "unmixed": "Unmixed", "pr": "Probability (Unmixed)"}
+METHOD_NAMES = {"tfidf": "TF-IDF", "tfidf_paper": "TF-IDF (reference code)", "bm25": "BM25"}
+
+
+def pattern(values: Iterable[str]) -> str:
+    """A wildcard constraint matching exactly ``values``."""
+    return "|".join(map(re.escape, values))
+
+
+def family(split: str) -> str:
+    """The family whose tokenizer and ScratchBERT a split's runs use: pr reuses unmixed (its
+    train part is a subset of Unmixed train)."""
+    return "mixed" if split == "mixed" else "unmixed"
+
+
+def configured_splits(config: Mapping[str, Any]) -> tuple[str, ...]:
+    """The splits made: the probability-domain split only when a category is configured."""
+    return SPLITS if config["splits"]["pr_category"] else FAMILIES
+
+
+def model_label(model: str, mode: str, decoding: str) -> str:
+    """A table row's model: ``NPT-Local-Global`` (encoder, training, decoding) or ``BM25-Local``."""
+    if mode == BASELINE_MODE:
+        return f"{METHOD_NAMES[model]}-{DECODING_NAMES[decoding]}"
+    return f"{ENCODER_NAMES[model]}-{MODE_NAMES[mode]}-{DECODING_NAMES[decoding]}"
+
+
+# ----------------------------------------------------------------------------- not run
+
+NOT_RUN_MATHBERT = ("not run: no MathBERT checkpoint configured "
+                    "(set matching.mathbert to a local path or hub id)")
+NOT_RUN_PR = "not run: splits.pr_category is null (no probability-domain split)"
+
+
+def not_run(config: Mapping[str, Any]) -> dict[str, str]:
+    """Why parts of the tables are not run under ``config``, keyed by the encoder or split left
+    out (a row whose :attr:`Row.keys` hold one of them shows the reason instead of numbers)."""
+    reasons = {}
+    if not config["matching"]["mathbert"]:
+        reasons["mathbert"] = NOT_RUN_MATHBERT
+    if not config["splits"]["pr_category"]:
+        reasons["pr"] = NOT_RUN_PR
+    return reasons
+
+
+def note(reason: str) -> str:
+    """A reason as a table note: always ``not run: ...``."""
+    return reason if reason.startswith("not run") else f"not run: {reason}"
+
+
+def no_result(path: str | Path) -> str:
+    """The note of a row whose result file does not exist (``proofmatch tables --allow-missing``)."""
+    return note(f"no result ({Path(path).name} missing)")
+
+
+# ----------------------------------------------------------------------------- runs and evaluations
+
+
+@dataclass(frozen=True)
+class Run:
+    """One trained model: ``encoder`` trained in ``mode`` on ``split`` at ``level`` with input ``view``."""
+
+    split: str
+    encoder: str
+    mode: str
+    level: str
+    view: str = "both"
+
+    def dir(self, root: str | Path = RUNS_ROOT) -> Path:
+        return Path(root) / self.split / f"{self.encoder}-{self.mode}" / f"{self.level}-{self.view}"
+
+    def metrics(self, root: str | Path = RUNS_ROOT) -> Path:
+        """The run's ``metrics.json``, the file the workflow's training rule writes last."""
+        return self.dir(root) / "metrics.json"
+
+    def data(self) -> str:
+        """The symbol-replaced split it is trained on."""
+        return f"results/replaced/{self.split}/{self.level}.parquet"
+
+    def evaluation(self, part: str, test_level: str | None = None) -> "Evaluation":
+        return Evaluation(self.split, self.encoder, self.mode, self.level, self.view, part,
+                          test_level or self.level)
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One evaluation JSON: ``model`` (an encoder, or a baseline method with mode ``none``) trained
+    on ``split`` at ``level`` with input ``view``, scored on ``part`` at ``test_level``."""
+
+    split: str
+    model: str
+    mode: str
+    level: str
+    view: str
+    part: str
+    test_level: str
+
+    def path(self, root: str | Path = EVAL_ROOT) -> Path:
+        return (Path(root) / self.split / f"{self.model}-{self.mode}" / f"{self.level}-{self.view}"
+                / f"{self.part}-{self.test_level}.json")
+
+
+def baseline(split: str, method: str, level: str, part: str) -> Evaluation:
+    """A baseline's evaluation: fitted on the split's train part, scored at its own level."""
+    return Evaluation(split, method, BASELINE_MODE, level, "both", part, level)
+
+
+# ----------------------------------------------------------------------------- tables
+
+
+@dataclass(frozen=True)
+class Row:
+    """One table row: its label cells, one evaluation per column group, how they were decoded
+    (``local``: MRR and Acc; ``global``: Acc only) and the keys a not-run reason may be given
+    under, most specific first."""
+
+    labels: tuple[str, ...]
+    cells: tuple[Evaluation, ...]
+    decoding: str
+    keys: tuple[Hashable, ...]
+
+
+@dataclass(frozen=True)
+class Table:
+    """A result table: ``name`` is its file stem (``results/tables/{name}.md``); ``groups`` head
+    the column pairs ``"<group> MRR"``, ``"<group> Acc"``. A ``hubness`` table (Table 7) has one
+    row with one cell and shows that evaluation's hubness instead."""
+
+    name: str
+    label_columns: tuple[str, ...]
+    groups: tuple[str, ...]
+    rows: tuple[Row, ...]
+    kind: str = "scores"
+
+    def reason(self, row: Row, not_run: Mapping[Hashable, str]) -> str | None:
+        """Why ``row`` was not run, or None."""
+        return next((note(not_run[k]) for k in row.keys if k in not_run), None)
+
+    def evaluations(self, not_run: Mapping[Hashable, str] | None = None) -> list[Evaluation]:
+        """The evaluations the table reads, each once, leaving out the rows not run."""
+        rows = [r for r in self.rows if self.reason(r, not_run or {}) is None]
+        return list(dict.fromkeys(e for r in rows for e in r.cells))
+
+
+# Table 3: (mode, decodings reported); the paper reports no globally trained model decoded locally.
+TABLE3_DECODINGS = {"local": DECODINGS, "hybrid": ("global",), "triplet": DECODINGS}
+TABLE5_ENCODERS = ("npt", "scratchbert")
+TABLE5_LEVELS = ("conservation", "full")
+# Table 6 (§9.4): rows are the five training levels, columns the two test levels that keep the
+# protected symbols ("The test set preserves the protected symbols").
+TABLE6_TRAIN = ("conservation", "partial", "partial_p", "full", "full_p")
+TABLE6_TEST = ("conservation", "partial_p")
+TABLE7_RUN = Run("mixed", "scratchbert", "local", "conservation")  # hubness of its dev set
+# Table 7's rows (Appendix B): proofs that are the local top-1 of >=20, >=10, >=5, >=2 (cumulative),
+# exactly one and no statement (proofmatch.decode.hubness counts them).
+HUBNESS_BINS = (">=20", ">=10", ">=5", ">=2", "=1", "<1")
+# Figure 2 (§9.5): LIME on the symbol-conservation and the full-replacement model.
+FIGURE2_RUNS = {"conservation": Run("mixed", "scratchbert", "local", "conservation"),
+                "full": Run("mixed", "scratchbert", "local", "full")}
+SEARCH_DEMO_RUN = Run("mixed", "npt", "local", "conservation")  # the index `proofmatch serve` shows after the demo
+
+
+def table3(part: str = "test", encoders: Iterable[str] = ENCODERS, levels: Iterable[str] = LEVELS) -> Table:
+    """Encoders x training/decoding x replacement levels, on Mixed (trained and tested on one level)."""
+    levels = tuple(levels)
+    rows = tuple(Row((model_label(enc, mode, dec),),
+                     tuple(Run("mixed", enc, mode, lv).evaluation(part) for lv in levels), dec, ((enc, mode), enc))
+                 for enc in encoders for mode in ENCODER_MODES[enc] for dec in TABLE3_DECODINGS[mode])
+    return Table("table3", ("Encoder-Decoder",), tuple(LEVEL_NAMES[lv] for lv in levels), rows)
+
+
+def table4(part: str = "test", splits: Iterable[str] = FAMILIES, levels: Iterable[str] = LEVELS) -> Table:
+    """Cross-replacement: ScratchBERT-Local-Local trained on one level (row), tested on another (column)."""
+    levels = tuple(levels)
+    rows = tuple(Row((SPLIT_NAMES[split], LEVEL_NAMES[train]),
+                     tuple(Run(split, "scratchbert", "local", train).evaluation(part, test) for test in levels),
+                     "local", ((split, train), split))
+                 for split in splits for train in levels)
+    return Table("table4", ("Split", "Training"), tuple(LEVEL_NAMES[lv] for lv in levels), rows)
+
+
+def table5(part: str = "test", encoders: Iterable[str] = TABLE5_ENCODERS, views: Iterable[str] = VIEWS,
+           levels: Iterable[str] = TABLE5_LEVELS) -> Table:
+    """Input type (text / math / both) of NPT- and ScratchBERT-Local-Local on Mixed."""
+    levels = tuple(levels)
+    rows = tuple(Row((ENCODER_NAMES[enc], VIEW_NAMES[view]),
+                     tuple(Run("mixed", enc, "local", lv, view).evaluation(part) for lv in levels), "local",
+                     ((enc, view), enc))
+                 for enc in encoders for view in views)
+    return Table("table5", ("Encoder", "Input"), tuple(LEVEL_NAMES[lv] for lv in levels), rows)
+
+
+def table6(part: str = "test", train_levels: Iterable[str] = TABLE6_TRAIN,
+           test_levels: Iterable[str] = TABLE6_TEST) -> Table:
+    """Protected symbols on the probability domain: the pr split's ScratchBERT-Local-Local trained
+    at each level (row), tested at the levels that keep the protected symbols (column group)."""
+    test_levels = tuple(test_levels)
+    rows = tuple(Row((LEVEL_NAMES[train],),
+                     tuple(Run("pr", "scratchbert", "local", train).evaluation(part, test) for test in test_levels),
+                     "local", (train, "pr"))
+                 for train in train_levels)
+    return Table("table6", ("Training",), tuple(f"Test {LEVEL_NAMES[lv]}" for lv in test_levels), rows)
+
+
+def table7(run: Run = TABLE7_RUN) -> Table:
+    """Hubness of local decoding on the dev set of one run."""
+    return Table("table7", (), (), (Row((), (run.evaluation("dev"),), "local", ()),), kind="hubness")
+
+
+def baselines(part: str = "test", methods: Iterable[str] = METHODS, levels: Iterable[str] = LEVELS) -> Table:
+    """TF-IDF, the reference code's TF-IDF and BM25 on Mixed, local and global decoding, by level."""
+    levels = tuple(levels)
+    rows = tuple(Row((model_label(method, BASELINE_MODE, dec),),
+                     tuple(baseline("mixed", method, lv, part) for lv in levels), dec, (method,))
+                 for method in methods for dec in DECODINGS)
+    return Table("baselines", ("Method",), tuple(LEVEL_NAMES[lv] for lv in levels), rows)
+
+
+def tables(part: str = "test", hubness_run: Run = TABLE7_RUN) -> dict[str, Table]:
+    """Tables 3-7 and the baselines table by name, in the order they are written."""
+    made = (table3(part), table4(part), table5(part), table6(part), baselines(part), table7(hubness_run))
+    return {t.name: t for t in made}

@@ -1,0 +1,108 @@
+"""The experiment specification (proofmatch.experiments): the one definition of the wildcard
+values and the tables' cells, which the workflow, the table renderer and the CLI all read."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from proofmatch import experiments as X
+from proofmatch.config import schema, validate_config
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("modules", ["proofmatch.experiments", "proofmatch.tables", "proofmatch.render",
+                                     "proofmatch.config", "proofmatch.tables, proofmatch.transfer"])
+def test_spec_and_table_renderer_load_no_torch(modules):
+    code = f"import sys, {modules}; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "False", f"importing {modules} loads torch"
+
+
+def test_wildcard_values():
+    assert X.MODES == ("local", "hybrid", "triplet")
+    assert X.ALL_LEVELS == ("conservation", "partial", "full", "trans", "partial_p", "full_p")
+    assert X.FAMILIES == ("mixed", "unmixed") and [X.family(s) for s in X.SPLITS] == ["mixed", "unmixed", "unmixed"]
+    assert re.fullmatch(X.pattern(X.METHODS), "tfidf_paper") and not re.fullmatch(X.pattern(X.METHODS), "tfidf_")
+    for names, values in ((X.LEVEL_NAMES, X.ALL_LEVELS), (X.ENCODER_NAMES, X.ENCODERS), (X.MODE_NAMES, X.MODES),
+                          (X.VIEW_NAMES, X.VIEWS), (X.SPLIT_NAMES, X.SPLITS), (X.METHOD_NAMES, X.METHODS)):
+        assert tuple(names) == values
+
+
+def test_schema_choices_are_the_specs_values():
+    """The config schema names runs, baselines and splits by the spec's values."""
+    transfer = schema()["properties"]["transfer"]["properties"]
+    assert transfer["runs"]["items"]["enum"] == [f"{e}-{m}" for e in X.ENCODERS for m in X.ENCODER_MODES[e]]
+    assert transfer["baselines"]["items"]["enum"] == list(X.METHODS)
+    assert transfer["split"]["enum"] == list(X.FAMILIES)
+
+
+def test_tables_cells():
+    tables = X.tables()
+    assert list(tables) == ["table3", "table4", "table5", "table6", "baselines", "table7"]
+    shapes = {name: (len(t.rows), len(t.groups), len(t.evaluations())) for name, t in tables.items()}
+    # Table 3: 7 trained runs (local and hybrid per bilinear encoder, SPECTER-style triplet) at 4 levels
+    assert shapes == {"table3": (11, 4, 28), "table4": (8, 4, 32), "table5": (6, 2, 12), "table6": (5, 2, 10),
+                      "baselines": (6, 4, 12), "table7": (1, 0, 1)}
+    for table in tables.values():
+        for row in table.rows:
+            assert len(row.cells) == max(len(table.groups), 1)
+            assert row.decoding in X.DECODINGS
+            for ev in row.cells:  # every cell is a value the workflow's wildcards accept
+                assert ev.split in X.SPLITS and ev.level in X.ALL_LEVELS and ev.test_level in X.ALL_LEVELS
+                assert ev.view in X.VIEWS and ev.part in X.PARTS
+                assert (ev.model in X.ENCODERS and ev.mode in X.ENCODER_MODES[ev.model]) or (
+                    ev.model in X.METHODS and ev.mode == X.BASELINE_MODE and ev.test_level == ev.level)
+    assert tables["table7"].rows[0].cells[0].path() == Path(
+        "results/eval/mixed/scratchbert-local/conservation-both/dev-conservation.json")
+    assert X.tables("dev")["table3"].rows[0].cells[0].part == "dev"
+
+
+def test_not_run_follows_the_config():
+    demo = validate_config({})
+    assert X.not_run(demo) == {"mathbert": X.NOT_RUN_MATHBERT}
+    assert X.configured_splits(demo) == X.SPLITS
+    cfg = validate_config({"matching": {"mathbert": "tbs17/MathBERT-custom"}, "splits": {"pr_category": None}})
+    assert X.not_run(cfg) == {"pr": X.NOT_RUN_PR} and X.configured_splits(cfg) == X.FAMILIES
+    assert X.table6().evaluations(X.not_run(cfg)) == []
+    t3 = X.table3()
+    assert len(t3.evaluations(X.not_run(demo))) == 20 and len(t3.evaluations(X.not_run(cfg))) == 28
+    assert {X.note("x"), X.note("not run: x")} == {"not run: x"}
+
+
+WORKFLOW_FILES = sorted((REPO / "workflow/rules").glob("*.smk")) + [REPO / "Snakefile"]
+LIBRARY_FILES = [REPO / "src/proofmatch" / f for f in ("tables.py", "transfer.py", "render.py", "config.py")]
+
+
+@pytest.mark.parametrize("values", [X.ENCODERS, X.MODES, X.LEVELS, X.ALL_LEVELS, X.VIEWS, X.SPLITS, X.FAMILIES,
+                                    X.METHODS, X.PARTS, X.TABLE6_TRAIN, X.TABLE6_TEST, X.TABLE5_LEVELS])
+def test_value_lists_are_defined_once(values):
+    """No rule file or table module spells a list of wildcard values again, as a constraint
+    ("a|b|c"), a tuple or a list, nor joins keys with "__" to parse them back apart."""
+    spellings = ["|".join(values), ", ".join(f'"{v}"' for v in values)]
+    for path in WORKFLOW_FILES + LIBRARY_FILES:
+        text = path.read_text(encoding="utf-8")
+        for spelled in spellings:
+            assert spelled not in text, f"{path.relative_to(REPO)} repeats {spelled}"
+        assert '"__".join' not in text and 'split("__")' not in text, path
+
+
+def test_workflow_plans_exactly_the_tables_evaluations(tmp_path):
+    """The tables' inputs in the workflow are the spec's evaluations (the demo config: MathBERT
+    not run), and nothing else is evaluated for them."""
+    from test_workflow import copy_workflow
+
+    wd = copy_workflow(tmp_path)
+    targets = [f"results/tables/{name}.md" for name in X.tables()]
+    dry = subprocess.run([sys.executable, "-m", "snakemake", "-n", *targets], cwd=wd, capture_output=True,
+                         text=True, timeout=300)
+    assert dry.returncode == 0, (dry.stdout + dry.stderr)[-3000:]
+    planned = set(re.findall(r"^    output: .*?(results/eval/\S+\.json)", dry.stdout, flags=re.M))
+    not_run = X.not_run(validate_config({}))
+    expected = {str(ev.path()) for t in X.tables().values() for ev in t.evaluations(not_run)}
+    assert planned == expected
