@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from proofmatch.config import ConfigError, load_config, schema, schema_keys, schema_markdown, validate_config
+from proofmatch.config import (ConfigError, default, load_config, schema, schema_keys, schema_markdown,
+                               validate_config)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -86,3 +87,14 @@ def test_cli_prints_the_merged_config_and_writes_the_readme(tmp_path, capsys):
     assert printed == expected and printed["matching"]["npt"]["epochs"] == 2
     assert cli.main(["config", "--readme", str(tmp_path / "README.md")]) == 0
     assert (tmp_path / "README.md").read_text(encoding="utf-8") == schema_markdown()
+
+
+def test_default_of_a_key_is_the_schemas():
+    demo = validate_config({})
+    assert default("filter.min_tokens") == demo["filter"]["min_tokens"] == 20
+    assert default("replace.protected") == demo["replace"]["protected"]
+    assert default("transfer.corpora[].latex.timeout_s") == 600
+    with pytest.raises(KeyError, match="no config key"):
+        default("filter.min_token")
+    with pytest.raises(KeyError, match="no config key"):
+        default("transfer.corpora[].name")  # required, no default

@@ -200,6 +200,15 @@ def schema_keys(root: dict[str, Any] | None = None) -> list[tuple[str, dict[str,
     return out
 
 
+def default(key: str) -> Any:
+    """The schema's default of a dotted key (``"filter.min_tokens"``): what a CLI option that
+    mirrors a config key defaults to, instead of repeating the value."""
+    found = {path: s for path, s, _ in schema_keys()}
+    if key not in found or "default" not in found[key]:
+        raise KeyError(f"no config key {key!r} with a default in the schema (see config/README.md)")
+    return copy.deepcopy(found[key]["default"])
+
+
 def schema_markdown(root: dict[str, Any] | None = None) -> str:
     """config/README.md: per top-level section, its description and a table of its keys
     (default, allowed values, description)."""
