@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -29,6 +30,7 @@ from typing import Iterable, Sequence
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.nn.utils.rnn import pad_sequence
 
 from proofmatch.store import write_json
 from proofmatch.tokenizer import to_text
@@ -41,14 +43,11 @@ PAD, UNK, CLS = "[PAD]", "[UNK]", "[CLS]"
 
 
 def pad_batch(rows: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Right-pad id lists into ``(ids [B, L], mask [B, L] bool)``; every row has at least one id."""
-    width = max(map(len, rows), default=1)
-    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
-    mask = torch.zeros(len(rows), width, dtype=torch.bool)
-    for i, r in enumerate(rows):
-        ids[i, : len(r)] = torch.as_tensor(r, dtype=torch.long)
-        mask[i, : len(r)] = True
-    return ids, mask
+    """Right-pad id lists into ``(ids [B, L], mask [B, L] bool)``: at least one row, each with at
+    least one id."""
+    ids = [torch.as_tensor(r, dtype=torch.long) for r in rows]
+    return (pad_sequence(ids, batch_first=True, padding_value=pad_id),
+            pad_sequence([torch.ones(len(r), dtype=torch.bool) for r in ids], batch_first=True))
 
 
 class WordVocab:
@@ -71,10 +70,7 @@ class WordVocab:
     @classmethod
     def build(cls, sequences: Iterable[Sequence[str]], min_count: int = 2) -> "WordVocab":
         """Tokens seen at least ``min_count`` times, most frequent first (ties by token: deterministic)."""
-        counts: dict[str, int] = {}
-        for seq in sequences:
-            for t in seq:
-                counts[t] = counts.get(t, 0) + 1
+        counts = Counter(t for seq in sequences for t in seq)
         kept = sorted((t for t, c in counts.items() if c >= min_count and t not in (PAD, UNK, CLS)),
                       key=lambda t: (-counts[t], t))
         return cls([PAD, UNK, CLS, *kept])
