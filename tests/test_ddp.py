@@ -66,7 +66,9 @@ def test_share_and_gather_cover_the_batch_once_in_order():
 def _step_worker(data: str, batch: list[int]) -> dict:
     """Loss and parameter gradients of one step of each kind on ``batch`` (NPT, dropout off)."""
     from proofmatch.splits import read_part
-    from proofmatch.train import batch_loss, build_matcher, sample_negatives
+    from proofmatch.checkpoint import TrainParams, typed_params
+    from proofmatch.model import build_matcher
+    from proofmatch.train import batch_loss
 
     rt = devices.init_runtime()
     train = read_part(data, "train")
@@ -75,11 +77,11 @@ def _step_worker(data: str, batch: list[int]) -> dict:
     for kind in ("local", "global", "triplet"):
         torch.manual_seed(0)
         mode = "triplet" if kind == "triplet" else "local"
-        matcher = build_matcher("npt", mode, "both", NPT, train)
+        matcher = build_matcher("npt", mode, "both", typed_params(TrainParams, NPT), train)
         model = devices.wrap_ddp(matcher, rt)
         ids_s = matcher.codec.ids(list(train["statement_tokens"]), NPT["max_length"])
         ids_p = matcher.codec.ids(list(train["proof_tokens"]), NPT["max_length"])
-        neg = sample_negatives(idx, pd.factorize(train["article_id"])[0], 0.5, np.random.default_rng(1))
+        neg = devices.sample_negatives(idx, pd.factorize(train["article_id"])[0], 0.5, np.random.default_rng(1))
         loss, acc = batch_loss(model, rt, kind, idx, ids_s, ids_p, matcher.codec.pad_id, neg, 1.0)
         loss.backward()
         out[kind] = {"loss": float(loss.detach()), "acc": acc,

@@ -11,15 +11,17 @@ import pandas as pd
 import pytest
 import torch
 
-from proofmatch import cli
+from proofmatch import cli, devices
+from proofmatch.checkpoint import PretrainParams, TrainParams, typed_params
 from proofmatch.config import run_matching
+from proofmatch.devices import epoch_batches, sample_negatives
 from proofmatch.encoders import NPTConfig, NPTEncoder, WordVocab
-from proofmatch.model import (Matcher, MatcherConfig, global_loss, load_matcher, local_loss,
-                              max_assignment, triplet_loss)
+from proofmatch.evaluate import evaluate_run
+from proofmatch.model import (Matcher, MatcherConfig, NotConfigured, global_loss, load_matcher, local_loss,
+                              max_assignment, npt_vocab, triplet_loss)
 from proofmatch.store import write_parquet
 from proofmatch import train as train_mod
-from proofmatch.train import (NotConfigured, epoch_batches, make_optimizer, npt_vocab, rank_metrics,
-                              run_params, sample_negatives, step_schedule, train_run)
+from proofmatch.train import make_optimizer, rank_metrics, run_params, step_schedule, train_run
 from toydata import toy_pairs
 
 NPT = dict(epochs=30, batch_size=30, learning_rate=0.01, lr_decay=0.99, eval_every=5, max_length=64,
@@ -88,12 +90,33 @@ def test_rank_metrics_counts_ties_against_gold():
     with torch.no_grad():
         m.W.zero_()  # every score equals b: every gold ties with all n proofs
     st = [["$a"], ["$b"], ["set"], ["is"]]
-    r = rank_metrics(m, st, st, block=3)
+    r = rank_metrics(m, st, st)
     assert r == {"mrr": pytest.approx(0.25), "acc": 0.0}
     with torch.no_grad():
         m.W.copy_(torch.eye(8) * 10)
-    r = rank_metrics(m, st, st, block=3)  # s·s beats s·p for distinct vectors of similar norm
+    r = rank_metrics(m, st, st)  # s·s beats s·p for distinct vectors of similar norm
     assert 0.25 < r["mrr"] <= 1.0
+
+
+def test_one_autocast_policy_for_training_and_evaluation(monkeypatch):
+    """Training steps and evaluation's encoding ask the same policy (bf16 only where supported)."""
+    seen = []
+    real = devices.autocast
+
+    def recording(device):
+        seen.append(torch.device(device).type)
+        return real(device)
+
+    monkeypatch.setattr(devices, "autocast", recording)
+    m = _matcher("bilinear")
+    m.embed([["$a"], ["set"]])
+    ids = m.codec.ids([["$a"], ["set"], ["$b"], ["is"]], 16)
+    train_mod.batch_loss(m, devices.Runtime(torch.device("cpu")), "local", np.array([0, 1]), ids[:2], ids[2:], 0)
+    assert seen == ["cpu", "cpu"]
+    with real(torch.device("cpu")):
+        assert not torch.is_autocast_enabled("cpu")  # CPU runs stay float32 and deterministic
+    monkeypatch.setenv(devices.DEVICE_ENV, "cpu")
+    assert devices.default_device().type == "cpu" and devices.init_runtime().device.type == "cpu"
 
 
 # ---------------------------------------------------------------- losses
@@ -181,6 +204,14 @@ def test_sample_negatives_hard_and_easy():
 # ---------------------------------------------------------------- training runs
 
 
+def test_train_params_are_typed_and_refuse_unknown_keys(toy, tmp_path):
+    p = typed_params(TrainParams, dict(NPT, learning_rate=1, optimizer="adamw", scale_scores=None))
+    assert p.learning_rate == 1.0 and isinstance(p.learning_rate, float) and p.optimizer == "adamw"
+    assert (p.lr_decay_start, p.min_count, p.scale_scores) == (0, 2, False)  # the defaults, in one place
+    with pytest.raises(ValueError, match=r"unknown TrainParams keys \['lerning_rate'\]"):
+        train_run(toy, tmp_path / "typo", "npt", "local", "both", dict(NPT, lerning_rate=0.1), seed=0)
+
+
 def test_make_optimizer():
     params = [torch.nn.Parameter(torch.zeros(2))]
     assert isinstance(make_optimizer("asgd", params, 0.1), torch.optim.ASGD)
@@ -207,9 +238,9 @@ def test_npt_local_learns_and_writes_outputs(optimizer, lr, scaled, positions, t
     m = load_matcher(out, device="cpu")
     assert m.config.score_scale == (1.0 / NPT["d_model"] if scaled else 1.0)
     assert m.encoder.config.positions is positions
-    dev = pd.read_parquet(toy).query("part == 'dev'")
-    again = rank_metrics(m, list(dev["statement_tokens"]), list(dev["proof_tokens"]))
-    assert again["mrr"] == pytest.approx(res["dev_mrr"], abs=1e-6)
+    # the dev MRR is the evaluation stage's own local decoding of the saved model, to the bit
+    dev = evaluate_run(out, toy, "dev", tmp_path / "dev.parquet", tmp_path / "dev.json", topk=5)
+    assert (dev["mrr"], dev["acc"]) == (res["dev_mrr"], res["dev_acc"])
     assert hist.loc[hist["best"], "epoch"].iloc[-1] == res["best_epoch"]
 
 
@@ -290,7 +321,7 @@ def test_changed_params_start_afresh_instead_of_resuming(toy, tmp_path, caplog):
     params = dict(NPT, epochs=2, eval_every=1)
     train_run(toy, tmp_path / "r", "npt", "local", "both", params, seed=0)
     changed = dict(params, learning_rate=0.1)
-    with caplog.at_level(logging.WARNING, logger="proofmatch.train"):
+    with caplog.at_level(logging.WARNING, logger="proofmatch.checkpoint"):
         rerun = train_run(toy, tmp_path / "r", "npt", "local", "both", changed, seed=0)
     assert "(changed: params.learning_rate); starting afresh" in caplog.text
     fresh = train_run(toy, tmp_path / "f", "npt", "local", "both", changed, seed=0)
@@ -310,8 +341,9 @@ def tiny_scratchbert(toy, tmp_path_factory):
     train_tokenizer(toy, d, vocab_size=150, min_frequency=2)
     tok = load_tokenizer(d)
     torch.manual_seed(0)
-    cfg = bert_config(dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                           intermediate_size=64, max_length=64), tok)
+    cfg = bert_config(PretrainParams(hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                                     intermediate_size=64, max_length=64, epochs=1, batch_size=1,
+                                     learning_rate=1e-3, eval_every_steps=1), tok)
     BertForMaskedLM(cfg).save_pretrained(str(d))
     return d
 

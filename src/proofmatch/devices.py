@@ -1,4 +1,5 @@
-"""Where training runs: one CPU or GPU process, or one DDP rank among several (``torchrun``).
+"""Where training runs (one CPU or GPU process, or one DDP rank among several, ``torchrun``),
+its mixed-precision policy (:func:`autocast`), and the seeded randomness every rank shares.
 
 One code path for all cases: the training loops ask a :class:`Runtime` for the device, whether to
 use bf16 autocast, which rows of a batch are theirs (``share``), for every rank's encoded rows
@@ -15,14 +16,12 @@ through :meth:`Runtime.gather`. The paper's runs had 2 or 4 GPUs and one batch s
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import logging
 import os
 import random
 import warnings
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence, TypeVar
+from typing import Iterator, TypeVar
 
 import numpy as np
 import torch
@@ -47,10 +46,7 @@ class Runtime:
         return self.world_size > 1
 
     def autocast(self) -> contextlib.AbstractContextManager:
-        """bf16 autocast on GPUs that support it (A100, H100, ...); float32 on older GPUs (V100:
-        fp16 would need loss scaling) and on CPU, where runs stay deterministic."""
-        enabled = self.device.type == "cuda" and torch.cuda.is_bf16_supported()
-        return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=enabled)
+        return autocast(self.device)
 
     def share(self, batch: np.ndarray) -> np.ndarray:
         """This rank's rows of a global batch: the ``rank``-th of ``world_size`` contiguous chunks
@@ -107,6 +103,14 @@ class Runtime:
         return float(t.item())
 
 
+def autocast(device: torch.device) -> contextlib.AbstractContextManager:
+    """The one mixed-precision policy of training and evaluation: bf16 autocast on GPUs that
+    support it (A100, H100, ...); float32 on older GPUs (V100: fp16 would need loss scaling) and
+    on CPU, where runs stay deterministic."""
+    enabled = device.type == "cuda" and torch.cuda.is_bf16_supported()
+    return torch.autocast(device.type, dtype=torch.bfloat16, enabled=enabled)
+
+
 DEVICE_ENV = "PROOFMATCH_DEVICE"
 
 
@@ -117,6 +121,11 @@ def use_cuda() -> bool:
     if choice not in ("", "cpu", "cuda"):
         raise ValueError(f"{DEVICE_ENV}={choice!r}; expected cpu or cuda")
     return choice != "cpu" and torch.cuda.is_available()
+
+
+def default_device() -> torch.device:
+    """Where one process runs: the (current) GPU when :func:`use_cuda`, else the CPU."""
+    return torch.device("cuda" if use_cuda() else "cpu")
 
 
 def init_runtime() -> Runtime:
@@ -134,7 +143,7 @@ def init_runtime() -> Runtime:
         if not torch.distributed.is_initialized():
             torch.distributed.init_process_group(backend=backend)
         return Runtime(device, rank, world)
-    return Runtime(torch.device("cuda" if cuda else "cpu"))
+    return Runtime(default_device())
 
 
 def launch(nprocs: int, fn, *args, **kwargs):
@@ -195,24 +204,6 @@ def seed_everything(seed: int, deterministic: bool = True) -> None:
         torch.use_deterministic_algorithms(True, warn_only=True)
 
 
-def rng_state() -> dict[str, Any]:
-    """Every random state a resumed run must restore to continue bit-for-bit."""
-    return {
-        "python": random.getstate(),
-        "numpy": np.random.get_state(),
-        "torch": torch.get_rng_state(),
-        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
-    }
-
-
-def set_rng_state(state: dict[str, Any]) -> None:
-    random.setstate(state["python"])
-    np.random.set_state(state["numpy"])
-    torch.set_rng_state(state["torch"])
-    if state.get("cuda") and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
-
-
 def epoch_rng(seed: int, epoch: int, stream: int = 0) -> np.random.Generator:
     """A generator that depends only on ``(seed, epoch, stream)``: data order and negative
     sampling of an epoch are the same whether or not the run was interrupted before it."""
@@ -223,6 +214,30 @@ def shuffled_batches(n: int, batch_size: int, seed: int, epoch: int) -> list[np.
     """One shuffled pass over ``n`` items in batches, a function of ``(seed, epoch)`` only."""
     order = epoch_rng(seed, epoch).permutation(n)
     return [order[i:i + batch_size] for i in range(0, n, batch_size)]
+
+
+def epoch_batches(n: int, batch_size: int, seed: int, epoch: int) -> list[np.ndarray]:
+    """A shuffled pass over ``n`` items, a function of ``(seed, epoch)`` only. A last batch of a
+    single pair is dropped: it has no in-batch negative."""
+    return [b for b in shuffled_batches(n, batch_size, seed, epoch) if len(b) >= 2]
+
+
+def sample_negatives(batch: np.ndarray, article_codes: np.ndarray, hard_fraction: float,
+                     rng: np.random.Generator) -> np.ndarray:
+    """One negative proof per anchor: with probability ``hard_fraction`` another proof of the same
+    article (SPECTER's hard negative) when the article has one, else a random other proof."""
+    n = len(article_codes)
+    out = np.empty(len(batch), dtype=np.int64)
+    hard = rng.random(len(batch)) < hard_fraction
+    for k, i in enumerate(batch):
+        same = np.flatnonzero(article_codes == article_codes[i]) if hard[k] else np.empty(0)
+        same = same[same != i]
+        if len(same):
+            out[k] = rng.choice(same)
+        else:
+            j = rng.integers(n - 1)
+            out[k] = j + (j >= i)
+    return out
 
 
 def derived_seed(*keys: int) -> int:
@@ -241,43 +256,3 @@ def forked_rng(seed: int) -> Iterator[None]:
             yield
         finally:
             np.random.set_state(np_state)
-
-
-def run_fingerprint(params: dict[str, Any], seed: int, pair_ids: Sequence[Any], **fields: Any) -> dict[str, Any]:
-    """What makes a training run this run: its params, seed and training pairs (a digest of their
-    ids), plus any ``fields``. A checkpoint stores it, and only a run with the same one resumes it."""
-    digest = hashlib.sha256("\n".join(map(str, pair_ids)).encode()).hexdigest()[:16]
-    return {**fields, "seed": seed, "n_train": len(pair_ids), "train_ids": digest,
-            "params": json.loads(json.dumps(params, sort_keys=True))}
-
-
-def fingerprint_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    """The fields (``params.<key>`` inside params) whose values differ between two fingerprints."""
-    keys = [k for k in sorted(old.keys() | new.keys()) if k != "params" and old.get(k) != new.get(k)]
-    p_old, p_new = old.get("params") or {}, new.get("params") or {}
-    keys += [f"params.{k}" for k in sorted(p_old.keys() | p_new.keys()) if p_old.get(k) != p_new.get(k)]
-    return keys
-
-
-def load_checkpoint(path: str | os.PathLike, fingerprint: dict[str, Any]) -> dict[str, Any] | None:
-    """The training state saved at ``path`` when it belongs to this run, else None.
-
-    Snakemake reruns a job whose params or inputs changed: that is a new run, and resuming the
-    old run's state would mix the two. A state with another fingerprint is logged with what
-    changed and ignored; the new run's first checkpoint overwrites it."""
-    if not os.path.exists(path):
-        return None
-    saved = torch.load(path, map_location="cpu", weights_only=False)  # RNG states stay on CPU
-    if saved.get("fingerprint") != fingerprint:
-        log.warning("%s is from a different run (changed: %s); starting afresh", path,
-                    ", ".join(fingerprint_changes(saved.get("fingerprint") or {}, fingerprint)))
-        return None
-    return saved
-
-
-def save_torch_atomic(obj: Any, path: str | os.PathLike) -> None:
-    """``torch.save`` to a temporary file beside ``path``, then ``os.replace`` onto it."""
-    from proofmatch.store import atomic_path
-
-    with atomic_path(path, ".pt") as tmp:
-        torch.save(obj, tmp)

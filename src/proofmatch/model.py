@@ -16,17 +16,19 @@ Losses, all on the score matrix ``M`` of a batch of aligned pairs (gold = the di
 
 :meth:`Matcher.factors` exposes any scorer as ``A Bᵀ + row_bias[:, None] + col_bias[None, :]``
 so decoding can compute top-k blocks with matrix products without knowing the scorer.
+:func:`build_matcher` makes the fresh Matcher of a training run from its settings.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import lap
 import numpy as np
@@ -34,11 +36,20 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from proofmatch import devices
 from proofmatch.encoders import (BertEncoder, Encoder, NPTConfig, NPTEncoder, WordPieceCodec,
                                  WordVocab)
-from proofmatch.tokens import view as token_view
+from proofmatch.tokens import VIEWS, view as token_view
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from proofmatch.checkpoint import TrainParams
+
+log = logging.getLogger(__name__)
 
 ENCODERS = ("npt", "scratchbert", "mathbert", "specter")
+MODES = ("local", "hybrid", "triplet")  # training: local, local + global (paper §7.2), SPECTER triplets
 SCORERS = ("bilinear", "distance")
 WEIGHTS_FILE = "model.safetensors"
 CONFIG_FILE = "config.json"
@@ -177,7 +188,7 @@ class Matcher(nn.Module):
         for start in tqdm(starts, desc="encode", disable=not progress, leave=False):
             idx = order[start:start + batch_size]
             ids, mask = self.tensors([sequences[i] for i in idx])
-            with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=dev.type == "cuda"):
+            with devices.autocast(dev):
                 emb = self.encoder(ids.to(dev), mask.to(dev))
             out[torch.as_tensor(idx)] = emb.float().cpu()
         self.train(was_training)
@@ -254,12 +265,8 @@ class Matcher(nn.Module):
             codec = WordPieceCodec.load(model_dir, plain=config.plain_math)
         matcher = cls(config, encoder, codec)
         matcher.load_state_dict(load_file(str(model_dir / WEIGHTS_FILE)))
-        dev = torch.device(device) if device else default_device()
+        dev = torch.device(device) if device else devices.default_device()
         return matcher.to(dev).eval()
-
-
-def default_device() -> torch.device:
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
 def replace_dir(new: Path, target: Path) -> None:
@@ -280,3 +287,94 @@ def load_matcher(run_dir: str | os.PathLike, device: str | torch.device | None =
     run_dir = Path(run_dir)
     model_dir = run_dir / "model" if (run_dir / "model" / CONFIG_FILE).exists() else run_dir
     return Matcher.from_pretrained(model_dir, device)
+
+
+# ---------------------------------------------------------------- a fresh Matcher for a training run
+
+
+class NotConfigured(RuntimeError):
+    """A run that cannot be made with this configuration (e.g. MathBERT without a checkpoint)."""
+
+
+def score_scale(scale_scores: bool, dim: int, scorer: str) -> float:
+    """``1/d`` for a bilinear scorer when ``scale_scores`` is on, else 1 (the paper's ``sᵀWp + b``).
+
+    Why: max-pooled post-LayerNorm NPT features are all positive (about +2.5 in every dimension)
+    and ``W`` starts at the identity, so unscaled scores start near ``6·d`` and the first epoch's
+    in-batch softmax loss is far above ``log(batch)`` (9 at d = 128 on Stacks). At d = 256 such a
+    run stayed at chance; scaled, it trained at once. Dividing by ``d`` (as scaled dot-product
+    attention divides by √d_k) keeps the starting scores O(1) whatever d is. Ranking by a fixed
+    ``W`` is unchanged; only the training dynamics are.
+    """
+    return 1.0 / dim if scorer == "bilinear" and scale_scores else 1.0
+
+
+def npt_vocab(train: "pd.DataFrame", view: str, min_count: int) -> WordVocab:
+    """NPT's word vocabulary: the tokens of the trained ``view`` in the train part.
+
+    Symbol replacement touches only math, so a text-only model's vocabulary, and with it the
+    model, is the same at every replacement level (Table 5: the paper's Text rows are equal
+    under Conservation and Full); a vocabulary of both views would change size with the level."""
+    return WordVocab.build((token_view(t, view) for col in ("statement_tokens", "proof_tokens")
+                            for t in train[col]), min_count=min_count)
+
+
+def check_run(encoder: str, mode: str, view: str) -> None:
+    """Refuse an encoder, mode or view that does not exist, and SPECTER out of triplet mode."""
+    if encoder not in ENCODERS:
+        raise ValueError(f"unknown encoder {encoder!r}; expected one of {ENCODERS}")
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; expected one of {MODES}")
+    if view not in VIEWS:
+        raise ValueError(f"unknown view {view!r}; expected one of {VIEWS}")
+    if (encoder == "specter") != (mode == "triplet"):
+        raise ValueError("the specter encoder is trained in triplet mode, and triplet mode is specter's")
+
+
+def build_matcher(encoder: str, mode: str, view: str, p: "TrainParams", train: "pd.DataFrame",
+                  tokenizer_dir: str | os.PathLike | None = None,
+                  pretrained_dir: str | os.PathLike | None = None) -> Matcher:
+    """A fresh Matcher for a run of ``mode`` with the settings ``p``: NPT with random weights and
+    a vocabulary of ``train``, a BERT encoder from the checkpoint ``pretrained_dir``."""
+    scorer = "distance" if mode == "triplet" else "bilinear"
+    if encoder == "npt":
+        if tokenizer_dir is not None:
+            log.info("NPT builds its own word vocabulary; tokenizer_dir %s is not used", tokenizer_dir)
+        vocab = npt_vocab(train, view, p.min_count)
+        npt = NPTConfig(vocab_size=len(vocab), d_model=p.d_model, n_layers=p.n_layers, n_heads=p.n_heads,
+                        d_k=p.d_k, dropout=p.dropout, attention_dropout=p.attention_dropout,
+                        max_length=p.max_length, positions=p.positions)
+        config = MatcherConfig(encoder, scorer, view, p.max_length, npt=npt.to_dict(),
+                               score_scale=score_scale(p.scale_scores, npt.d_model, scorer))
+        return Matcher(config, NPTEncoder(npt), vocab)
+    if encoder == "mathbert" and tokenizer_dir is not None:
+        log.info("mathbert keeps its own vocabulary (paper §8); tokenizer_dir %s is not used", tokenizer_dir)
+        tokenizer_dir = None
+    if pretrained_dir is None:
+        what = {"mathbert": "matching.mathbert (a MathBERT path or hub id)",
+                "scratchbert": "the ScratchBERT checkpoint (proofmatch pretrain)",
+                "specter": "the BERT checkpoint SPECTER starts from"}[encoder]
+        raise NotConfigured(f"encoder {encoder!r} needs {what}; none was given")
+    # SPECTER-style is [CLS]-pooled by definition; ScratchBERT and MathBERT follow the config
+    bert = BertEncoder.from_checkpoint(pretrained_dir, "cls" if encoder == "specter" else p.pooling)
+    codec = _checked_codec(bert, tokenizer_dir or pretrained_dir, p.max_length)
+    config = MatcherConfig(encoder, scorer, view, p.max_length, plain_math=codec.plain,
+                           bert=bert.config_dict(), pooling=bert.pooling,
+                           score_scale=score_scale(p.scale_scores, bert.dim, scorer))
+    return Matcher(config, bert, codec)
+
+
+def _checked_codec(bert: BertEncoder, tokenizer_dir: str | os.PathLike, max_length: int) -> WordPieceCodec:
+    """The WordPiece codec of a BERT checkpoint, after checking that it fits the checkpoint; math
+    tokens lose their ``$`` prefix unless the vocabulary was built on typed tokens (``$x``)."""
+    from proofmatch.tokenizer import load_tokenizer
+
+    tokenizer = load_tokenizer(tokenizer_dir)
+    if len(tokenizer) > bert.bert.config.vocab_size:
+        raise ValueError(f"tokenizer {tokenizer_dir} has {len(tokenizer)} entries but the checkpoint "
+                         f"only {bert.bert.config.vocab_size}: not its tokenizer")
+    if max_length > bert.bert.config.max_position_embeddings:
+        raise ValueError(f"max_length {max_length} exceeds the checkpoint's "
+                         f"max_position_embeddings {bert.bert.config.max_position_embeddings}")
+    typed = any(len(t) > 1 and t[0] == "$" for t in tokenizer.get_vocab())
+    return WordPieceCodec(tokenizer, plain=not typed)

@@ -1,5 +1,10 @@
 """MLM pretraining of ScratchBERT from scratch on one split family's training text.
 
+:func:`pretrain` is the loop: :func:`build_pretraining`, :func:`resume_pretraining`, then
+:func:`pretrain_epoch` (its :func:`pretrain_step` s, with :func:`validate` and
+:func:`save_progress` every ``eval_every_steps`` steps and at the end of an epoch), and
+:func:`finish_pretraining`.
+
 Differences from the reference script (notes §6), each on purpose:
 
 * statements and proofs of the **train** part only are the corpus; the **dev** part is the
@@ -33,6 +38,7 @@ import logging
 import os
 import shutil
 import tempfile
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -40,16 +46,17 @@ import numpy as np
 import pandas as pd
 import torch
 
-from proofmatch import devices
+from proofmatch import checkpoint, devices
 from proofmatch.splits import read_parts
 from proofmatch.store import write_csv, write_json
 from proofmatch.tokenizer import load_tokenizer, to_text
 
 log = logging.getLogger(__name__)
 
-STATE_FILE = "state.pt"
+STATE_FILE = checkpoint.STATE_FILE
 LOG_FILE = "pretrain_log.csv"
 METRICS_FILE = "pretrain_metrics.json"
+TEMPORARIES = (".staging.*", f".{LOG_FILE}.*", f".{METRICS_FILE}.*")  # what a killed run leaves in out_dir
 
 
 def corpus_texts(df: pd.DataFrame) -> list[str]:
@@ -72,28 +79,26 @@ def packed_chunks(tokenizer, texts: list[str], max_length: int) -> list[list[int
     return pack(ids, max_length)
 
 
-def bert_config(params: dict[str, Any], tokenizer):
+def bert_config(p: checkpoint.PretrainParams, tokenizer):
     from transformers import BertConfig
 
-    max_len = int(params["max_length"])
     return BertConfig(
         vocab_size=len(tokenizer),
-        hidden_size=params["hidden_size"],
-        num_hidden_layers=params["num_hidden_layers"],
-        num_attention_heads=params["num_attention_heads"],
-        intermediate_size=params["intermediate_size"],
-        max_position_embeddings=int(params.get("max_position_embeddings") or max(512, max_len)),
+        hidden_size=p.hidden_size,
+        num_hidden_layers=p.num_hidden_layers,
+        num_attention_heads=p.num_attention_heads,
+        intermediate_size=p.intermediate_size,
+        max_position_embeddings=p.max_position_embeddings or max(512, p.max_length),
         pad_token_id=tokenizer.pad_token_id,
-        hidden_dropout_prob=float(params.get("dropout", 0.1)),
-        attention_probs_dropout_prob=float(params.get("dropout", 0.1)),
+        hidden_dropout_prob=p.dropout,
+        attention_probs_dropout_prob=p.dropout,
     )
 
 
-def mlm_collator(tokenizer, params: dict[str, Any]):
+def mlm_collator(tokenizer, mlm_probability: float):
     from transformers import DataCollatorForLanguageModeling
 
-    return DataCollatorForLanguageModeling(
-        tokenizer, mlm=True, mlm_probability=float(params.get("mlm_probability", 0.2)))
+    return DataCollatorForLanguageModeling(tokenizer, mlm=True, mlm_probability=mlm_probability)
 
 
 def validation_batches(collator, chunks: list[list[int]], batch_size: int, seed: int) -> list[dict]:
@@ -178,128 +183,188 @@ def _publish(obj, out_dir: Path) -> None:
         shutil.rmtree(staging, ignore_errors=True)
 
 
+# ---------------------------------------------------------------- a run, step by step
+
+
+@dataclass
+class Pretraining:
+    """What a pretraining run is made of (built once, the same on every process)."""
+
+    out: Path
+    rt: devices.Runtime
+    p: checkpoint.PretrainParams
+    seed: int
+    tokenizer: Any
+    train_chunks: list[list[int]]   # packed token ids of the train part
+    dev_chunks: list[list[int]]
+    collator: Any                   # masks a list of chunks (DataCollatorForLanguageModeling)
+    dev_batches: list[dict]         # masked once: every validation scores the same positions
+    model: Any                      # BertForMaskedLM
+    ddp: torch.nn.Module            # the model, or its DDP wrapper
+    optimizer: torch.optim.Optimizer
+    scheduler: torch.optim.lr_scheduler.LRScheduler
+    steps_per_epoch: int
+    fingerprint: dict[str, Any]
+
+    @property
+    def state_path(self) -> Path:
+        return self.out / "checkpoint" / checkpoint.STATE_FILE
+
+
+@dataclass
+class Progress:
+    """What changes as pretraining goes on, and what its checkpoint saves."""
+
+    epoch: int = 0          # epochs done
+    step_in_epoch: int = 0  # steps done in the current epoch
+    step: int = 0           # steps done in all
+    best: float = float("inf")  # best validation loss so far, and its step
+    best_step: int = -1
+    log: list[dict[str, Any]] = field(default_factory=list)  # one row per validation (pretrain_log.csv)
+    loss_sum: float = 0.0   # training loss since the last validation
+    loss_n: int = 0
+
+
+def build_pretraining(data_parquet: str | os.PathLike, tokenizer_dir: str | os.PathLike, out: Path,
+                      rt: devices.Runtime, p: checkpoint.PretrainParams, seed: int) -> Pretraining:
+    """Pack the texts, draw the validation masks, build the model, its optimizer and schedule."""
+    from transformers import BertForMaskedLM
+
+    tokenizer = load_tokenizer(tokenizer_dir)
+    train, dev = read_parts(data_parquet, ["train", "dev"])
+    train_chunks = packed_chunks(tokenizer, corpus_texts(train), p.max_length)
+    dev_chunks = packed_chunks(tokenizer, corpus_texts(dev), p.max_length)
+    if not train_chunks or not dev_chunks:
+        raise ValueError(f"{data_parquet}: pretraining needs non-empty train and dev parts")
+    collator = mlm_collator(tokenizer, p.mlm_probability)
+    dev_batches = validation_batches(collator, dev_chunks, p.batch_size, seed)
+    model = BertForMaskedLM(bert_config(p, tokenizer)).to(rt.device)
+    steps_per_epoch = len(devices.shuffled_batches(len(train_chunks), p.batch_size, seed, 0))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=p.learning_rate, weight_decay=p.weight_decay)
+    scheduler = warmup_then_decay(optimizer, p.epochs * steps_per_epoch, p.warmup_fraction)
+    fp = checkpoint.fingerprint(p, seed, train["pair_id"].tolist(), n_dev=len(dev), vocab_size=len(tokenizer))
+    return Pretraining(out, rt, p, seed, tokenizer, train_chunks, dev_chunks, collator, dev_batches, model,
+                       devices.wrap_ddp(model, rt), optimizer, scheduler, steps_per_epoch, fp)
+
+
+def warmup_then_decay(optimizer: torch.optim.Optimizer, total: int, warmup_fraction: float):
+    """Linear warm-up over ``warmup_fraction`` of the ``total`` steps, then linear decay to 0."""
+    warmup = int(warmup_fraction * total)
+    return torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: min((s + 1) / max(warmup, 1), max(0.0, (total - s) / max(total - warmup, 1))))
+
+
+def resume_pretraining(run: Pretraining) -> Progress:
+    """Where the run starts: the step of this run's checkpoint, or the beginning (then ``out`` gets
+    the tokenizer files: it is a complete checkpoint from the first best model on)."""
+    if run.rt.is_main:
+        checkpoint.remove_temporaries(run.out, TEMPORARIES)
+    saved = checkpoint.resume(run.state_path, run.fingerprint, run.model, run.optimizer, run.scheduler)
+    if saved is not None:
+        progress = Progress(**saved["progress"])
+        log.info("pretrain: resuming at epoch %d, step %d", progress.epoch, progress.step)
+        return progress
+    if run.rt.is_main:
+        _publish(run.tokenizer, run.out)
+    return Progress()
+
+
+def pretrain_step(run: Pretraining, progress: Progress, idx: np.ndarray) -> None:
+    """One optimizer step on the chunks ``idx`` (masks drawn from the step's own seed)."""
+    batch = masked_batch(run.collator, run.train_chunks, idx, run.seed, progress.epoch, progress.step_in_epoch)
+    loss = mlm_step(run.ddp, batch, run.rt, run.p.micro_batch_size or None)
+    if not np.isfinite(loss):
+        raise FloatingPointError(f"MLM loss is {loss} at step {progress.step + 1}; lower learning_rate")
+    run.optimizer.step()
+    run.scheduler.step()
+    run.optimizer.zero_grad(set_to_none=True)
+    progress.loss_sum += loss
+    progress.loss_n += 1
+    progress.step += 1
+    progress.step_in_epoch += 1
+
+
+def pretrain_epoch(run: Pretraining, progress: Progress, bar) -> None:
+    """The rest of the current epoch (a shuffled pass over the chunks), validating and saving
+    every ``eval_every_steps`` steps and at its end."""
+    batches = devices.shuffled_batches(len(run.train_chunks), run.p.batch_size, run.seed, progress.epoch)
+    for idx in batches[progress.step_in_epoch:]:
+        pretrain_step(run, progress, idx)
+        bar.update(1)
+        if progress.step % run.p.eval_every_steps == 0:
+            validate(run, progress)
+            save_progress(run, progress)
+    progress.epoch += 1
+    progress.step_in_epoch = 0
+    if not (progress.log and progress.log[-1]["step"] == progress.step):
+        validate(run, progress)
+    save_progress(run, progress)
+
+
+def validate(run: Pretraining, progress: Progress) -> None:
+    """The validation loss, a row of ``pretrain_log.csv``; a new best model is published to ``out``."""
+    val = validation_loss(run.model, run.dev_batches, run.rt)
+    train_loss = progress.loss_sum / max(progress.loss_n, 1)
+    improved = val < progress.best
+    if improved:
+        progress.best, progress.best_step = val, progress.step
+        if run.rt.is_main:
+            _publish(run.model, run.out)
+    progress.log.append({"step": progress.step, "epoch": round(progress.step / run.steps_per_epoch, 3),
+                         "train_loss": train_loss, "val_loss": val, "lr": run.scheduler.get_last_lr()[0],
+                         "best": improved})
+    progress.loss_sum, progress.loss_n = 0.0, 0
+    if run.rt.is_main:
+        write_csv(pd.DataFrame(progress.log), run.out / LOG_FILE)
+    log.info("pretrain step %d: train %.4f  val %.4f%s", progress.step, train_loss, val,
+             "  (best)" if improved else "")
+
+
+def save_progress(run: Pretraining, progress: Progress) -> None:
+    """The checkpoint (rank 0), then every process waits for it."""
+    if run.rt.is_main:
+        checkpoint.save(run.state_path, run.fingerprint, run.model, run.optimizer, run.scheduler,
+                        progress=asdict(progress))
+    run.rt.barrier()
+
+
+def finish_pretraining(run: Pretraining, progress: Progress) -> None:
+    """Re-write the small files last (a workflow manager may have deleted a declared output,
+    config.json, of a killed job before this rerun; the weights are the best step's), then the
+    metrics."""
+    if not run.rt.is_main:
+        return
+    if not (run.out / "model.safetensors").exists():
+        raise FileNotFoundError(f"{run.out}/model.safetensors (the best model) is missing; delete "
+                                f"{run.state_path.parent} and pretrain again")
+    run.model.config.architectures = [type(run.model).__name__]
+    run.model.config.dtype = run.model.dtype  # what save_pretrained records
+    _publish(run.model.config, run.out)
+    _publish(run.tokenizer, run.out)
+    write_json({"best_val_loss": progress.best, "best_step": progress.best_step, "steps": progress.step,
+                "epochs": run.p.epochs, "train_chunks": len(run.train_chunks), "dev_chunks": len(run.dev_chunks),
+                "max_length": run.p.max_length, "seed": run.seed}, run.out / METRICS_FILE)
+
+
 def pretrain(data_parquet: str | os.PathLike, tokenizer_dir: str | os.PathLike,
              out_dir: str | os.PathLike, params: dict[str, Any], seed: int) -> None:
     """Pretrain ``BertForMaskedLM`` from scratch with MLM; resume from ``out_dir/checkpoint``.
 
-    ``params``: hidden_size, num_hidden_layers, num_attention_heads, intermediate_size,
-    max_length, mlm_probability, epochs, batch_size (global), learning_rate, eval_every_steps,
-    and optionally warmup_fraction (default 0.06), weight_decay (0.01), dropout (0.1),
-    micro_batch_size (default: a process's whole share of a batch), max_position_embeddings.
+    ``params``: the config's ``pretrain`` block (:class:`proofmatch.checkpoint.PretrainParams`).
     """
     from tqdm.auto import tqdm
-    from transformers import BertForMaskedLM
 
+    p = checkpoint.typed_params(checkpoint.PretrainParams, params)
     rt = devices.init_runtime()
-    out = Path(out_dir)
-    ckpt_dir = out / "checkpoint"
     devices.seed_everything(seed, deterministic=rt.device.type == "cpu")
-    tokenizer = load_tokenizer(tokenizer_dir)
-    max_length = int(params["max_length"])
-
-    train, dev = read_parts(data_parquet, ["train", "dev"])
-    train_chunks = packed_chunks(tokenizer, corpus_texts(train), max_length)
-    dev_chunks = packed_chunks(tokenizer, corpus_texts(dev), max_length)
-    if not train_chunks or not dev_chunks:
-        raise ValueError(f"{data_parquet}: pretraining needs non-empty train and dev parts")
-    collator = mlm_collator(tokenizer, params)
-    bs = int(params["batch_size"])
-    dev_batches = validation_batches(collator, dev_chunks, bs, seed)
-
-    model = BertForMaskedLM(bert_config(params, tokenizer)).to(rt.device)
-    ddp = devices.wrap_ddp(model, rt)
-    epochs = int(params["epochs"])
-    micro = int(params["micro_batch_size"]) if params.get("micro_batch_size") else None
-    steps_per_epoch = len(devices.shuffled_batches(len(train_chunks), bs, seed, 0))
-    total = epochs * steps_per_epoch
-    warmup = int(float(params.get("warmup_fraction", 0.06)) * total)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=float(params["learning_rate"]),
-                                  weight_decay=float(params.get("weight_decay", 0.01)))
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: min((s + 1) / max(warmup, 1), max(0.0, (total - s) / max(total - warmup, 1))))
-
-    state = {"epoch": 0, "step_in_epoch": 0, "step": 0, "best": float("inf"), "best_step": -1,
-             "log": [], "loss_sum": 0.0, "loss_n": 0}
-    fingerprint = devices.run_fingerprint(params, seed, train["pair_id"].tolist(), n_dev=len(dev),
-                                          vocab_size=len(tokenizer))
-    saved = devices.load_checkpoint(ckpt_dir / STATE_FILE, fingerprint)
-    if saved is not None:
-        model.load_state_dict(saved["model"])
-        optimizer.load_state_dict(saved["optimizer"])
-        scheduler.load_state_dict(saved["scheduler"])
-        devices.set_rng_state(saved["rng"])
-        state = saved["progress"]
-        log.info("pretrain: resuming at epoch %d, step %d", state["epoch"], state["step"])
-    elif rt.is_main:
-        _publish(tokenizer, out)  # out_dir is a complete checkpoint from the first best model on
-
-    def checkpoint() -> None:
-        if rt.is_main:
-            devices.save_torch_atomic({
-                "model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                "scheduler": scheduler.state_dict(), "rng": devices.rng_state(),
-                "progress": state, "fingerprint": fingerprint}, ckpt_dir / STATE_FILE)
-        rt.barrier()
-
-    def evaluate() -> None:
-        val = validation_loss(model, dev_batches, rt)
-        train_loss = state["loss_sum"] / max(state["loss_n"], 1)
-        improved = val < state["best"]
-        if improved:
-            state["best"], state["best_step"] = val, state["step"]
-            if rt.is_main:
-                _publish(model, out)
-        state["log"].append({"step": state["step"], "epoch": round(state["step"] / steps_per_epoch, 3),
-                             "train_loss": train_loss, "val_loss": val, "lr": scheduler.get_last_lr()[0],
-                             "best": improved})
-        state["loss_sum"], state["loss_n"] = 0.0, 0
-        if rt.is_main:
-            write_csv(pd.DataFrame(state["log"]), out / LOG_FILE)
-        log.info("pretrain step %d: train %.4f  val %.4f%s", state["step"], train_loss, val,
-                 "  (best)" if improved else "")
-
-    every = int(params["eval_every_steps"])
-    bar = tqdm(total=total, initial=state["step"], desc="pretrain", disable=not rt.is_main)
-    model.train()
-    while state["epoch"] < epochs:
-        batches = devices.shuffled_batches(len(train_chunks), bs, seed, state["epoch"])
-        for idx in batches[state["step_in_epoch"]:]:
-            batch = masked_batch(collator, train_chunks, idx, seed, state["epoch"], state["step_in_epoch"])
-            loss = mlm_step(ddp, batch, rt, micro)
-            if not np.isfinite(loss):
-                raise FloatingPointError(f"MLM loss is {loss} at step {state['step'] + 1}; lower learning_rate")
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad(set_to_none=True)
-            state["loss_sum"] += loss
-            state["loss_n"] += 1
-            state["step"] += 1
-            state["step_in_epoch"] += 1
-            bar.update(1)
-            if state["step"] % every == 0:
-                evaluate()
-                checkpoint()
-        state["epoch"] += 1
-        state["step_in_epoch"] = 0
-        if state["log"] and state["log"][-1]["step"] == state["step"]:
-            checkpoint()
-        else:
-            evaluate()
-            checkpoint()
-    bar.close()
-    if rt.is_main:
-        # re-write the small files last: a workflow manager may have deleted a declared output
-        # (config.json) of the killed job before this rerun; the weights are the best step's
-        if not (out / "model.safetensors").exists():
-            raise FileNotFoundError(f"{out}/model.safetensors (the best model) is missing; delete "
-                                    f"{ckpt_dir} and pretrain again")
-        model.config.architectures = [type(model).__name__]
-        model.config.dtype = model.dtype  # what save_pretrained records
-        _publish(model.config, out)
-        _publish(tokenizer, out)
-        write_json({"best_val_loss": state["best"], "best_step": state["best_step"], "steps": state["step"],
-                    "epochs": epochs, "train_chunks": len(train_chunks), "dev_chunks": len(dev_chunks),
-                    "max_length": max_length, "seed": seed}, out / METRICS_FILE)
+    run = build_pretraining(data_parquet, tokenizer_dir, Path(out_dir), rt, p, seed)
+    progress = resume_pretraining(run)
+    with tqdm(total=p.epochs * run.steps_per_epoch, initial=progress.step, desc="pretrain",
+              disable=not rt.is_main) as bar:
+        run.model.train()
+        while progress.epoch < p.epochs:
+            pretrain_epoch(run, progress, bar)
+    finish_pretraining(run, progress)
     devices.close_runtime(rt)
 
 

@@ -1,0 +1,179 @@
+"""A run's resumable state, shared by training and pretraining: what makes a run itself (its
+typed parameters and fingerprint), an atomic save, and resume.
+
+A checkpoint is one file, ``checkpoint/state.pt``: the model, optimizer and scheduler states,
+every RNG state, the loop's progress (epoch, step, best so far, history) and the fingerprint of
+the run that wrote it. It is replaced atomically (written beside, then renamed), so a kill at any
+moment, during the write included, leaves the previous checkpoint whole; the killed write's
+temporary file is removed when the run starts again (:func:`remove_temporaries`).
+
+Snakemake reruns a job whose params or inputs changed. That is a new run, and resuming the old
+run's state would mix the two: only a checkpoint with this run's fingerprint is resumed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+import os
+import random
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence, TypeVar
+
+import numpy as np
+import torch
+
+from proofmatch.store import atomic_path
+
+log = logging.getLogger(__name__)
+
+STATE_FILE = "state.pt"
+P = TypeVar("P")
+_CAST = {"int": int, "float": float, "bool": bool, "str": str}
+
+
+@dataclass(frozen=True)
+class TrainParams:
+    """The settings of one training run (the config's ``matching`` part for one encoder, flat);
+    what its checkpoint's fingerprint hashes."""
+
+    epochs: int
+    batch_size: int                  # the global batch, whatever the number of processes
+    learning_rate: float
+    lr_decay: float                  # the rate is multiplied by this after each epoch ...
+    eval_every: int                  # dev evaluation every this many epochs, and after the last
+    max_length: int                  # token positions per text
+    lr_decay_start: int = 0          # ... from this epoch on (counted from 1)
+    optimizer: str = "asgd"
+    scale_scores: bool = False       # bilinear scores divided by d (model.score_scale)
+    d_model: int | None = None       # NPT: width, layers, heads, query/key size per head
+    n_layers: int | None = None
+    n_heads: int | None = None
+    d_k: int | None = None
+    min_count: int = 2               # NPT vocabulary: tokens seen at least this often
+    dropout: float = 0.1
+    attention_dropout: float = 0.1
+    positions: bool = True           # NPT: sinusoidal position table
+    pooling: str = "cls"             # ScratchBERT/MathBERT: cls | mean
+    margin: float = 1.0              # SPECTER triplets: margin and share of same-article negatives
+    hard_fraction: float = 0.0
+
+
+@dataclass(frozen=True)
+class PretrainParams:
+    """The settings of one MLM pretraining run (the config's ``pretrain`` block); what its
+    checkpoint's fingerprint hashes."""
+
+    hidden_size: int
+    num_hidden_layers: int
+    num_attention_heads: int
+    intermediate_size: int
+    max_length: int                  # tokens per packed chunk
+    epochs: int
+    batch_size: int                  # chunks per step: the global batch, whatever the processes
+    learning_rate: float
+    eval_every_steps: int            # validation (and a checkpoint) every this many steps
+    mlm_probability: float = 0.2
+    warmup_fraction: float = 0.06    # linear warm-up over this share of the steps, then linear decay
+    weight_decay: float = 0.01
+    dropout: float = 0.1
+    micro_batch_size: int | None = None  # chunks a process runs at once (None: its whole share)
+    max_position_embeddings: int | None = None  # None: max(512, max_length)
+
+
+def typed_params(cls: type[P], values: Mapping[str, Any]) -> P:
+    """``values`` (a config block) as the dataclass ``cls``: unknown keys are refused (a typo
+    would otherwise be ignored), given values are cast to the field's type (``1`` -> ``1.0``),
+    missing ones take the field's default."""
+    names = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(values) - set(names))
+    if unknown:
+        raise ValueError(f"unknown {cls.__name__} keys {unknown}; expected some of {sorted(names)}")
+    def kind(f: dataclasses.Field) -> type:  # "int | None" -> int (annotations are strings here)
+        return _CAST[f.type.split(" |")[0] if isinstance(f.type, str) else f.type.__name__]
+
+    return cls(**{k: kind(names[k])(v) for k, v in values.items() if v is not None})
+
+
+def fingerprint(params: Any, seed: int, pair_ids: Sequence[Any], **fields: Any) -> dict[str, Any]:
+    """What makes a run this run: its typed params (a dataclass), seed and training pairs (a
+    digest of their ids), plus any ``fields``. A checkpoint stores it; only a run with the same
+    one resumes it."""
+    digest = hashlib.sha256("\n".join(map(str, pair_ids)).encode()).hexdigest()[:16]
+    return {**fields, "seed": seed, "n_train": len(pair_ids), "train_ids": digest,
+            "params": json.loads(json.dumps(dataclasses.asdict(params), sort_keys=True))}
+
+
+def changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """The fields (``params.<key>`` inside params) whose values differ between two fingerprints."""
+    keys = [k for k in sorted(old.keys() | new.keys()) if k != "params" and old.get(k) != new.get(k)]
+    p_old, p_new = old.get("params") or {}, new.get("params") or {}
+    keys += [f"params.{k}" for k in sorted(p_old.keys() | p_new.keys()) if p_old.get(k) != p_new.get(k)]
+    return keys
+
+
+def rng_state() -> dict[str, Any]:
+    """Every random state a resumed run must restore to continue bit-for-bit."""
+    return {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state(),
+            "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else []}
+
+
+def set_rng_state(state: dict[str, Any]) -> None:
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    torch.set_rng_state(state["torch"])
+    if state.get("cuda") and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def load_checkpoint(path: str | os.PathLike, fp: dict[str, Any]) -> dict[str, Any] | None:
+    """The state saved at ``path`` when it belongs to the run of fingerprint ``fp``, else None
+    (a state of another run is logged with what changed and ignored; this run's first
+    checkpoint overwrites it)."""
+    if not os.path.exists(path):
+        return None
+    saved = torch.load(path, map_location="cpu", weights_only=False)  # RNG states stay on CPU
+    if saved.get("fingerprint") != fp:
+        log.warning("%s is from a different run (changed: %s); starting afresh", path,
+                    ", ".join(changes(saved.get("fingerprint") or {}, fp)))
+        return None
+    return saved
+
+
+def save_torch_atomic(obj: Any, path: str | os.PathLike) -> None:
+    """``torch.save`` to a temporary file beside ``path`` (``.state.pt.*``), then rename it onto ``path``."""
+    with atomic_path(path, ".pt") as tmp:
+        torch.save(obj, tmp)
+
+
+def resume(path: Path, fp: dict[str, Any], model: torch.nn.Module, optimizer: torch.optim.Optimizer,
+           scheduler: Any) -> dict[str, Any] | None:
+    """Load this run's checkpoint into ``model``, ``optimizer``, ``scheduler`` and the RNGs;
+    return the saved state (its progress entries), or None when there is nothing to resume."""
+    saved = load_checkpoint(path, fp)
+    if saved is not None:
+        model.load_state_dict(saved["model"])
+        optimizer.load_state_dict(saved["optimizer"])
+        scheduler.load_state_dict(saved["scheduler"])
+        set_rng_state(saved["rng"])
+    return saved
+
+
+def save(path: Path, fp: dict[str, Any], model: torch.nn.Module, optimizer: torch.optim.Optimizer,
+         scheduler: Any, **progress: Any) -> None:
+    """Atomically replace the checkpoint at ``path`` with the current state and ``progress``."""
+    save_torch_atomic({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                       "scheduler": scheduler.state_dict(), "rng": rng_state(), **progress,
+                       "fingerprint": fp}, path)
+
+
+def remove_temporaries(folder: Path, patterns: Sequence[str]) -> None:
+    """Delete what a killed job left in ``folder``: its staging folders and temporary files
+    (hidden names matching ``patterns``; the checkpoint's are always included)."""
+    for pattern in (*patterns, f"checkpoint/.{STATE_FILE}.*"):
+        for p in folder.glob(pattern):
+            shutil.rmtree(p) if p.is_dir() else p.unlink()
