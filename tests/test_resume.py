@@ -1,57 +1,152 @@
-"""A training job killed with SIGKILL and rerun ends exactly like an uninterrupted run."""
+"""Training and pretraining jobs killed with SIGKILL (between checkpoints, or halfway through
+writing one) and rerun resume from their last checkpoint and end exactly like uninterrupted runs.
+
+Every test asserts that the rerun *resumed* (its log line, the epoch or step it started from, and
+that it did not redo the finished part): a restart from scratch gives the same bytes, so equal
+results alone would not show that resuming works.
+"""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
+import torch
 import yaml
 
 from proofmatch.store import write_parquet
 from toydata import toy_pairs
 
 ROOT = Path(__file__).resolve().parents[1]
+EPOCHS = 6
+MLM = dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
+           max_length=32, mlm_probability=0.2, epochs=2, batch_size=8, learning_rate=2e-3,
+           eval_every_steps=5, warmup_fraction=0.1)
+
+# One run in a fresh process. KILL_AT_SAVE=n: the process SIGKILLs itself halfway through writing
+# its n-th checkpoint, i.e. with half a file in the temporary `checkpoint/.state.pt.*` beside the
+# previous checkpoint.
+RUNNER = textwrap.dedent("""
+    import importlib, json, logging, os, signal, sys
+    import torch
+
+    logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
+    torch.set_num_threads(1)
+    kill_at, saves, real_save = int(os.environ.get("KILL_AT_SAVE", "0")), [], torch.save
+
+    def save(obj, f, *args, **kwargs):
+        if ".state.pt." in os.fspath(f):
+            saves.append(f)
+            if len(saves) == kill_at:
+                with open(f, "wb") as half:
+                    half.write(b"PK half a checkpoint")
+                os.kill(os.getpid(), signal.SIGKILL)
+        return real_save(obj, f, *args, **kwargs)
+
+    torch.save = save
+    target, args = json.loads(sys.argv[1])
+    module, name = target.split(":")
+    result = getattr(importlib.import_module(module), name)(*args)
+    sys.exit(result if isinstance(result, int) else 0)
+""")
 
 
-def _config(tmp: Path, optimizer: str) -> Path:
-    cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
-    cfg["matching"]["npt"].update(eval_every=2, d_model=32, n_layers=1, n_heads=2, d_k=16, epochs=6, batch_size=20,
-                                  learning_rate=0.01, max_length=48, optimizer=optimizer)
-    path = tmp / "config.yaml"
-    path.write_text(yaml.safe_dump(cfg, allow_unicode=True))
-    return path
-
-
-def _command(data: Path, out: Path, config: Path) -> list[str]:
-    return [sys.executable, "-m", "proofmatch.cli", "train", str(data), "--out", str(out),
-            "--encoder", "npt", "--mode", "hybrid", "--view", "both", "--config", str(config),
-            "--seed", "11"]
-
-
-def _env() -> dict[str, str]:
-    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+def _env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", **extra)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
     return env
 
 
+@pytest.fixture(scope="module")
+def work(tmp_path_factory) -> Path:
+    """The module's folder: the toy corpus and the runner script."""
+    d = tmp_path_factory.mktemp("resume")
+    write_parquet(toy_pairs(n_articles=12, pairs_per_article=6, seed=2), d / "toy.parquet")
+    (d / "runner.py").write_text(RUNNER)
+    return d
+
+
+def _command(work: Path, target: str, *args) -> list[str]:
+    """``target(*args)`` (``module:function``, JSON arguments) in a fresh process."""
+    return [sys.executable, str(work / "runner.py"), json.dumps([target, list(args)])]
+
+
+def _run(work: Path, target: str, *args, kill_at_save: int = 0) -> subprocess.CompletedProcess:
+    """Run :func:`_command` to its end; its stderr is the run's log."""
+    return subprocess.run(_command(work, target, *args), env=_env(KILL_AT_SAVE=str(kill_at_save)),
+                          capture_output=True, text=True, timeout=180)
+
+
+def _state(run: Path) -> dict:
+    return torch.load(run / "checkpoint" / "state.pt", map_location="cpu", weights_only=False)
+
+
+def _leftovers(run: Path) -> list[Path]:
+    """Hidden files and folders (what a killed write leaves) anywhere in a run folder."""
+    return list(run.rglob(".*"))
+
+
+# ---------------------------------------------------------------- training
+
+
+def _train(work: Path, out: Path, optimizer: str) -> tuple[str, list[str]]:
+    """``proofmatch train`` of a small NPT hybrid run into ``out``."""
+    cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    cfg["matching"]["npt"].update(eval_every=2, d_model=32, n_layers=1, n_heads=2, d_k=16, epochs=EPOCHS,
+                                  batch_size=20, learning_rate=0.01, max_length=48, optimizer=optimizer)
+    config = work / f"config-{optimizer}.yaml"
+    config.write_text(yaml.safe_dump(cfg, allow_unicode=True))
+    return "proofmatch.cli:main", ["train", str(work / "toy.parquet"), "--out", str(out), "--encoder", "npt",
+                                   "--mode", "hybrid", "--view", "both", "--config", str(config), "--seed", "11"]
+
+
+@pytest.fixture(scope="module")
+def reference(work):
+    """Uninterrupted training runs, one per optimizer (made on first use)."""
+    runs: dict[str, Path] = {}
+
+    def get(optimizer: str) -> Path:
+        if optimizer not in runs:
+            runs[optimizer] = work / f"reference-{optimizer}"
+            done = _run(work, *_train(work, runs[optimizer], optimizer))
+            assert done.returncode == 0, done.stderr
+        return runs[optimizer]
+
+    return get
+
+
+def _assert_resumed_and_equal(run: Path, ref: Path, log: str, saved: dict) -> None:
+    """The rerun (its log ``log``) resumed after the epoch of the checkpoint ``saved``, trained only
+    the epochs after it, and ended like the uninterrupted reference run."""
+    done = saved["epoch"]
+    assert f"train: resuming {run} after epoch {done}" in log, log
+    evaluated = [e for e in range(1, EPOCHS + 1) if e % 2 == 0 or e == EPOCHS]  # eval_every 2
+    assert [e for e in evaluated if f"epoch {e}: loss" in log] == [e for e in evaluated if e > done], log
+    hist = pd.read_csv(run / "metrics.csv")
+    # the finished epochs' rows come from the checkpoint (their timings too): they were not retrained
+    assert hist["train_seconds"].iloc[:done].tolist() == [r["train_seconds"] for r in saved["history"]]
+    assert (run / "metrics.json").read_bytes() == (ref / "metrics.json").read_bytes()
+    a, b = (pd.read_csv(d / "metrics.csv").drop(columns="train_seconds") for d in (run, ref))
+    pd.testing.assert_frame_equal(a, b)
+    assert (run / "model" / "model.safetensors").read_bytes() == (ref / "model" / "model.safetensors").read_bytes()
+    assert not _leftovers(run), "temporary files were left behind"
+
+
 @pytest.mark.parametrize("optimizer", ["asgd", "adamw"])  # their states differ (ax, moments)
-def test_sigkill_then_rerun_matches_uninterrupted_run(optimizer, tmp_path):
-    data = tmp_path / "toy.parquet"
-    write_parquet(toy_pairs(n_articles=12, pairs_per_article=6, seed=2), data)
-    config = _config(tmp_path, optimizer)
-
-    ref = tmp_path / "ref"
-    subprocess.run(_command(data, ref, config), env=_env(), check=True, capture_output=True, timeout=120)
-
+def test_sigkill_then_rerun_resumes_and_matches_uninterrupted_run(optimizer, work, reference, tmp_path):
+    ref = reference(optimizer)
     run = tmp_path / "killed"
     state = run / "checkpoint" / "state.pt"
-    proc = subprocess.Popen(_command(data, run, config), env=_env(),
+    proc = subprocess.Popen(_command(work, *_train(work, run, optimizer)), env=_env(),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 90
     while not state.exists():
@@ -61,11 +156,67 @@ def test_sigkill_then_rerun_matches_uninterrupted_run(optimizer, tmp_path):
     os.kill(proc.pid, signal.SIGKILL)
     assert proc.wait(timeout=30) == -signal.SIGKILL
     assert not (run / "metrics.json").exists(), "the kill came too late to test anything"
+    saved = _state(run)
+    assert 1 <= saved["epoch"] < EPOCHS
 
-    subprocess.run(_command(data, run, config), env=_env(), check=True, capture_output=True, timeout=120)
+    rerun = _run(work, *_train(work, run, optimizer))
+    assert rerun.returncode == 0, rerun.stderr
+    _assert_resumed_and_equal(run, ref, rerun.stderr, saved)
 
-    assert (run / "metrics.json").read_bytes() == (ref / "metrics.json").read_bytes()
-    a, b = (pd.read_csv(d / "metrics.csv").drop(columns="train_seconds") for d in (run, ref))
-    pd.testing.assert_frame_equal(a, b)
-    assert (run / "model" / "model.safetensors").read_bytes() == (ref / "model" / "model.safetensors").read_bytes()
-    assert not list(run.glob(".*")), "temporary files were left behind"
+
+def test_kill_while_writing_a_checkpoint_keeps_the_previous_one(work, reference, tmp_path):
+    """SIGKILL halfway through writing the second checkpoint: the first survives whole, the
+    half-written temporary is removed by the rerun, which resumes after epoch 1."""
+    ref = reference("asgd")
+    run = tmp_path / "killed"
+    killed = _run(work, *_train(work, run, "asgd"), kill_at_save=2)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    half = list((run / "checkpoint").glob(".state.pt.*"))
+    assert len(half) == 1 and half[0].read_bytes() == b"PK half a checkpoint"
+    saved = _state(run)  # the previous checkpoint is whole
+    assert saved["epoch"] == 1 and len(saved["history"]) == 1
+
+    rerun = _run(work, *_train(work, run, "asgd"))
+    assert rerun.returncode == 0, rerun.stderr
+    _assert_resumed_and_equal(run, ref, rerun.stderr, saved)
+
+
+# ---------------------------------------------------------------- pretraining
+
+
+@pytest.fixture(scope="module")
+def pretraining_reference(work):
+    """A tokenizer and an uninterrupted pretraining run with it."""
+    from proofmatch.tokenizer import train_tokenizer
+
+    train_tokenizer(work / "toy.parquet", work / "tok", vocab_size=150, min_frequency=2)
+    ref = work / "sb-reference"
+    done = _run(work, "proofmatch.pretrain:pretrain", str(work / "toy.parquet"), str(work / "tok"), str(ref), MLM, 2)
+    assert done.returncode == 0, done.stderr
+    return ref
+
+
+def test_pretraining_sigkill_while_writing_a_checkpoint_then_rerun(work, pretraining_reference, tmp_path):
+    """SIGKILL (not an exception: no handler runs) halfway through the second checkpoint; the
+    workflow manager then deletes the job's declared outputs (config.json). The rerun resumes at
+    the first checkpoint's step, restores them and ends like an uninterrupted run."""
+    ref, run = pretraining_reference, tmp_path / "sb"
+    args = ("proofmatch.pretrain:pretrain", str(work / "toy.parquet"), str(work / "tok"), str(run), MLM, 2)
+    killed = _run(work, *args, kill_at_save=2)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert not (run / "pretrain_metrics.json").exists()
+    validated = [int(n) for n in re.findall(r"pretrain step (\d+):", killed.stderr)]
+    assert validated[0] == MLM["eval_every_steps"] and len(validated) == 2  # the second save was killed
+    assert len(list((run / "checkpoint").glob(".state.pt.*"))) == 1
+    saved = _state(run)["progress"]  # the previous checkpoint is whole
+    assert (saved["epoch"], saved["step"]) == (0, validated[0])
+    (run / "config.json").unlink()
+
+    rerun = _run(work, *args)
+    assert rerun.returncode == 0, rerun.stderr
+    assert f"pretrain: resuming at epoch 0, step {validated[0]}" in rerun.stderr, rerun.stderr
+    again = [int(n) for n in re.findall(r"pretrain step (\d+):", rerun.stderr)]
+    assert again[0] == validated[1]  # it went on from the checkpoint, not from step 0
+    for name in ("pretrain_log.csv", "pretrain_metrics.json", "config.json", "model.safetensors"):
+        assert (run / name).read_bytes() == (ref / name).read_bytes(), name
+    assert not _leftovers(run), "temporary files were left behind"
