@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from proofmatch import pretrain as pt
+from proofmatch.checkpoint import PretrainParams, typed_params
 from proofmatch.splits import read_part
 from proofmatch.store import write_parquet
 from proofmatch.tokenizer import train_tokenizer
@@ -71,6 +72,23 @@ def test_changed_params_start_afresh_instead_of_resuming(corpus, caplog):
     assert "(changed: params.epochs, params.learning_rate); starting afresh" in caplog.text
     pd.testing.assert_frame_equal(pd.read_csv(run / pt.LOG_FILE), pd.read_csv(corpus / "fresh" / pt.LOG_FILE))
     assert (run / "model.safetensors").read_bytes() == (corpus / "fresh" / "model.safetensors").read_bytes()
+
+
+def test_learning_rate_warms_up_from_zero_then_decays_linearly(corpus, tmp_path):
+    """The HF Trainer's schedule (transformers.get_linear_schedule_with_warmup)."""
+    p = typed_params(PretrainParams, dict(PARAMS, warmup_fraction=0.25))
+    rt = pt.devices.Runtime(torch.device("cpu"))
+    run = pt.build_pretraining(corpus / "data.parquet", corpus / "tok", tmp_path, rt, p, seed=1)
+    total = p.epochs * run.steps_per_epoch
+    warmup = int(0.25 * total)
+    rates = []
+    for _ in range(total):
+        rates.append(run.scheduler.get_last_lr()[0])
+        run.optimizer.step()  # no gradients: the weights stay, the schedule advances
+        run.scheduler.step()
+    expected = [s / warmup if s < warmup else (total - s) / (total - warmup) for s in range(total)]
+    assert warmup >= 2 and rates[0] == 0.0
+    assert rates == pytest.approx([p.learning_rate * f for f in expected])
 
 
 def test_validation_loss_skips_batches_without_masked_tokens():

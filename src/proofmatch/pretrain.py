@@ -14,7 +14,9 @@ Differences from the reference script (notes §6), each on purpose:
   padded every line to 512);
 * validation masks are drawn once from a seeded generator, so successive validation losses
   differ only by the model and the best checkpoint is chosen on a fixed target;
-* a plain torch loop (AdamW, linear warm-up then linear decay) with a resumable checkpoint:
+* a plain torch loop (AdamW; ``transformers.get_linear_schedule_with_warmup``, the HF Trainer's
+  schedule: linear warm-up from 0 over ``warmup_fraction`` of the steps, then linear decay to 0;
+  the reference set no warm-up) with a resumable checkpoint:
   model, optimizer, scheduler, every RNG state, and the position in the epoch. Data order is a
   function of ``(seed, epoch)`` and the masks of a step of ``(seed, epoch, step)``, so a rerun
   after a kill continues exactly where it stopped;
@@ -228,7 +230,7 @@ class Progress:
 def build_pretraining(data_parquet: str | os.PathLike, tokenizer_dir: str | os.PathLike, out: Path,
                       rt: devices.Runtime, p: checkpoint.PretrainParams, seed: int) -> Pretraining:
     """Pack the texts, draw the validation masks, build the model, its optimizer and schedule."""
-    from transformers import BertForMaskedLM
+    from transformers import BertForMaskedLM, get_linear_schedule_with_warmup
 
     tokenizer = load_tokenizer(tokenizer_dir)
     train, dev = read_parts(data_parquet, ["train", "dev"])
@@ -241,17 +243,11 @@ def build_pretraining(data_parquet: str | os.PathLike, tokenizer_dir: str | os.P
     model = BertForMaskedLM(bert_config(p, tokenizer)).to(rt.device)
     steps_per_epoch = len(devices.shuffled_batches(len(train_chunks), p.batch_size, seed, 0))
     optimizer = torch.optim.AdamW(model.parameters(), lr=p.learning_rate, weight_decay=p.weight_decay)
-    scheduler = warmup_then_decay(optimizer, p.epochs * steps_per_epoch, p.warmup_fraction)
+    total = p.epochs * steps_per_epoch  # linear warm-up over warmup_fraction of the steps, then linear decay
+    scheduler = get_linear_schedule_with_warmup(optimizer, int(p.warmup_fraction * total), total)
     fp = checkpoint.fingerprint(p, seed, train["pair_id"].tolist(), n_dev=len(dev), vocab_size=len(tokenizer))
     return Pretraining(out, rt, p, seed, tokenizer, train_chunks, dev_chunks, collator, dev_batches, model,
                        devices.wrap_ddp(model, rt), optimizer, scheduler, steps_per_epoch, fp)
-
-
-def warmup_then_decay(optimizer: torch.optim.Optimizer, total: int, warmup_fraction: float):
-    """Linear warm-up over ``warmup_fraction`` of the ``total`` steps, then linear decay to 0."""
-    warmup = int(warmup_fraction * total)
-    return torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: min((s + 1) / max(warmup, 1), max(0.0, (total - s) / max(total - warmup, 1))))
 
 
 def resume_pretraining(run: Pretraining) -> Progress:
