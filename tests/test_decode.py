@@ -186,6 +186,8 @@ def test_overflowing_factors_are_caught():
     assert f.check_finite  # |a||b| = 2e40 > float32 max: scores may be inf, so chunks are checked
     with pytest.raises(ValueError, match="non-finite score in row 0"):
         D.local_decode(f, 4, 2, progress=False)
+    with pytest.raises(ValueError, match="non-finite score in row"):  # chunks on two threads
+        D.local_decode(f, 4, 2, chunk_rows=1, threads=2, progress=False)
     B = np.ones((4, 2), np.float32)
     B[2, 1] = np.nan
     with pytest.raises(ValueError, match="non-finite score in row 0"):

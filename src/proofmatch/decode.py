@@ -84,10 +84,11 @@ FALLBACK_COST = 3.0
 # candidates while the group maxima are a cheap strided max and their partition is 1/16 of a row.
 GROUP_COLUMNS = 16
 # Scores bytes per chunk when chunk_rows is not given: a few chunk-sized arrays stay in memory.
-# On CPU a chunk is ranked in blocks of CPU_BLOCK_BYTES, about what one core's L2 cache holds.
+# On CPU a chunk is ranked in blocks of CPU_BLOCK_BYTES, which one core's L2 cache (2 MiB) holds
+# through the passes after the first.
 CPU_CHUNK_BYTES = 16 << 20
-CPU_BLOCK_BYTES = 4 << 20
-DEVICE_CHUNK_BYTES = 256 << 20
+CPU_BLOCK_BYTES = 3 << 19
+DEVICE_CHUNK_BYTES = 128 << 20
 # Order keys (module docstring): descending score in the high 33 bits, tie-break in the low 31.
 _TIE_BITS = 31
 _TIE_MASK = (1 << _TIE_BITS) - 1
