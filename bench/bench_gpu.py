@@ -56,7 +56,8 @@ def bench_mlm(attn: str, batch: int, seq: int, compile_model: bool, warmup: int,
     torch.manual_seed(0)
     cfg = BertConfig(vocab_size=30522, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
                      intermediate_size=3072, max_position_embeddings=512)
-    model = BertForMaskedLM(cfg, attn_implementation=attn).cuda().train()
+    model = BertForMaskedLM._from_config(cfg, attn_implementation=attn).cuda().train()
+    assert model.config._attn_implementation == attn, model.config._attn_implementation
     n_params = sum(p.numel() for p in model.parameters())
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
     fwd = torch.compile(model) if compile_model else model
