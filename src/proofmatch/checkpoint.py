@@ -82,6 +82,7 @@ class PretrainParams:
     weight_decay: float = 0.01
     dropout: float = 0.1
     micro_batch_size: int | None = None  # chunks a process runs at once (None: its whole share)
+    compile: bool = False            # torch.compile the model on a GPU (ignored on a CPU)
     max_position_embeddings: int | None = None  # None: max(512, max_length)
 
 

@@ -246,8 +246,11 @@ def build_pretraining(data_parquet: str | os.PathLike, tokenizer_dir: str | os.P
     total = p.epochs * steps_per_epoch  # linear warm-up over warmup_fraction of the steps, then linear decay
     scheduler = get_linear_schedule_with_warmup(optimizer, int(p.warmup_fraction * total), total)
     fp = checkpoint.fingerprint(p, seed, train["pair_id"].tolist(), n_dev=len(dev), vocab_size=len(tokenizer))
+    ddp = devices.wrap_ddp(model, rt)
+    if p.compile and rt.device.type == "cuda":  # the saved weights stay those of ``model``
+        ddp = torch.compile(ddp)
     return Pretraining(out, rt, p, seed, tokenizer, train_chunks, dev_chunks, collator, dev_batches, model,
-                       devices.wrap_ddp(model, rt), optimizer, scheduler, steps_per_epoch, fp)
+                       ddp, optimizer, scheduler, steps_per_epoch, fp)
 
 
 def resume_pretraining(run: Pretraining) -> Progress:
