@@ -3,15 +3,17 @@
 One interface, :class:`Encoder`: ``forward(input_ids, attention_mask) -> [B, d]``. Each encoder is
 paired with a *codec* that maps token lists (``proofmatch.tokens``) to ids:
 
-* NPT (paper §8, "no pre-training"): two post-LN self-attentive layers, 4 heads, d = 300,
-  d_k = 128, FFN width d, dropout 0.1, frozen sinusoidal positions, max-pooling over the
+* NPT (paper §8: "We use l=2 self-attentive layers with 4 heads to obtain contextualized
+  embeddings of dimension d=300. The query and key vectors have size d_k=128. We construct a
+  vector representation for the text with a max-pooling layer"): post-LN layers, FFN width d and
+  dropout 0.1 and frozen sinusoidal positions as in the reference code, max-pooling over the
   **non-padding** positions only (the reference max-pooled over pad zeros too, so a short text's
   vector depended on how long the other texts of its batch were). Its codec is
   :class:`WordVocab`, a word-level vocabulary of the training split (min count 2): the tokens are
   already split and typed, and the paper gives NPT a vocabulary customized to the data; WordPiece
   would cut rare symbols into pieces that a model without pre-training cannot relate.
 * BERT (ScratchBERT, MathBERT, SPECTER-style): ``transformers.BertModel`` from a checkpoint, pooled
-  by the final hidden state of ``[CLS]``. ScratchBERT is pretrained with MLM only, which never
+  by the final hidden state of ``[CLS]`` (the paper names no pooling). ScratchBERT is pretrained with MLM only, which never
   trains BERT's pooler (dense + tanh over [CLS]), so ``pooler_output`` would start from random
   weights (a reference bug); [CLS] is also SPECTER's document vector. Its codec is
   :class:`WordPieceCodec` over ``" ".join(tokens)``.
@@ -159,9 +161,10 @@ class NPTConfig:
     # cost (one random draw per query-key pair), so the demo config turns it off.
     attention_dropout: float = 0.1
     max_length: int = 200
-    # The paper adds a fixed sinusoidal position table to the word embeddings. Without it the
-    # encoder sees a bag of tokens in context: a token's input no longer depends on where it
-    # stands, and on a corpus of a few thousand pairs that learns faster and ends higher.
+    # The reference code adds a fixed sinusoidal position table to the word embeddings (the paper
+    # names none). Without it the encoder sees a bag of tokens in context: a token's input no
+    # longer depends on where it stands, and on a corpus of a few thousand pairs that learns
+    # faster and ends higher.
     positions: bool = True
 
     def to_dict(self) -> dict:
@@ -241,8 +244,8 @@ POOLINGS = ("cls", "mean")
 
 class BertEncoder(Encoder):
     """A ``BertModel`` without pooler; the text vector is the last hidden state of ``[CLS]``
-    (``pooling="cls"``, the paper's and SPECTER's choice) or the mean over real tokens
-    (``"mean"``). An MLM-only checkpoint never trains ``[CLS]`` (no next-sentence task): a small,
+    (``pooling="cls"``, SPECTER's choice; the paper names no pooling and the reference code used
+    ``pooler_output``) or the mean over real tokens (``"mean"``). An MLM-only checkpoint never trains ``[CLS]`` (no next-sentence task): a small,
     briefly pretrained one gives nearly the same ``[CLS]`` vector for every input, and matching
     cannot start from there, so the demo config pools by the mean."""
 
