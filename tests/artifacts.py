@@ -77,6 +77,7 @@ def check_eval_table(tables: Path, table: str, eval_root: Path, part: str = "tes
     md_rows = _markdown_rows((tables / f"{table}.md").read_text())
     assert len(md_rows) == len(df), f"{table}: Markdown and CSV differ in rows"
     metric_cols = [c for c in df.columns if c.endswith((" MRR", " Acc"))]
+    labels = [c for c in df.columns if c not in metric_cols and c != "Note"]
     assert metric_cols and len(df), f"{table} has no metric columns or rows"
     used = []
     for i, row in df.iterrows():
@@ -86,7 +87,7 @@ def check_eval_table(tables: Path, table: str, eval_root: Path, part: str = "tes
             level = LEVELS[col.removeprefix("Test ").rsplit(" ", 1)[0]]
             metric = col.rsplit(" ", 1)[1]
             value, shown = row[col], md_rows[i][list(df.columns).index(col)]
-            where = f"{table} row {i} ({' / '.join(map(str, row.iloc[:2]))}) column {col!r}"
+            where = f"{table} row {i} ({' / '.join(map(str, row[labels]))}) column {col!r}"
             if metric == "MRR" and decoding == "global":
                 assert pd.isna(value) and shown == "–", f"{where}: global decoding has no MRR, got {value!r}"
                 continue

@@ -226,8 +226,6 @@ def test_tables_put_each_evaluation_in_its_cell(tmp_path):
     check_eval_table(out, "table3", root)
 
 
-@pytest.mark.xfail(strict=True, raises=FileNotFoundError,
-                   reason="tables_from_eval_root asks for every file before it reads the not-run reasons")
 def test_tables_config_without_mathbert_needs_no_mathbert_results(tmp_path):
     """The demo config has no MathBERT (matching.mathbert: null): `tables --config` should mark its
     rows not run, as the workflow does, instead of asking for its evaluations."""
