@@ -41,12 +41,12 @@ from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 from .decode import ScoreRows, decode_all
 from .evaluate import add_decode_arguments, token_lists, write_outputs
 from .logs import setup_logging
+from .experiments import METHODS
 from .splits import read_parts
 from .tokens import is_math, split_math
 
 log = logging.getLogger(__name__)
 
-METHODS = ("tfidf", "tfidf_paper", "bm25")
 REFERENCE_FONT_SEP = "____"  # the reference's symbol/mathvariant separator, e.g. F____script
 
 

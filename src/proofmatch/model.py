@@ -39,6 +39,7 @@ from torch import nn
 from proofmatch import devices
 from proofmatch.encoders import (BertEncoder, Encoder, NPTConfig, NPTEncoder, WordPieceCodec,
                                  WordVocab)
+from proofmatch.experiments import ENCODERS, MODES
 from proofmatch.tokens import VIEWS, view as token_view
 
 if TYPE_CHECKING:
@@ -48,8 +49,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-ENCODERS = ("npt", "scratchbert", "mathbert", "specter")
-MODES = ("local", "hybrid", "triplet")  # training: local, local + global (paper §7.2), SPECTER triplets
 SCORERS = ("bilinear", "distance")
 WEIGHTS_FILE = "model.safetensors"
 CONFIG_FILE = "config.json"

@@ -80,12 +80,12 @@ from tqdm import tqdm
 from proofmatch.linearize import FragmentError, iter_maths, linearize_element, linearize_fragment, parse_fragment
 from proofmatch.logs import setup_logging
 from proofmatch.mathml import presentation, single_char_identifiers
+from proofmatch.experiments import ALL_LEVELS as LEVELS
 from proofmatch.store import atomic_path, write_json
 from proofmatch.tokens import MATH_PREFIX, math_token, split_math
 
 log = logging.getLogger(__name__)
 
-LEVELS = ("conservation", "partial", "full", "trans", "partial_p", "full_p")
 DEFAULT_PROTECTED = ("P", "E", "V", "σ", "ρ")
 
 LATIN = string.ascii_lowercase

@@ -30,13 +30,13 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from .experiments import SPLITS
 from .logs import setup_logging
 from .store import read_parquet, write_parquet
 
 log = logging.getLogger(__name__)
 
 PARTS = ("train", "dev", "test")
-SPLITS = ("mixed", "unmixed", "pr")
 DATA_COLUMNS = ("pair_id", "article_id", "part", "statement_tokens", "proof_tokens")
 _MIXED_STREAM, _UNMIXED_STREAM = 0, 1
 

@@ -15,9 +15,10 @@ from __future__ import annotations
 import re
 from typing import Iterable, Literal
 
+from proofmatch.experiments import VIEWS
+
 MATH_PREFIX = "$"
 FONT_SEP = "~"
-VIEWS = ("text", "math", "both")
 View = Literal["text", "math", "both"]
 
 _TEXT_TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
