@@ -429,7 +429,7 @@ def test_evaluate_view_filters_tokens(tmp_path, monkeypatch):
 
 def test_evaluate_run_with_a_saved_model(tmp_path):
     """The real contract: load_matcher(run_dir) + Matcher.factors of proofmatch.model (untrained NPT)."""
-    torch = pytest.importorskip("torch")
+    import torch
     from proofmatch.encoders import NPTConfig, NPTEncoder, WordVocab
     from proofmatch.model import Matcher, MatcherConfig
 

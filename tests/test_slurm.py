@@ -61,11 +61,12 @@ RUN_LIMIT_S = 420  # the whole cluster test must stay under 8 minutes
 
 
 def copy_workflow(dest: Path) -> Path:
-    """Copy what `snakemake --profile slurm` needs, with the root `slurm` link, into dest."""
-    for name in ("Snakefile", "workflow", "config", "envs", "profiles"):
+    """Copy what `snakemake --profile slurm` needs (the package sources included: the Snakefile
+    runs its own src/), with the root `slurm` link, into dest."""
+    for name in ("Snakefile", "workflow", "config", "envs", "profiles", "src"):
         src = REPO / name
         if src.is_dir():
-            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
         elif src.exists():
             shutil.copy2(src, dest / name)
     os.symlink(os.readlink(REPO / "slurm"), dest / "slurm")

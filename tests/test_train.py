@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -23,6 +24,8 @@ from proofmatch.store import write_parquet
 from proofmatch import train as train_mod
 from proofmatch.train import make_optimizer, rank_metrics, run_params, step_schedule, train_run
 from toydata import toy_pairs
+
+CONFIG = Path(__file__).resolve().parents[1] / "config"  # independent of the working directory
 
 NPT = dict(epochs=30, batch_size=30, learning_rate=0.01, lr_decay=0.99, eval_every=5, max_length=64,
            d_model=64, n_layers=2, n_heads=4, d_k=16)
@@ -364,17 +367,17 @@ def test_bert_runs_save_loadable_models(encoder, mode, toy, tiny_scratchbert, tm
 
 def test_cli_train_with_project_config(toy, tmp_path):
     rc = cli.main(["train", str(toy), "--out", str(tmp_path / "cli"), "--encoder", "npt", "--mode", "local",
-                   "--view", "text", "--config", "config/config.yaml", "--epochs", "1"])
+                   "--view", "text", "--config", str(CONFIG / "config.yaml"), "--epochs", "1"])
     assert rc == 0 and (tmp_path / "cli" / "model" / "config.json").exists()
     rc = cli.main(["train", str(toy), "--out", str(tmp_path / "mb"), "--encoder", "mathbert", "--mode", "local",
-                   "--view", "both", "--config", "config/config.yaml"])
+                   "--view", "both", "--config", str(CONFIG / "config.yaml")])
     assert rc == 3  # matching.mathbert is null in the demo config: reported as not run
 
 
 def test_train_run_takes_the_config_matching_block(toy, tmp_path):
     from proofmatch.config import load_config
 
-    matching = load_config("config/config.yaml")["matching"]
+    matching = load_config(CONFIG / "config.yaml")["matching"]
     matching["npt"] = dict(matching["npt"], epochs=1, d_model=16, d_k=8)
     res = train_run(toy, tmp_path / "blk", "npt", "local", "both", matching, seed=0)
     assert res["epochs"] == 1 and load_matcher(tmp_path / "blk").config.npt["d_model"] == 16
@@ -395,7 +398,7 @@ def test_run_params_flattens_config_blocks():
 def test_paper_config_schedules():
     from proofmatch.config import load_config
 
-    m = load_config("config/config.yaml", "config/paper.yaml")["matching"]
+    m = load_config(CONFIG / "config.yaml", CONFIG / "paper.yaml")["matching"]
     npt, bert = run_params(m, "npt"), run_params(m, "scratchbert")
     assert (npt["eval_every"], npt["lr_decay_start"], npt["lr_decay"]) == (20, 300, 0.996)
     assert (bert["eval_every"], bert["lr_decay_start"], bert["lr_decay"]) == (5, 0, 0.99)
