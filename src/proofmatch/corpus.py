@@ -96,27 +96,32 @@ def _path_parts(value: str) -> tuple[str, ...]:
     return tuple(p for p in parts if p not in ("", ".", "/"))
 
 
-def assign_article_ids(paths: Sequence[Path], metadata: pd.DataFrame | None) -> list[str]:
-    """One id per path: the metadata row whose ``file`` matches (longest match), else the stem.
-
-    Two files with the same id are an error that names both, because every later artifact is
-    keyed by ``article_id``.
-    """
+def metadata_file_ids(paths: Sequence[Path], metadata: pd.DataFrame | None) -> list[str | None]:
+    """The article id of each path from the metadata's ``file`` column (the longest trailing match
+    of path components), None where no row matches."""
     by_parts: dict[tuple[str, ...], str] = {}
     if metadata is not None and "file" in metadata.columns:
         for aid, file in zip(metadata["article_id"], metadata["file"]):
             if isinstance(file, str) and file.strip():
                 by_parts[_path_parts(file.strip())] = aid
     longest = max((len(k) for k in by_parts), default=0)
-    ids: list[str] = []
-    owner: dict[str, Path] = {}
+    out: list[str | None] = []
     for path in paths:
         parts = Path(os.path.abspath(path)).parts
-        aid = None
-        for k in range(min(longest, len(parts)), 0, -1):
-            aid = by_parts.get(parts[-k:])
-            if aid is not None:
-                break
+        out.append(next((by_parts[parts[-k:]] for k in range(min(longest, len(parts)), 0, -1)
+                         if parts[-k:] in by_parts), None))
+    return out
+
+
+def assign_article_ids(paths: Sequence[Path], metadata: pd.DataFrame | None) -> list[str]:
+    """One id per path: the metadata row whose ``file`` matches (longest match), else the stem.
+
+    Two files with the same id are an error that names both, because every later artifact is
+    keyed by ``article_id``.
+    """
+    ids: list[str] = []
+    owner: dict[str, Path] = {}
+    for path, aid in zip(paths, metadata_file_ids(paths, metadata)):
         if aid is None:
             aid = strip_article_suffix(path.name)
         if aid in owner:

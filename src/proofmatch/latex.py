@@ -68,7 +68,7 @@ import tarfile
 import time
 import zlib
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 from urllib.parse import quote
 
@@ -76,7 +76,7 @@ import pandas as pd
 import pyarrow as pa
 from tqdm import tqdm
 
-from .corpus import read_metadata, shard_by_bytes, write_table
+from .corpus import metadata_file_ids, read_metadata, shard_by_bytes, write_table
 from .logs import setup_logging
 from .render import write_table as write_result_table
 from .store import atomic_path, read_json, write_csv, write_json
@@ -249,26 +249,6 @@ def source_fingerprint(src_dir: str | os.PathLike) -> str:
     return digest.hexdigest()
 
 
-def _parts(value: str) -> tuple[str, ...]:
-    return tuple(p for p in PurePosixPath(value.replace("\\", "/")).parts if p not in ("", ".", "/"))
-
-
-def _metadata_ids(paths: Sequence[Path], metadata: pd.DataFrame | None) -> list[str | None]:
-    """The article id of each path from the metadata's ``file`` column (longest trailing match)."""
-    by_parts: dict[tuple[str, ...], str] = {}
-    if metadata is not None and "file" in metadata.columns:
-        for aid, file in zip(metadata["article_id"], metadata["file"]):
-            if isinstance(file, str) and file.strip():
-                by_parts[_parts(file.strip())] = aid
-    longest = max((len(k) for k in by_parts), default=0)
-    out: list[str | None] = []
-    for path in paths:
-        parts = Path(os.path.abspath(path)).parts
-        out.append(next((by_parts[parts[-k:]] for k in range(min(longest, len(parts)), 0, -1)
-                         if parts[-k:] in by_parts), None))
-    return out
-
-
 def build_inventory(src_dir: str | os.PathLike, n_shards: int,
                     metadata_path: str | os.PathLike | None = None) -> pd.DataFrame:
     """One row per article source: id, key, path, kind, bytes, sha256, conversion shard.
@@ -278,7 +258,7 @@ def build_inventory(src_dir: str | os.PathLike, n_shards: int,
     """
     sources = list_sources(src_dir)
     metadata = read_metadata(metadata_path) if metadata_path else None
-    ids = _metadata_ids([p for p, _, _ in sources], metadata)
+    ids = metadata_file_ids([p for p, _, _ in sources], metadata)
     rows: list[dict[str, Any]] = []
     seen: dict[str, str] = {}
     # A source the metadata names keeps its id over one whose id is only its file name.
