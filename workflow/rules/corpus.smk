@@ -7,6 +7,8 @@ rule demo_corpus:
         metadata="results/demo_corpus/metadata.csv",
     log:
         "results/logs/demo_corpus.log",
+    benchmark:
+        "results/benchmarks/demo_corpus.tsv"
     conda:
         CONDA
     resources:
@@ -27,6 +29,8 @@ rule manifest:
         articles="results/corpus/articles.parquet",
     log:
         "results/logs/manifest.log",
+    benchmark:
+        "results/benchmarks/manifest.tsv"
     conda:
         CONDA
     resources:

@@ -38,6 +38,8 @@ rule make_splits:
         **{split: f"results/splits/{split}.parquet" for split in SPLITS},
     log:
         "results/logs/make_splits.log",
+    benchmark:
+        "results/benchmarks/make_splits.tsv"
     conda:
         CONDA
     resources:

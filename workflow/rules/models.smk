@@ -8,6 +8,8 @@ rule train_tokenizer:
         "results/models/tokenizer/{family}/tokenizer.json",
     log:
         "results/logs/train_tokenizer/{family}.log",
+    benchmark:
+        "results/benchmarks/train_tokenizer/{family}.tsv"
     conda:
         CONDA
     resources:

@@ -16,6 +16,8 @@ rule table1:
         csv="results/tables/table1.csv",
     log:
         "results/logs/table1.log",
+    benchmark:
+        "results/benchmarks/table1.tsv"
     conda:
         CONDA
     resources:
@@ -38,6 +40,8 @@ rule table2:
         csv="results/tables/table2.csv",
     log:
         "results/logs/table2.log",
+    benchmark:
+        "results/benchmarks/table2.tsv"
     conda:
         CONDA
     resources:

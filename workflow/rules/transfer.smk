@@ -20,6 +20,8 @@ use rule manifest as transfer_manifest with:
         articles="results/transfer/{tname}/corpus/articles.parquet",
     log:
         "results/logs/transfer/{tname}/manifest.log",
+    benchmark:
+        "results/benchmarks/transfer/{tname}/manifest.tsv"
     params:
         n_shards=lambda w: transfer.corpus_entry(TRANSFER, w.tname)["n_shards"],
 
