@@ -8,12 +8,12 @@ in wall-clock and in CPU time of this process (steadier on a shared machine):
 
 * ``bare parse``: ``etree.parse`` of the already-decompressed bytes (in memory, gzip excluded);
 * ``gunzip + parse``: the same including decompression, for context;
-* ``extraction``: :func:`proofmatch.extract.extract_files` from the files on disk (bounded read,
+* ``extraction``: :func:`proofmatch.data.extract.extract_files` from the files on disk (bounded read,
   decompression, entity pass, safe parse, pair search, serialisation; no Parquet write).
 
 The ratio extraction / bare parse is the figure of merit (target: within 2x). When
-``proofmatch.linearize`` is importable and has ``linearize_shard``, the extracted pairs are also
-linearized once, and then filtered once with ``proofmatch.filters.classify`` (when it exists);
+``proofmatch.data.linearize`` is importable and has ``linearize_shard``, the extracted pairs are also
+linearized once, and then filtered once with ``proofmatch.data.filters.classify`` (when it exists);
 those times are printed separately, and the output says which of them ran.
 """
 
@@ -36,7 +36,9 @@ from lxml import etree
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from proofmatch import corpus, extract  # noqa: E402
+from proofmatch.data import corpus  # noqa: E402
+
+from proofmatch.data import extract
 
 
 Timing = tuple[float, float]  # (wall seconds, CPU seconds of this process)
@@ -74,11 +76,11 @@ def extraction(items: list[tuple[str, str]]) -> tuple[Timing, int, dict]:
 
 def downstream(items: list[tuple[str, str]]) -> list[str]:
     """Time linearization and filtering once on the extracted pairs, where those stages exist."""
-    if importlib.util.find_spec("proofmatch.linearize") is None:
-        return ["linearization/filtering: not run (proofmatch.linearize is not importable) - extraction only"]
-    linearize = importlib.import_module("proofmatch.linearize")
+    if importlib.util.find_spec("proofmatch.data.linearize") is None:
+        return ["linearization/filtering: not run (proofmatch.data.linearize is not importable) - extraction only"]
+    linearize = importlib.import_module("proofmatch.data.linearize")
     if not hasattr(linearize, "linearize_shard"):
-        return ["linearization/filtering: not run (proofmatch.linearize has no linearize_shard) - extraction only"]
+        return ["linearization/filtering: not run (proofmatch.data.linearize has no linearize_shard) - extraction only"]
     lines = []
     with tempfile.TemporaryDirectory() as tmp:
         pairs, _ = extract.extract_files(items, desc="bench")
@@ -87,9 +89,9 @@ def downstream(items: list[tuple[str, str]]) -> list[str]:
         start = time.perf_counter()
         linearize.linearize_shard(str(src), str(out))
         lines.append(f"linearization (linearize.linearize_shard, once): {time.perf_counter() - start:.2f} s wall for {len(pairs)} pairs")
-        filters = importlib.import_module("proofmatch.filters") if importlib.util.find_spec("proofmatch.filters") else None
+        filters = importlib.import_module("proofmatch.data.filters") if importlib.util.find_spec("proofmatch.data.filters") else None
         if filters is None or not hasattr(filters, "classify"):
-            lines.append("filtering: not run (proofmatch.filters.classify is not importable)")
+            lines.append("filtering: not run (proofmatch.data.filters.classify is not importable)")
         else:
             frame = pd.read_parquet(out)
             start = time.perf_counter()

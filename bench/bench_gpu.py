@@ -87,8 +87,8 @@ def bench_npt(variant: str, kind: str, warmup: int, steps: int) -> dict:
     """NPT at the paper's size (d = 300, 2 layers, 4 heads, d_k = 128, batch 60, ASGD): one
     optimisation step per call. ``variant``: eager, compile (inductor) or graphs (inductor with CUDA
     graphs, ``mode="reduce-overhead"``)."""
-    from proofmatch.encoders import NPTConfig, NPTEncoder
-    from proofmatch.model import Matcher, MatcherConfig, global_loss, local_loss
+    from proofmatch.models.encoders import NPTConfig, NPTEncoder
+    from proofmatch.models.matcher import Matcher, MatcherConfig, global_loss, local_loss
 
     class _Codec:
         pad_id = 0

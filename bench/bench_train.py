@@ -18,8 +18,8 @@ import time
 
 import torch
 
-from proofmatch.encoders import NPTConfig, NPTEncoder
-from proofmatch.model import Matcher, MatcherConfig, global_loss, local_loss
+from proofmatch.models.encoders import NPTConfig, NPTEncoder
+from proofmatch.models.matcher import Matcher, MatcherConfig, global_loss, local_loss
 
 # (vocab, d_model, n_layers, n_heads, d_k, batch, statement length, proof length, max_length);
 # the paper's NPT has 15M parameters, i.e. a word vocabulary of about 44k entries at d = 300

@@ -3,13 +3,13 @@
 * Tables 3-6 and the baselines table: every MRR/Acc cell is read back from the CSV (full
   precision) and the Markdown (two decimals), mapped to the evaluation JSON it comes from by the
   path layout of docs/architecture.md (worked out here from the row and column labels, not with
-  proofmatch.tables), and must equal 100 x that JSON's value and lie in [0, 100]; a cell without
+  proofmatch.evaluation.tables), and must equal 100 x that JSON's value and lie in [0, 100]; a cell without
   a number ("–") is allowed only in a row whose note says why it was not run, and in the MRR
   columns of global decoding, which must have none.
 * Table 7: the hubness counts of its dev evaluation.
 * Each evaluation JSON agrees with its per-statement Parquet (MRR, accuracies, hubness), so a
   JSON value edited after the fact is caught even if a table were re-rendered from it.
-* Figure 2: a PNG and a PDF of the size :func:`proofmatch.figure.render` draws (11 in wide at
+* Figure 2: a PNG and a PDF of the size :func:`proofmatch.evaluation.figure.render` draws (11 in wide at
   150 dpi; the PDF page the PNG's size) with the expected number of panels, counted from the grey
   "P(match) = ..." line that heads each panel's tokens.
 """

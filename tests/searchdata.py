@@ -12,11 +12,23 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from proofmatch import corpus, demo, extract, filters, linearize, replace, splits
+from proofmatch.data import corpus
+
+from proofmatch.demo import generate as demo
+
+from proofmatch.data import extract
+
+from proofmatch.data import filters
+
+from proofmatch.data import linearize
+
+from proofmatch.data import replace
+
+from proofmatch.data import splits
 from proofmatch.config import load_config
-from proofmatch.evaluate import evaluate_run
+from proofmatch.evaluation.evaluate import evaluate_run
 from proofmatch.search.index import build_index
-from proofmatch.store import write_parquet
+from proofmatch.artifacts import write_parquet
 
 REPO = Path(__file__).resolve().parents[1]
 EPOCHS = 3
@@ -47,7 +59,7 @@ def build(root: Path) -> dict[str, Path]:
                              root / "data/filter_report.json", f["language"], f["min_tokens"], f["max_tokens"])
         splits.write_splits(p["pairs"], p["articles"], {"mixed": p["split"]}, seed=cfg["seed"])
         replace.replace_split_file(p["pairs"], p["split"], "conservation", p["data"], seed=cfg["seed"])
-        from proofmatch.train import run_params, train_run
+        from proofmatch.models.train import run_params, train_run
 
         params = {**run_params(cfg["matching"], "npt"), "epochs": EPOCHS, "eval_every": EPOCHS}
         train_run(p["data"], p["run"], "npt", "local", "both", params, seed=cfg["seed"])

@@ -1,4 +1,4 @@
-"""TF-IDF and BM25 baselines (proofmatch.baselines) on a toy set."""
+"""TF-IDF and BM25 baselines (proofmatch.evaluation.baselines) on a toy set."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from rank_bm25 import BM25Okapi
 
-from proofmatch import baselines as B
+from proofmatch.evaluation import baselines as B
 
 
 def toy_parquet(tmp_path, n_test: int = 10):

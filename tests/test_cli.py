@@ -20,7 +20,7 @@ import yaml
 from artifacts import check_eval_json, check_eval_table, check_figure, check_table7, eval_path
 from proofmatch import cli
 from proofmatch.config import deep_merge, load_config
-from proofmatch.store import write_parquet
+from proofmatch.artifacts import write_parquet
 from toydata import toy_pairs
 
 REPO = Path(__file__).resolve().parents[1]
@@ -86,7 +86,7 @@ def npt_runs(tiny):
 
 
 def test_train_writes_a_loadable_run(tiny, npt_runs):
-    from proofmatch.model import load_matcher
+    from proofmatch.models.matcher import load_matcher
 
     for seed, out in enumerate(npt_runs):
         metrics = json.loads((out / "metrics.json").read_text())

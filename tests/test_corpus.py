@@ -11,7 +11,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from proofmatch import cli, corpus
+from proofmatch import cli
+
+from proofmatch.data import corpus
 
 DOC = b'<html xmlns="http://www.w3.org/1999/xhtml"><body><p>x</p></body></html>'
 

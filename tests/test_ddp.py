@@ -19,8 +19,8 @@ import pandas as pd
 import pytest
 import torch
 
-from proofmatch import devices
-from proofmatch.store import write_parquet
+from proofmatch.models import runtime as devices
+from proofmatch.artifacts import write_parquet
 from toydata import toy_pairs
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -65,10 +65,10 @@ def test_share_and_gather_cover_the_batch_once_in_order():
 
 def _step_worker(data: str, batch: list[int]) -> dict:
     """Loss and parameter gradients of one step of each kind on ``batch`` (NPT, dropout off)."""
-    from proofmatch.splits import read_part
-    from proofmatch.checkpoint import TrainParams, typed_params
-    from proofmatch.model import build_matcher
-    from proofmatch.train import batch_loss
+    from proofmatch.data.splits import read_part
+    from proofmatch.models.checkpoint import TrainParams, typed_params
+    from proofmatch.models.matcher import build_matcher
+    from proofmatch.models.train import batch_loss
 
     rt = devices.init_runtime()
     train = read_part(data, "train")
@@ -121,7 +121,9 @@ def _instrumented(record: str, target: str, *args, **kwargs):
     touches under the run's output folder (Python audit events); write the record beside."""
     import importlib
 
-    from proofmatch import pretrain, train
+    from proofmatch.models import pretrain
+
+    from proofmatch.models import train
 
     rank = int(os.environ.get("RANK", "0"))
     out = str(Path(kwargs.pop("watch")).resolve())
@@ -165,12 +167,12 @@ def _records(folder: Path) -> dict[int, dict]:
 
 
 def test_npt_training_on_two_ranks_equals_one_process(toy, tmp_path):
-    from proofmatch.train import train_run
+    from proofmatch.models.train import train_run
 
     one = train_run(toy, tmp_path / "one", "npt", "hybrid", "both", NPT, seed=4)
     rec = tmp_path / "rec"
     rec.mkdir()
-    two = devices.launch(2, _instrumented, str(rec), "proofmatch.train:train_run", toy, tmp_path / "two",
+    two = devices.launch(2, _instrumented, str(rec), "proofmatch.models.train:train_run", toy, tmp_path / "two",
                          "npt", "hybrid", "both", NPT, seed=4, watch=tmp_path / "two")
     records = _records(rec)
     assert sorted(records) == [0, 1]
@@ -187,14 +189,14 @@ def test_npt_training_on_two_ranks_equals_one_process(toy, tmp_path):
 
 
 def test_mlm_pretraining_on_two_ranks_equals_one_process(toy, tmp_path):
-    from proofmatch.pretrain import LOG_FILE, METRICS_FILE, pretrain
-    from proofmatch.tokenizer import train_tokenizer
+    from proofmatch.models.pretrain import LOG_FILE, METRICS_FILE, pretrain
+    from proofmatch.models.tokenizer import train_tokenizer
 
     train_tokenizer(toy, tmp_path / "tok", vocab_size=120, min_frequency=2)
     pretrain(toy, tmp_path / "tok", tmp_path / "one", MLM, seed=6)
     rec = tmp_path / "rec"
     rec.mkdir()
-    devices.launch(2, _instrumented, str(rec), "proofmatch.pretrain:pretrain", toy, tmp_path / "tok",
+    devices.launch(2, _instrumented, str(rec), "proofmatch.models.pretrain:pretrain", toy, tmp_path / "tok",
                    tmp_path / "two", MLM, seed=6, watch=tmp_path / "two")
     records = _records(rec)
     assert records[0]["steps"] == records[1]["steps"] > 3

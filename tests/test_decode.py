@@ -1,4 +1,4 @@
-"""Decoding (proofmatch.decode) and the evaluation driver (proofmatch.evaluate) on hand-built scores."""
+"""Decoding (proofmatch.evaluation.decode) and the evaluation driver (proofmatch.evaluation.evaluate) on hand-built scores."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import torch
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
-from proofmatch import decode as D
-from proofmatch import evaluate as E
+from proofmatch.evaluation import decode as D
+from proofmatch.evaluation import evaluate as E
 
 
 def matrix_scorer(S: np.ndarray) -> D.ScoreRows:
@@ -428,10 +428,10 @@ def test_evaluate_view_filters_tokens(tmp_path, monkeypatch):
 
 
 def test_evaluate_run_with_a_saved_model(tmp_path):
-    """The real contract: load_matcher(run_dir) + Matcher.factors of proofmatch.model (untrained NPT)."""
+    """The real contract: load_matcher(run_dir) + Matcher.factors of proofmatch.models.matcher (untrained NPT)."""
     import torch
-    from proofmatch.encoders import NPTConfig, NPTEncoder, WordVocab
-    from proofmatch.model import Matcher, MatcherConfig
+    from proofmatch.models.encoders import NPTConfig, NPTEncoder, WordVocab
+    from proofmatch.models.matcher import Matcher, MatcherConfig
 
     data = toy_data(tmp_path)
     df = pd.read_parquet(data)

@@ -13,8 +13,16 @@ import numpy as np
 import pytest
 from lxml import etree
 
-from proofmatch import cli, demo, extract, linearize, texmath
-from proofmatch.tokens import text_tokens
+from proofmatch import cli
+
+from proofmatch.demo import generate as demo
+
+from proofmatch.data import extract
+
+from proofmatch.data import linearize
+
+from proofmatch.demo import texmath
+from proofmatch.data.views import text_tokens
 
 MATHML = "http://www.w3.org/1998/Math/MathML"
 XHTML = "http://www.w3.org/1999/xhtml"
@@ -360,7 +368,7 @@ def test_hostile_files_fail_as_designed(corpus: Path) -> None:
 
 
 def test_extraction_counts_every_skip_reason(corpus: Path) -> None:
-    from proofmatch import extract
+    from proofmatch.data import extract
 
     items = sorted(
         (r["article_id"], str(corpus / r["file"])) for r in _rows(corpus) if r["article_id"].startswith("demo-bad-")
@@ -445,8 +453,10 @@ def test_tfidf_baseline_is_hard_but_not_hopeless(corpus: Path) -> None:
     """TF-IDF statement->proof MRR on the kept pairs, 10% held out: real corpora give ~32."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    from proofmatch import corpus as corpus_mod
-    from proofmatch import extract, filters, linearize
+    from proofmatch.data import corpus as corpus_mod
+    from proofmatch.data import extract
+    from proofmatch.data import filters
+    from proofmatch.data import linearize
 
     paths = corpus_mod.list_articles(corpus / "xhtml")
     ids = corpus_mod.assign_article_ids(paths, corpus_mod.read_metadata(corpus / "metadata.csv"))

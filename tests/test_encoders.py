@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from proofmatch.encoders import (BertEncoder, NPTConfig, NPTEncoder, WordPieceCodec, WordVocab,
+from proofmatch.models.encoders import (BertEncoder, NPTConfig, NPTEncoder, WordPieceCodec, WordVocab,
                                  pad_batch, plain_math, sinusoidal_table)
-from proofmatch.model import Matcher, MatcherConfig, load_matcher
+from proofmatch.models.matcher import Matcher, MatcherConfig, load_matcher
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -79,7 +79,7 @@ def tiny_bert_dir(tmp_path_factory):
     """A random tiny BertForMaskedLM + WordPiece tokenizer saved like a ScratchBERT checkpoint."""
     from transformers import BertConfig, BertForMaskedLM
 
-    from proofmatch.tokenizer import build_tokenizer, wrap_fast
+    from proofmatch.models.tokenizer import build_tokenizer, wrap_fast
 
     d = tmp_path_factory.mktemp("bert")
     texts = ["Let $a be a set", "Proof . Since $a is $A~bold , a set"] * 5

@@ -16,8 +16,8 @@ from proofmatch.config import schema, validate_config
 REPO = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("modules", ["proofmatch.experiments", "proofmatch.tables", "proofmatch.render",
-                                     "proofmatch.config", "proofmatch.tables, proofmatch.transfer"])
+@pytest.mark.parametrize("modules", ["proofmatch.experiments", "proofmatch.evaluation.tables", "proofmatch.evaluation.render",
+                                     "proofmatch.config", "proofmatch.evaluation.tables, proofmatch.evaluation.transfer"])
 def test_spec_and_table_renderer_load_no_torch(modules):
     code = f"import sys, {modules}; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
@@ -76,7 +76,8 @@ def test_not_run_follows_the_config():
 
 
 WORKFLOW_FILES = sorted((REPO / "workflow/rules").glob("*.smk")) + [REPO / "Snakefile"]
-LIBRARY_FILES = [REPO / "src/proofmatch" / f for f in ("tables.py", "transfer.py", "render.py", "config.py")]
+LIBRARY_FILES = [REPO / "src/proofmatch" / f for f in (
+    "evaluation/tables.py", "evaluation/transfer.py", "evaluation/render.py", "config.py")]
 
 
 @pytest.mark.parametrize("values", [X.ENCODERS, X.MODES, X.LEVELS, X.ALL_LEVELS, X.VIEWS, X.SPLITS, X.FAMILIES,

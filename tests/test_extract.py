@@ -11,7 +11,11 @@ import pandas as pd
 import pytest
 from lxml import etree
 
-from proofmatch import cli, corpus, extract
+from proofmatch import cli
+
+from proofmatch.data import corpus
+
+from proofmatch.data import extract
 
 XHTML = "http://www.w3.org/1999/xhtml"
 MATHML = "http://www.w3.org/1998/Math/MathML"
@@ -231,7 +235,8 @@ def test_title_formulas_are_not_kind_words() -> None:
 
 def test_ltx_thm_markup_extracts_and_linearizes_like_the_other_markups() -> None:
     """The same statement in the three markups: same kind, same tokens (formulas included)."""
-    from proofmatch import linearize, texmath
+    from proofmatch.data import linearize
+    from proofmatch.demo import texmath
 
     tex = r"\mathbb{P}(|X_{n}| > \varepsilon) \le \frac{E|X|}{\varepsilon}, \mathcal{F} \subseteq \mathbf{A}"
     sentence = "Let {m} hold. Then we are done."

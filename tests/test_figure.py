@@ -1,4 +1,4 @@
-"""Figure 2 (proofmatch.figure): pair choice, LIME probability function, rendering with fake matchers."""
+"""Figure 2 (proofmatch.evaluation.figure): pair choice, LIME probability function, rendering with fake matchers."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from proofmatch import figure as F
+from proofmatch.evaluation import figure as F
 
 
 class BagMatcher:

@@ -8,12 +8,12 @@ from xml.sax.saxutils import escape
 import pandas as pd
 import pytest
 
-from proofmatch import filters
-from proofmatch.filters import (
+from proofmatch.data import filters
+from proofmatch.data.filters import (
     EXAMPLES, REASONS, classify, filter_pairs, match_omitted, match_reference, read_extraction_reports,
 )
-from proofmatch.linearize import linearize_pair
-from proofmatch.store import read_json, read_parquet
+from proofmatch.data.linearize import linearize_pair
+from proofmatch.artifacts import read_json, read_parquet
 
 XHTML = "http://www.w3.org/1999/xhtml"
 MML = "http://www.w3.org/1998/Math/MathML"

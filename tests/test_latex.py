@@ -1,4 +1,4 @@
-"""corpus.source: latex — LaTeX sources to XHTML+MathML with LaTeXML (proofmatch.latex).
+"""corpus.source: latex — LaTeX sources to XHTML+MathML with LaTeXML (proofmatch.data.latex).
 
 The unit tests (unpacking untrusted archives, main-file detection, ids, cache rules) need no
 LaTeXML. The workflow test converts the articles of tests/data/latex (three good ones, one with a
@@ -26,8 +26,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from proofmatch import latex
-from proofmatch.latex import ArticleError, Limits
+from proofmatch.data import latex
+from proofmatch.data.latex import ArticleError, Limits
 from test_workflow import copy_workflow
 
 REPO = Path(__file__).resolve().parents[1]

@@ -7,7 +7,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from proofmatch import cli
-from proofmatch.linearize import (
+from proofmatch.data.linearize import (
     FragmentError,
     fragment_tokens,
     linearize_fragment,

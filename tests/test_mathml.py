@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lxml import etree
 
-from proofmatch.mathml import (
+from proofmatch.data.mathml import (
     ALPHANUMERIC,
     content_to_presentation,
     local_name,
@@ -14,7 +14,7 @@ from proofmatch.mathml import (
     split_alphanumeric,
     tokens_of_presentation,
 )
-from proofmatch.tokens import is_math
+from proofmatch.data.views import is_math
 
 MML = "http://www.w3.org/1998/Math/MathML"
 

@@ -9,11 +9,11 @@ import pandas as pd
 import pytest
 import torch
 
-from proofmatch import pretrain as pt
-from proofmatch.checkpoint import PretrainParams, typed_params
-from proofmatch.splits import read_part
-from proofmatch.store import write_parquet
-from proofmatch.tokenizer import train_tokenizer
+from proofmatch.models import pretrain as pt
+from proofmatch.models.checkpoint import PretrainParams, typed_params
+from proofmatch.data.splits import read_part
+from proofmatch.artifacts import write_parquet
+from proofmatch.models.tokenizer import train_tokenizer
 from toydata import toy_pairs
 
 PARAMS = dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
@@ -67,7 +67,7 @@ def test_changed_params_start_afresh_instead_of_resuming(corpus, caplog):
     pt.pretrain(corpus / "data.parquet", corpus / "tok", corpus / "fresh", changed, seed=3)
     run = corpus / "rerun"
     pt.pretrain(corpus / "data.parquet", corpus / "tok", run, dict(PARAMS, epochs=1), seed=3)
-    with caplog.at_level(logging.WARNING, logger="proofmatch.checkpoint"):
+    with caplog.at_level(logging.WARNING, logger="proofmatch.models.checkpoint"):
         pt.pretrain(corpus / "data.parquet", corpus / "tok", run, changed, seed=3)
     assert "(changed: params.epochs, params.learning_rate); starting afresh" in caplog.text
     pd.testing.assert_frame_equal(pd.read_csv(run / pt.LOG_FILE), pd.read_csv(corpus / "fresh" / pt.LOG_FILE))
@@ -95,7 +95,7 @@ def test_validation_loss_skips_batches_without_masked_tokens():
     """A short last chunk can draw no [MASK]: its NaN mean must not poison the validation loss."""
     import types
 
-    from proofmatch import devices
+    from proofmatch.models import runtime as devices
 
     class Fake(torch.nn.Module):
         def forward(self, input_ids, labels, **_):

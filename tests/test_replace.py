@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from proofmatch import cli
-from proofmatch.linearize import linearize_element, linearize_fragment, parse_fragment
-from proofmatch.replace import (
+from proofmatch.data.linearize import linearize_element, linearize_fragment, parse_fragment
+from proofmatch.data.replace import (
     DEFAULT_PROTECTED,
     GREEK_CAPITAL_TARGETS,
     LEVELS,
@@ -31,7 +31,7 @@ from proofmatch.replace import (
     select_split,
     unchanged_reason,
 )
-from proofmatch.tokens import is_math, split_math
+from proofmatch.data.views import is_math, split_math
 
 XHTML = "http://www.w3.org/1999/xhtml"
 MML = "http://www.w3.org/1998/Math/MathML"

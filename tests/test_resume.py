@@ -23,7 +23,7 @@ import pytest
 import torch
 import yaml
 
-from proofmatch.store import write_parquet
+from proofmatch.artifacts import write_parquet
 from toydata import toy_pairs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -187,11 +187,11 @@ def test_kill_while_writing_a_checkpoint_keeps_the_previous_one(work, reference,
 @pytest.fixture(scope="module")
 def pretraining_reference(work):
     """A tokenizer and an uninterrupted pretraining run with it."""
-    from proofmatch.tokenizer import train_tokenizer
+    from proofmatch.models.tokenizer import train_tokenizer
 
     train_tokenizer(work / "toy.parquet", work / "tok", vocab_size=150, min_frequency=2)
     ref = work / "sb-reference"
-    done = _run(work, "proofmatch.pretrain:pretrain", str(work / "toy.parquet"), str(work / "tok"), str(ref), MLM, 2)
+    done = _run(work, "proofmatch.models.pretrain:pretrain", str(work / "toy.parquet"), str(work / "tok"), str(ref), MLM, 2)
     assert done.returncode == 0, done.stderr
     return ref
 
@@ -201,7 +201,7 @@ def test_pretraining_sigkill_while_writing_a_checkpoint_then_rerun(work, pretrai
     workflow manager then deletes the job's declared outputs (config.json). The rerun resumes at
     the first checkpoint's step, restores them and ends like an uninterrupted run."""
     ref, run = pretraining_reference, tmp_path / "sb"
-    args = ("proofmatch.pretrain:pretrain", str(work / "toy.parquet"), str(work / "tok"), str(run), MLM, 2)
+    args = ("proofmatch.models.pretrain:pretrain", str(work / "toy.parquet"), str(work / "tok"), str(run), MLM, 2)
     killed = _run(work, *args, kill_at_save=2)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     assert not (run / "pretrain_metrics.json").exists()

@@ -12,13 +12,13 @@ import pandas as pd
 import pytest
 
 from proofmatch import cli
-from proofmatch.baselines import bm25_scorer, tfidf_scorer
-from proofmatch.decode import local_decode
-from proofmatch.evaluate import token_lists
+from proofmatch.evaluation.baselines import bm25_scorer, tfidf_scorer
+from proofmatch.evaluation.decode import local_decode
+from proofmatch.evaluation.evaluate import token_lists
 from proofmatch.search import query as Q
 from proofmatch.search.display import fragment_text, safe_html
 from proofmatch.search.index import SearchIndex, build_index, top_order
-from proofmatch.splits import read_part
+from proofmatch.data.splits import read_part
 from searchdata import hostile_row, mini_demo
 
 pytestmark = pytest.mark.usefixtures("one_thread")

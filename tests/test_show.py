@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-from proofmatch.show import detect_kind, format_mapping, render_tokens, show
+from proofmatch.data.show import detect_kind, format_mapping, render_tokens, show
 
 STATEMENT = ["Lemma", "3", ".", "2", ".", "Let", "$x", "$=", "$y~bold", "be", "(", "a", ")", "real", "."]
 PROOF = ["Proof", ".", "See", "[", "BK3", ",", "Theorem", "4", ".", "8", "]", "."]

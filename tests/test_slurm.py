@@ -8,7 +8,7 @@ The `slurm` test runs `snakemake --profile slurm --profile profiles/ci-slurm-loc
 a copy of the workflow: the corpus manifest (a CPU rule) and the ScratchBERT pretraining (a GPU
 rule; the CI node's GPU is fake, so it trains on the CPU). It is skipped unless `sbatch` exists
 and `sinfo` answers (a failure instead with PROOFMATCH_REQUIRE_SLURM=1); CI starts the cluster
-with `bash ci/setup-slurm.sh`. Every wait is bounded:
+with `bash .ci/setup-slurm.sh`. Every wait is bounded:
 Snakemake runs under `timeout -s INT` (SIGINT makes it scancel its jobs), and whatever is left
 is cancelled by the run's job name afterwards.
 """
@@ -194,8 +194,8 @@ def cluster():
     """Skip without a cluster, unless PROOFMATCH_REQUIRE_SLURM=1 (CI) makes that a failure."""
     if not cluster_answers():
         if os.environ.get("PROOFMATCH_REQUIRE_SLURM") == "1":
-            pytest.fail("PROOFMATCH_REQUIRE_SLURM=1 but sbatch/sinfo do not answer (did ci/setup-slurm.sh run?)")
-        pytest.skip("no SLURM cluster here (CI starts one with ci/setup-slurm.sh)")
+            pytest.fail("PROOFMATCH_REQUIRE_SLURM=1 but sbatch/sinfo do not answer (did .ci/setup-slurm.sh run?)")
+        pytest.skip("no SLURM cluster here (CI starts one with .ci/setup-slurm.sh)")
 
 
 @pytest.mark.slurm

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from proofmatch.splits import PARTS, make_splits, part_sizes, read_part, read_parts, write_splits
+from proofmatch.data.splits import PARTS, make_splits, part_sizes, read_part, read_parts, write_splits
 
 
 def corpus(n_articles: int = 60, n_pr: int = 12, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -14,7 +14,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from proofmatch import corpus, extract
+from proofmatch.data import corpus
+
+from proofmatch.data import extract
 
 pytestmark = pytest.mark.stacks
 

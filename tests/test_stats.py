@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from proofmatch.linearize import fragment_tokens
-from proofmatch.stats import (
+from proofmatch.data.linearize import fragment_tokens
+from proofmatch.data.stats import (
     TABLE2_CAPTION, paper_counts, paper_tokens, table1, table2, token_counts, token_stats, write_table1, write_table2,
 )
 

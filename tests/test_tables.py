@@ -1,4 +1,4 @@
-"""Tables 3-7 and the baselines table (proofmatch.tables) from small evaluation JSONs."""
+"""Tables 3-7 and the baselines table (proofmatch.evaluation.tables) from small evaluation JSONs."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from proofmatch import experiments as X
-from proofmatch import tables as T
-from proofmatch.store import write_json
+from proofmatch.evaluation import tables as T
+from proofmatch.artifacts import write_json
 
 
 def metrics(mrr: float, acc: float, gacc: float) -> dict:

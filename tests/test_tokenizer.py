@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from proofmatch.store import write_parquet
-from proofmatch.tokenizer import train_tokenizer
+from proofmatch.artifacts import write_parquet
+from proofmatch.models.tokenizer import train_tokenizer
 
 
 def _frame() -> pd.DataFrame:

@@ -12,17 +12,19 @@ import pandas as pd
 import pytest
 import torch
 
-from proofmatch import cli, devices
-from proofmatch.checkpoint import PretrainParams, TrainParams, typed_params
+from proofmatch import cli
+
+from proofmatch.models import runtime as devices
+from proofmatch.models.checkpoint import PretrainParams, TrainParams, typed_params
 from proofmatch.config import run_matching
-from proofmatch.devices import epoch_batches, sample_negatives
-from proofmatch.encoders import NPTConfig, NPTEncoder, WordVocab
-from proofmatch.evaluate import evaluate_run
-from proofmatch.model import (Matcher, MatcherConfig, NotConfigured, global_loss, load_matcher, local_loss,
+from proofmatch.models.runtime import epoch_batches, sample_negatives
+from proofmatch.models.encoders import NPTConfig, NPTEncoder, WordVocab
+from proofmatch.evaluation.evaluate import evaluate_run
+from proofmatch.models.matcher import (Matcher, MatcherConfig, NotConfigured, global_loss, load_matcher, local_loss,
                               max_assignment, npt_vocab, triplet_loss)
-from proofmatch.store import write_parquet
-from proofmatch import train as train_mod
-from proofmatch.train import make_optimizer, rank_metrics, run_params, step_schedule, train_run
+from proofmatch.artifacts import write_parquet
+from proofmatch.models import train as train_mod
+from proofmatch.models.train import make_optimizer, rank_metrics, run_params, step_schedule, train_run
 from toydata import toy_pairs
 
 CONFIG = Path(__file__).resolve().parents[1] / "config"  # independent of the working directory
@@ -324,7 +326,7 @@ def test_changed_params_start_afresh_instead_of_resuming(toy, tmp_path, caplog):
     params = dict(NPT, epochs=2, eval_every=1)
     train_run(toy, tmp_path / "r", "npt", "local", "both", params, seed=0)
     changed = dict(params, learning_rate=0.1)
-    with caplog.at_level(logging.WARNING, logger="proofmatch.checkpoint"):
+    with caplog.at_level(logging.WARNING, logger="proofmatch.models.checkpoint"):
         rerun = train_run(toy, tmp_path / "r", "npt", "local", "both", changed, seed=0)
     assert "(changed: params.learning_rate); starting afresh" in caplog.text
     fresh = train_run(toy, tmp_path / "f", "npt", "local", "both", changed, seed=0)
@@ -337,8 +339,8 @@ def test_changed_params_start_afresh_instead_of_resuming(toy, tmp_path, caplog):
 def tiny_scratchbert(toy, tmp_path_factory):
     from transformers import BertForMaskedLM
 
-    from proofmatch.pretrain import bert_config
-    from proofmatch.tokenizer import load_tokenizer, train_tokenizer
+    from proofmatch.models.pretrain import bert_config
+    from proofmatch.models.tokenizer import load_tokenizer, train_tokenizer
 
     d = tmp_path_factory.mktemp("scratchbert")
     train_tokenizer(toy, d, vocab_size=150, min_frequency=2)

@@ -1,4 +1,4 @@
-"""Cross-corpus transfer (proofmatch.transfer, workflow/rules/transfer.smk).
+"""Cross-corpus transfer (proofmatch.evaluation.transfer, workflow/rules/transfer.smk).
 
 Unit tests build pools and tables from small files; the workflow test trains the smoke-size
 NPT-Local and ScratchBERT-Local on the demo corpus without its math.PR articles and tests them,
@@ -17,10 +17,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from proofmatch import transfer
+from proofmatch.evaluation import transfer
 from proofmatch.config import validate_config
-from proofmatch.demo import generate
-from proofmatch.splits import read_parts
+from proofmatch.demo.generate import generate
+from proofmatch.data.splits import read_parts
 from test_workflow import copy_workflow
 from toydata import toy_pairs
 

@@ -99,7 +99,7 @@ def run_matching(matching: dict[str, Any], encoder: str) -> dict[str, Any]:
     """The part of the config's ``matching`` block that one training run of ``encoder`` depends on.
 
     The workflow passes exactly this as a job's ``params`` (Snakemake reruns a job when its params
-    change, so changing BERT settings never retrains NPT), and :func:`proofmatch.train.run_params`
+    change, so changing BERT settings never retrains NPT), and :func:`proofmatch.models.train.run_params`
     flattens it: one definition of what a run reads, torch-free so the Snakefile can import it.
     """
     block = "npt" if encoder == "npt" else "bert"

@@ -1,8 +1,8 @@
 """The experiments: every wildcard value of the workflow and every cell of every result table.
 
 One definition, read by the workflow (its wildcard constraints and the input functions of the
-tables, workflow/rules/common.smk), by the table renderer (:mod:`proofmatch.tables`) and
-``proofmatch tables``, and by the transfer table (:mod:`proofmatch.transfer`). A table is a list
+tables, workflow/rules/common.smk), by the table renderer (:mod:`proofmatch.evaluation.tables`) and
+``proofmatch tables``, and by the transfer table (:mod:`proofmatch.evaluation.transfer`). A table is a list
 of rows; a row names its label cells and, per column group, the :class:`Evaluation` (which run,
 scored on which part at which level) whose numbers fill it. Pure Python, no torch or pandas:
 the Snakefile imports it before any job runs.
@@ -205,7 +205,7 @@ TABLE6_TRAIN = ("conservation", "partial", "partial_p", "full", "full_p")
 TABLE6_TEST = ("conservation", "partial_p")
 TABLE7_RUN = Run("mixed", "scratchbert", "local", "conservation")  # hubness of its dev set
 # Table 7's rows (Appendix B): proofs that are the local top-1 of >=20, >=10, >=5, >=2 (cumulative),
-# exactly one and no statement (proofmatch.decode.hubness counts them).
+# exactly one and no statement (proofmatch.evaluation.decode.hubness counts them).
 HUBNESS_BINS = (">=20", ">=10", ">=5", ">=2", "=1", "<1")
 # Figure 2 (§9.5): LIME on the symbol-conservation and the full-replacement model.
 FIGURE2_RUNS = {"conservation": Run("mixed", "scratchbert", "local", "conservation"),

@@ -1,7 +1,7 @@
 # LaTeX sources -> XHTML+MathML corpus with LaTeXML (corpus.source: latex, or a transfer corpus with
 # source: latex): inventory (ids, content hashes, shards), conversion per shard with a per-article
 # cache, the assembled corpus folder + metadata + report, and the conversion table.
-from proofmatch import latex as latexml
+from proofmatch.data import latex as latexml
 
 LATEX_CORPORA = latexml.configured_corpora(config)
 LATEX_TARGETS = ["results/tables/conversion.md"] if LATEX_CORPORA else []

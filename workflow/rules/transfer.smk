@@ -2,7 +2,7 @@
 # linearization and filters (the rules of corpus.smk and data.smk, reused with the same config); all
 # its pairs form one test pool for the chosen trained runs and the baselines; results/tables/transfer.md
 # sets them beside the in-corpus test numbers.
-from proofmatch import transfer
+from proofmatch.evaluation import transfer
 
 TRANSFER = transfer.transfer_settings(config)
 TRANSFER_TARGETS = ["results/tables/transfer.md"] if TRANSFER["corpora"] else []

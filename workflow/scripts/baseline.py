@@ -1,5 +1,5 @@
-"""TF-IDF / BM25 baseline with local and global decoding (thin wrapper around proofmatch.baselines)."""
-from proofmatch.baselines import run_baseline
+"""TF-IDF / BM25 baseline with local and global decoding (thin wrapper around proofmatch.evaluation.baselines)."""
+from proofmatch.evaluation.baselines import run_baseline
 from proofmatch.logs import run_logged
 
 w = snakemake.wildcards

@@ -1,7 +1,7 @@
 """Build the search index of one training run (thin wrapper around proofmatch.search.index)."""
 from pathlib import Path
 
-from proofmatch.devices import set_threads
+from proofmatch.models.runtime import set_threads
 from proofmatch.logs import run_logged
 from proofmatch.search.index import build_index
 

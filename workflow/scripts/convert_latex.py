@@ -1,8 +1,8 @@
-"""LaTeX sources -> XHTML+MathML with LaTeXML (thin wrapper around proofmatch.latex): the inventory,
+"""LaTeX sources -> XHTML+MathML with LaTeXML (thin wrapper around proofmatch.data.latex): the inventory,
 one shard's conversion, the assembled corpus or the conversion table, by rule."""
 from pathlib import Path
 
-from proofmatch import latex
+from proofmatch.data import latex
 from proofmatch.logs import run_logged
 
 rule, inp, out, log = snakemake.rule, snakemake.input, snakemake.output, snakemake.log[0]

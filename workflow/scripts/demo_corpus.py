@@ -1,7 +1,7 @@
-"""Generate the project's demo corpus (thin wrapper around proofmatch.demo.generate)."""
+"""Generate the project's demo corpus (thin wrapper around proofmatch.demo.generate.generate)."""
 from pathlib import Path
 
-from proofmatch.demo import generate
+from proofmatch.demo.generate import generate
 from proofmatch.logs import run_logged
 
 run_logged(snakemake.log[0], generate, Path(snakemake.output.xhtml).parent,

@@ -1,8 +1,8 @@
-"""Encode, score and decode one dev/test set with a trained model (thin wrapper around proofmatch.evaluate)."""
+"""Encode, score and decode one dev/test set with a trained model (thin wrapper around proofmatch.evaluation.evaluate)."""
 from pathlib import Path
 
-from proofmatch.devices import set_threads
-from proofmatch.evaluate import evaluate_run
+from proofmatch.models.runtime import set_threads
+from proofmatch.evaluation.evaluate import evaluate_run
 from proofmatch.logs import run_logged
 
 set_threads(snakemake.threads)

@@ -1,5 +1,5 @@
-"""Extract statement-proof pairs of one shard (thin wrapper around proofmatch.extract)."""
-from proofmatch.extract import extract_shard
+"""Extract statement-proof pairs of one shard (thin wrapper around proofmatch.data.extract)."""
+from proofmatch.data.extract import extract_shard
 from proofmatch.logs import run_logged
 
 run_logged(snakemake.log[0], extract_shard, snakemake.input.manifest, int(snakemake.wildcards.shard),

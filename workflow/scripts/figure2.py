@@ -1,8 +1,8 @@
-"""Figure 2: LIME explanations of two test pairs under Conservation- and Full-trained models (proofmatch.figure)."""
+"""Figure 2: LIME explanations of two test pairs under Conservation- and Full-trained models (proofmatch.evaluation.figure)."""
 from pathlib import Path
 
-from proofmatch.devices import set_threads
-from proofmatch.figure import figure2
+from proofmatch.models.runtime import set_threads
+from proofmatch.evaluation.figure import figure2
 from proofmatch.logs import run_logged
 
 set_threads(snakemake.threads)

@@ -1,5 +1,5 @@
-"""Filter pairs (non-English articles, too short or too long pairs) with an audit (proofmatch.filters)."""
-from proofmatch.filters import filter_pairs
+"""Filter pairs (non-English articles, too short or too long pairs) with an audit (proofmatch.data.filters)."""
+from proofmatch.data.filters import filter_pairs
 from proofmatch.logs import run_logged
 
 run_logged(snakemake.log[0], filter_pairs, list(snakemake.input.shards), list(snakemake.input.reports),

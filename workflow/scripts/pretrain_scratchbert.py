@@ -1,4 +1,4 @@
-"""MLM pretraining of ScratchBERT from scratch (thin wrapper around proofmatch.pretrain).
+"""MLM pretraining of ScratchBERT from scratch (thin wrapper around proofmatch.models.pretrain).
 
 With ``resources.gpu`` > 1 the job trains as one DDP run across its GPUs (``devices.launch``).
 ``pretrain.batch_size`` is the global batch, which the GPUs split: their number changes the speed,
@@ -6,9 +6,9 @@ not the experiment.
 """
 from pathlib import Path
 
-from proofmatch.devices import launch, set_threads
+from proofmatch.models.runtime import launch, set_threads
 from proofmatch.logs import run_logged
-from proofmatch.pretrain import pretrain
+from proofmatch.models.pretrain import pretrain
 
 if __name__ == "__main__":
     set_threads(snakemake.threads)

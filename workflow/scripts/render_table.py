@@ -1,8 +1,8 @@
-"""Render one of Tables 3-7 or the baselines table from evaluation summaries (proofmatch.tables)."""
+"""Render one of Tables 3-7 or the baselines table from evaluation summaries (proofmatch.evaluation.tables)."""
 from pathlib import Path
 
 from proofmatch.logs import run_logged
-from proofmatch.tables import render
+from proofmatch.evaluation.tables import render
 
 md = Path(snakemake.output.md)
 run_logged(snakemake.log[0], render, md.stem, list(snakemake.input), str(md.with_suffix("")),

@@ -1,4 +1,4 @@
-"""Train one matching model (thin wrapper around proofmatch.train).
+"""Train one matching model (thin wrapper around proofmatch.models.train).
 
 With ``resources.gpu`` > 1 the job trains as one DDP run across its GPUs (``devices.launch``).
 ``matching.*.batch_size`` is the global batch, which the GPUs split: their number changes the speed,
@@ -6,9 +6,9 @@ not the experiment.
 """
 from pathlib import Path
 
-from proofmatch.devices import launch, set_threads
+from proofmatch.models.runtime import launch, set_threads
 from proofmatch.logs import run_logged
-from proofmatch.train import train_run
+from proofmatch.models.train import train_run
 
 if __name__ == "__main__":
     set_threads(snakemake.threads)

@@ -1,8 +1,8 @@
-"""Train the WordPiece tokenizer on a training split (thin wrapper around proofmatch.tokenizer)."""
+"""Train the WordPiece tokenizer on a training split (thin wrapper around proofmatch.models.tokenizer)."""
 from pathlib import Path
 
 from proofmatch.logs import run_logged
-from proofmatch.tokenizer import train_tokenizer
+from proofmatch.models.tokenizer import train_tokenizer
 
 run_logged(snakemake.log[0], train_tokenizer, snakemake.input.data, Path(snakemake.output[0]).parent,
            vocab_size=snakemake.params.vocab_size, min_frequency=snakemake.params.min_frequency)

@@ -5,7 +5,7 @@ HTML that a browser renders as text plus MathML Core and nothing else:
 
 1. the fragment is parsed with the linearizer's XML parser (no DTD, no entities, no network);
 2. each ``<math>`` is replaced by the presentation copy the tokens were read from
-   (:func:`proofmatch.mathml.presentation`: no TeX or Content MathML annotations; content-only
+   (:func:`proofmatch.data.mathml.presentation`: no TeX or Content MathML annotations; content-only
    formulas converted), and ``mfenced``, which MathML Core dropped, becomes an ``mrow`` of
    ``mo`` fences, so the reader sees what the model read;
 3. namespace prefixes are dropped (``m:mi`` -> ``mi``) and the tree is serialized as HTML;
@@ -27,9 +27,9 @@ from typing import Any
 import nh3
 from lxml import etree
 
-from proofmatch.linearize import FragmentError, parse_fragment
-from proofmatch.mathml import local_name, presentation, tokens_of_presentation
-from proofmatch.tokens import split_math
+from proofmatch.data.linearize import FragmentError, parse_fragment
+from proofmatch.data.mathml import local_name, presentation, tokens_of_presentation
+from proofmatch.data.views import split_math
 
 #: Text elements kept (LaTeXML/arXMLiv write div/p/span/h6 and a few inline styles).
 TEXT_TAGS = frozenset({"div", "p", "span", "h6", "em", "i", "b", "strong", "sub", "sup", "br", "ul", "ol",

@@ -4,26 +4,26 @@ An index folder holds
 
 * ``index.json``: method (``model``, ``tfidf`` or ``bm25``), size, parts, backend (``exact`` or
   ``faiss``) and, for a model, the run it came from: the digest of the model files, the training
-  run's fingerprint (:func:`proofmatch.devices.run_fingerprint`, from its checkpoint) and
+  run's fingerprint (:func:`proofmatch.models.runtime.run_fingerprint`, from its checkpoint) and
   ``metrics.json``. An index never mixes models: the query encoder is the copy in ``model/``,
   and loading checks its digest against ``index.json``;
-* ``proofs.parquet``: one row per pair, in the order of :func:`proofmatch.splits.read_parts`
+* ``proofs.parquet``: one row per pair, in the order of :func:`proofmatch.data.splits.read_parts`
   (parts in the order asked, file order within a part): pair_id, article_id, part, kind, title,
   statement_text, statement_xml, proof_xml, statement_tokens;
 * a model index: ``proof_vectors.npy`` ``B``, ``proof_bias.npy``, ``statement_vectors.npy``
-  ``A``, ``statement_bias.npy`` from :meth:`proofmatch.model.Matcher.factors`, so that
+  ``A``, ``statement_bias.npy`` from :meth:`proofmatch.models.matcher.Matcher.factors`, so that
   ``score = A @ B.T + row_bias + col_bias`` (paper §6: ``sᵀWp + b`` with ``sᵀW`` folded into
   ``A``) and a query costs one vector-matrix product. Each part is encoded with one ``factors``
-  call on that part's statements and proofs, exactly as :func:`proofmatch.evaluate.evaluate_run`
+  call on that part's statements and proofs, exactly as :func:`proofmatch.evaluation.evaluate.evaluate_run`
   encodes the part it evaluates, and a query's scores are computed as
-  :func:`proofmatch.decode.factor_scorer` computes a row (float32 ``a @ Bᵀ``, then ``+= row_bias``,
-  then ``+= col_bias``) and ordered as :mod:`proofmatch.decode` orders a top-k list (score
+  :func:`proofmatch.evaluation.decode.factor_scorer` computes a row (float32 ``a @ Bᵀ``, then ``+= row_bias``,
+  then ``+= col_bias``) and ordered as :mod:`proofmatch.evaluation.decode` orders a top-k list (score
   descending; the statement's own proof after proofs tied with it; then index). So searching a
   statement by id among the proofs of its part returns evaluation's top-k list of that statement;
 * a ``tfidf`` index (no model): the TF-IDF vectors of the proofs, fitted on the indexed
   statements and proofs (a search engine fits on its corpus; the baseline fits on the train
-  part), cosine similarity as :mod:`proofmatch.baselines`; a ``bm25`` index: the BM25Okapi
-  weights of the proofs (:func:`proofmatch.baselines.bm25_weights`, idf over the indexed proofs,
+  part), cosine similarity as :mod:`proofmatch.evaluation.baselines`; a ``bm25`` index: the BM25Okapi
+  weights of the proofs (:func:`proofmatch.evaluation.baselines.bm25_weights`, idf over the indexed proofs,
   as the baseline computes it over the evaluated part);
 * above ``exact_max_n`` proofs (default 100,000) a model index adds ``faiss.index``
   (:mod:`proofmatch.search.ann`).
@@ -50,13 +50,13 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from proofmatch.evaluate import token_lists
+from proofmatch.evaluation.evaluate import token_lists
 from proofmatch.logs import setup_logging
 from proofmatch.search import ann
 from proofmatch.search.display import fragment_text, safe_html
 from proofmatch.search.query import MAX_QUERY_CHARS, Query, QueryError, parse_query
-from proofmatch.splits import PARTS, read_parts
-from proofmatch.store import read_json, read_parquet, write_json
+from proofmatch.data.splits import PARTS, read_parts
+from proofmatch.artifacts import read_json, read_parquet, write_json
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +87,7 @@ def files_digest(folder: str | os.PathLike) -> str:
 
 
 def _model_dir(run_dir: Path) -> Path:
-    from proofmatch.model import CONFIG_FILE
+    from proofmatch.models.matcher import CONFIG_FILE
 
     return run_dir / "model" if (run_dir / "model" / CONFIG_FILE).exists() else run_dir
 
@@ -135,7 +135,7 @@ def _display_columns(data: pd.DataFrame, pairs_parquet: str | os.PathLike | None
 
 def _model_arrays(run_dir: Path, frames: Sequence[pd.DataFrame], batch_size: int) -> tuple[dict, Any]:
     """Per part, one ``Matcher.factors`` call as evaluation makes it; the arrays concatenated."""
-    from proofmatch.model import load_matcher
+    from proofmatch.models.matcher import load_matcher
 
     matcher = load_matcher(run_dir)
     view = matcher.config.view
@@ -176,7 +176,7 @@ def tfidf_vectors(docs: Sequence[list[str]], vocab: dict[str, int], idf: np.ndar
 
 
 def _swap_in(staging: Path, target: Path) -> None:
-    from proofmatch.model import replace_dir
+    from proofmatch.models.matcher import replace_dir
 
     replace_dir(staging, target)
 
@@ -239,7 +239,7 @@ def build_index(out_dir: str | os.PathLike, data_parquet: str | os.PathLike, *, 
             (staging / "vocabulary.json").write_text(json.dumps(vocab, ensure_ascii=False))
             sp.save_npz(staging / "proof_weights.npz", tfidf_vectors(proofs, vocab, idf))
         else:
-            from proofmatch.baselines import bm25_weights
+            from proofmatch.evaluation.baselines import bm25_weights
 
             W, vocab = bm25_weights(proofs)
             (staging / "vocabulary.json").write_text(json.dumps(vocab, ensure_ascii=False))
@@ -274,7 +274,7 @@ def _build_faiss(staging: Path, arrays: dict[str, np.ndarray], seed: int, target
 
 
 def top_order(scores: np.ndarray, k: int, gold: int | None = None) -> np.ndarray:
-    """Indices of the first k proofs in :mod:`proofmatch.decode`'s total order: score descending,
+    """Indices of the first k proofs in :mod:`proofmatch.evaluation.decode`'s total order: score descending,
     ``gold`` after the proofs tied with it, then index ascending (so at a tie on the k-th score the
     lowest indices are kept and the gold is the first left out)."""
     n = scores.shape[0]
@@ -320,7 +320,7 @@ class SearchIndex:
             if digest != self.meta["model"]["digest"]:
                 raise ValueError(f"{self.path}/{MODEL_DIR} is not the model this index was built with "
                                  "(digest differs); rebuild the index")
-            from proofmatch.model import load_matcher
+            from proofmatch.models.matcher import load_matcher
 
             self.matcher = load_matcher(self.path / MODEL_DIR, device)
             if self.meta["backend"] == "faiss":

@@ -6,13 +6,13 @@ A query is one of
   statement's own vectors are used, exactly those that evaluation scores (see
   :mod:`proofmatch.search.index`);
 * an **XHTML fragment** (it starts with ``<``): read by the linearizer itself
-  (:func:`proofmatch.linearize.linearize_element`), as a corpus statement is;
+  (:func:`proofmatch.data.linearize.linearize_element`), as a corpus statement is;
 * **LaTeX-flavoured text**: running text with formulas between ``$…$`` (also ``$$…$$``,
   ``\\(…\\)``, ``\\[…\\]``; ``\\$`` is a dollar sign). Text is split by
-  :func:`proofmatch.tokens.text_tokens`; each formula is turned into MathML and read by
-  :func:`proofmatch.mathml.math_tokens`, so ``$x^2 \\le \\mathbb{R}$`` gives the ``$x``, ``$2``,
+  :func:`proofmatch.data.views.text_tokens`; each formula is turned into MathML and read by
+  :func:`proofmatch.data.mathml.math_tokens`, so ``$x^2 \\le \\mathbb{R}$`` gives the ``$x``, ``$2``,
   ``$≤``, ``$R~double-struck`` tokens that the corpus's LaTeXML markup gives. The MathML comes
-  from the project's own TeX converter (:mod:`proofmatch.texmath`, the one that wrote the demo
+  from the project's own TeX converter (:mod:`proofmatch.demo.texmath`, the one that wrote the demo
   corpus, in its LaTeXML dialect); a formula outside its TeX subset goes to LaTeXML's
   ``latexmlmath`` when that is installed (about 0.7 s a formula), and is otherwise rejected with
   the command it did not know.
@@ -31,10 +31,10 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
-from proofmatch import texmath
-from proofmatch.linearize import FragmentError, linearize_element, parse_fragment
-from proofmatch.mathml import local_name, math_tokens
-from proofmatch.tokens import text_tokens
+from proofmatch.demo import texmath
+from proofmatch.data.linearize import FragmentError, linearize_element, parse_fragment
+from proofmatch.data.mathml import local_name, math_tokens
+from proofmatch.data.views import text_tokens
 
 MAX_QUERY_CHARS = 8000
 MAX_FORMULAS = 64

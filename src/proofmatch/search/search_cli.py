@@ -14,7 +14,7 @@ import sys
 import textwrap
 
 from proofmatch.search.query import MAX_QUERY_CHARS, QueryError
-from proofmatch.splits import PARTS
+from proofmatch.data.splits import PARTS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

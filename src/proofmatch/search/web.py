@@ -33,7 +33,7 @@ from fastapi.templating import Jinja2Templates
 
 from proofmatch.search.index import MAX_RESULTS
 from proofmatch.search.query import QueryError
-from proofmatch.splits import PARTS
+from proofmatch.data.splits import PARTS
 
 log = logging.getLogger(__name__)
 

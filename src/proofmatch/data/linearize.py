@@ -1,8 +1,8 @@
 """Linearize statement and proof fragments into one typed token list each.
 
-A fragment is the serialized theorem or proof element written by :mod:`proofmatch.extract`. It is
-read in document order: running text becomes :func:`proofmatch.tokens.text_tokens`, each
-``<math>`` becomes :func:`proofmatch.mathml.math_tokens` (typed ``$`` tokens) where it stands.
+A fragment is the serialized theorem or proof element written by :mod:`proofmatch.data.extract`. It is
+read in document order: running text becomes :func:`proofmatch.data.views.text_tokens`, each
+``<math>`` becomes :func:`proofmatch.data.mathml.math_tokens` (typed ``$`` tokens) where it stands.
 Titles such as "Lemma 3.2." and "Proof." are kept, as in the reference data (the paper's LIME
 figures show them); the number of tokens that come from the fragment's own title (a direct child
 with class ``ltx_title`` or ``title``, LaTeXML's ``h6``) is recorded so that the filter stage can
@@ -16,7 +16,7 @@ A fragment that does not parse is a counted skip, not a failed job: its tokens a
 row's ``linearize_error`` says why, so the filter stage can drop it with that reason. Fragments
 serialized from an article that needed the HTML parser may use a namespace prefix they do not
 declare (``<m:math>``); only that error is tolerated (re-parse in recovery mode, the prefix stays
-part of the tag name, which :func:`proofmatch.mathml.local_name` strips).
+part of the tag name, which :func:`proofmatch.data.mathml.local_name` strips).
 """
 
 from __future__ import annotations
@@ -32,11 +32,11 @@ import pyarrow.parquet as pq
 from lxml import etree
 from tqdm import tqdm
 
-from proofmatch.extract import TITLE_CLASSES
+from proofmatch.data.extract import TITLE_CLASSES
 from proofmatch.logs import setup_logging
-from proofmatch.mathml import local_name, math_tokens, tokens_of_presentation
-from proofmatch.store import atomic_path
-from proofmatch.tokens import text_tokens
+from proofmatch.data.mathml import local_name, math_tokens, tokens_of_presentation
+from proofmatch.artifacts import atomic_path
+from proofmatch.data.views import text_tokens
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +125,7 @@ def iter_maths(root: etree._Element) -> Iterator[etree._Element]:
 def linearize_element(root: etree._Element, presented: bool = False) -> tuple[list[str], int]:
     """(tokens, number of tokens from the root's own title children) of a parsed fragment.
 
-    ``presented=True`` says that every math is already a :func:`proofmatch.mathml.presentation`
+    ``presented=True`` says that every math is already a :func:`proofmatch.data.mathml.presentation`
     copy (symbol replacement swaps them in), which spares a second copy per formula.
     """
     tokens: list[str] = []

@@ -81,7 +81,7 @@ MEM=$(( MEM > 32000 ? MEM : 32000 ))
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 # NodeAddr/ctld address 127.0.0.1: works even where the hostname does not resolve.
 cat > "$tmp/slurm.conf" <<CONF
-# written by ci/setup-slurm.sh: one-node test cluster, no accounting, one fake GPU
+# written by .ci/setup-slurm.sh: one-node test cluster, no accounting, one fake GPU
 ClusterName=proofmatch-ci
 SlurmctldHost=$NODE(127.0.0.1)
 SlurmUser=slurm

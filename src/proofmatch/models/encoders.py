@@ -1,7 +1,7 @@
 """Encoders that turn a padded batch of token ids into one vector per statement or proof.
 
 One interface, :class:`Encoder`: ``forward(input_ids, attention_mask) -> [B, d]``. Each encoder is
-paired with a *codec* that maps token lists (``proofmatch.tokens``) to ids:
+paired with a *codec* that maps token lists (``proofmatch.data.views``) to ids:
 
 * NPT (paper §8: "We use l=2 self-attentive layers with 4 heads to obtain contextualized
   embeddings of dimension d=300. The query and key vectors have size d_k=128. We construct a
@@ -34,9 +34,9 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pad_sequence
 
-from proofmatch.store import write_json
-from proofmatch.tokenizer import to_text
-from proofmatch.tokens import MATH_PREFIX, is_math
+from proofmatch.artifacts import write_json
+from proofmatch.models.tokenizer import to_text
+from proofmatch.data.views import MATH_PREFIX, is_math
 
 PAD, UNK, CLS = "[PAD]", "[UNK]", "[CLS]"
 
@@ -129,7 +129,7 @@ class WordPieceCodec:
 
     @classmethod
     def load(cls, model_dir: str | os.PathLike, plain: bool = False) -> "WordPieceCodec":
-        from proofmatch.tokenizer import load_tokenizer
+        from proofmatch.models.tokenizer import load_tokenizer
 
         return cls(load_tokenizer(model_dir), plain=plain)
 

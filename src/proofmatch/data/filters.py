@@ -27,7 +27,7 @@ Each pair gets the first matching reason of :data:`REASONS`, checked in this ord
     as invalid UTF-8).
 ``too_short`` / ``too_long``
     the statement or the proof has fewer than ``min_tokens`` or more than ``max_tokens`` tokens,
-    counted as the reference code counts them (:func:`proofmatch.stats.paper_counts`):
+    counted as the reference code counts them (:func:`proofmatch.data.stats.paper_counts`):
     whitespace-separated words of the text plus one token per math symbol, titles included.
 
 The paper's examples label the ``too_short`` pairs in the audit's ``example`` column (the report
@@ -60,10 +60,10 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from .logs import setup_logging
-from .stats import body_counts, paper_counts, token_counts
-from .store import read_json, read_parquet, write_json, write_parquet
-from .tokens import view
+from proofmatch.logs import setup_logging
+from proofmatch.data.stats import body_counts, paper_counts, token_counts
+from proofmatch.artifacts import read_json, read_parquet, write_json, write_parquet
+from proofmatch.data.views import view
 
 log = logging.getLogger(__name__)
 
@@ -200,7 +200,7 @@ def classify(df: pd.DataFrame, language: str | None = "en", min_tokens: int = 20
     """Give every row its drop reason (None = kept), example, detail and token lengths.
 
     Returns the frame ``reason, example, detail, statement_length, proof_length`` aligned with
-    ``df`` (lengths as :func:`proofmatch.stats.paper_counts`, missing for rows whose tokens are
+    ``df`` (lengths as :func:`proofmatch.data.stats.paper_counts`, missing for rows whose tokens are
     unusable) and the language statistics of :func:`article_languages`. ``df`` is the whole input:
     the language decision needs every pair of an article.
     """
@@ -287,13 +287,13 @@ _REPORT_KEYS = ("files_seen", "files_ok", "files_skipped", "theorem_like", "pair
 
 
 def read_extraction_reports(report_jsons: Sequence[str | os.PathLike]) -> dict[str, Any] | None:
-    """The per-shard extraction reports merged by :func:`proofmatch.extract.merge_reports`.
+    """The per-shard extraction reports merged by :func:`proofmatch.data.extract.merge_reports`.
 
     None when no report is given; a report without the expected keys raises naming its file.
     """
     if not report_jsons:
         return None
-    from .extract import merge_reports  # lxml is only needed when reports are merged
+    from proofmatch.data.extract import merge_reports  # lxml is only needed when reports are merged
 
     reports = []
     for path in report_jsons:

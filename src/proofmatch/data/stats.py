@@ -6,7 +6,7 @@ Two ways of counting tokens live here:
   Table 2 do (reference code: ``get_statement(BOTH).split()``): the **whitespace-separated words
   of the text** (a title "Lemma 3.2." is two tokens, "holds." one) plus **one token per math
   symbol** of the linearized formulas, titles included; for a statement, ``.strip(" .")`` first
-  removes lone full stops at its ends. Table 2 and the length filter (:mod:`proofmatch.filters`)
+  removes lone full stops at its ends. Table 2 and the length filter (:mod:`proofmatch.data.filters`)
   use these counts, so Table 2's minimum and maximum text+math lengths are the filter's bounds,
   as in the paper (20 and 500).
 * :func:`token_counts` / :func:`body_counts` count our typed tokens (punctuation split off), after
@@ -30,11 +30,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .linearize import _events, parse_fragment
-from .logs import setup_logging
-from .render import write_table
-from .store import read_parquet
-from .tokens import MATH_PREFIX, is_math, split_math, text_tokens
+from proofmatch.data.linearize import _events, parse_fragment
+from proofmatch.logs import setup_logging
+from proofmatch.evaluation.render import write_table
+from proofmatch.artifacts import read_parquet
+from proofmatch.data.views import MATH_PREFIX, is_math, split_math, text_tokens
 
 log = logging.getLogger(__name__)
 
@@ -135,7 +135,7 @@ def _dots_only(token: str) -> bool:
 def paper_tokens(xml: Any, tokens: Sequence[str], statement: bool = False) -> list[str]:
     """The fragment's tokens as the reference code counts them, in reading order.
 
-    Each text node of the fragment (the nodes :mod:`proofmatch.linearize` reads) contributes its
+    Each text node of the fragment (the nodes :mod:`proofmatch.data.linearize` reads) contributes its
     whitespace-separated words; each formula contributes its typed math tokens from ``tokens``
     (the linearizer's output for this fragment). ``statement=True`` applies the reference's
     ``.strip(" .")``. The stored tokens must be exactly those of the XML (``ValueError`` names the

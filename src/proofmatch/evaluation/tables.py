@@ -2,7 +2,7 @@
 
 What each table holds (its rows, and per column group the evaluation that fills a cell) is
 defined once in :mod:`proofmatch.experiments`; this module only renders it: :func:`render_table`
-writes ``{out_prefix}.md/.tex/.csv`` with :func:`proofmatch.render.write_table` and returns the
+writes ``{out_prefix}.md/.tex/.csv`` with :func:`proofmatch.evaluation.render.write_table` and returns the
 DataFrame. Scores are percentages with two decimals as in the paper; MRR of global decoding is
 "–" (global decoding assigns, it does not rank). A row whose runs were not made shows "–" cells
 and a note saying why (``not_run``, keyed as the row's :attr:`~proofmatch.experiments.Row.keys`:
@@ -23,11 +23,11 @@ from typing import Any, Hashable, Iterable, Mapping, Sequence, Union
 
 import pandas as pd
 
-from . import experiments as X
-from .experiments import HUBNESS_BINS, Evaluation, Run, Table
-from .logs import setup_logging
-from .render import write_table
-from .store import read_json
+from proofmatch import experiments as X
+from proofmatch.experiments import HUBNESS_BINS, Evaluation, Run, Table
+from proofmatch.logs import setup_logging
+from proofmatch.evaluation.render import write_table
+from proofmatch.artifacts import read_json
 
 log = logging.getLogger(__name__)
 
@@ -215,7 +215,7 @@ def main(args: argparse.Namespace) -> int:
     setup_logging(args.log)
     not_run: dict[Hashable, str] = {}
     if args.config:
-        from .config import load_config
+        from proofmatch.config import load_config
 
         not_run = X.not_run(load_config(args.config))
     parts = args.table7_run.split("/")

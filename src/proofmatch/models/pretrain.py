@@ -48,10 +48,12 @@ import numpy as np
 import pandas as pd
 import torch
 
-from proofmatch import checkpoint, devices
-from proofmatch.splits import read_parts
-from proofmatch.store import write_csv, write_json
-from proofmatch.tokenizer import load_tokenizer, to_text
+from proofmatch.models import checkpoint
+
+from proofmatch.models import runtime as devices
+from proofmatch.data.splits import read_parts
+from proofmatch.artifacts import write_csv, write_json
+from proofmatch.models.tokenizer import load_tokenizer, to_text
 
 log = logging.getLogger(__name__)
 
@@ -349,7 +351,7 @@ def pretrain(data_parquet: str | os.PathLike, tokenizer_dir: str | os.PathLike,
              out_dir: str | os.PathLike, params: dict[str, Any], seed: int) -> None:
     """Pretrain ``BertForMaskedLM`` from scratch with MLM; resume from ``out_dir/checkpoint``.
 
-    ``params``: the config's ``pretrain`` block (:class:`proofmatch.checkpoint.PretrainParams`).
+    ``params``: the config's ``pretrain`` block (:class:`proofmatch.models.checkpoint.PretrainParams`).
     """
     from tqdm.auto import tqdm
 

@@ -50,11 +50,11 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from . import tokens as tok
-from .evaluate import Matcher, token_lists
-from .logs import setup_logging
-from .splits import read_part
-from .store import atomic_path
+from proofmatch.data import views as tok
+from proofmatch.evaluation.evaluate import Matcher, token_lists
+from proofmatch.logs import setup_logging
+from proofmatch.data.splits import read_part
+from proofmatch.artifacts import atomic_path
 
 log = logging.getLogger(__name__)
 
@@ -291,7 +291,7 @@ def figure_from_matchers(matchers: Sequence[tuple[str, Matcher]], data: pd.DataF
 
 
 def _load_matcher(run_dir: str | os.PathLike) -> Matcher:
-    from .model import load_matcher  # imports torch
+    from proofmatch.models.matcher import load_matcher  # imports torch
 
     return load_matcher(run_dir)
 

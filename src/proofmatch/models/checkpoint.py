@@ -27,7 +27,7 @@ from typing import Any, Mapping, Sequence, TypeVar
 import numpy as np
 import torch
 
-from proofmatch.store import atomic_path
+from proofmatch.artifacts import atomic_path
 
 log = logging.getLogger(__name__)
 

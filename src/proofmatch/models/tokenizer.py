@@ -1,6 +1,6 @@
 """WordPiece tokenizer of ScratchBERT, trained on the training part of one split family.
 
-The pairs are already tokenized (``proofmatch.tokens``): text words, and math symbols typed with a
+The pairs are already tokenized (``proofmatch.data.views``): text words, and math symbols typed with a
 ``$`` prefix and an optional ``~font`` suffix. The tokenizer therefore only splits on whitespace
 (no BERT basic tokenizer, no punctuation splitting, no lowercasing) so that
 
@@ -23,8 +23,8 @@ from typing import Iterator, Sequence
 
 import pandas as pd
 
-from proofmatch.splits import read_part
-from proofmatch.store import atomic_path
+from proofmatch.data.splits import read_part
+from proofmatch.artifacts import atomic_path
 
 log = logging.getLogger(__name__)
 

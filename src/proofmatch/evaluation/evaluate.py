@@ -1,7 +1,7 @@
 """Evaluate a trained matcher on one part of a replaced data set (paper §3, §6, §8, Appendix B).
 
 The part's statements and proofs are encoded once (``Matcher.factors``), the scores are streamed
-in row chunks (:mod:`proofmatch.decode`), and two artifacts are written atomically:
+in row chunks (:mod:`proofmatch.evaluation.decode`), and two artifacts are written atomically:
 
 * a Parquet file with one row per statement: ``pair_id``, ``gold_rank`` (1-based, ties count
   against the gold), ``top1`` (pair_id of the best proof), ``global_pred`` (pair_id of the proof
@@ -10,7 +10,7 @@ in row chunks (:mod:`proofmatch.decode`), and two artifacts are written atomical
   ``fallback_edges``, ``kbest_deficiency``, the Table 7 ``hubness`` counts and the settings.
 
 Metrics are fractions in [0, 1]; the tables turn them into percentages.
-:func:`write_outputs` is shared with :mod:`proofmatch.baselines`, so both produce the same files.
+:func:`write_outputs` is shared with :mod:`proofmatch.evaluation.baselines`, so both produce the same files.
 """
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import tokens as tok
-from .decode import GlobalResult, LocalResult, decode_all, factor_scorer, summary
-from .logs import setup_logging
-from .splits import PARTS, read_part
-from .store import atomic_path, write_json
+from proofmatch.data import views as tok
+from proofmatch.evaluation.decode import GlobalResult, LocalResult, decode_all, factor_scorer, summary
+from proofmatch.logs import setup_logging
+from proofmatch.data.splits import PARTS, read_part
+from proofmatch.artifacts import atomic_path, write_json
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ DEFAULT_EXACT_MAX_N = 2000
 
 
 class Matcher(Protocol):
-    """What evaluation needs from a trained model (implemented in proofmatch.model)."""
+    """What evaluation needs from a trained model (implemented in proofmatch.models.matcher)."""
 
     def factors(self, statement_tokens: Sequence[Sequence[str]], proof_tokens: Sequence[Sequence[str]],
                 batch_size: int = ...) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -109,7 +109,7 @@ def evaluate_matcher(matcher: Matcher, data: pd.DataFrame, topk: int, exact_max_
 
 
 def _load_matcher(run_dir: str | os.PathLike) -> Matcher:
-    from .model import load_matcher  # imports torch; only when a real run is evaluated
+    from proofmatch.models.matcher import load_matcher  # imports torch; only when a real run is evaluated
 
     return load_matcher(run_dir)
 

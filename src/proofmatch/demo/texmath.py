@@ -1,6 +1,6 @@
 """A small TeX subset turned into the MathML that LaTeXML and arXMLiv wrote (for the demo corpus).
 
-The demo generator (:mod:`proofmatch.demo`) writes its formulas as TeX in templates; this module
+The demo generator (:mod:`proofmatch.demo.generate`) writes its formulas as TeX in templates; this module
 parses that subset (:func:`parse_tex`, :class:`TexError` for anything outside it) into an
 expression tree and renders it in one of three dialects (:func:`render_math`): ``latexml``
 (presentation MathML in ``semantics`` with Content MathML and TeX annotations, Unicode math

@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from proofmatch.logs import setup_logging
-from proofmatch.store import atomic_path
+from proofmatch.artifacts import atomic_path
 
 log = logging.getLogger(__name__)
 

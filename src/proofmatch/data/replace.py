@@ -77,12 +77,12 @@ import pyarrow.parquet as pq
 from lxml import etree
 from tqdm import tqdm
 
-from proofmatch.linearize import FragmentError, iter_maths, linearize_element, linearize_fragment, parse_fragment
+from proofmatch.data.linearize import FragmentError, iter_maths, linearize_element, linearize_fragment, parse_fragment
 from proofmatch.logs import setup_logging
-from proofmatch.mathml import presentation, single_char_identifiers
+from proofmatch.data.mathml import presentation, single_char_identifiers
 from proofmatch.experiments import ALL_LEVELS as LEVELS
-from proofmatch.store import atomic_path, write_json
-from proofmatch.tokens import MATH_PREFIX, math_token, split_math
+from proofmatch.artifacts import atomic_path, write_json
+from proofmatch.data.views import MATH_PREFIX, math_token, split_math
 
 log = logging.getLogger(__name__)
 
@@ -400,7 +400,7 @@ def _presentation_in_place(root: etree._Element) -> tuple[etree._Element, list[e
 
 def analyze_pair(statement_xml: str, proof_xml: str) -> PairSymbols:
     """Parse both fragments once and find the proof's slots; may raise
-    :class:`proofmatch.linearize.FragmentError`."""
+    :class:`proofmatch.data.linearize.FragmentError`."""
     statement, _ = _classify(presentation(m) for m in iter_maths(parse_fragment(statement_xml)))
     proof_root, trees = _presentation_in_place(parse_fragment(proof_xml))
     proof, occurrences = _classify(trees)

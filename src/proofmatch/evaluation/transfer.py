@@ -13,8 +13,8 @@ the in-corpus numbers: TF-IDF on the training corpus's train part, BM25 on the e
 A pool file (:func:`build_pool`) therefore holds two parts in the layout of
 ``results/replaced/<split>/conservation.parquet``: ``train`` = the training corpus's train part
 (what TF-IDF is fitted on) and ``test`` = every kept pair of the transfer corpus, with its tokens as
-linearized (Conservation: no symbol is replaced). :func:`proofmatch.evaluate.evaluate_run` and
-:func:`proofmatch.baselines.run_baseline` then read it like any split. Pairs of the pool that also
+linearized (Conservation: no symbol is replaced). :func:`proofmatch.evaluation.evaluate.evaluate_run` and
+:func:`proofmatch.evaluation.baselines.run_baseline` then read it like any split. Pairs of the pool that also
 occur in the training corpus (same article id, or the same statement and proof tokens) are
 counted in the pool's JSON and shown in the table note: such a pool is no clean transfer.
 """
@@ -30,12 +30,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .experiments import EVAL_ROOT, LEVEL_NAMES, SPLIT_NAMES, Evaluation, Run, baseline, model_label
-from .replace import OUTPUT_SCHEMA
-from .render import write_table
-from .splits import read_part
-from .store import atomic_path, read_json, read_parquet, write_json
-from .tables import cells, load_metrics
+from proofmatch.experiments import EVAL_ROOT, LEVEL_NAMES, SPLIT_NAMES, Evaluation, Run, baseline, model_label
+from proofmatch.data.replace import OUTPUT_SCHEMA
+from proofmatch.evaluation.render import write_table
+from proofmatch.data.splits import read_part
+from proofmatch.artifacts import atomic_path, read_json, read_parquet, write_json
+from proofmatch.evaluation.tables import cells, load_metrics
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +115,7 @@ def build_pool(pairs_parquet: str | os.PathLike, train_data_parquet: str | os.Pa
     """Write a transfer pool: the training corpus's train part + every transfer pair as ``test``.
 
     The pool is at Conservation, the level the transfer runs are trained on: the transfer pairs
-    keep their tokens as linearized (what :mod:`proofmatch.replace` gives at that level), with
+    keep their tokens as linearized (what :mod:`proofmatch.data.replace` gives at that level), with
     the same columns as ``results/replaced/<split>/conservation.parquet`` and an empty mapping.
     """
     pairs = read_parquet(pairs_parquet, columns=["pair_id", "article_id", "statement_tokens", "proof_tokens"])

@@ -35,7 +35,7 @@ The presentation copy is normalised so that one visible symbol always gives one 
   MathML's default and is dropped, so ``𝑥`` and ``x`` are the same token.
 
 Token rules (:func:`math_tokens`): the text of each token element, split on whitespace, each piece
-typed with :func:`proofmatch.tokens.math_token` (so bold x ``$x~bold`` differs from ``$x``);
+typed with :func:`proofmatch.data.views.math_token` (so bold x ``$x~bold`` differs from ``$x``);
 ``mfenced`` emits its ``open``, ``separators`` and ``close`` characters; the invisible operators
 U+2061-U+2064 (function application, invisible times/separator/plus, which LaTeXML writes for
 juxtaposition) and zero-width spaces carry no symbol and are dropped.
@@ -50,7 +50,7 @@ from typing import Callable, Iterator
 
 from lxml import etree
 
-from proofmatch.tokens import math_token
+from proofmatch.data.views import math_token
 
 MATHML_NS = "http://www.w3.org/1998/Math/MathML"
 

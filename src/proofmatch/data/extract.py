@@ -67,9 +67,9 @@ import pyarrow as pa
 from lxml import etree
 from tqdm import tqdm
 
-from proofmatch import corpus
+from proofmatch.data import corpus
 from proofmatch.logs import setup_logging
-from proofmatch.store import write_json
+from proofmatch.artifacts import write_json
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """Token-matching baselines: TF-IDF cosine (two vectorizers) and BM25 (paper §8), decoded like the models.
 
 Both baselines produce a sparse statement x proof score matrix whose row chunks feed the same
-local/global decoders and output writer as :mod:`proofmatch.evaluate`, so their Parquet/JSON
+local/global decoders and output writer as :mod:`proofmatch.evaluation.evaluate`, so their Parquet/JSON
 files have the same columns and keys.
 
 * **TF-IDF**: scikit-learn's ``TfidfVectorizer`` fitted on the *train* part's statements and
@@ -38,12 +38,12 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 
-from .decode import ScoreRows, decode_all
-from .evaluate import add_decode_arguments, token_lists, write_outputs
-from .logs import setup_logging
-from .experiments import METHODS
-from .splits import read_parts
-from .tokens import is_math, split_math
+from proofmatch.evaluation.decode import ScoreRows, decode_all
+from proofmatch.evaluation.evaluate import add_decode_arguments, token_lists, write_outputs
+from proofmatch.logs import setup_logging
+from proofmatch.experiments import METHODS
+from proofmatch.data.splits import read_parts
+from proofmatch.data.views import is_math, split_math
 
 log = logging.getLogger(__name__)
 

@@ -36,16 +36,16 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from proofmatch import devices
-from proofmatch.encoders import (BertEncoder, Encoder, NPTConfig, NPTEncoder, WordPieceCodec,
+from proofmatch.models import runtime as devices
+from proofmatch.models.encoders import (BertEncoder, Encoder, NPTConfig, NPTEncoder, WordPieceCodec,
                                  WordVocab)
 from proofmatch.experiments import ENCODERS, MODES
-from proofmatch.tokens import VIEWS, view as token_view
+from proofmatch.data.views import VIEWS, view as token_view
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from proofmatch.checkpoint import TrainParams
+    from proofmatch.models.checkpoint import TrainParams
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +151,7 @@ class Matcher(nn.Module):
         consecutive groups of ``sizes`` rows (statements, proofs, [negative proofs]), and return
         the groups and ``score_matrix`` of the first two.
 
-        ``gather`` (several processes: :meth:`proofmatch.devices.Runtime.gather`) turns each
+        ``gather`` (several processes: :meth:`proofmatch.models.runtime.Runtime.gather`) turns each
         group of this rank's rows into the group of the whole batch before scoring, inside the
         forward so that DDP sees the scorer's weights used."""
         emb = self.encoder(input_ids, attention_mask).float()
@@ -366,7 +366,7 @@ def build_matcher(encoder: str, mode: str, view: str, p: "TrainParams", train: "
 def _checked_codec(bert: BertEncoder, tokenizer_dir: str | os.PathLike, max_length: int) -> WordPieceCodec:
     """The WordPiece codec of a BERT checkpoint, after checking that it fits the checkpoint; math
     tokens lose their ``$`` prefix unless the vocabulary was built on typed tokens (``$x``)."""
-    from proofmatch.tokenizer import load_tokenizer
+    from proofmatch.models.tokenizer import load_tokenizer
 
     tokenizer = load_tokenizer(tokenizer_dir)
     if len(tokenizer) > bert.bert.config.vocab_size:

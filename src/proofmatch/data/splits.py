@@ -30,9 +30,9 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .experiments import SPLITS
-from .logs import setup_logging
-from .store import read_parquet, write_parquet
+from proofmatch.experiments import SPLITS
+from proofmatch.logs import setup_logging
+from proofmatch.artifacts import read_parquet, write_parquet
 
 log = logging.getLogger(__name__)
 

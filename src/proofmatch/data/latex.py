@@ -17,7 +17,7 @@ anyway); the math markup is unchanged.
 gzipped tar or a single gzipped ``.tex``, told apart by content) or a single ``.tex``. Other
 top-level files (a ``metadata.csv``, PDFs) and hidden entries are ignored. The article id is the
 ``article_id`` of the metadata row whose ``file`` names the entry (matched on trailing path
-components, as in :mod:`proofmatch.corpus`), else the entry name without its suffix. A top-level
+components, as in :mod:`proofmatch.data.corpus`), else the entry name without its suffix. A top-level
 symbolic link is the user's own layout and is followed; links *inside* an article are checked.
 
 **Main file**: a ``.tex``/``.ltx`` file with both ``\\documentclass`` (or LaTeX 2.09's
@@ -76,10 +76,10 @@ import pandas as pd
 import pyarrow as pa
 from tqdm import tqdm
 
-from .corpus import metadata_file_ids, read_metadata, shard_by_bytes, write_table
-from .logs import setup_logging
-from .render import write_table as write_result_table
-from .store import atomic_path, read_json, write_csv, write_json
+from proofmatch.data.corpus import metadata_file_ids, read_metadata, shard_by_bytes, write_table
+from proofmatch.logs import setup_logging
+from proofmatch.evaluation.render import write_table as write_result_table
+from proofmatch.artifacts import atomic_path, read_json, write_csv, write_json
 
 log = logging.getLogger(__name__)
 
@@ -254,7 +254,7 @@ def build_inventory(src_dir: str | os.PathLike, n_shards: int,
     """One row per article source: id, key, path, kind, bytes, sha256, conversion shard.
 
     A source that cannot be read or repeats an id gets ``skip`` (a reason) and shard -1; the
-    others are balanced over ``n_shards`` by size (:func:`proofmatch.corpus.shard_by_bytes`).
+    others are balanced over ``n_shards`` by size (:func:`proofmatch.data.corpus.shard_by_bytes`).
     """
     sources = list_sources(src_dir)
     metadata = read_metadata(metadata_path) if metadata_path else None

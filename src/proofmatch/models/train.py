@@ -11,15 +11,15 @@ over the train part in batches of ``batch_size`` (the reference BERT loop never 
 training ("optimized by alternating one stochastic step for each loss") gives every batch a local
 and then a global step (the reference also took ``2 × n/b`` steps per hybrid epoch). Every
 ``eval_every`` epochs (NPT "every 20 epochs", BERT "every five epochs") and after the last, the
-dev part is decoded locally (:func:`proofmatch.decode.local_decode`: a tie with the gold counts
+dev part is decoded locally (:func:`proofmatch.evaluation.decode.local_decode`: a tie with the gold counts
 against it) and the best model by dev MRR is kept. Under ASGD, evaluation and the saved model use
 its averaged weights, what distinguishes ASGD from SGD (the reference never used them).
 
-Several processes (DDP, :func:`proofmatch.devices.launch`) run the experiment of one:
+Several processes (DDP, :func:`proofmatch.models.runtime.launch`) run the experiment of one:
 ``batch_size`` is the global batch, every rank encodes its share of each batch, and the losses
-see the whole batch (:meth:`proofmatch.devices.Runtime.gather`); only dropout masks differ.
+see the whole batch (:meth:`proofmatch.models.runtime.Runtime.gather`); only dropout masks differ.
 
-Resumability: after every epoch ``checkpoint/state.pt`` (:mod:`proofmatch.checkpoint`) is
+Resumability: after every epoch ``checkpoint/state.pt`` (:mod:`proofmatch.models.checkpoint`) is
 replaced atomically, after ``model/`` when it improved. Batches and negatives of epoch ``e``
 depend only on ``(seed, e)``, so a run killed at any point (SIGKILL included) and rerun replays
 from the last finished epoch and ends with exactly the metrics of an uninterrupted run.
@@ -41,15 +41,17 @@ import numpy as np
 import pandas as pd
 import torch
 
-from proofmatch import checkpoint, devices
+from proofmatch.models import checkpoint
+
+from proofmatch.models import runtime as devices
 from proofmatch.config import run_matching
-from proofmatch.decode import factor_scorer, local_decode
-from proofmatch.encoders import pad_batch
-from proofmatch.model import (ENCODERS, MODES, Matcher, NotConfigured, build_matcher, check_run, global_loss,
+from proofmatch.evaluation.decode import factor_scorer, local_decode
+from proofmatch.models.encoders import pad_batch
+from proofmatch.models.matcher import (ENCODERS, MODES, Matcher, NotConfigured, build_matcher, check_run, global_loss,
                               local_loss, triplet_loss)
-from proofmatch.splits import read_parts
-from proofmatch.store import atomic_path, write_csv, write_json
-from proofmatch.tokens import VIEWS, view as token_view
+from proofmatch.data.splits import read_parts
+from proofmatch.artifacts import atomic_path, write_csv, write_json
+from proofmatch.data.views import VIEWS, view as token_view
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +129,7 @@ def batch_loss(model: torch.nn.Module, rt: devices.Runtime, kind: str, idx: np.n
 @torch.no_grad()
 def rank_metrics(matcher: Matcher, statements: Sequence[Sequence[str]], proofs: Sequence[Sequence[str]],
                  batch_size: int = 64) -> dict[str, float]:
-    """MRR and accuracy of local decoding (:func:`proofmatch.decode.local_decode`, a tie with the
+    """MRR and accuracy of local decoding (:func:`proofmatch.evaluation.decode.local_decode`, a tie with the
     gold counts against it) of aligned statements/proofs (gold = same index)."""
     local = local_decode(factor_scorer(*matcher.factors(statements, proofs, batch_size)), len(statements),
                          k=1, progress=False)
@@ -309,7 +311,7 @@ def train_run(data_parquet: str | os.PathLike, out_dir: str | os.PathLike, encod
 
     ``params``: the config's ``matching`` block, whole or as the workflow's part of it (flattened
     with :func:`run_params`; its ``mathbert`` entry is the MathBERT checkpoint when
-    ``pretrained_dir`` is None), or already flat (:class:`proofmatch.checkpoint.TrainParams`).
+    ``pretrained_dir`` is None), or already flat (:class:`proofmatch.models.checkpoint.TrainParams`).
     ``tokenizer_dir`` matters only for ScratchBERT/SPECTER (default: the checkpoint's own files).
     """
     from tqdm.auto import tqdm

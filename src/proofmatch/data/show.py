@@ -18,8 +18,8 @@ from typing import Any, Iterable, Sequence
 
 import pandas as pd
 
-from .store import read_parquet
-from .tokens import counts, is_math
+from proofmatch.artifacts import read_parquet
+from proofmatch.data.views import counts, is_math
 
 KINDS = ("audit", "replaced", "pairs", "extract", "split", "table")
 _NO_SPACE_BEFORE = set(".,;:!?)]}")

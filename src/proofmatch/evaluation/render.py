@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .store import write_csv, write_text
+from proofmatch.artifacts import write_csv, write_text
 
 MISSING = "–"
 

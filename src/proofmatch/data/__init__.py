@@ -1,0 +1,1 @@
+"""Data stages: corpus reading, extraction, MathML, linearization, filters, splits, replacement, statistics."""

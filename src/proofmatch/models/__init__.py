@@ -1,0 +1,1 @@
+"""Models: the WordPiece tokenizer, the encoders, the bilinear matcher, pretraining, training, runtime and checkpoints."""
