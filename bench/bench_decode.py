@@ -34,6 +34,7 @@ import tracemalloc
 import numpy as np
 import torch
 
+from proofmatch.evaluation import assign as G
 from proofmatch.evaluation import decode as D
 
 
@@ -155,11 +156,11 @@ def run(scenario: str, args: argparse.Namespace, d: int, hub: float, rows: list)
           f"scoring + top-k {res['decode_s']:.2f} s, ratio {res['ratio_median']:.2f}", flush=True)
     if args.global_:
         with Phase(rows, scenario, "k-best deficiency (scipy)"):
-            deficiency = D.matching_deficiency(local.topk_idx)
+            deficiency = G.matching_deficiency(local.topk_idx)
         with Phase(rows, scenario, "k-best graph + fallback edges"):
-            graph = D.kbest_graph(local.topk_idx, local.topk_score, args.seed)
+            graph = G.kbest_graph(local.topk_idx, local.topk_score, args.seed)
         with Phase(rows, scenario, "lapmod (sparse global)"):
-            x_sparse, used = D.solve_graph(graph)
+            x_sparse, used = G.solve_graph(graph)
         del graph
         out.update({"sparse_acc": float(np.mean(x_sparse == np.arange(n))),
                     "kbest_deficiency": deficiency, "fallback_edges": used})
@@ -167,7 +168,7 @@ def run(scenario: str, args: argparse.Namespace, d: int, hub: float, rows: list)
             with Phase(rows, scenario, "dense float64 scores"):
                 dense = D.dense_scores(f, n, chunk_rows)
             with Phase(rows, scenario, "exact global (lapjv)"):
-                x_exact = D.exact_global(dense, overwrite=True)  # dense now holds costs
+                x_exact = G.exact_global(dense, overwrite=True)  # dense now holds costs
             del dense
             r = np.arange(n)
             out.update({

@@ -1,4 +1,5 @@
-"""Decoding (proofmatch.evaluation.decode) and the evaluation driver (proofmatch.evaluation.evaluate) on hand-built scores."""
+"""Local decoding (proofmatch.evaluation.decode, .topk), global decoding (proofmatch.evaluation.assign) and the
+evaluation driver (proofmatch.evaluation.evaluate) on hand-built scores."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ import torch
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
+from proofmatch.evaluation import assign as G
 from proofmatch.evaluation import decode as D
 from proofmatch.evaluation import evaluate as E
+from proofmatch.evaluation import topk as K
 
 
 def matrix_scorer(S: np.ndarray) -> D.ScoreRows:
@@ -39,7 +42,7 @@ def reference_topk(S: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 def torch_local(S: np.ndarray, k: int, chunk: int) -> tuple[np.ndarray, np.ndarray]:
     """The torch kernel (the GPU path) run on CPU tensors, chunk by chunk."""
-    parts = [D.chunk_topk_torch(torch.from_numpy(S[a:a + chunk]), a, k) for a in range(0, len(S), chunk)]
+    parts = [K.chunk_topk_torch(torch.from_numpy(S[a:a + chunk]), a, k) for a in range(0, len(S), chunk)]
     return np.concatenate([p[2] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
@@ -156,7 +159,7 @@ def test_factor_scorer_decoding_equals_the_generic_path(threads, monkeypatch):
     """The FactorScorer fast path (torch product into reused buffers, chunks on threads, ranked in
     row blocks) gives what the generic row-chunk path gives on the same scores."""
     n, k = 700, 15
-    monkeypatch.setattr(D, "CPU_BLOCK_BYTES", 4 * n * 30)  # blocks of 30 rows in chunks of 100
+    monkeypatch.setattr(K, "CPU_BLOCK_BYTES", 4 * n * 30)  # blocks of 30 rows in chunks of 100
     f = D.factor_scorer(*random_factors(n, seed=7))
     dense = D.dense_scores(f, n, chunk_rows=100, dtype=np.float32)
     fast = D.local_decode(f, n, k, chunk_rows=100, progress=False, threads=threads)
@@ -224,8 +227,8 @@ def test_exact_and_sparse_find_known_optimum():
     S = np.array([[5.0, 4.0, 0.0], [4.5, 1.0, 0.0], [0.0, 0.0, 1.0]])
     loc = D.local_decode(matrix_scorer(S), 3, k=2, progress=False)
     assert loc.acc == pytest.approx(2 / 3)
-    exact = D.exact_global(S)
-    sparse, used = D.sparse_global(loc.topk_idx, loc.topk_score, seed=0)
+    exact = G.exact_global(S)
+    sparse, used = G.sparse_global(loc.topk_idx, loc.topk_score, seed=0)
     assert exact.tolist() == [1, 0, 2]
     assert sparse.tolist() == [1, 0, 2]
     assert used == 0
@@ -236,8 +239,8 @@ def test_exact_and_sparse_agree_on_complete_graph(seed):
     n = 40
     f = D.factor_scorer(*random_factors(n, noise=2.0, seed=seed))
     loc = D.local_decode(f, n, k=n, progress=False)
-    exact = D.exact_global(D.dense_scores(f, n))
-    sparse, used = D.sparse_global(loc.topk_idx, loc.topk_score, seed)
+    exact = G.exact_global(D.dense_scores(f, n))
+    sparse, used = G.sparse_global(loc.topk_idx, loc.topk_score, seed)
     np.testing.assert_array_equal(exact, sparse)
     assert used == 0
     # global decoding never scores below the local argmax's one-to-one repair: it is optimal
@@ -253,12 +256,12 @@ def test_infeasible_kbest_graph_is_repaired_and_counted():
     S[:, :3] += 10.0
     loc = D.local_decode(matrix_scorer(S), n, k, progress=False)
     assert set(np.unique(loc.topk_idx)) == {0, 1, 2}
-    assert D.matching_deficiency(loc.topk_idx) == n - 3
-    x, used = D.sparse_global(loc.topk_idx, loc.topk_score, seed=5)
+    assert G.matching_deficiency(loc.topk_idx) == n - 3
+    x, used = G.sparse_global(loc.topk_idx, loc.topk_score, seed=5)
     assert sorted(x.tolist()) == list(range(n))
     assert used == n - 3
-    g = D.kbest_graph(loc.topk_idx, loc.topk_score, seed=5)
-    assert D.is_edge(g, x).all()
+    g = G.kbest_graph(loc.topk_idx, loc.topk_score, seed=5)
+    assert G.is_edge(g, x).all()
     outside = ~np.isin(x, [0, 1, 2])
     np.testing.assert_array_equal(x[outside], g.fallback_col[outside])
 
@@ -267,25 +270,25 @@ def test_kbest_graph_layout_is_what_lapmod_needs():
     n, k = 30, 4
     f = D.factor_scorer(*random_factors(n, seed=3))
     loc = D.local_decode(f, n, k, progress=False)
-    g = D.kbest_graph(loc.topk_idx, loc.topk_score, seed=1)
+    g = G.kbest_graph(loc.topk_idx, loc.topk_score, seed=1)
     assert g.ii.shape == (n + 1,) and g.ii[0] == 0 and g.ii[-1] == len(g.cc) == len(g.kk)
     for i in range(n):
         row = g.kk[g.ii[i]:g.ii[i + 1]]
         assert (np.diff(row) > 0).all()                 # sorted, no duplicates
         assert set(loc.topk_idx[i]) <= set(row.tolist())
-    assert g.cc.min() >= 0 and g.cc.max() <= D.FALLBACK_COST < 1e6
-    real = g.cc[g.cc < D.FALLBACK_COST]
+    assert g.cc.min() >= 0 and g.cc.max() <= G.FALLBACK_COST < 1e6
+    real = g.cc[g.cc < G.FALLBACK_COST]
     assert real.max() == pytest.approx(1.0)
     assert (g.fallback_col != np.arange(n)).all()       # never the gold (diagonal)
 
 
 def test_cyclic_permutation_is_a_seeded_derangement():
-    p = D.cyclic_permutation(100, seed=3)
+    p = G.cyclic_permutation(100, seed=3)
     assert sorted(p.tolist()) == list(range(100))
     assert (p != np.arange(100)).all()
-    np.testing.assert_array_equal(p, D.cyclic_permutation(100, seed=3))
-    assert not np.array_equal(p, D.cyclic_permutation(100, seed=4))
-    assert D.cyclic_permutation(1, 0).tolist() == [0]
+    np.testing.assert_array_equal(p, G.cyclic_permutation(100, seed=3))
+    assert not np.array_equal(p, G.cyclic_permutation(100, seed=4))
+    assert G.cyclic_permutation(1, 0).tolist() == [0]
 
 
 def test_sparse_decoding_is_optimal_on_random_hub_graphs():
@@ -296,10 +299,10 @@ def test_sparse_decoding_is_optimal_on_random_hub_graphs():
         A = rng.normal(size=(n, 6))
         S = A @ (A + 2.0 * rng.normal(size=(n, 6))).T + 3.0 * rng.normal(size=n)[None, :] ** 2
         loc = D.local_decode(matrix_scorer(S), n, k, progress=False)
-        g = D.kbest_graph(loc.topk_idx, loc.topk_score, seed)
-        x, used = D.sparse_global(loc.topk_idx, loc.topk_score, seed)
-        assert D.is_edge(g, x).all() and sorted(x.tolist()) == list(range(n))
-        assert used >= D.matching_deficiency(loc.topk_idx)
+        g = G.kbest_graph(loc.topk_idx, loc.topk_score, seed)
+        x, used = G.sparse_global(loc.topk_idx, loc.topk_score, seed)
+        assert G.is_edge(g, x).all() and sorted(x.tolist()) == list(range(n))
+        assert used >= G.matching_deficiency(loc.topk_idx)
         r, c = min_weight_full_bipartite_matching(csr_matrix((g.cc + 1e-9, g.kk, g.ii), shape=(n, n)))
         ref = np.empty(n, np.int64)
         ref[r] = c
@@ -313,8 +316,8 @@ def test_global_decode_switches_between_exact_and_sparse():
     n = 25
     f = D.factor_scorer(*random_factors(n, noise=0.5, seed=4))
     loc = D.local_decode(f, n, 5, progress=False)
-    exact = D.global_decode(f, loc, exact_max_n=n, seed=0)
-    sparse = D.global_decode(f, loc, exact_max_n=n - 1, seed=0)
+    exact = G.global_decode(f, loc, exact_max_n=n, seed=0)
+    sparse = G.global_decode(f, loc, exact_max_n=n - 1, seed=0)
     assert exact.method == "exact" and exact.extra == {}
     assert sparse.method == "sparse" and "kbest_deficiency" in sparse.extra
     assert 0.0 <= sparse.acc <= 1.0 and exact.acc >= loc.acc
@@ -327,31 +330,31 @@ def test_a_constant_scorer_is_not_credited_by_global_decoding(n):
     S = np.full((n, n), 0.25, np.float32)
     loc = D.local_decode(matrix_scorer(S), n, min(5, n), progress=False)
     assert loc.acc == 0.0 and (loc.gold_rank == n).all()
-    x = D.exact_global(S)
+    x = G.exact_global(S)
     assert sorted(x.tolist()) == list(range(n)) and (x != np.arange(n)).all()
-    xs, _ = D.sparse_global(loc.topk_idx, loc.topk_score, seed=0)
+    xs, _ = G.sparse_global(loc.topk_idx, loc.topk_score, seed=0)
     assert (xs != np.arange(n)).all()
     for exact_max_n in (n, n - 1):
-        assert D.global_decode(matrix_scorer(S), loc, exact_max_n, seed=0).acc == 0.0
+        assert G.global_decode(matrix_scorer(S), loc, exact_max_n, seed=0).acc == 0.0
 
 
 def test_global_ties_go_against_the_gold_and_real_margins_still_count():
     n = 6
     u, v = np.arange(n, dtype=np.float32), np.arange(n, dtype=np.float32)[::-1] * 2
     S = u[:, None] + v[None, :]  # every assignment has the same total: all of them tie
-    assert (D.exact_global(S) != np.arange(n)).all()
+    assert (G.exact_global(S) != np.arange(n)).all()
     loc = D.local_decode(matrix_scorer(S), n, n, progress=False)
-    assert (D.sparse_global(loc.topk_idx, loc.topk_score, seed=1)[0] != np.arange(n)).all()
+    assert (G.sparse_global(loc.topk_idx, loc.topk_score, seed=1)[0] != np.arange(n)).all()
     # the gold wins by one float32 ulp per row: a real margin, above the penalty
     T = np.ones((n, n), np.float32)
     np.fill_diagonal(T, np.nextafter(np.float32(1), np.float32(2)))
-    assert D.exact_global(T).tolist() == list(range(n))
+    assert G.exact_global(T).tolist() == list(range(n))
     loc = D.local_decode(matrix_scorer(T), n, 3, progress=False)
-    assert D.sparse_global(loc.topk_idx, loc.topk_score, seed=1)[0].tolist() == list(range(n))
+    assert G.sparse_global(loc.topk_idx, loc.topk_score, seed=1)[0].tolist() == list(range(n))
     # two statements tie on two proofs: of the two optimal assignments, the one without gold pairs
     P = np.array([[3.0, 3.0, 0.0], [3.0, 3.0, 0.0], [0.0, 0.0, 1.0]])
-    assert D.exact_global(P).tolist() == [1, 0, 2]
-    assert D.gold_penalty(0.0, 4) > 0 and 4 * D.gold_penalty(10.0, 4) < np.spacing(np.float32(10.0))
+    assert G.exact_global(P).tolist() == [1, 0, 2]
+    assert G.gold_penalty(0.0, 4) > 0 and 4 * G.gold_penalty(10.0, 4) < np.spacing(np.float32(10.0))
 
 
 # ----------------------------------------------------------------------------- evaluate.py

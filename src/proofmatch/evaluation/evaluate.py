@@ -27,7 +27,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from proofmatch.data import views as tok
-from proofmatch.evaluation.decode import GlobalResult, LocalResult, decode_all, factor_scorer, summary
+from proofmatch.evaluation.assign import GlobalResult, decode_all, decode_metrics
+from proofmatch.evaluation.decode import LocalResult, factor_scorer
 from proofmatch.logs import setup_logging
 from proofmatch.data.splits import PARTS, read_part
 from proofmatch.artifacts import atomic_path, write_json
@@ -85,7 +86,7 @@ def write_outputs(pair_ids: Sequence[str], local: LocalResult, glob: GlobalResul
     """Write the per-statement Parquet and the metrics JSON; return the JSON's content."""
     with atomic_path(out_parquet, ".parquet") as tmp:
         pq.write_table(results_table(pair_ids, local, glob), tmp)
-    metrics = {**summary(local, glob), **meta}
+    metrics = {**decode_metrics(local, glob), **meta}
     write_json(metrics, out_json)
     log.info("wrote %s and %s: MRR %.4f acc %.4f global acc %.4f (%s)", out_parquet, out_json,
              metrics["mrr"], metrics["acc"], metrics["global_acc"], metrics["global_method"])

@@ -1,0 +1,241 @@
+"""Global decoding: one proof per statement by linear assignment (paper §6 "Global Decoding", §8).
+
+The paper's second decoder: "a proof can be assigned only to a single statement. [...] the
+decoding problem reduces to a classical maximum weighted bipartite matching problem, or
+equivalently, a Linear Assignment Problem (LAP)" (§6). On whole sets "we prune the search space by
+keeping only the 500-best candidate proofs for each statement, and use the LAP-MOD algorithm
+designed for sparse matrices", with "the implementations of the LAP-JV and LAP-MOD algorithms from
+the lap Python package" (§8). Global decoding reads the scores and top-k lists of local decoding
+(:mod:`proofmatch.evaluation.decode`); statement ``i``'s gold proof is proof ``i``. It maximises
+the total score:
+
+* ``n <= exact_max_n``: exact dense Jonker-Volgenant, ``lap.lapjv`` on ``max(S) - S`` (float64,
+  C-contiguous: lapjv copies anything else);
+* otherwise the paper's k-best sparse graph solved with ``lap.lapmod``. A raw k-best graph may
+  have no perfect matching (some proof is in nobody's top-k), and lapmod then returns garbage or
+  *segfaults* (shared/notes/peers-lap-lime-mathml.md §1.2). So every row gets one fallback edge
+  to a seeded random cyclic permutation (never the diagonal: that would leak the gold proof),
+  which makes the graph always feasible. Real costs are ``(max s - s) / range`` in [0, 1] and a
+  fallback edge costs 3 (= 2 * max + 1): above every real cost, and far below lap's internal
+  ``LARGE`` = 1e6. That second bound matters: lapmod uses ``LARGE`` as an "unreached" sentinel,
+  and once path costs approach it the solver silently assigns non-edges or crashes (measured on
+  300 random hub-heavy k-best graphs, n = 5-400, k = 1-7: fallback cost 4e5 gave 52 segfaults and
+  135 invalid assignments; fallback cost 3, 10, 100 or n+1 with costs in [0, 1]: 300/300 equal to
+  scipy's optimum; at n = 1000-4000, cost 3 gave 40/40 optimal while n+1 was many times slower). Because
+  3 is not above n * max cost, a solution may use a few more fallback edges than strictly
+  necessary; we report both the fallback edges used and the k-best graph's matching deficiency
+  (the minimum any solution needs, from ``scipy.sparse.csgraph.maximum_bipartite_matching``).
+  Every assignment lapmod returns is checked to be a permutation made of graph edges.
+
+Global ties. As in local ranking, ties count against the gold: every gold pair (i, i) costs
+:func:`gold_penalty` ``= 2^-24 * range / n`` more than its score says (``range`` = max - min of
+the scores the solver sees). All n gold pairs together cost less than one float32 unit in the
+last place of the score range, so the penalty only decides between assignments whose totals
+float32 scores cannot tell apart (exact ties above all), and among those the solver takes one
+with the fewest gold pairs. A constant scorer, or any scorer under which every assignment has the
+same total, therefore gets global accuracy 0, as its local accuracy is 0, and never the identity
+that a solver's own tie-breaking may return.
+
+:func:`decode_all` runs local then global decoding of one set, and :func:`decode_metrics` gives
+what an evaluation JSON reports of both (the shared core of evaluate.py and baselines.py).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+
+import lap
+import numpy as np
+
+from proofmatch.evaluation.decode import (LocalResult, ScoreRows, default_chunk_rows, dense_scores, hubness,
+                                          local_decode)
+
+log = logging.getLogger(__name__)
+
+# Real sparse costs lie in [0, 1]; a fallback edge costs 2 * 1 + 1 (see the module docstring).
+FALLBACK_COST = 3.0
+
+
+@dataclass
+class GlobalResult:
+    """A one-to-one assignment of proofs to statements."""
+
+    assignment: np.ndarray  # (n,) int64, proof index given to each statement
+    method: str             # "exact" (dense lapjv) or "sparse" (k-best + lapmod)
+    fallback_edges: int     # sparse only: assigned pairs that are fallback (non-k-best) edges
+    seconds: float
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def acc(self) -> float:
+        return float(np.mean(self.assignment == np.arange(self.assignment.shape[0])))
+
+
+def exact_global(S: np.ndarray, overwrite: bool = False) -> np.ndarray:
+    """Maximum-weight perfect matching of a dense score matrix with ``lap.lapjv``; among
+    assignments of equal total score, one with the fewest gold pairs (:func:`gold_penalty`).
+
+    ``overwrite=True`` turns a float64 C-contiguous ``S`` into the cost matrix in place, so the
+    n x n matrix exists once (2.7 GB at n = 18,408) instead of twice.
+    """
+    S = np.asarray(S)
+    if S.ndim != 2 or S.shape[0] != S.shape[1]:
+        raise ValueError(f"exact global decoding needs a square matrix, got {S.shape}")
+    if not np.isfinite(S).all():
+        raise ValueError("exact global decoding needs finite scores")
+    cost = np.ascontiguousarray(S, dtype=np.float64)
+    if cost is S and not overwrite:
+        cost = cost.copy()
+    np.subtract(cost.max(), cost, out=cost)  # max-weight == min-cost; lapjv accepts any finite cost
+    n = cost.shape[0]
+    cost.ravel()[::n + 1] += gold_penalty(float(cost.max()), n)  # ties count against the gold
+    _, x, _ = lap.lapjv(cost)
+    return np.asarray(x, np.int64)
+
+
+def gold_penalty(score_range: float, n: int) -> float:
+    """Extra cost of each gold pair (i, i) in global decoding: ``2^-24 * range / n``.
+
+    Ties count against the gold (module docstring): the n penalties together stay below one
+    float32 unit in the last place of the score range, so they decide only between assignments
+    whose totals float32 scores cannot tell apart. A zero range (constant scores) uses range 1.
+    """
+    return 2.0 ** -24 * (score_range if score_range > 0 else 1.0) / n
+
+
+def cyclic_permutation(n: int, seed: int) -> np.ndarray:
+    """A seeded random permutation with no fixed point (one n-cycle; identity for n == 1)."""
+    order = np.random.default_rng(seed).permutation(n)
+    perm = np.empty(n, np.int64)
+    perm[order] = np.roll(order, -1)
+    return perm
+
+
+@dataclass
+class SparseGraph:
+    """A k-best graph in lapmod's CSR layout, with its fallback edges marked."""
+
+    n: int
+    cc: np.ndarray            # float64 costs in [0, 1] (+ gold_penalty on gold pairs; fallback: FALLBACK_COST)
+    ii: np.ndarray            # (n + 1,) int64 row offsets
+    kk: np.ndarray            # int64 column indices, ascending within each row
+    fallback_col: np.ndarray  # (n,) column of row i's fallback edge, -1 if already a k-best edge
+
+
+def kbest_graph(topk_idx: np.ndarray, topk_score: np.ndarray, seed: int) -> SparseGraph:
+    """Build the always-feasible sparse graph from top-k lists (module docstring)."""
+    topk_idx = np.asarray(topk_idx, np.int64)
+    topk_score = np.asarray(topk_score, np.float64)
+    n, k = topk_idx.shape
+    if topk_score.shape != (n, k) or k < 1:
+        raise ValueError(f"top-k ids {topk_idx.shape} and scores {topk_score.shape} must be (n, k>=1)")
+    if topk_idx.min() < 0 or topk_idx.max() >= n:
+        raise ValueError("top-k proof indices must lie in [0, n)")
+    if not np.isfinite(topk_score).all():
+        raise ValueError("top-k scores must be finite")
+    cost = topk_score.max() - topk_score
+    spread = float(cost.max())
+    if spread > 0:
+        cost /= spread
+    cost[topk_idx == np.arange(n)[:, None]] += gold_penalty(1.0, n)  # ties count against the gold
+
+    perm = cyclic_permutation(n, seed)
+    already = (topk_idx == perm[:, None]).any(axis=1)
+    cols = np.concatenate([topk_idx, np.where(already, n, perm)[:, None]], axis=1)  # n sorts last
+    costs = np.concatenate([cost, np.full((n, 1), FALLBACK_COST)], axis=1)
+    order = np.argsort(cols, axis=1, kind="stable")
+    cols = np.take_along_axis(cols, order, axis=1)
+    costs = np.take_along_axis(costs, order, axis=1)
+    keep = cols < n
+    if (np.diff(cols, axis=1)[keep[:, 1:]] == 0).any():
+        raise ValueError("top-k lists contain a proof twice in one row")
+    ii = np.zeros(n + 1, np.int64)
+    np.cumsum(keep.sum(axis=1), out=ii[1:])
+    return SparseGraph(n=n, cc=np.ascontiguousarray(costs[keep]), ii=ii,
+                       kk=np.ascontiguousarray(cols[keep]), fallback_col=np.where(already, -1, perm))
+
+
+def matching_deficiency(topk_idx: np.ndarray) -> int:
+    """How many statements no perfect matching of the raw k-best graph can serve (0 = feasible)."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import maximum_bipartite_matching
+
+    n, k = topk_idx.shape
+    graph = csr_matrix((np.ones(n * k, np.int8), np.sort(topk_idx, axis=1).ravel(),
+                        np.arange(0, n * k + 1, k)), shape=(n, n))
+    return int((maximum_bipartite_matching(graph, perm_type="column") < 0).sum())
+
+
+def solve_graph(g: SparseGraph) -> tuple[np.ndarray, int]:
+    """Solve a repaired k-best graph with ``lap.lapmod``; returns (assignment, fallback edges used)."""
+    if g.n == 1:
+        return np.zeros(1, np.int64), 0
+    x, _ = lap.lapmod(g.n, g.cc, g.ii, g.kk, return_cost=False)
+    x = np.asarray(x, np.int64)
+    if not np.array_equal(np.sort(x), np.arange(g.n)):
+        raise RuntimeError("lapmod returned an assignment that is not a permutation")
+    if not is_edge(g, x).all():
+        # lapmod does not check feasibility; with fallback edges this should not happen
+        raise RuntimeError("lapmod assigned a pair outside the k-best graph; please report")
+    used = int(((g.fallback_col >= 0) & (x == g.fallback_col)).sum())
+    return x, used
+
+
+def sparse_global(topk_idx: np.ndarray, topk_score: np.ndarray, seed: int) -> tuple[np.ndarray, int]:
+    """Global decoding on the repaired k-best graph; returns (assignment, fallback edges used)."""
+    return solve_graph(kbest_graph(topk_idx, topk_score, seed))
+
+
+def is_edge(g: SparseGraph, x: np.ndarray) -> np.ndarray:
+    """Whether (i, x[i]) is an edge of the graph, for every row i (one vectorised binary search)."""
+    # Offsetting row i's columns by i * n makes the concatenated column list globally ascending.
+    rows = np.repeat(np.arange(g.n, dtype=np.int64), np.diff(g.ii))
+    keyed = g.kk + rows * g.n
+    target = np.asarray(x, np.int64) + np.arange(g.n, dtype=np.int64) * g.n
+    pos = np.minimum(np.searchsorted(keyed, target), len(keyed) - 1)
+    return keyed[pos] == target
+
+
+def global_decode(score_rows: ScoreRows, local: LocalResult, exact_max_n: int, seed: int,
+                  chunk_rows: int | None = None) -> GlobalResult:
+    """Exact dense LAP when ``n <= exact_max_n``, else sparse k-best LAPMOD (module docstring)."""
+    n = local.n
+    t0 = time.perf_counter()
+    if n <= exact_max_n:
+        x = exact_global(dense_scores(score_rows, n, chunk_rows or default_chunk_rows(n)))
+        res = GlobalResult(x, "exact", 0, time.perf_counter() - t0)
+    else:
+        x, used = sparse_global(local.topk_idx, local.topk_score, seed)
+        res = GlobalResult(x, "sparse", used, time.perf_counter() - t0,
+                           {"kbest_deficiency": matching_deficiency(local.topk_idx)})
+    log.info("global decoding (%s, n=%d): acc %.4f, %d fallback edges, %.1fs",
+             res.method, n, res.acc, res.fallback_edges, res.seconds)
+    return res
+
+
+def decode_all(score_rows: ScoreRows, n: int, topk: int, exact_max_n: int, seed: int,
+               chunk_rows: int | None = None) -> tuple[LocalResult, GlobalResult]:
+    """Local then global decoding of one set; the shared core of evaluate.py and baselines.py."""
+    local = local_decode(score_rows, n, topk, chunk_rows)
+    log.info("local decoding (n=%d): MRR %.4f, acc %.4f", n, local.mrr, local.acc)
+    return local, global_decode(score_rows, local, exact_max_n, seed, chunk_rows)
+
+
+def decode_metrics(local: LocalResult, glob: GlobalResult) -> dict:
+    """The metrics written to an evaluation JSON (fractions in [0, 1])."""
+    return {
+        "n": local.n,
+        "mrr": local.mrr,
+        "acc": local.acc,
+        "global_acc": glob.acc,
+        "global_method": glob.method,
+        "fallback_edges": glob.fallback_edges,
+        "kbest_deficiency": glob.extra.get("kbest_deficiency"),  # None for exact decoding
+        "topk": int(local.topk_idx.shape[1]),
+        "hubness": hubness(local.top1, local.n),
+        "rank_ties": "ties count against the gold proof (rank = #{j: s_ij >= s_ii})",
+        "assignment_ties": "ties count against the gold proof (each gold pair costs 2^-24 * score range / n "
+                           "more: among assignments float32 cannot tell apart, the fewest gold pairs)",
+    }
