@@ -12,26 +12,28 @@ import pytest
 from proofmatch import cli
 from proofmatch.data.linearize import linearize_element, linearize_fragment, parse_fragment
 from proofmatch.data.replace import (
-    DEFAULT_PROTECTED,
-    GREEK_CAPITAL_TARGETS,
-    LEVELS,
-    Symbols,
-    _classify,
     _presentation_in_place,
     analyze_file,
     analyze_pair,
+    replace_level_file,
+    replace_pair,
+    replace_split_file,
+    select_split,
+)
+from proofmatch.data.symbols import (
+    DEFAULT_PROTECTED,
+    GREEK_CAPITAL_TARGETS,
+    Symbols,
+    classify,
     family_of,
     glyph_of,
     pair_rng,
     plan_mapping,
-    replace_level_file,
-    replace_pair,
-    replace_split_file,
     script_of,
-    select_split,
     unchanged_reason,
 )
 from proofmatch.data.views import is_math, split_math
+from proofmatch.experiments import ALL_LEVELS as LEVELS
 
 XHTML = "http://www.w3.org/1999/xhtml"
 MML = "http://www.w3.org/1998/Math/MathML"
@@ -301,7 +303,7 @@ def test_token_slots_equal_relinearizing_the_renamed_trees():
         level = ("full", "partial", "trans", "full_p")[trial % 4]
         tokens, mapping = replace_pair(s_xml, p_xml, level, pair_rng(trial, level, "p"), 0.5, DEFAULT_PROTECTED)
         root, trees = _presentation_in_place(parse_fragment(p_xml))
-        for el, char in _classify(trees)[1]:
+        for el, char in classify(trees)[1]:
             el.text = mapping.get(char, char)
         assert tokens == linearize_element(root, presented=True)[0]
         pair = analyze_pair(s_xml, p_xml)

@@ -3,50 +3,10 @@
 Why: with the original symbols a model can match a proof to its statement by spotting shared
 variable names; renaming the proof's variables tests whether it understands more than that.
 
-A *symbol* is a one-character identifier (``mi``) of the presentation tree whose letter is Latin
-(a-z, A-Z) or Greek (lowercase, capitals and the variant forms ϵ ϑ ϕ ϱ ς ϖ), compared without
-its font. Rules, as in the paper and the reference code (without its bugs):
-
-* Only the proof changes; only symbols present in both statement and proof are replaced.
-* Case coupling: letters are handled in *groups* keyed by the lowercase letter. Mapping ``a→q``
-  also maps ``A→Q`` (and ``A`` alone in the statement pulls ``a`` along), including proof
-  occurrences of the coupled case that are absent from the statement. Greek too (``γ→λ, Γ→Λ``);
-  a variant form (``ϵ``) is its own group without a capital.
-* Fonts are kept (the text of the ``mi`` changes, its ``mathvariant`` does not: bold a → bold q).
-* Never replaced: double-struck letters (ℝ, ℕ, ``mathvariant="double-struck"``) and constants:
-  π in any font, and ``e``, ``i``, ``d`` when upright (``mathvariant="normal"``: Euler's number,
-  the imaginary unit, the differential). Italic ``e``, ``i`` are ordinary variables (indices,
-  identity elements) and are replaced.
-* A target letter never occurs anywhere in the pair (statement or proof, any font, including
-  the double-struck and constant occurrences and the other script's capitals), and targets are
-  distinct: replacement never merges two symbols nor creates an overlap with the statement. If
-  no letter is left, the group is kept and recorded in the mapping as ``c→c``.
-* Latin maps to Latin, Greek to Greek. Greek targets exclude omicron (indistinguishable from o);
-  a Greek group whose capital occurs in the proof takes a letter whose capital differs from Latin
-  (Γ Δ Θ Λ Ξ Σ Υ Φ Ψ Ω), so ``Γ`` never turns into a Latin-looking ``Α``.
-* Levels: ``conservation`` (nothing), ``full`` (every shared group), ``partial`` (``round(alpha ·
-  n)`` shared groups chosen at random, rounding half up; ``alpha`` is the fraction replaced),
-  ``trans`` and ``partial_p``/``full_p`` (below).
-* ``trans``, §5: "We permute the variables' names such that no symbol remains the same". The
-  shared groups exchange their names among themselves: whenever a pair shares two or more
-  groups, every one of them gets another group's name (a permutation without a fixed point;
-  each occurrence keeps its own case and font, so with ``{G, x}`` shared, ``G→X`` and ``x→g``).
-  The permutation prefers, in this order: groups of the same script and the same shared cases
-  (lowercase-only with lowercase-only, ``Aa`` with ``Xx``: the proof then shares exactly the
-  statement's letters again, only permuted); the same script (groups alone in their case class
-  permute among themselves, or a single one joins another class's cycle); other scripts only
-  when a script has a single shared group.
-  A name never merges two symbols of the proof, and a capital does not turn into its look-alike
-  of the other script (``B→Β``) unless no other permutation exists. A pair sharing a single
-  group keeps it (the reference code maps a single letter to itself); groups whose letter is
-  also used as a constant in the pair, and Π (lowercase π is the constant), do not take part.
-* ``partial_p``/``full_p`` additionally keep the *protected* symbols (default P, E, V, σ, ρ:
-  probability, expectation, variance, standard deviation, correlation). Protection is by exact
-  character and wins over coupling: with P protected, ``p→q`` still happens and ``P`` stays; a
-  protected letter is never a target either. The other levels protect nothing.
-
-Randomness is seeded per pair from ``(seed, level, pair_id)`` with SHA-256 (:func:`pair_rng`), so a
-pair gets the same replacement whatever the row order, split or process.
+Which symbols are renamed, and to what, is decided over symbol sets in
+:mod:`proofmatch.data.symbols` (the rules, the levels and the per-pair randomness are described
+there). This module does the rest: it finds the replaceable ``mi`` elements of the proof and where
+their tokens stand (the *slots*), renames the tokens in those slots, and writes the files.
 
 Cost: the XML work (parsing, presentation MathML, finding the replaceable ``mi`` elements and
 where their tokens stand) does not depend on the level, so it is done once per pair
@@ -59,17 +19,15 @@ computed once, not once per split.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import logging
 import os
 import random
-import string
 import tempfile
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Collection, Iterable, Sequence
+from typing import Any, Collection, Iterable, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -79,289 +37,24 @@ from tqdm import tqdm
 
 from proofmatch.data.linearize import FragmentError, iter_maths, linearize_element, linearize_fragment, parse_fragment
 from proofmatch.logs import setup_logging
-from proofmatch.data.mathml import presentation, single_char_identifiers
+from proofmatch.data.mathml import presentation
 from proofmatch.experiments import ALL_LEVELS as LEVELS
+from proofmatch.data.symbols import (
+    DEFAULT_PROTECTED,
+    UNCHANGED_REASONS,
+    Symbols,
+    check_level,
+    check_protected,
+    classify,
+    pair_rng,
+    plan_mapping,
+    shared_groups,
+    unchanged_reason,
+)
 from proofmatch.artifacts import atomic_path, write_json
 from proofmatch.data.views import MATH_PREFIX, math_token, split_math
 
 log = logging.getLogger(__name__)
-
-DEFAULT_PROTECTED = ("P", "E", "V", "σ", "ρ")
-
-LATIN = string.ascii_lowercase
-GREEK = "αβγδεζηθικλμνξοπρστυφχψω"  # lowercase base letters; π is a constant, never a target
-GREEK_VARIANTS = {"ϵ": "ε", "ϑ": "θ", "ϕ": "φ", "ϱ": "ρ", "ς": "σ", "ϖ": "π"}  # variant -> base
-LATIN_TARGETS = LATIN
-GREEK_TARGETS = "".join(c for c in GREEK if c not in "πο")
-GREEK_CAPITAL_TARGETS = "γδθλξσυφψω"  # capitals Γ Δ Θ Λ Ξ Σ Υ Φ Ψ Ω differ from Latin letters
-UPRIGHT_CONSTANTS = frozenset("eid")  # with mathvariant="normal"
-# Greek letters drawn like a Latin one: renaming B to Β would change the token, not the look.
-LOOKALIKE = dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧο", "ABEZHIKMNOPTYXo"))
-TRANS_TRIES = 30  # random permutations tried per preference before relaxing it
-
-# Why a pair's proof comes out of a level with the Conservation tokens (the summary's keys).
-UNCHANGED_REASONS = (
-    "conservation",  # the level changes nothing
-    "no_shared_symbol",  # statement and proof share no replaceable symbol group
-    "one_shared_group",  # trans: a single shared group has no other name to take
-    "none_selected",  # partial: round(alpha · n) = 0 groups chosen
-    "no_free_letter",  # full/partial: every chosen group found its pool empty (kept as c→c)
-    "no_valid_permutation",  # trans: every permutation would merge two symbols of the proof
-    "no_token",  # renamed letters, none of which stands in the proof's tokens
-)
-
-
-def script_of(char: str) -> str | None:
-    """``"latin"``, ``"greek"`` or None for a character that is no replaceable letter."""
-    if len(char) != 1:
-        return None
-    if char in string.ascii_letters:
-        return "latin"
-    if char.lower() in GREEK or char in GREEK_VARIANTS:
-        return "greek"
-    return None
-
-
-def group_of(char: str) -> str:
-    """Case-coupling key: the lowercase letter (a variant form is its own key)."""
-    return char.lower()
-
-
-def family_of(char: str) -> str:
-    """Letter identity for collisions: case and variant form ignored (ϵ, ε, Ε -> ε)."""
-    key = char.lower()
-    return GREEK_VARIANTS.get(key, key)
-
-
-def glyph_of(char: str) -> str:
-    """What a reader sees: a Greek capital drawn like a Latin one is that Latin letter."""
-    return LOOKALIKE.get(char, char)
-
-
-def is_constant(char: str, variant: str | None) -> bool:
-    return char == "π" or (char in UPRIGHT_CONSTANTS and variant == "normal")
-
-
-@dataclass
-class Symbols:
-    """The one-letter identifiers of a fragment's maths."""
-
-    candidates: set[str] = field(default_factory=set)  # replaceable letters
-    letters: set[str] = field(default_factory=set)  # every Latin/Greek letter, any font or role
-    constants: set[str] = field(default_factory=set)  # letters used as constants
-
-    def encode(self) -> tuple[str, str, str]:
-        """The three sets as strings of sorted characters (how the symbols file stores them)."""
-        return "".join(sorted(self.candidates)), "".join(sorted(self.letters)), "".join(sorted(self.constants))
-
-    @classmethod
-    def decode(cls, candidates: str, letters: str, constants: str) -> Symbols:
-        return cls(set(candidates), set(letters), set(constants))
-
-
-def _classify(trees: Iterable[etree._Element]) -> tuple[Symbols, list[tuple[etree._Element, str]]]:
-    """Symbols of some presentation trees and their replaceable ``mi`` elements with letters."""
-    found = Symbols()
-    occurrences = []
-    for tree in trees:
-        for mi in single_char_identifiers(tree):
-            char, variant = mi.text, mi.get("mathvariant")
-            if script_of(char) is None:
-                continue
-            found.letters.add(char)
-            if is_constant(char, variant):
-                found.constants.add(char)
-            elif variant != "double-struck":
-                found.candidates.add(char)
-                occurrences.append((mi, char))
-    return found, occurrences
-
-
-def collect_symbols(trees: Iterable[etree._Element]) -> Symbols:
-    """Classify every one-character ``mi`` of some presentation trees."""
-    return _classify(trees)[0]
-
-
-def pair_rng(seed: int, level: str, pair_id: str) -> random.Random:
-    """A generator that depends only on (seed, level, pair_id): stable across runs and row orders."""
-    digest = hashlib.sha256(f"{seed}\x1f{level}\x1f{pair_id}".encode("utf-8")).digest()
-    return random.Random(int.from_bytes(digest[:8], "big"))
-
-
-def _derangement(items: list[str], rng: random.Random) -> list[str]:
-    """A uniformly random permutation of ``items`` (len >= 2) without a fixed point (rejection)."""
-    while True:
-        perm = items[:]
-        rng.shuffle(perm)
-        if all(a != b for a, b in zip(items, perm)):
-            return perm
-
-
-def _image(char: str, target: str) -> str:
-    """Where ``char`` goes when its group goes to the lowercase ``target`` (case kept)."""
-    return target.upper() if char != char.lower() else target
-
-
-def _check_level(level: str, alpha: float | None) -> None:
-    if level not in LEVELS:
-        raise ValueError(f"unknown replacement level {level!r}; expected one of {', '.join(LEVELS)}")
-    if level.startswith("partial") and alpha is None:
-        raise ValueError(f"level {level!r} needs alpha (the fraction of shared symbols replaced)")
-    if alpha is not None and not 0.0 <= alpha <= 1.0:
-        raise ValueError(f"alpha must be in [0, 1] (the fraction of shared symbols replaced), got {alpha}")
-
-
-def _check_protected(protected: Sequence[str]) -> None:
-    bad = [p for p in protected if len(p) != 1]
-    if bad:
-        raise ValueError(f"protected symbols must be single characters, got {bad}")
-
-
-def shared_groups(statement: Symbols, proof: Symbols, level: str, protected: Iterable[str] = ()) -> list[str]:
-    """The replaceable groups of a pair at ``level``: groups of a letter in both fragments.
-
-    Protected letters do not make a group shared at the ``*_p`` levels; at ``trans``, groups
-    whose letter is also a constant of the pair (and Π, π's capital) take no part.
-    """
-    kept = set(protected) if level.endswith("_p") else set()
-    groups = {group_of(c) for c in proof.candidates & statement.candidates if c not in kept}
-    if level == "trans":
-        in_use = {family_of(c) for c in statement.constants | proof.constants} | {"π"}
-        groups = {g for g in groups if family_of(g) not in in_use}
-    return sorted(groups)
-
-
-def _join_cycle(perm: dict[str, str], group: str, sources: list[str], rng: random.Random) -> None:
-    """Put ``group`` into the permutation's cycles after a random source (no fixed point made)."""
-    source = rng.choice(sources)
-    perm[group], perm[source] = perm[source], group
-
-
-def _preferred_derangement(groups: list[str], cases: dict[str, str], rng: random.Random) -> dict[str, str]:
-    """A permutation without fixed point that stays within case classes, then scripts.
-
-    Within a script, each class of >= 2 groups with the same shared cases is deranged on its own;
-    groups alone in their class are deranged among themselves, or, if only one is, it joins
-    another class's cycle. A script with a single group joins the other script's cycles (or the
-    two single groups swap).
-    """
-    perm: dict[str, str] = {}
-    lone = []
-    for script in ("latin", "greek"):
-        own = [g for g in groups if script_of(g) == script]
-        if len(own) == 1:
-            lone.append(own[0])
-            continue
-        classes: dict[str, list[str]] = {}
-        for g in own:
-            classes.setdefault(cases[g], []).append(g)
-        singles = []
-        for key in sorted(classes):
-            if len(classes[key]) >= 2:
-                perm.update(zip(classes[key], _derangement(classes[key], rng)))
-            else:
-                singles += classes[key]
-        if len(singles) >= 2:
-            perm.update(zip(singles, _derangement(singles, rng)))
-        elif singles:
-            _join_cycle(perm, singles[0], [g for g in own if g in perm], rng)
-    if len(lone) == 2 and not perm:
-        perm = {lone[0]: lone[1], lone[1]: lone[0]}
-    else:
-        for g in lone:
-            _join_cycle(perm, g, sorted(perm), rng)
-    return perm
-
-
-def _any_derangement(groups: list[str], cases: dict[str, str], rng: random.Random) -> dict[str, str]:
-    return dict(zip(groups, _derangement(groups, rng)))
-
-
-def _keeps_symbols_apart(mapping: dict[str, str], proof_candidates: set[str], strict: bool) -> bool:
-    """No letter keeps its name, no two letters merge, none lands on an unrenamed proof letter;
-    ``strict``: and no capital turns into its look-alike of the other script."""
-    images = list(mapping.values())
-    if any(c == t for c, t in mapping.items()) or len(set(images)) != len(images):
-        return False
-    if not set(images).isdisjoint(proof_candidates - mapping.keys()):
-        return False
-    return not strict or all(glyph_of(c) != glyph_of(t) for c, t in mapping.items())
-
-
-def _transposition(
-    groups: list[str], members: dict[str, list[str]], cases: dict[str, str], proof: Symbols, rng: random.Random
-) -> dict[str, str]:
-    """§5's Transposition: every shared group takes another shared group's name ({} if < 2)."""
-    if len(groups) < 2:
-        return {}
-    builders: tuple[Callable[..., dict[str, str]], ...] = (_preferred_derangement, _any_derangement)
-    for strict in (True, False):
-        for build in builders:
-            for _ in range(TRANS_TRIES):
-                perm = build(groups, cases, rng)
-                mapping = {c: _image(c, perm[g]) for g in groups for c in members[g]}
-                if _keeps_symbols_apart(mapping, proof.candidates, strict):
-                    return mapping
-    return {}
-
-
-def plan_mapping(
-    statement: Symbols,
-    proof: Symbols,
-    level: str,
-    rng: random.Random,
-    alpha: float | None = 0.5,
-    protected: Iterable[str] = (),
-) -> dict[str, str]:
-    """Letter -> letter for the proof's replaceable letters; ``c→c`` marks an exhausted pool.
-
-    Pure over the symbol sets; :func:`apply_mapping` applies it to the proof's tokens.
-    """
-    _check_level(level, alpha)
-    if level == "conservation":
-        return {}
-    kept = set(protected) if level.endswith("_p") else set()
-    groups = shared_groups(statement, proof, level, kept)
-    members = {g: sorted(c for c in proof.candidates if group_of(c) == g and c not in kept) for g in groups}
-    mapping: dict[str, str] = {}
-    if level == "trans":
-        shared = proof.candidates & statement.candidates
-        cases = {g: "".join(sorted({"U" if c != c.lower() else "L" for c in shared if group_of(c) == g})) for g in groups}
-        return _transposition(groups, members, cases, proof, rng)
-    count = len(groups) if level.startswith("full") else int(alpha * len(groups) + 0.5)  # type: ignore[operator]
-    chosen = sorted(rng.sample(groups, count))
-    taken = {family_of(c) for c in statement.letters | proof.letters} | {family_of(c) for c in kept}
-    for g in chosen:
-        if script_of(g) == "latin":
-            letters = LATIN_TARGETS
-        else:
-            capital = any(c != c.lower() for c in members[g])
-            letters = GREEK_CAPITAL_TARGETS if capital else GREEK_TARGETS
-        pool = [t for t in letters if t not in taken]
-        if not pool:
-            mapping.update({c: c for c in members[g]})
-            continue
-        target = rng.choice(pool)
-        taken.add(target)
-        mapping.update({c: _image(c, target) for c in members[g]})
-    return mapping
-
-
-def unchanged_reason(n_groups: int, level: str, alpha: float | None, mapping: dict[str, str]) -> str:
-    """Why a proof kept its Conservation tokens at ``level`` (one of :data:`UNCHANGED_REASONS`)."""
-    if level == "conservation":
-        return "conservation"
-    if n_groups == 0:
-        return "no_shared_symbol"
-    if level == "trans":
-        if n_groups == 1:
-            return "one_shared_group"
-        return "no_token" if mapping else "no_valid_permutation"
-    if level.startswith("partial") and int(alpha * n_groups + 0.5) == 0:  # type: ignore[operator]
-        return "none_selected"
-    if mapping and all(a == b for a, b in mapping.items()):
-        return "no_free_letter"
-    return "no_token"
 
 
 # --- the XML work, once per pair ------------------------------------------------------------------
@@ -401,9 +94,9 @@ def _presentation_in_place(root: etree._Element) -> tuple[etree._Element, list[e
 def analyze_pair(statement_xml: str, proof_xml: str) -> PairSymbols:
     """Parse both fragments once and find the proof's slots; may raise
     :class:`proofmatch.data.linearize.FragmentError`."""
-    statement, _ = _classify(presentation(m) for m in iter_maths(parse_fragment(statement_xml)))
+    statement, _ = classify(presentation(m) for m in iter_maths(parse_fragment(statement_xml)))
     proof_root, trees = _presentation_in_place(parse_fragment(proof_xml))
-    proof, occurrences = _classify(trees)
+    proof, occurrences = classify(trees)
     alphabet = sorted(proof.candidates)
     marks = {c: chr(SLOT_BASE + k) for k, c in enumerate(alphabet)}
     for mi, char in occurrences:
@@ -439,7 +132,7 @@ def replace_pair(
     protected: Sequence[str] = (),
 ) -> tuple[list[str], dict[str, str]]:
     """(proof tokens after replacement, mapping) for one pair; ``protected`` counts for ``*_p`` only."""
-    _check_level(level, alpha)
+    check_level(level, alpha)
     if level == "conservation":
         return linearize_fragment(proof_xml), {}
     pair = analyze_pair(statement_xml, proof_xml)
@@ -553,8 +246,8 @@ def replace_level_file(
     recorded in the summary). The summary counts the pairs whose proof tokens changed and, for
     the others, why not (:data:`UNCHANGED_REASONS`), plus the shared groups per pair.
     """
-    _check_level(level, alpha)
-    _check_protected(protected)
+    check_level(level, alpha)
+    check_protected(protected)
     symbols_file = _parquet(symbols_parquet, SYMBOLS_SCHEMA.names)
     sets = [f"{side}_{kind}" for side in ("statement", "proof") for kind in ("candidates", "letters", "constants")]
     unchanged: Counter[str] = Counter({r: 0 for r in UNCHANGED_REASONS})
@@ -669,8 +362,8 @@ def replace_split_file(
 ) -> dict[str, Any]:
     """One split at one level in one call (the CLI): :func:`analyze_file` of the split's pairs,
     :func:`replace_level_file`, :func:`select_split`; returns the level's summary."""
-    _check_level(level, alpha)
-    _check_protected(protected)
+    check_level(level, alpha)
+    check_protected(protected)
     wanted = set(pq.read_table(split_parquet, columns=["pair_id"]).column("pair_id").to_pylist())
     Path(out_parquet).parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=Path(out_parquet).parent, prefix=".replace.") as tmp:
