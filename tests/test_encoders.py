@@ -83,7 +83,7 @@ def tiny_bert_dir(tmp_path_factory):
 
     d = tmp_path_factory.mktemp("bert")
     texts = ["Let $a be a set", "Proof . Since $a is $A~bold , a set"] * 5
-    fast = wrap_fast(build_tokenizer(iter(texts), vocab_size=80, min_frequency=1))
+    fast = wrap_fast(build_tokenizer(lambda: iter(texts), vocab_size=80, min_frequency=1))
     fast.save_pretrained(str(d))
     torch.manual_seed(0)
     cfg = BertConfig(vocab_size=len(fast), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,

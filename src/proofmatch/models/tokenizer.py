@@ -19,7 +19,7 @@ import argparse
 import logging
 import os
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import pandas as pd
 
@@ -42,22 +42,76 @@ def _texts(df: pd.DataFrame) -> Iterator[str]:
             yield to_text(tokens)
 
 
-def build_tokenizer(texts: Iterator[str], vocab_size: int, min_frequency: int):
-    """Train a whitespace-pre-tokenized, case-preserving WordPiece ``tokenizers.Tokenizer``."""
+# First code point of the private-use plane used to train continuation characters (below).
+_PRIVATE_USE = 0xF0000
+
+
+def _continuation_table(texts: Iterable[str]) -> tuple[dict[str, str], list[str]]:
+    """A private-use stand-in for every character found after the first of a word, and every
+    character of the words (WordPiece's alphabet holds each character alone, wherever it occurs).
+
+    ``tokenizers``' WordPiece trainer numbers its ``##c`` pieces in the order of a hash map, which is
+    seeded per process: two trainings on the same data give different ids and, where merge counts
+    tie, different vocabularies (1,954 entries on the demo: 14 differ between two processes, 250 ids).
+    Training plain BPE on words whose later characters are distinct characters gives the same
+    merges as WordPiece's (a continuation character is a symbol of its own either way) with every
+    id fixed by sorted characters, so the same data give the same tokenizer. Stand-ins skip code
+    points the data use themselves.
+    """
+    used: set[str] = set()
+    later: set[str] = set()
+    for text in texts:
+        for word in text.split():
+            used.update(word)
+            later.update(word[1:])
+    table: dict[str, str] = {}
+    code = _PRIVATE_USE
+    for char in sorted(later):
+        while chr(code) in used:
+            code += 1
+        if code > 0x10FFFD:
+            raise ValueError(f"{len(later)} distinct continuation characters: more than the private-use planes hold")
+        table[char] = chr(code)
+        code += 1
+    return table, sorted(used)
+
+
+def build_tokenizer(texts: Callable[[], Iterator[str]], vocab_size: int, min_frequency: int):
+    """Train a whitespace-pre-tokenized, case-preserving WordPiece ``tokenizers.Tokenizer``.
+
+    ``texts`` is called twice (the characters first, then the training pass). The merges are
+    learned by ``tokenizers``' BPE trainer as WordPiece's trainer learns them, on words whose
+    continuation characters are stand-ins (:func:`_continuation_table`); the pieces are then
+    written back as WordPiece's (``##`` before a continuation piece).
+    """
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 
-    tok = Tokenizer(models.WordPiece(unk_token="[UNK]", continuing_subword_prefix="##",
+    table, alphabet = _continuation_table(texts())
+    back = {v: k for k, v in table.items()}
+    to_later = str.maketrans(table)
+
+    def mapped(text: str) -> str:
+        return " ".join(w[0] + w[1:].translate(to_later) for w in text.split())
+
+    bpe = Tokenizer(models.BPE(unk_token="[UNK]"))
+    bpe.normalizer = None
+    bpe.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency,
+                                  special_tokens=SPECIAL_TOKENS, initial_alphabet=alphabet,
+                                  show_progress=False)
+    bpe.train_from_iterator((mapped(t) for t in texts()), trainer=trainer)
+    vocab: dict[str, int] = {}
+    for piece, _ in sorted(bpe.get_vocab().items(), key=lambda kv: kv[1]):
+        if piece not in SPECIAL_TOKENS and piece[0] in back:
+            piece = "##" + "".join(back[c] for c in piece)
+        elif piece not in SPECIAL_TOKENS:
+            piece = piece[0] + "".join(back[c] for c in piece[1:])
+        vocab[piece] = len(vocab)
+
+    tok = Tokenizer(models.WordPiece(vocab=vocab, unk_token="[UNK]", continuing_subword_prefix="##",
                                      max_input_chars_per_word=100))
     tok.normalizer = None  # keep case and accents exactly as linearized
     tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    trainer = trainers.WordPieceTrainer(
-        vocab_size=vocab_size,
-        min_frequency=min_frequency,
-        special_tokens=SPECIAL_TOKENS,
-        continuing_subword_prefix="##",
-        show_progress=False,
-    )
-    tok.train_from_iterator(texts, trainer=trainer)
     cls_id, sep_id = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
     tok.post_processor = processors.TemplateProcessing(
         single="[CLS] $A [SEP]",
@@ -91,7 +145,7 @@ def train_tokenizer(data_parquet: str | os.PathLike, out_dir: str | os.PathLike,
     train = read_part(data_parquet, "train")
     if train.empty:
         raise ValueError(f"{data_parquet}: no rows with part == 'train'")
-    tok = build_tokenizer(_texts(train), vocab_size, min_frequency)
+    tok = build_tokenizer(lambda: _texts(train), vocab_size, min_frequency)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     fast = wrap_fast(tok)
