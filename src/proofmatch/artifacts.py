@@ -1,8 +1,14 @@
-"""Atomic reads and writes of the cached artifacts (Parquet, JSON, text).
+"""Atomic writes of the cached artifacts: files, Parquet tables and folders.
 
-Every writer goes through :func:`atomic_path`: the data is written to a temporary file in the
-target directory and renamed into place, so a killed job never leaves a half-written artifact
-that Snakemake (or a resumed run) would mistake for a finished one.
+A killed job must never leave a half-written artifact that Snakemake (or a resumed run) would
+mistake for a finished one, so every writer stages its output beside the target and renames it
+into place only on success:
+
+* one file: :func:`atomic_path` (and the writers built on it: :func:`write_parquet`,
+  :func:`write_csv`, :func:`write_json`, :func:`write_text`);
+* one folder written as a whole (a tokenizer, a saved model, a search index): :func:`atomic_dir`;
+* files published into a folder that also holds files written at other times (the best model
+  beside a training checkpoint): :func:`atomic_files`.
 """
 
 from __future__ import annotations
@@ -10,11 +16,20 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any, Iterator
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+
+def _umask() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
 
 
 @contextlib.contextmanager
@@ -27,9 +42,7 @@ def atomic_path(path: str | os.PathLike, suffix: str | None = None) -> Iterator[
     )
     os.close(fd)
     tmp_path = Path(tmp)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp_path, 0o666 & ~umask)  # mkstemp creates 0600; artifacts are shared like any file
+    os.chmod(tmp_path, 0o666 & ~_umask())  # mkstemp creates 0600; artifacts are shared like any file
     try:
         yield tmp_path
         os.replace(tmp_path, target)
@@ -38,10 +51,78 @@ def atomic_path(path: str | os.PathLike, suffix: str | None = None) -> Iterator[
             tmp_path.unlink()
 
 
-def write_parquet(df: pd.DataFrame, path: str | os.PathLike) -> None:
-    """Write ``df`` atomically as Parquet (no pandas index)."""
+@contextlib.contextmanager
+def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield an empty staging folder beside ``path``; on success swap it in as ``path`` whole.
+
+    The swap renames an existing ``path`` aside, renames the staging folder in and removes the
+    old one, so a reader sees the old folder or the new one, never a mix of their files (a crash
+    between the two renames leaves ``path`` missing, which a rerun rewrites). On failure the
+    staging folder is removed and ``path`` is untouched.
+    """
+    target = Path(path)
+    resolved = target.resolve()
+    if resolved == resolved.parent or Path.cwd().resolve().is_relative_to(resolved):
+        raise ValueError(f"will not replace {target}: it is the working folder or one of its parents")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    os.chmod(staging, 0o777 & ~_umask())  # mkdtemp creates 0700; artifacts are shared like any folder
+    try:
+        yield staging
+        old = None
+        if target.exists() or target.is_symlink():
+            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
+            old.rmdir()
+            os.replace(target, old)
+        os.replace(staging, target)
+        if old is not None:
+            shutil.rmtree(old) if old.is_dir() and not old.is_symlink() else old.unlink()
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging)
+
+
+@contextlib.contextmanager
+def atomic_files(folder: str | os.PathLike) -> Iterator[Path]:
+    """Yield a staging folder inside ``folder`` (``.staging.*``); on success move each file
+    written there into ``folder``, each by one atomic rename; the folder's other files stay.
+
+    For a folder that is not one artifact but several written at different times (a pretraining
+    run's best model and tokenizer beside its checkpoint), where :func:`atomic_dir` would drop
+    the others. On failure the staging folder is removed and ``folder`` is untouched.
+    """
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".staging.", dir=out))
+    try:
+        yield staging
+        for f in sorted(staging.iterdir()):
+            if f.is_dir():
+                raise IsADirectoryError(f"{f}: atomic_files publishes files only")
+            os.replace(f, out / f.name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def write_parquet(data: pd.DataFrame | pa.Table, path: str | os.PathLike,
+                  schema: pa.Schema | None = None) -> None:
+    """Write a frame (no pandas index) or an Arrow table atomically as Parquet.
+
+    With ``schema`` the file has exactly that schema: its columns in its order, cast to its types
+    (so an empty table keeps them) and its metadata (e.g. a manifest's ``n_shards``) instead of
+    pandas' own.
+    """
+    if schema is not None:
+        if isinstance(data, pa.Table):
+            data = data.select(schema.names).cast(schema)
+        else:
+            data = pa.Table.from_pandas(data[schema.names], schema=schema, preserve_index=False)
+        data = data.replace_schema_metadata(schema.metadata)
     with atomic_path(path, ".parquet") as tmp:
-        df.to_parquet(tmp, index=False)
+        if isinstance(data, pa.Table):
+            pq.write_table(data, tmp)
+        else:
+            data.to_parquet(tmp, index=False)
 
 
 def write_csv(df: pd.DataFrame, path: str | os.PathLike) -> None:

@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from proofmatch.logs import setup_logging
-from proofmatch.artifacts import atomic_path
+from proofmatch.artifacts import write_parquet
 
 log = logging.getLogger(__name__)
 
@@ -289,14 +289,9 @@ def build_manifest(
 
 
 def write_table(data: pd.DataFrame | pa.Table, schema: pa.Schema, path: str | os.PathLike) -> None:
-    """Write a frame or Arrow table atomically with a fixed schema (empty tables keep their types)."""
-    if isinstance(data, pa.Table):
-        table = data.select(schema.names).cast(schema)
-    else:
-        table = pa.Table.from_pandas(data[schema.names], schema=schema, preserve_index=False)
-    table = table.replace_schema_metadata(schema.metadata)
-    with atomic_path(path, ".parquet") as tmp:
-        pq.write_table(table, tmp)
+    """Left for data/extract.py and data/latex.py until they call :func:`proofmatch.artifacts.write_parquet`
+    with ``schema=`` (their owners' split); then to be deleted."""
+    write_parquet(data, path, schema)
 
 
 def write_manifest(
@@ -313,8 +308,8 @@ def write_manifest(
     """
     manifest, articles = build_manifest(corpus_dir, n_shards, metadata_path_or_None)
     schema = MANIFEST_SCHEMA.with_metadata({"n_shards": str(n_shards)})
-    write_table(manifest, schema, manifest_out)
-    write_table(articles, ARTICLES_SCHEMA, articles_out)
+    write_parquet(manifest, manifest_out, schema)
+    write_parquet(articles, articles_out, ARTICLES_SCHEMA)
     loads = manifest.groupby("shard")["bytes"].sum().reindex(range(n_shards), fill_value=0)
     log.info(
         "manifest: %d articles, %d shards, bytes per shard min %d max %d; %s",

@@ -24,14 +24,13 @@ from typing import Any, Protocol, Sequence
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from proofmatch.data import views as tok
 from proofmatch.evaluation.assign import GlobalResult, decode_all, decode_metrics
 from proofmatch.evaluation.decode import LocalResult, factor_scorer
 from proofmatch.logs import setup_logging
 from proofmatch.data.splits import PARTS, read_part
-from proofmatch.artifacts import atomic_path, write_json
+from proofmatch.artifacts import write_json, write_parquet
 
 log = logging.getLogger(__name__)
 
@@ -84,8 +83,7 @@ def write_outputs(pair_ids: Sequence[str], local: LocalResult, glob: GlobalResul
                   out_parquet: str | os.PathLike, out_json: str | os.PathLike,
                   meta: dict[str, Any]) -> dict[str, Any]:
     """Write the per-statement Parquet and the metrics JSON; return the JSON's content."""
-    with atomic_path(out_parquet, ".parquet") as tmp:
-        pq.write_table(results_table(pair_ids, local, glob), tmp)
+    write_parquet(results_table(pair_ids, local, glob), out_parquet)
     metrics = {**decode_metrics(local, glob), **meta}
     write_json(metrics, out_json)
     log.info("wrote %s and %s: MRR %.4f acc %.4f global acc %.4f (%s)", out_parquet, out_json,

@@ -28,13 +28,12 @@ from typing import Any, Iterable, Mapping
 
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from proofmatch.experiments import EVAL_ROOT, LEVEL_NAMES, SPLIT_NAMES, Evaluation, Run, baseline, model_label
 from proofmatch.data.replace import OUTPUT_SCHEMA
 from proofmatch.evaluation.render import write_table
 from proofmatch.data.splits import read_part
-from proofmatch.artifacts import atomic_path, read_json, read_parquet, write_json
+from proofmatch.artifacts import read_json, read_parquet, write_json, write_parquet
 from proofmatch.evaluation.tables import cells, load_metrics
 
 log = logging.getLogger(__name__)
@@ -125,8 +124,7 @@ def build_pool(pairs_parquet: str | os.PathLike, train_data_parquet: str | os.Pa
     pool = pairs.assign(part="test", mapping="{}")
     columns = OUTPUT_SCHEMA.names
     both = pd.concat([train[columns], pool[columns]], ignore_index=True)
-    with atomic_path(out_parquet, ".parquet") as tmp_out:
-        pq.write_table(pa.Table.from_pandas(both, schema=OUTPUT_SCHEMA, preserve_index=False), tmp_out)
+    write_parquet(pa.Table.from_pandas(both, schema=OUTPUT_SCHEMA, preserve_index=False), out_parquet)
     shared = sorted(set(pool["article_id"]) & set(train["article_id"]))
     seen = {(tuple(s), tuple(p)) for s, p in zip(train["statement_tokens"], train["proof_tokens"])}
     duplicates = sum((tuple(s), tuple(p)) in seen for s, p in zip(pool["statement_tokens"], pool["proof_tokens"]))

@@ -36,6 +36,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from proofmatch.artifacts import atomic_dir
 from proofmatch.models import runtime as devices
 from proofmatch.models.encoders import (BertEncoder, Encoder, NPTConfig, NPTEncoder, WordPieceCodec,
                                  WordVocab)
@@ -234,18 +235,11 @@ class Matcher(nn.Module):
         """config.json + model.safetensors + codec files, swapped into ``out_dir`` as a whole."""
         from safetensors.torch import save_file
 
-        target = Path(out_dir)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-        try:
+        with atomic_dir(out_dir) as staging:
             (staging / CONFIG_FILE).write_text(json.dumps(self.config.to_dict(), indent=2, sort_keys=True) + "\n")
             state = {k: v.detach().cpu().contiguous() for k, v in self.state_dict().items()}
             save_file(state, str(staging / WEIGHTS_FILE))
             self.codec.save(staging)
-            replace_dir(staging, target)
-        finally:
-            if staging.exists():
-                shutil.rmtree(staging)
 
     @classmethod
     def from_pretrained(cls, model_dir: str | os.PathLike, device: str | torch.device | None = None) -> "Matcher":
@@ -269,8 +263,8 @@ class Matcher(nn.Module):
 
 
 def replace_dir(new: Path, target: Path) -> None:
-    """Swap the finished folder ``new`` into ``target``. A crash between the two renames leaves
-    ``target`` missing (never half-written); the trainer rewrites it when it resumes."""
+    """Swap the finished folder ``new`` into ``target``. Left for proofmatch.search until it uses
+    :func:`proofmatch.artifacts.atomic_dir` (its owner's split); then to be deleted."""
     old = None
     if target.exists():
         old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))

@@ -38,8 +38,6 @@ import argparse
 import contextlib
 import logging
 import os
-import shutil
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -52,7 +50,7 @@ from proofmatch.models import checkpoint
 
 from proofmatch.models import runtime as devices
 from proofmatch.data.splits import read_parts
-from proofmatch.artifacts import write_csv, write_json
+from proofmatch.artifacts import atomic_files, write_csv, write_json
 from proofmatch.models.tokenizer import load_tokenizer, to_text
 
 log = logging.getLogger(__name__)
@@ -175,16 +173,10 @@ def mlm_step(ddp, batch: dict[str, torch.Tensor], rt: devices.Runtime, micro_bat
 
 
 def _publish(obj, out_dir: Path) -> None:
-    """``obj.save_pretrained`` into a staging folder, then move each file into ``out_dir``
-    atomically (a model, a config or a tokenizer)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".staging.", dir=out_dir))
-    try:
+    """``obj.save_pretrained`` into ``out_dir`` (a model, a config or a tokenizer), each file
+    atomically; the run's checkpoint and logs in ``out_dir`` stay."""
+    with atomic_files(out_dir) as staging:
         obj.save_pretrained(str(staging))
-        for f in sorted(staging.iterdir()):
-            os.replace(f, out_dir / f.name)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
 
 
 # ---------------------------------------------------------------- a run, step by step

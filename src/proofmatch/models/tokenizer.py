@@ -24,7 +24,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 import pandas as pd
 
 from proofmatch.data.splits import read_part
-from proofmatch.artifacts import atomic_path
+from proofmatch.artifacts import atomic_dir
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +136,8 @@ def wrap_fast(tok, model_max_length: int | None = None):
 
 def train_tokenizer(data_parquet: str | os.PathLike, out_dir: str | os.PathLike,
                     vocab_size: int, min_frequency: int) -> None:
-    """Train WordPiece on the train part (statements and proofs) and save it to ``out_dir``.
+    """Train WordPiece on the train part (statements and proofs) and save it as ``out_dir`` (the
+    folder is replaced as a whole).
 
     ``out_dir`` gets ``tokenizer.json`` (the raw ``tokenizers`` file) and the
     ``PreTrainedTokenizerFast.save_pretrained`` files, so both
@@ -146,17 +147,10 @@ def train_tokenizer(data_parquet: str | os.PathLike, out_dir: str | os.PathLike,
     if train.empty:
         raise ValueError(f"{data_parquet}: no rows with part == 'train'")
     tok = build_tokenizer(lambda: _texts(train), vocab_size, min_frequency)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    fast = wrap_fast(tok)
-    staging = out / ".staging"
-    fast.save_pretrained(str(staging))
-    for f in sorted(staging.iterdir()):  # each file lands atomically
-        os.replace(f, out / f.name)
-    staging.rmdir()
-    with atomic_path(out / "tokenizer.json", ".json") as tmp:
-        tok.save(str(tmp))
-    log.info("tokenizer: %d train pairs, vocabulary %d -> %s", len(train), tok.get_vocab_size(), out)
+    with atomic_dir(out_dir) as staging:
+        wrap_fast(tok).save_pretrained(str(staging))
+        tok.save(str(staging / "tokenizer.json"))  # the raw file replaces the wrapper's copy
+    log.info("tokenizer: %d train pairs, vocabulary %d -> %s", len(train), tok.get_vocab_size(), out_dir)
 
 
 def load_tokenizer(tokenizer_dir: str | os.PathLike):
