@@ -15,6 +15,7 @@ from lxml import etree
 
 from proofmatch import cli
 
+from proofmatch.demo import article, hostile, markup, plan, templates
 from proofmatch.demo import generate as demo
 
 from proofmatch.data import extract
@@ -22,6 +23,9 @@ from proofmatch.data import extract
 from proofmatch.data import linearize
 
 from proofmatch.demo import texmath
+from proofmatch.demo.mathmarkup import DIALECTS
+from proofmatch.demo.texlexer import TexError
+from proofmatch.demo.texparse import parse_tex
 from proofmatch.data.views import text_tokens
 
 MATHML = "http://www.w3.org/1998/Math/MathML"
@@ -132,7 +136,7 @@ def test_cli_writes_corpus_and_removes_stale_files(tmp_path: Path) -> None:
     assert list((tmp_path / "xhtml").glob("demo-0013.*"))
     assert cli.main(["demo", str(tmp_path), "--articles", "12", "--seed", "3"]) == 0
     rows = _rows(tmp_path)
-    assert len(rows) == 12 + len(demo.HOSTILE)
+    assert len(rows) == 12 + len(hostile.HOSTILE)
     assert not list((tmp_path / "xhtml").glob("demo-0013.*"))  # from the earlier, larger run
     on_disk = sorted(p.name for p in (tmp_path / "xhtml").iterdir())
     assert on_disk == sorted(Path(r["file"]).name for r in rows)
@@ -259,23 +263,23 @@ def test_ltx_thm_articles_take_their_kinds_from_titles(corpus: Path) -> None:
     assert report["kind_sources"]["title"] == report["theorem_like"] - report["kind_sources"].get("unknown", 0)
     assert set(report["theorem_like_kinds"]) >= {"lemma", "theorem", "definition", "remark", "example"}
     # only the non-English articles have titles that name no known kind (Théorème, Lemme...)
-    foreign = {f"demo-{i + 1:04d}" for i in demo.FOREIGN}
+    foreign = {f"demo-{i + 1:04d}" for i in article.FOREIGN}
     english = {r["article_id"] for r in rows} - foreign
     frame = pairs.to_pandas()
     assert english and (frame.loc[frame["article_id"].isin(english), "kind"] != extract.UNKNOWN_KIND).all()
-    words = {w.lower() for lang in ("fr", "de", "ru") for w in demo.load_language(lang)["kinds"].values()}
+    words = {w.lower() for lang in ("fr", "de", "ru") for w in templates.load_language(lang)["kinds"].values()}
     assert report["kind_sources"]["unknown"] > 0 and set(report["unknown_kind_titles"]) <= words
 
 
 def test_one_article_reads_the_same_in_every_markup() -> None:
     """The same planned article in LaTeXML and in real 2011 arXMLiv markup: the same pairs, kinds
     and tokens (the proofs end in ∎ and □); the inferred arXMLiv markup gives the same text."""
-    base = demo.article_specs(12, 7)[demo.ARXMLIV_LTX_INDEX]
+    base = article.article_specs(12, 7)[article.ARXMLIV_LTX_INDEX]
     assert base.dialect == "arxmliv_ltx" and base.lang == "en"
     read = {}
-    for dialect in texmath.DIALECTS:
-        spec = demo.Spec(**{**base.__dict__, "dialect": dialect})
-        data = demo.render_article(demo.plan_article(spec, 7)).encode("utf-8")
+    for dialect in DIALECTS:
+        spec = article.Spec(**{**base.__dict__, "dialect": dialect})
+        data = markup.render_article(plan.plan_article(spec, 7)).encode("utf-8")
         res = extract.extract_bytes(data, spec.article_id)
         lin = linearize.linearize_frame(extract.pairs_table(res.pairs).to_pandas())
         read[dialect] = (res, lin)
@@ -312,7 +316,7 @@ def test_probability_articles_use_protected_symbols(corpus: Path) -> None:
     for symbol in ("P", "E", "V", "σ", "ρ"):
         assert re.search(rf"<(m:)?mi\b[^>]*>{symbol}</(m:)?mi>", text), symbol
     # the article's own notation never takes a protected symbol
-    roles = demo.load_language("en")["categories"]["math.PR"]["roles"]
+    roles = templates.load_language("en")["categories"]["math.PR"]["roles"]
     assert not {"P", "E", "V", "\\sigma", "\\rho"} & {c for cands in roles.values() for c in cands}
 
 
@@ -352,8 +356,8 @@ def test_material_for_every_pair_filter(parsed: list) -> None:
 
 def test_hostile_files_fail_as_designed(corpus: Path) -> None:
     rows = {r["article_id"]: r for r in _rows(corpus) if r["article_id"].startswith("demo-bad-")}
-    assert set(rows) == {f"demo-bad-{k}" for k in demo.HOSTILE}
-    raw = {k: (corpus / rows[f"demo-bad-{k}"]["file"]).read_bytes() for k in demo.HOSTILE}
+    assert set(rows) == {f"demo-bad-{k}" for k in hostile.HOSTILE}
+    raw = {k: (corpus / rows[f"demo-bad-{k}"]["file"]).read_bytes() for k in hostile.HOSTILE}
     assert raw["empty"] == b""
     assert b"\x00" in raw["binary"]
     with pytest.raises(EOFError):
@@ -405,8 +409,8 @@ def test_tex_renders_in_both_dialects() -> None:
     display = texmath.render_math(r"\sum_{i = 1}^{n} a_{i}", "m", "latexml", True)
     assert "<munderover>" in display and 'display="block"' in display
     assert "<annotation encoding" not in texmath.render_math("0", "m", "latexml", False)  # LaTeXML quirk
-    with pytest.raises(texmath.TexError):
-        texmath.parse_tex(r"\unknowncommand x")
+    with pytest.raises(TexError):
+        parse_tex(r"\unknowncommand x")
 
 
 def test_every_template_formula_renders() -> None:
@@ -416,15 +420,13 @@ def test_every_template_formula_renders() -> None:
     rng = random.Random(0)
     wrap = f'<r xmlns:m="{MATHML}">{{}}</r>'  # arXMLiv's m: prefix is declared on the article
     checked = 0
-    for lang in demo.LANGUAGES:
-        for cat in demo.load_language(lang)["categories"].values():
+    for lang in templates.LANGUAGES:
+        for cat in templates.load_language(lang)["categories"].values():
             for key in ("facts", "intros", "steps", "displays"):
                 for template in cat[key]:
                     for _ in range(3):
                         notation = {role: rng.choice(cands) for role, cands in cat["roles"].items()}
-                        text = demo.substitute_roles(
-                            demo._ALT.sub(lambda m: rng.choice(m.group(1).split("|")), template), notation
-                        )
+                        text = templates.substitute_roles(templates.choose_alternatives(template, rng), notation)
                         formulas = [text] if key == "displays" else re.findall(r"\$([^$]+)\$", text)
                         for i, tex in enumerate(formulas):
                             latexml = texmath.render_math(tex, f"m{i}", "latexml", False)

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from lxml import etree
 
 from proofmatch.demo import texmath
+from proofmatch.demo.texlexer import TexError
 from proofmatch.data.linearize import FragmentError, linearize_element, parse_fragment
 from proofmatch.data.mathml import local_name, math_tokens
 from proofmatch.data.views import text_tokens
@@ -104,7 +105,7 @@ def formula_tokens(tex: str, display: bool = False) -> tuple[list[str], str]:
     try:
         xml = texmath.render_math(tex, "q", "latexml", display)
         el, converter = etree.fromstring(xml.encode(), etree.XMLParser(**_SAFE_PARSER)), "texmath"
-    except texmath.TexError as exc:
+    except TexError as exc:
         if not latexml_available():
             raise QueryError(f"formula ${tex}$: {exc} (outside the TeX subset of proofmatch's converter; "
                              "install LaTeXML, Debian package `latexml`, for full TeX)") from exc
