@@ -1,4 +1,5 @@
-"""corpus.source: latex — LaTeX sources to XHTML+MathML with LaTeXML (proofmatch.data.latex).
+"""corpus.source: latex — LaTeX sources to XHTML+MathML with LaTeXML (proofmatch.data.latex,
+.latex_inventory and .archives).
 
 The unit tests (unpacking untrusted archives, main-file detection, ids, cache rules) need no
 LaTeXML. The workflow test converts the articles of tests/data/latex (three good ones, one with a
@@ -26,8 +27,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from proofmatch.data import latex
-from proofmatch.data.latex import ArticleError, Limits
+from proofmatch.data import archives, latex, latex_inventory
+from proofmatch.data.archives import ArticleError, Limits
 from test_workflow import copy_workflow
 
 REPO = Path(__file__).resolve().parents[1]
@@ -87,7 +88,7 @@ def test_escaping_members_reject_the_article_and_write_nothing(tmp_path, name, d
     archive = tar_with(tmp_path / "a.tar.gz", [(name, data, info)])
     dest = tmp_path / "work" / "src"
     with pytest.raises(ArticleError) as err:
-        latex.unpack(archive, "tar", dest, Limits(), "a")
+        archives.unpack(archive, "tar", dest, Limits(), "a")
     assert err.value.reason == "path_escape" and detail in err.value.detail
     assert files_under(tmp_path) == {"a.tar.gz", "work", "work/src"}  # checked before anything is written
 
@@ -95,7 +96,7 @@ def test_escaping_members_reject_the_article_and_write_nothing(tmp_path, name, d
 def test_links_inside_the_archive_are_kept(tmp_path):
     archive = tar_with(tmp_path / "a.tar.gz", [("sub/body.tex", b"body", {}),
                                                 ("sub/alias.tex", b"", {"type": tarfile.SYMTYPE, "linkname": "body.tex"})])
-    latex.unpack(archive, "tar", tmp_path / "src", Limits(), "a")
+    archives.unpack(archive, "tar", tmp_path / "src", Limits(), "a")
     assert (tmp_path / "src" / "sub" / "alias.tex").read_text() == "body"
 
 
@@ -104,41 +105,41 @@ def test_folder_articles_are_copied_and_links_out_rejected(tmp_path):
     (art / "sub").mkdir(parents=True)
     (art / "main.tex").write_text("\\documentclass{article}\\begin{document}x\\end{document}")
     (art / "sub" / "inside.tex").symlink_to("../main.tex")
-    latex.unpack(art, "dir", tmp_path / "copy", Limits(), "art")
+    archives.unpack(art, "dir", tmp_path / "copy", Limits(), "art")
     assert files_under(tmp_path / "copy") == {"main.tex", "sub", "sub/inside.tex"}
     assert not (tmp_path / "copy" / "sub" / "inside.tex").is_symlink()
     secret = tmp_path / "secret.txt"
     secret.write_text("private")
     (art / "sub" / "leak.tex").symlink_to(secret)
     with pytest.raises(ArticleError, match="leaves the folder") as err:
-        latex.unpack(art, "dir", tmp_path / "copy2", Limits(), "art")
+        archives.unpack(art, "dir", tmp_path / "copy2", Limits(), "art")
     assert err.value.reason == "path_escape"
     (art / "sub" / "leak.tex").unlink()
     (art / "up").symlink_to(tmp_path, target_is_directory=True)
     with pytest.raises(ArticleError, match="leaves the folder"):
-        latex.unpack(art, "dir", tmp_path / "copy3", Limits(), "art")
+        archives.unpack(art, "dir", tmp_path / "copy3", Limits(), "art")
 
 
 def test_size_and_count_bounds(tmp_path):
     many = tar_with(tmp_path / "many.tar.gz", [(f"f{i}.tex", b"x", {}) for i in range(5)])
     with pytest.raises(ArticleError, match="more than 3 files") as err:
-        latex.unpack(many, "tar", tmp_path / "a", Limits(max_files=3), "many")
+        archives.unpack(many, "tar", tmp_path / "a", Limits(max_files=3), "many")
     assert err.value.reason == "oversized"
     big = tar_with(tmp_path / "big.tar.gz", [("big.eps", b"0" * (3 << 20), {})])  # 3 MB unpacked, ~3 kB packed
     with pytest.raises(ArticleError, match="MB unpacked") as err:
-        latex.unpack(big, "tar", tmp_path / "b", Limits(max_archive_mb=1), "big")
+        archives.unpack(big, "tar", tmp_path / "b", Limits(max_archive_mb=1), "big")
     assert err.value.reason == "oversized" and not (tmp_path / "b" / "big.eps").exists()
     bomb = tmp_path / "bomb.gz"
     bomb.write_bytes(gzip.compress(b"%" * (3 << 20)))  # arXiv's single gzipped file form
     with pytest.raises(ArticleError) as err:
-        latex.unpack(bomb, "gz", tmp_path / "c", Limits(max_archive_mb=1), "bomb")
+        archives.unpack(bomb, "gz", tmp_path / "c", Limits(max_archive_mb=1), "bomb")
     assert err.value.reason == "oversized" and list((tmp_path / "c").iterdir()) == []
     folder = tmp_path / "folder"
     folder.mkdir()
     for i in range(4):
         (folder / f"{i}.tex").write_text("x")
     with pytest.raises(ArticleError) as err:
-        latex.unpack(folder, "dir", tmp_path / "d", Limits(max_files=3), "folder")
+        archives.unpack(folder, "dir", tmp_path / "d", Limits(max_files=3), "folder")
     assert err.value.reason == "oversized"
 
 
@@ -149,18 +150,18 @@ def test_unreadable_sources(tmp_path):
     (tmp_path / "plain.gz").write_bytes(b"not gzip")
     for name, kind in (("garbage.tar.gz", "tar"), ("truncated.tar.gz", "tar"), ("plain.gz", "gz")):
         with pytest.raises(ArticleError) as err:
-            latex.unpack(tmp_path / name, kind, tmp_path / f"out-{name}", Limits(), "x")
+            archives.unpack(tmp_path / name, kind, tmp_path / f"out-{name}", Limits(), "x")
         assert err.value.reason == "unreadable", name
 
 
 def test_bare_gz_is_a_single_tex_file_or_a_tarball(tmp_path):
     text = b"\\documentclass{article}\n\\begin{document}\nOne file.\n\\end{document}\n"
     (tmp_path / "math0501001.gz").write_bytes(gzip.compress(text))
-    latex.unpack(tmp_path / "math0501001.gz", "gz", tmp_path / "one", Limits(), "math0501001")
+    archives.unpack(tmp_path / "math0501001.gz", "gz", tmp_path / "one", Limits(), "math0501001")
     assert (tmp_path / "one" / "math0501001.tex").read_bytes() == text
     tarball = tar_with(tmp_path / "tarball.tar.gz", [])
     shutil.copy(tarball, tmp_path / "2101.09999.gz")
-    latex.unpack(tmp_path / "2101.09999.gz", "gz", tmp_path / "two", Limits(), "2101.09999")
+    archives.unpack(tmp_path / "2101.09999.gz", "gz", tmp_path / "two", Limits(), "2101.09999")
     assert files_under(tmp_path / "two") == {"main.tex"}
 
 
@@ -193,7 +194,7 @@ def test_inventory_ids_shards_and_duplicates(tmp_path):
     src = build_corpus(tmp_path / "src")
     (src / "2101.00003").mkdir()  # a second source with the id of 2101.00003.tex
     (src / "notes.pdf").write_bytes(b"%PDF")
-    everything = latex.build_inventory(src, 2, src / "metadata.csv")
+    everything = latex_inventory.build_inventory(src, 2, src / "metadata.csv")
     dup = everything[everything["skip"].notna()]
     # The folder comes first by name, but the metadata names the .tex file: that one keeps the id.
     assert dup[["article_id", "kind", "skip", "shard"]].values.tolist() == [["2101.00003", "dir", "duplicate_id", -1]]
@@ -204,7 +205,7 @@ def test_inventory_ids_shards_and_duplicates(tmp_path):
     assert set(inv["shard"]) == {0, 1} and (inv["sha256"].str.len() == 64).all()
     before = inv.loc["2101.00001", "sha256"]
     (src / "2101.00001" / "sections" / "body.tex").write_text("changed")
-    after = latex.build_inventory(src, 2, None).set_index("article_id")
+    after = latex_inventory.build_inventory(src, 2, None).set_index("article_id")
     assert after.loc["2101.00001", "sha256"] != before  # an edit deep in a folder changes its hash
     assert after.loc["2101.00002", "sha256"] == inv.loc["2101.00002", "sha256"]
 
@@ -215,10 +216,10 @@ def test_metadata_file_names_the_id_and_keys_are_safe(tmp_path):
     (src / "math0501001.gz").write_bytes(gzip.compress(b"x"))
     meta = tmp_path / "meta.csv"
     meta.write_text("article_id,file,title,categories\nmath/0501001,src/math0501001.gz,Old,math.PR\n")
-    inv = latex.build_inventory(src, 1, meta)
+    inv = latex_inventory.build_inventory(src, 1, meta)
     assert inv["article_id"].tolist() == ["math/0501001"]
     assert inv["key"].tolist() == ["math%2F0501001"]
-    assert latex.safe_key("..") == "%2E." and "/" not in latex.safe_key("a/../b")
+    assert latex_inventory.safe_key("..") == "%2E." and "/" not in latex_inventory.safe_key("a/../b")
 
 
 def test_cache_rules(tmp_path):
@@ -247,14 +248,14 @@ def test_workflow_settings():
     cfg = {"corpus": {"source": "latex", "dir": "src", "metadata": None, "n_shards": 3},
            "transfer": {"corpora": [{"name": "other", "source": "latex", "dir": "o", "metadata": "o.csv",
                                      "latex": {"n_shards": 2}}, {"name": "d", "source": "demo"}]}}
-    assert list(latex.configured_corpora(cfg)) == ["main", "other"]
-    assert latex.corpus_n_shards(cfg, "main") == 3 and latex.corpus_n_shards(cfg, "other") == 2
-    assert latex.workflow_inputs(cfg, "main", "inventory") == {"sources": "src"}
-    assert latex.workflow_inputs(cfg, "other", "corpus") == {
+    assert list(latex_inventory.configured_corpora(cfg)) == ["main", "other"]
+    assert latex_inventory.corpus_n_shards(cfg, "main") == 3 and latex_inventory.corpus_n_shards(cfg, "other") == 2
+    assert latex_inventory.workflow_inputs(cfg, "main", "inventory") == {"sources": "src"}
+    assert latex_inventory.workflow_inputs(cfg, "other", "corpus") == {
         "inventory": "results/latex/other/inventory.parquet", "metadata": "o.csv",
         "shards": ["results/latex/other/shards/shard-000.json", "results/latex/other/shards/shard-001.json"]}
     with pytest.raises(ValueError, match="no LaTeX corpus named 'd'"):
-        latex.corpus_entry(cfg, "d")
+        latex_inventory.corpus_entry(cfg, "d")
 
 
 # ----------------------------------------------------------------------------- with LaTeXML

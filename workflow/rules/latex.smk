@@ -1,9 +1,9 @@
 # LaTeX sources -> XHTML+MathML corpus with LaTeXML (corpus.source: latex, or a transfer corpus with
 # source: latex): inventory (ids, content hashes, shards), conversion per shard with a per-article
 # cache, the assembled corpus folder + metadata + report, and the conversion table.
-from proofmatch.data import latex as latexml
+from proofmatch.data import latex_inventory
 
-LATEX_CORPORA = latexml.configured_corpora(config)
+LATEX_CORPORA = latex_inventory.configured_corpora(config)
 LATEX_TARGETS = ["results/tables/conversion.md"] if LATEX_CORPORA else []
 
 
@@ -13,7 +13,9 @@ wildcard_constraints:
 
 rule latex_inventory:
     input:
-        unpack(lambda w: latexml.workflow_inputs(config, w.lcorpus, "inventory")),
+        unpack(
+            lambda w: latex_inventory.workflow_inputs(config, w.lcorpus, "inventory")
+        ),
     output:
         "results/latex/{lcorpus}/inventory.parquet",
     log:
@@ -26,10 +28,10 @@ rule latex_inventory:
     params:
         # Any added, edited or removed source file reruns the inventory; the conversion cache then
         # converts only the new or changed articles.
-        fingerprint=lambda w: latexml.source_fingerprint(
-            latexml.corpus_entry(config, w.lcorpus)["dir"]
+        fingerprint=lambda w: latex_inventory.source_fingerprint(
+            latex_inventory.corpus_entry(config, w.lcorpus)["dir"]
         ),
-        n_shards=lambda w: latexml.corpus_n_shards(config, w.lcorpus),
+        n_shards=lambda w: latex_inventory.corpus_n_shards(config, w.lcorpus),
     script:
         "../scripts/convert_latex.py"
 
@@ -50,14 +52,14 @@ rule convert_latex:
         mem_mb=4000,
         runtime=2880,
     params:
-        limits=lambda w: latexml.corpus_entry(config, w.lcorpus)["latex"],
+        limits=lambda w: latex_inventory.corpus_entry(config, w.lcorpus)["latex"],
     script:
         "../scripts/convert_latex.py"
 
 
 rule latex_corpus:
     input:
-        unpack(lambda w: latexml.workflow_inputs(config, w.lcorpus, "corpus")),
+        unpack(lambda w: latex_inventory.workflow_inputs(config, w.lcorpus, "corpus")),
     output:
         xhtml=directory("results/latex/{lcorpus}/xhtml"),
         metadata="results/latex/{lcorpus}/metadata.csv",
@@ -75,7 +77,7 @@ rule latex_corpus:
 
 rule conversion_table:
     input:
-        unpack(lambda w: latexml.workflow_inputs(config, None, "table")),
+        unpack(lambda w: latex_inventory.workflow_inputs(config, None, "table")),
     output:
         md=report(
             "results/tables/conversion.md",

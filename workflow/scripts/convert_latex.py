@@ -2,12 +2,13 @@
 one shard's conversion, the assembled corpus or the conversion table, by rule."""
 from pathlib import Path
 
-from proofmatch.data import latex
+from proofmatch.data import latex, latex_inventory
 from proofmatch.logs import run_logged
 
 rule, inp, out, log = snakemake.rule, snakemake.input, snakemake.output, snakemake.log[0]
 if rule == "latex_inventory":
-    run_logged(log, latex.write_inventory, inp.sources, snakemake.params.n_shards, inp.get("metadata"), out[0])
+    run_logged(log, latex_inventory.write_inventory, inp.sources, snakemake.params.n_shards, inp.get("metadata"),
+               out[0])
 elif rule == "convert_latex":
     run_logged(log, latex.convert_shard, inp.inventory, int(snakemake.wildcards.shard), Path(inp.inventory).parent,
                out[0], dict(snakemake.params.limits))

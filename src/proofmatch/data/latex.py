@@ -12,30 +12,15 @@ LaTeXML-based HTML. Two options are added, ``--nographicimages --nopictureimages
 Ghostscript or ``latex`` subprocess ever runs on an untrusted figure (extraction drops images
 anyway); the math markup is unchanged.
 
-**Input layout** (arXiv's source layout), one top-level entry per article: a sub-folder, a
-``.tar.gz``/``.tgz``/``.tar`` (also ``.tar.bz2``/``.tar.xz``), a ``.gz`` (arXiv's bare form: a
-gzipped tar or a single gzipped ``.tex``, told apart by content) or a single ``.tex``. Other
-top-level files (a ``metadata.csv``, PDFs) and hidden entries are ignored. The article id is the
-``article_id`` of the metadata row whose ``file`` names the entry (matched on trailing path
-components, as in :mod:`proofmatch.data.corpus`), else the entry name without its suffix. A top-level
-symbolic link is the user's own layout and is followed; links *inside* an article are checked.
+The stage's steps: the inventory of the source folder (ids, content hashes, shards:
+:mod:`proofmatch.data.latex_inventory`); per shard, each article unpacked into a scratch folder
+(:mod:`proofmatch.data.archives`, which also says how untrusted archives are handled), its main
+file found and LaTeXML run (this module); then the converted articles assembled into a corpus.
 
 **Main file**: a ``.tex``/``.ltx`` file with both ``\\documentclass`` (or LaTeX 2.09's
 ``\\documentstyle``) and ``\\begin{document}`` outside ``%`` comments. arXiv's ``00README.json``
 (``"usage": "toplevel"``) or ``00README.XXX`` (``toplevelfile``) wins; otherwise the shallowest
 candidate, not a ``standalone`` figure, then the largest, then by name.
-
-**Untrusted archives**: nothing is ever written outside the article's scratch folder under the
-results folder. Every tar member is checked before anything is extracted: an absolute path, a path
-that leaves the folder through ``..``, a symbolic or hard link pointing out, or a device/FIFO
-member rejects the article (``path_escape``); extraction then runs with tarfile's ``data`` filter
-as a second guard. The file count (``max_files``) and the unpacked size (``max_archive_mb``, also
-the size of a single decompressed ``.gz``, read incrementally) are bounded (``oversized``); a tar
-is read member by member, so a bomb costs at most the bound. Folder articles are copied (links
-leaving the folder: ``path_escape``), so LaTeXML never runs in the user's folder. LaTeXML itself
-keeps ``\\openout`` writes in memory; it can still *read* a file named by absolute path
-(``\\input{/etc/hostname}``) into the converted text, so convert untrusted sources as a user that
-can read nothing private.
 
 **Failures** never fail the run: each bad article is counted by reason (:data:`REASONS`) in the
 conversion report, with LaTeXML's log kept per article.
@@ -54,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import hashlib
 import json
 import logging
 import math
@@ -62,21 +46,17 @@ import os
 import re
 import shutil
 import signal
-import stat
 import subprocess
-import tarfile
 import time
-import zlib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
-from urllib.parse import quote
 
 import pandas as pd
-import pyarrow as pa
 from tqdm import tqdm
 
-from proofmatch.data.corpus import metadata_file_ids, read_metadata, shard_by_bytes, write_table
+from proofmatch.data.archives import DEFAULTS, REASONS, ArticleError, Limits, source_stem, unpack
+from proofmatch.data.corpus import read_metadata
+from proofmatch.data.latex_inventory import read_inventory, write_inventory
 from proofmatch.logs import setup_logging
 from proofmatch.evaluation.render import write_table as write_result_table
 from proofmatch.artifacts import atomic_path, read_json, write_csv, write_json
@@ -94,24 +74,9 @@ INSTALL_HINT = (
     "or install the Debian/Ubuntu package yourself: `sudo apt-get install latexml`"
 )
 
-#: Why an article was not converted, in the order the checks run.
-REASONS: dict[str, str] = {
-    "duplicate_id": "two sources give the same article id; the one the metadata names (else the first by name) is kept",
-    "unreadable": "the source cannot be read: not a valid tar or gzip file, truncated, or a read error",
-    "path_escape": "an archive member, link or folder entry leaves the article's folder (absolute path, "
-                   "'..', symbolic or hard link out) or is a device/FIFO",
-    "oversized": "more files than max_files or more unpacked bytes than max_archive_mb",
-    "no_main_file": "no .tex file with both \\documentclass and \\begin{document}",
-    "timeout": "LaTeXML ran past the per-article time limit (timeout_s)",
-    "latexml_fatal": "LaTeXML stopped with a fatal error (its log says which) or wrote no output",
-    "internal_error": "an unexpected exception (a bug), logged with its traceback",
-}
-DEFAULTS = {"timeout_s": 600.0, "max_archive_mb": 256.0, "max_files": 5000}
 #: Extra seconds after LaTeXML's own --timeout before the process group is killed.
 KILL_GRACE_S = 10.0
 
-_KINDS = ((".tar.gz", "tar"), (".tar.bz2", "tar"), (".tar.xz", "tar"), (".tgz", "tar"), (".tar", "tar"),
-          (".gz", "gz"), (".tex", "tex"))
 _MAIN_SUFFIXES = (".tex", ".ltx")
 _DOCCLASS = re.compile(rb"^[^%\n]*?\\document(?:class|style)\b", re.M)
 _BEGIN_DOC = re.compile(rb"^[^%\n]*?\\begin\s*\{document\}", re.M)
@@ -120,326 +85,6 @@ _STATUS = re.compile(r"^Status:conversion:(\d)", re.M)
 _FATAL = re.compile(r"^Fatal:(\S+)[ \t]*(.*)$", re.M)
 _SUMMARY = re.compile(r"^Conversion complete:[ \t]*(.*)$", re.M)
 _CHUNK = 1 << 20
-
-INVENTORY_SCHEMA = pa.schema([
-    ("article_id", pa.string()), ("key", pa.string()), ("path", pa.string()), ("kind", pa.string()),
-    ("bytes", pa.int64()), ("sha256", pa.string()), ("shard", pa.int64()), ("skip", pa.string()),
-    ("detail", pa.string()),
-])
-
-
-class ArticleError(Exception):
-    """One article cannot be converted; ``reason`` is a key of :data:`REASONS`."""
-
-    def __init__(self, reason: str, detail: str) -> None:
-        if reason not in REASONS:
-            raise ValueError(f"unknown conversion failure reason {reason!r}")
-        super().__init__(f"{reason}: {detail}")
-        self.reason = reason
-        self.detail = detail
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Per-article bounds (config ``corpus.latex``)."""
-
-    timeout_s: float = DEFAULTS["timeout_s"]
-    max_archive_mb: float = DEFAULTS["max_archive_mb"]
-    max_files: int = DEFAULTS["max_files"]
-
-    @property
-    def max_bytes(self) -> int:
-        return int(self.max_archive_mb * (1 << 20))
-
-    @classmethod
-    def from_config(cls, cfg: Mapping[str, Any] | None) -> "Limits":
-        cfg = cfg or {}
-        return cls(float(cfg.get("timeout_s", DEFAULTS["timeout_s"])),
-                   float(cfg.get("max_archive_mb", DEFAULTS["max_archive_mb"])),
-                   int(cfg.get("max_files", DEFAULTS["max_files"])))
-
-
-# --------------------------------------------------------------------------------------------
-# inventory: sources, ids, content hashes, shards
-
-
-def source_kind(path: Path) -> tuple[str, str] | None:
-    """(kind, stem) of a top-level entry: dir, tar, gz or tex; None for anything else."""
-    if path.is_dir():
-        return "dir", path.name
-    if not path.is_file():
-        return None
-    low = path.name.lower()
-    for suffix, kind in _KINDS:
-        if low.endswith(suffix) and len(low) > len(suffix):
-            return kind, path.name[: -len(suffix)]
-    return None
-
-
-def list_sources(src_dir: str | os.PathLike) -> list[tuple[Path, str, str]]:
-    """(path, kind, stem) of every article entry directly under ``src_dir``, sorted by name."""
-    root = Path(src_dir)
-    if not root.is_dir():
-        raise FileNotFoundError(f"LaTeX source folder {root} does not exist or is not a folder")
-    found, ignored = [], []
-    for path in sorted(root.iterdir(), key=lambda p: p.name):
-        if path.name.startswith("."):
-            continue
-        kind = source_kind(path)
-        if kind is None:
-            ignored.append(path.name)
-        else:
-            found.append((path, *kind))
-    if ignored:
-        log.info("%d top-level entries of %s are no article source and are ignored, e.g. %s",
-                 len(ignored), root, ignored[:3])
-    return found
-
-
-def safe_key(article_id: str) -> str:
-    """A file-name-safe, injective form of an article id (``math/0501001`` -> ``math%2F0501001``)."""
-    key = quote(article_id, safe="-_.~")
-    return "%2E" + key[1:] if key.startswith(".") else key
-
-
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(_CHUNK), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def content_hash(path: Path, kind: str) -> tuple[str, int]:
-    """(sha256, bytes) of a source: its bytes, or for a folder every file's relative path and hash
-    (a link by its target), so a rename, an edit or a new file changes it."""
-    if kind != "dir":
-        return _sha256_file(path), path.stat().st_size
-    digest, total = hashlib.sha256(), 0
-    for dirpath, dirnames, filenames in os.walk(path, followlinks=False):
-        dirnames.sort()
-        for name in sorted(filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]):
-            full = Path(dirpath) / name
-            rel = full.relative_to(path).as_posix()
-            if full.is_symlink():
-                digest.update(f"L\0{rel}\0{os.readlink(full)}\0".encode())
-            elif full.is_file():
-                size = full.stat().st_size
-                total += size
-                digest.update(f"F\0{rel}\0{_sha256_file(full)}\0".encode())
-    return digest.hexdigest(), total
-
-
-def source_fingerprint(src_dir: str | os.PathLike) -> str:
-    """A cheap fingerprint of a source tree (path, size, mtime of every entry): the workflow's
-    params of the inventory job, so adding, editing or removing any file reruns it."""
-    root = Path(src_dir)
-    digest = hashlib.sha256()
-    if not root.is_dir():
-        return "missing"
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames.sort()
-        for name in sorted(filenames + dirnames):
-            full = os.path.join(dirpath, name)
-            try:
-                st = os.stat(full)  # a top-level link's target counts; os.walk does not descend links
-            except OSError:
-                st = os.lstat(full)
-            digest.update(f"{os.path.relpath(full, root)}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
-    return digest.hexdigest()
-
-
-def build_inventory(src_dir: str | os.PathLike, n_shards: int,
-                    metadata_path: str | os.PathLike | None = None) -> pd.DataFrame:
-    """One row per article source: id, key, path, kind, bytes, sha256, conversion shard.
-
-    A source that cannot be read or repeats an id gets ``skip`` (a reason) and shard -1; the
-    others are balanced over ``n_shards`` by size (:func:`proofmatch.data.corpus.shard_by_bytes`).
-    """
-    sources = list_sources(src_dir)
-    metadata = read_metadata(metadata_path) if metadata_path else None
-    ids = metadata_file_ids([p for p, _, _ in sources], metadata)
-    rows: list[dict[str, Any]] = []
-    seen: dict[str, str] = {}
-    # A source the metadata names keeps its id over one whose id is only its file name.
-    order = sorted(range(len(sources)), key=lambda i: (ids[i] is None, sources[i][0].name))
-    for (path, kind, stem), aid in ((sources[i], ids[i]) for i in order):
-        aid = aid or stem
-        row = {"article_id": aid, "key": safe_key(aid), "path": os.path.abspath(path), "kind": kind,
-               "bytes": 0, "sha256": "", "shard": -1, "skip": None, "detail": None}
-        if aid in seen:
-            row.update(skip="duplicate_id", detail=f"id {aid!r} is also given by {seen[aid]}")
-        else:
-            seen[aid] = path.name
-            try:
-                row["sha256"], row["bytes"] = content_hash(path, kind)
-            except OSError as exc:
-                row.update(skip="unreadable", detail=f"{type(exc).__name__}: {exc}")
-        rows.append(row)
-    inv = pd.DataFrame(rows, columns=INVENTORY_SCHEMA.names)
-    todo = inv["skip"].isna()
-    inv.loc[todo, "shard"] = shard_by_bytes(inv.loc[todo, "bytes"].tolist(), inv.loc[todo, "article_id"].tolist(),
-                                            n_shards)
-    return inv.sort_values("article_id", ignore_index=True)
-
-
-def write_inventory(src_dir: str | os.PathLike, n_shards: int, metadata_path: str | os.PathLike | None,
-                    out_parquet: str | os.PathLike) -> pd.DataFrame:
-    """Write ``inventory.parquet`` (records ``n_shards`` in its metadata)."""
-    inv = build_inventory(src_dir, n_shards, metadata_path)
-    write_table(inv, INVENTORY_SCHEMA.with_metadata({"n_shards": str(n_shards)}), out_parquet)
-    log.info("inventory of %s: %d article sources, %d skipped, %d shards -> %s", src_dir, len(inv),
-             int(inv["skip"].notna().sum()), n_shards, out_parquet)
-    return inv
-
-
-# --------------------------------------------------------------------------------------------
-# unpacking untrusted sources
-
-
-def _normalized(name: str) -> tuple[str, ...] | None:
-    """A member path's components inside the folder, or None when it is absolute or leaves it."""
-    name = name.replace("\\", "/")
-    if name.startswith("/") or re.match(r"^[A-Za-z]:", name):
-        return None
-    parts: list[str] = []
-    for part in name.split("/"):
-        if part in ("", "."):
-            continue
-        if part == "..":
-            if not parts:
-                return None
-            parts.pop()
-        else:
-            parts.append(part)
-    return tuple(parts)
-
-
-def check_member(member: tarfile.TarInfo) -> None:
-    """Raise ``path_escape`` for a member that could write or point outside the folder."""
-    parts = _normalized(member.name)
-    if parts is None:
-        raise ArticleError("path_escape", f"member {member.name!r} leaves the folder")
-    if member.issym():
-        target = member.linkname
-        joined = None if target.startswith("/") else _normalized("/".join(parts[:-1] + (target,)))
-        if joined is None:
-            raise ArticleError("path_escape", f"symbolic link {member.name!r} -> {target!r} leaves the folder")
-    elif member.islnk():
-        if _normalized(member.linkname) is None:
-            raise ArticleError("path_escape", f"hard link {member.name!r} -> {member.linkname!r} leaves the folder")
-    elif not (member.isfile() or member.isdir()):
-        raise ArticleError("path_escape", f"member {member.name!r} is a device or FIFO")
-
-
-def _extract_tar(path: Path, dest: Path, limits: Limits) -> None:
-    if path.stat().st_size > limits.max_bytes:
-        raise ArticleError("oversized", f"archive of {path.stat().st_size} bytes > max_archive_mb")
-    try:
-        with tarfile.open(path, "r:*") as tar:
-            members, total = [], 0
-            for member in tar:  # streamed: stops at the first member over a bound
-                if len(members) >= limits.max_files:
-                    raise ArticleError("oversized", f"more than {limits.max_files} files")
-                check_member(member)
-                total += member.size if member.isfile() else 0
-                if total > limits.max_bytes:
-                    raise ArticleError("oversized", f"more than {limits.max_archive_mb:g} MB unpacked")
-                members.append(member)
-            tar.extractall(dest, members=members, filter="data")
-    except tarfile.FilterError as exc:
-        raise ArticleError("path_escape", f"{type(exc).__name__}: {exc}") from exc
-    except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
-        raise ArticleError("unreadable", f"{type(exc).__name__}: {exc}") from exc
-
-
-def _copy_bounded(read, out: Path, limits: Limits, what: str) -> None:
-    """Copy a stream into ``out``, at most ``max_bytes`` (read incrementally: a bomb is cut)."""
-    total = 0
-    with atomic_path(out) as tmp, open(tmp, "wb") as fh:
-        while chunk := read(_CHUNK):
-            total += len(chunk)
-            if total > limits.max_bytes:
-                raise ArticleError("oversized", f"{what}: more than {limits.max_archive_mb:g} MB")
-            fh.write(chunk)
-
-
-def _extract_gz(path: Path, dest: Path, limits: Limits, stem: str) -> None:
-    """arXiv's bare ``.gz``: a gzipped tar, or one gzipped TeX file (written as ``<stem>.tex``)."""
-    try:
-        is_tar = tarfile.is_tarfile(path)
-    except (OSError, EOFError, zlib.error):
-        is_tar = False
-    if is_tar:
-        _extract_tar(path, dest, limits)
-        return
-    try:
-        with gzip.open(path, "rb") as fh:
-            _copy_bounded(fh.read, dest / f"{stem}.tex", limits, "decompressed file")
-    except (OSError, EOFError, zlib.error) as exc:
-        raise ArticleError("unreadable", f"{type(exc).__name__}: {exc}") from exc
-
-
-def _inside(path: str, root: str) -> bool:
-    return os.path.commonpath([path, root]) == root
-
-
-def _copy_dir(src: Path, dest: Path, limits: Limits) -> None:
-    """Copy an article folder; a link leaving it or a special file rejects the article."""
-    root = os.path.realpath(src)
-    count = total = 0
-    for dirpath, dirnames, filenames in os.walk(src, followlinks=False):
-        dirnames.sort()
-        rel = Path(dirpath).relative_to(src)
-        for name in list(dirnames):
-            full = os.path.join(dirpath, name)
-            if os.path.islink(full):
-                if not _inside(os.path.realpath(full), root):
-                    raise ArticleError("path_escape", f"link {rel / name} -> {os.readlink(full)} leaves the folder")
-                dirnames.remove(name)  # what it points to is inside and copied from there
-        for name in sorted(filenames):
-            full = os.path.join(dirpath, name)
-            st = os.lstat(full)
-            if stat.S_ISLNK(st.st_mode):
-                real = os.path.realpath(full)
-                if not _inside(real, root):
-                    raise ArticleError("path_escape", f"link {rel / name} -> {os.readlink(full)} leaves the folder")
-                if not os.path.isfile(real):
-                    continue  # a dangling link or a link to a folder inside: nothing to copy
-                full, st = real, os.stat(real)
-            elif not stat.S_ISREG(st.st_mode):
-                raise ArticleError("path_escape", f"{rel / name} is a device, FIFO or socket")
-            count += 1
-            total += st.st_size
-            if count > limits.max_files:
-                raise ArticleError("oversized", f"more than {limits.max_files} files")
-            if total > limits.max_bytes:
-                raise ArticleError("oversized", f"more than {limits.max_archive_mb:g} MB")
-            (dest / rel).mkdir(parents=True, exist_ok=True)
-            try:
-                shutil.copyfile(full, dest / rel / name)
-            except OSError as exc:
-                raise ArticleError("unreadable", f"{rel / name}: {type(exc).__name__}: {exc}") from exc
-
-
-def unpack(path: str | os.PathLike, kind: str, dest: str | os.PathLike, limits: Limits, stem: str) -> None:
-    """Unpack one article source into the empty folder ``dest`` (raises :class:`ArticleError`)."""
-    path, dest = Path(path), Path(dest)
-    dest.mkdir(parents=True, exist_ok=True)
-    if kind == "dir":
-        _copy_dir(path, dest, limits)
-    elif kind == "tar":
-        _extract_tar(path, dest, limits)
-    elif kind == "gz":
-        _extract_gz(path, dest, limits, stem)
-    elif kind == "tex":
-        try:
-            with open(path, "rb") as fh:
-                _copy_bounded(fh.read, dest / path.name, limits, "file")
-        except OSError as exc:
-            raise ArticleError("unreadable", f"{type(exc).__name__}: {exc}") from exc
-    else:
-        raise ValueError(f"unknown source kind {kind!r}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -593,11 +238,7 @@ def convert_article(row: Mapping[str, Any], root: str | os.PathLike, limits: Lim
     art_dir.mkdir(parents=True)
     work = root / "work" / key
     shutil.rmtree(work, ignore_errors=True)
-    stem = Path(row["path"]).name
-    for suffix, _ in _KINDS:
-        if stem.lower().endswith(suffix):
-            stem = stem[: -len(suffix)]
-            break
+    stem = source_stem(Path(row["path"]).name)
     result: dict[str, Any] = {"article_id": row["article_id"], "key": key, "status": "failed", "reason": None,
                               "detail": None, "main_file": None, "candidates": 0, "log": None}
     t0 = time.perf_counter()
@@ -626,15 +267,6 @@ def convert_article(row: Mapping[str, Any], root: str | os.PathLike, limits: Lim
     log.log(level, "%s: %s%s (%.1f s)", row["article_id"], result["status"],
             f" [{result['reason']}: {result['detail']}]" if result["reason"] else "", result["seconds"])
     return result
-
-
-def read_inventory(path: str | os.PathLike) -> tuple[pd.DataFrame, int]:
-    """The inventory and its shard count."""
-    import pyarrow.parquet as pq
-
-    table = pq.read_table(path)
-    meta = table.schema.metadata or {}
-    return table.to_pandas(), int(meta.get(b"n_shards", b"1"))
 
 
 def convert_shard(inventory_parquet: str | os.PathLike, shard: int, root: str | os.PathLike,
@@ -764,55 +396,6 @@ def convert_corpus(src_dir: str | os.PathLike, out_dir: str | os.PathLike, metad
     convert_shard(out / "inventory.parquet", 0, out, out / "shards" / "shard-000.json", limits or Limits())
     return assemble_corpus(out / "inventory.parquet", [out / "shards" / "shard-000.json"], out, metadata,
                            out / "xhtml", out / "metadata.csv", out / "report.json")
-
-
-# --------------------------------------------------------------------------------------------
-# the workflow's view (workflow/rules/latex.smk keeps no functions of its own)
-
-
-def configured_corpora(config: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    """LaTeX corpora of a config by name: ``main`` (``corpus.source: latex``) and every transfer
-    corpus with ``source: latex``; their results live in ``results/latex/<name>/``."""
-    found: dict[str, Mapping[str, Any]] = {}
-    if config["corpus"]["source"] == "latex":
-        found["main"] = config["corpus"]
-    for entry in (config.get("transfer") or {}).get("corpora") or []:
-        if entry["source"] == "latex":
-            found[entry["name"]] = entry
-    return found
-
-
-def corpus_entry(config: Mapping[str, Any], name: str) -> Mapping[str, Any]:
-    corpora = configured_corpora(config)
-    if name not in corpora:
-        raise ValueError(f"no LaTeX corpus named {name!r}: set corpus.source: latex, or add a "
-                         "transfer.corpora entry with source: latex")
-    return corpora[name]
-
-
-def corpus_n_shards(config: Mapping[str, Any], name: str) -> int:
-    """Conversion jobs: ``latex.n_shards``, else the entry's ``n_shards``, else ``corpus.n_shards``."""
-    entry = corpus_entry(config, name)
-    return int((entry.get("latex") or {}).get("n_shards") or entry.get("n_shards") or config["corpus"]["n_shards"])
-
-
-def workflow_inputs(config: Mapping[str, Any], name: str, step: str) -> dict[str, Any]:
-    """Named inputs of the ``inventory``, ``corpus`` or ``table`` step for one LaTeX corpus."""
-    if step == "table":
-        corpora = configured_corpora(config)
-        if not corpora:
-            raise ValueError("the conversion table needs a LaTeX corpus: corpus.source: latex, or a transfer "
-                             "corpus with source: latex")
-        return {c: f"results/latex/{c}/report.json" for c in corpora}
-    entry = corpus_entry(config, name)
-    inputs: dict[str, Any] = {"metadata": entry["metadata"]} if entry.get("metadata") else {}
-    if step == "inventory":
-        return {"sources": entry["dir"], **inputs}
-    if step == "corpus":
-        root = f"results/latex/{name}"
-        return {"inventory": f"{root}/inventory.parquet", **inputs,
-                "shards": [f"{root}/shards/shard-{i:03d}.json" for i in range(corpus_n_shards(config, name))]}
-    raise ValueError(f"unknown step {step!r}")
 
 
 # --------------------------------------------------------------------------------------------
