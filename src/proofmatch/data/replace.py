@@ -51,7 +51,7 @@ from proofmatch.data.symbols import (
     shared_groups,
     unchanged_reason,
 )
-from proofmatch.artifacts import atomic_path, write_json
+from proofmatch.artifacts import atomic_path, write_json, write_parquet
 from proofmatch.data.views import MATH_PREFIX, math_token, split_math
 
 log = logging.getLogger(__name__)
@@ -346,8 +346,7 @@ def select_split(level_parquet: str | os.PathLike, split_parquet: str | os.PathL
         },
         schema=OUTPUT_SCHEMA,
     )
-    with atomic_path(out_parquet, ".parquet") as tmp:
-        pq.write_table(table, tmp)
+    write_parquet(table, out_parquet)
 
 
 def replace_split_file(
