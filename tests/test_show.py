@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-from proofmatch.data.show import detect_kind, format_mapping, render_tokens, show
+from proofmatch.data.show import detect_kind, format_mapping, format_tokens, show
 
 STATEMENT = ["Lemma", "3", ".", "2", ".", "Let", "$x", "$=", "$y~bold", "be", "(", "a", ")", "real", "."]
 PROOF = ["Proof", ".", "See", "[", "BK3", ",", "Theorem", "4", ".", "8", "]", "."]
@@ -23,11 +23,11 @@ def pairs_frame() -> pd.DataFrame:
     })
 
 
-def test_render_tokens_marks_math_and_titles():
-    assert render_tokens(STATEMENT, title=5) == "«Lemma 3.2.» Let $x = y~bold$ be (a) real."
-    assert render_tokens(PROOF, title=2) == "«Proof.» See [BK3, Theorem 4.8]."
-    assert render_tokens(["$a", "$+", "$b"], color=True) == "\x1b[36m$a + b$\x1b[0m"
-    assert render_tokens(None) == ""
+def test_format_tokens_marks_math_and_titles():
+    assert format_tokens(STATEMENT, title=5) == "«Lemma 3.2.» Let $x = y~bold$ be (a) real."
+    assert format_tokens(PROOF, title=2) == "«Proof.» See [BK3, Theorem 4.8]."
+    assert format_tokens(["$a", "$+", "$b"], color=True) == "\x1b[36m$a + b$\x1b[0m"
+    assert format_tokens(None) == ""
 
 
 def test_detect_kind():

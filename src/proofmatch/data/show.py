@@ -53,7 +53,7 @@ def _join_text(words: list[str]) -> str:
     return out
 
 
-def _render_run(tokens: Sequence[str], color: bool) -> str:
+def _format_run(tokens: Sequence[str], color: bool) -> str:
     """Alternate text runs (tidied punctuation) and math runs (``$…$``, tokens space-separated)."""
     out = ""
     start = 0
@@ -73,11 +73,11 @@ def _render_run(tokens: Sequence[str], color: bool) -> str:
     return out
 
 
-def render_tokens(tokens: Sequence[str] | None, title: int = 0, color: bool = False) -> str:
+def format_tokens(tokens: Sequence[str] | None, title: int = 0, color: bool = False) -> str:
     """Readable text of a token list: math runs as ``$x + y$``, the first ``title`` tokens in « »."""
     toks = [] if tokens is None else [str(t) for t in tokens]
     head, body = toks[:title], toks[title:]
-    parts = ([f"«{_render_run(head, color)}»"] if head else []) + ([_render_run(body, color)] if body else [])
+    parts = ([f"«{_format_run(head, color)}»"] if head else []) + ([_format_run(body, color)] if body else [])
     return " ".join(parts)
 
 
@@ -105,7 +105,7 @@ def _side(row: pd.Series, side: str, show_tokens: bool, color: bool) -> list[str
     toks = None if toks is None else list(toks)
     title = row.get(f"{side}_title_tokens", 0)
     title = 0 if title is None or pd.isna(title) else int(title)
-    lines = [f"  {side} [{_count_label(toks)}]: {render_tokens(toks, title, color)}"]
+    lines = [f"  {side} [{_count_label(toks)}]: {format_tokens(toks, title, color)}"]
     if show_tokens:
         lines.append(f"  {side} tokens: {toks}")
     return lines
@@ -119,7 +119,7 @@ def _header(row: pd.Series, extra: Sequence[str]) -> str:
     return f"== {name}" + (f"  ({', '.join(bits)})" if bits else "")
 
 
-def render(df: pd.DataFrame, kind: str, show_tokens: bool = False, color: bool = False) -> str:
+def format_rows(df: pd.DataFrame, kind: str, show_tokens: bool = False, color: bool = False) -> str:
     """The text of the (already selected) rows of one artifact kind."""
     out: list[str] = []
     if kind == "audit":
@@ -171,7 +171,7 @@ def show(path: str, article: str | None = None, reason: str | None = None, pair:
     head = f"{path}: {kind}, {len(df)} rows" + (f", {len(rows)} shown" if kind != "split" else "")
     if rows.empty:
         return head + "\nno row matches", 0
-    return head + "\n" + render(rows, kind, show_tokens, color), len(rows)
+    return head + "\n" + format_rows(rows, kind, show_tokens, color), len(rows)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -187,7 +187,7 @@ def _require_parts(split: pd.DataFrame, name: str) -> None:
                          f"{split['article_id'].nunique()} articles): the corpus is too small")
 
 
-def summary(splits: dict[str, pd.DataFrame]) -> dict[str, dict[str, dict[str, int]]]:
+def split_counts(splits: dict[str, pd.DataFrame]) -> dict[str, dict[str, dict[str, int]]]:
     """Pairs and articles per part of each split (logged and printed by the CLI)."""
     return {
         name: {p: {"pairs": int((df["part"] == p).sum()), "articles": int(df.loc[df["part"] == p, "article_id"].nunique())}
@@ -208,7 +208,7 @@ def write_splits(pairs_parquet: str | os.PathLike, articles_parquet: str | os.Pa
     splits = make_splits(pairs, articles, fractions, seed, pr_category, which=tuple(out_paths))
     for name, path in out_paths.items():
         write_parquet(splits[name], path)
-    info = summary({k: splits[k] for k in out_paths})
+    info = split_counts({k: splits[k] for k in out_paths})
     log.info("splits: %s", json.dumps(info))
     return info
 

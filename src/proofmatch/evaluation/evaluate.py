@@ -38,8 +38,9 @@ DEFAULT_TOPK = 500
 DEFAULT_EXACT_MAX_N = 2000
 
 
-class Matcher(Protocol):
-    """What evaluation needs from a trained model (implemented in proofmatch.models.matcher)."""
+class PairScorer(Protocol):
+    """What evaluation needs from a trained model: its scores as factors (implemented by
+    :class:`proofmatch.models.matcher.Matcher`; a test may pass any object that has ``factors``)."""
 
     def factors(self, statement_tokens: Sequence[Sequence[str]], proof_tokens: Sequence[Sequence[str]],
                 batch_size: int = ...) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -94,7 +95,7 @@ def write_outputs(pair_ids: Sequence[str], local: LocalResult, glob: GlobalResul
 # ----------------------------------------------------------------------------- evaluation
 
 
-def evaluate_matcher(matcher: Matcher, data: pd.DataFrame, topk: int, exact_max_n: int, seed: int,
+def evaluate_matcher(matcher: PairScorer, data: pd.DataFrame, topk: int, exact_max_n: int, seed: int,
                      view: str = "both", batch_size: int = 64) -> tuple[LocalResult, GlobalResult]:
     """Encode the pairs of ``data`` once and decode them locally and globally; scores and top-k
     lists are computed on the matcher's device (its ``device`` attribute; CPU if it has none)."""
@@ -107,7 +108,7 @@ def evaluate_matcher(matcher: Matcher, data: pd.DataFrame, topk: int, exact_max_
     return decode_all(scorer, len(statements), topk, exact_max_n, seed)
 
 
-def _load_matcher(run_dir: str | os.PathLike) -> Matcher:
+def _load_matcher(run_dir: str | os.PathLike) -> PairScorer:
     from proofmatch.models.matcher import load_matcher  # imports torch; only when a real run is evaluated
 
     return load_matcher(run_dir)

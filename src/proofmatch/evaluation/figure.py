@@ -51,7 +51,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from proofmatch.data import views as tok
-from proofmatch.evaluation.evaluate import Matcher, token_lists
+from proofmatch.evaluation.evaluate import PairScorer, token_lists
 from proofmatch.logs import setup_logging
 from proofmatch.data.splits import read_part
 from proofmatch.artifacts import atomic_path
@@ -116,7 +116,7 @@ def display_token(token: str) -> str:
     return _WS.sub("_", token) or "_"
 
 
-def match_probability_fn(matcher: Matcher, statement: list[str], proof: list[str], others: list[list[str]],
+def match_probability_fn(matcher: PairScorer, statement: list[str], proof: list[str], others: list[list[str]],
                          unk: str, batch_size: int = 64, progress: bool = True) -> Callable[[list[str]], np.ndarray]:
     """LIME's classifier function: perturbed joint texts -> [[1 - p, p], ...]."""
     n_s = len(statement)
@@ -165,7 +165,7 @@ class Explanation:
     pair_id: str = ""
 
 
-def explain_pair(matcher: Matcher, statement: list[str], proof: list[str], others: list[list[str]],
+def explain_pair(matcher: PairScorer, statement: list[str], proof: list[str], others: list[list[str]],
                  samples: int, seed: int, title: str = "", batch_size: int = 64, pair_id: str = "") -> Explanation:
     """Explain the match probability of one statement-proof pair with LIME (module docstring)."""
     from lime.lime_text import LimeTextExplainer
@@ -196,7 +196,7 @@ def explain_pair(matcher: Matcher, statement: list[str], proof: list[str], other
 # ----------------------------------------------------------------------------- rendering
 
 
-def render(panels: Sequence[Explanation], out_png: str | os.PathLike, out_pdf: str | os.PathLike,
+def draw_panels(panels: Sequence[Explanation], out_png: str | os.PathLike, out_pdf: str | os.PathLike,
            width_in: float = 11.0, fontsize: float = 10.0, dpi: int = 150) -> None:
     """Draw the panels as highlighted wrapped text; write PNG and PDF atomically."""
     import matplotlib
@@ -262,7 +262,7 @@ def render(panels: Sequence[Explanation], out_png: str | os.PathLike, out_pdf: s
 # ----------------------------------------------------------------------------- entry points
 
 
-def figure_from_matchers(matchers: Sequence[tuple[str, Matcher]], data: pd.DataFrame, out_png: str | os.PathLike,
+def figure_from_matchers(matchers: Sequence[tuple[str, PairScorer]], data: pd.DataFrame, out_png: str | os.PathLike,
                          out_pdf: str | os.PathLike, samples: int, seed: int, max_tokens: int = 120,
                          n_others: int = 99, batch_size: int = 64, n_pairs: int = 2) -> list[Explanation]:
     """Explain the ``n_pairs`` chosen pairs of ``data`` under each (title, matcher); one panel per
@@ -286,11 +286,11 @@ def figure_from_matchers(matchers: Sequence[tuple[str, Matcher]], data: pd.DataF
             panels.append(explain_pair(m, statements[row], proofs[row], others, samples, seed,
                                        f"({letter}) Example statement/proof {k} — {title} — {pair_id}", batch_size,
                                        pair_id))
-    render(panels, out_png, out_pdf)
+    draw_panels(panels, out_png, out_pdf)
     return panels
 
 
-def _load_matcher(run_dir: str | os.PathLike) -> Matcher:
+def _load_matcher(run_dir: str | os.PathLike) -> PairScorer:
     from proofmatch.models.matcher import load_matcher  # imports torch
 
     return load_matcher(run_dir)
