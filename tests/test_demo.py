@@ -18,7 +18,7 @@ from proofmatch import cli
 from proofmatch.demo import article, hostile, markup, plan, templates
 from proofmatch.demo import generate as demo
 
-from proofmatch.data import extract
+from proofmatch.data import extract, statements
 
 from proofmatch.data import linearize
 
@@ -184,7 +184,7 @@ def test_statement_proof_pairs_and_unproved_statements(parsed: list) -> None:
         paired = {id(s) for s, _ in found}
         for el in _STATEMENTS(root):
             if id(el) not in paired:
-                kinds_unproved[extract.statement_kind(el)[0]] += 1
+                kinds_unproved[statements.statement_kind(el)[0]] += 1
     assert pairs >= 1500
     assert articles_without_pairs == 1  # the survey article
     for kind in ("definition", "remark", "example", "lemma"):
@@ -266,7 +266,7 @@ def test_ltx_thm_articles_take_their_kinds_from_titles(corpus: Path) -> None:
     foreign = {f"demo-{i + 1:04d}" for i in article.FOREIGN}
     english = {r["article_id"] for r in rows} - foreign
     frame = pairs.to_pandas()
-    assert english and (frame.loc[frame["article_id"].isin(english), "kind"] != extract.UNKNOWN_KIND).all()
+    assert english and (frame.loc[frame["article_id"].isin(english), "kind"] != statements.UNKNOWN_KIND).all()
     words = {w.lower() for lang in ("fr", "de", "ru") for w in templates.load_language(lang)["kinds"].values()}
     assert report["kind_sources"]["unknown"] > 0 and set(report["unknown_kind_titles"]) <= words
 

@@ -15,7 +15,7 @@ from proofmatch import cli
 
 from proofmatch.data import corpus
 
-from proofmatch.data import extract
+from proofmatch.data import extract, statements, xmlsafe
 
 XHTML = "http://www.w3.org/1999/xhtml"
 MATHML = "http://www.w3.org/1998/Math/MathML"
@@ -71,13 +71,13 @@ AX_PROOF = '<div class="proof"><h6 class="title">Proof.</h6><p>Obvious from <m:m
 STANDALONE = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
 
 
-def _pairs(data: bytes, **kw: object) -> tuple[list[dict], extract.ArticleResult]:
+def _pairs(data: bytes, **kw: object) -> tuple[list[dict], statements.ArticleResult]:
     res = extract.extract_bytes(data, "art", **kw)
     return res.pairs, res
 
 
 def _reason(data: bytes, **kw: object) -> str:
-    with pytest.raises(extract.SkipFile) as err:
+    with pytest.raises(xmlsafe.SkipFile) as err:
         extract.extract_bytes(data, "art", **kw)
     return err.value.reason
 
@@ -166,7 +166,7 @@ def test_no_namespace_markup() -> None:
     ],
 )
 def test_theorem_kind(cls: str | None, kind: str | None) -> None:
-    assert extract.theorem_kind(cls) == kind
+    assert statements.theorem_kind(cls) == kind
 
 
 def ltx_thm_doc(body: str) -> bytes:
@@ -201,10 +201,10 @@ def ltx_thm(title: str | None, id_: str | None = None, math: str = "") -> str:
         ("Main Theorem.", "theorem", None),
         ("2.4. Remark.", "remark", None),
         ("Prop. 5", "proposition", None),
-        ("Théorème 2.1.", extract.UNKNOWN_KIND, "théorème"),
-        ("Hauptsatz 1.", extract.UNKNOWN_KIND, "hauptsatz"),
-        ("", extract.UNKNOWN_KIND, "(empty title)"),
-        (None, extract.UNKNOWN_KIND, "(no title)"),
+        ("Théorème 2.1.", statements.UNKNOWN_KIND, "théorème"),
+        ("Hauptsatz 1.", statements.UNKNOWN_KIND, "hauptsatz"),
+        ("", statements.UNKNOWN_KIND, "(empty title)"),
+        (None, statements.UNKNOWN_KIND, "(no title)"),
     ],
 )
 def test_ltx_thm_kind_from_title(title: str | None, kind: str, unknown_word: str | None) -> None:
@@ -311,12 +311,12 @@ def test_billion_laughs_not_expanded() -> None:
     tracemalloc.start()
     try:
         outcome = extract.extract_bytes(doc.encode(), "bomb")
-    except extract.SkipFile as skip:
+    except xmlsafe.SkipFile as skip:
         outcome = skip
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert peak < 20 * 2**20
-    if isinstance(outcome, extract.SkipFile):
+    if isinstance(outcome, xmlsafe.SkipFile):
         assert outcome.reason == "entity_expansion"
     else:  # parsed without expansion: the reference is kept as literal text
         assert "&lol9;" in "".join(etree.fromstring(outcome.pairs[0]["statement_xml"]).itertext())
@@ -358,7 +358,7 @@ def test_html5_file_uses_html_parser(tmp_path: Path) -> None:
     # the same bytes as .xhtml must be well-formed XML: skipped
     xpath = tmp_path / "a.xhtml"
     xpath.write_bytes(html5)
-    with pytest.raises(extract.SkipFile) as err:
+    with pytest.raises(xmlsafe.SkipFile) as err:
         extract.extract_file(xpath, "a")
     assert err.value.reason == "malformed"
 
@@ -401,7 +401,7 @@ def test_max_depth_bound() -> None:
     extract.extract_bytes(nested(256), "ok", max_depth=256)
     assert _reason(nested(257), max_depth=256) == "too_deep"
     html_deep = b"<html><body>" + b"<div>" * 40 + b"x" + b"</div>" * 39 + b"<br></body></html>"
-    with pytest.raises(extract.SkipFile) as err:
+    with pytest.raises(xmlsafe.SkipFile) as err:
         extract.extract_bytes(html_deep, "h", max_depth=32, allow_html=True)
     assert err.value.reason == "too_deep"
 
@@ -422,7 +422,7 @@ def test_gzip_problems(tmp_path: Path) -> None:
     blob[-6] ^= 0xFF  # CRC/length trailer
     corrupt.write_bytes(bytes(blob))
     for path in (notgz, cut, corrupt):
-        with pytest.raises(extract.SkipFile) as err:
+        with pytest.raises(xmlsafe.SkipFile) as err:
             extract.extract_file(path, "x")
         assert err.value.reason == "bad_gzip", path
 
@@ -432,13 +432,13 @@ def test_gzip_members_padding_and_empty(tmp_path: Path) -> None:
     multi = tmp_path / "m.xhtml.gz"
     multi.write_bytes(gzip.compress(GOOD[:half]) + b"\x00" * 8 + gzip.compress(GOOD[half:]) + b"\x00" * 512)
     assert [p["statement_id"] for p in extract.extract_file(multi, "m").pairs] == ["S1", "S2"]
-    assert extract.read_bounded(multi, 2**20) == GOOD
+    assert xmlsafe.read_bounded(multi, 2**20) == GOOD
     trailing = tmp_path / "t.xhtml.gz"
     trailing.write_bytes(gzip.compress(GOOD) + b"garbage")
     empty = tmp_path / "e.xhtml.gz"
     empty.write_bytes(b"")
     for path, reason in ((trailing, "bad_gzip"), (empty, "empty")):
-        with pytest.raises(extract.SkipFile) as err:
+        with pytest.raises(xmlsafe.SkipFile) as err:
             extract.extract_file(path, "x")
         assert err.value.reason == reason
 
@@ -446,14 +446,14 @@ def test_gzip_members_padding_and_empty(tmp_path: Path) -> None:
 def test_too_large_plain_and_gzip_bomb(tmp_path: Path) -> None:
     big = tmp_path / "big.xhtml"
     big.write_bytes(GOOD + b" " * 20_000)
-    with pytest.raises(extract.SkipFile) as err:
+    with pytest.raises(xmlsafe.SkipFile) as err:
         extract.extract_file(big, "big", max_file_mb=0.01)
     assert err.value.reason == "too_large"
     bomb = tmp_path / "bomb.xhtml.gz"
     bomb.write_bytes(gzip.compress(b"<a>" + b" " * (64 * 2**20) + b"</a>", compresslevel=9))
     assert bomb.stat().st_size < 200_000
     tracemalloc.start()
-    with pytest.raises(extract.SkipFile) as err:
+    with pytest.raises(xmlsafe.SkipFile) as err:
         extract.extract_file(bomb, "bomb", max_file_mb=2)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
@@ -462,7 +462,7 @@ def test_too_large_plain_and_gzip_bomb(tmp_path: Path) -> None:
 
 
 def test_unreadable_file(tmp_path: Path) -> None:
-    with pytest.raises(extract.SkipFile) as err:
+    with pytest.raises(xmlsafe.SkipFile) as err:
         extract.extract_file(tmp_path / "gone.xhtml", "gone")
     assert err.value.reason == "unreadable"
 
@@ -554,7 +554,7 @@ def test_shards_union_equals_whole_and_empty_shard(tmp_path: Path) -> None:
 def test_internal_error_is_counted_not_raised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "a.xhtml").write_bytes(GOOD)
     (tmp_path / "b.xhtml").write_bytes(GOOD)
-    real = extract.find_pairs
+    real = statements.find_pairs
 
     def flaky(root, article_id, **kw):  # type: ignore[no-untyped-def]
         if article_id == "a":

@@ -5,15 +5,13 @@ from __future__ import annotations
 from lxml import etree
 
 from proofmatch.data.mathml import (
-    ALPHANUMERIC,
     content_to_presentation,
-    local_name,
     math_tokens,
     presentation,
     single_char_identifiers,
-    split_alphanumeric,
     tokens_of_presentation,
 )
+from proofmatch.data.mathml_names import ALPHANUMERIC, local_name, split_alphanumeric
 from proofmatch.data.views import is_math
 
 MML = "http://www.w3.org/1998/Math/MathML"

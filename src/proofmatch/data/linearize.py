@@ -16,7 +16,7 @@ A fragment that does not parse is a counted skip, not a failed job: its tokens a
 row's ``linearize_error`` says why, so the filter stage can drop it with that reason. Fragments
 serialized from an article that needed the HTML parser may use a namespace prefix they do not
 declare (``<m:math>``); only that error is tolerated (re-parse in recovery mode, the prefix stays
-part of the tag name, which :func:`proofmatch.data.mathml.local_name` strips).
+part of the tag name, which :func:`proofmatch.data.mathml_names.local_name` strips).
 """
 
 from __future__ import annotations
@@ -32,9 +32,10 @@ import pyarrow.parquet as pq
 from lxml import etree
 from tqdm import tqdm
 
-from proofmatch.data.extract import TITLE_CLASSES
+from proofmatch.data.statements import TITLE_CLASSES
 from proofmatch.logs import setup_logging
-from proofmatch.data.mathml import local_name, math_tokens, tokens_of_presentation
+from proofmatch.data.mathml import math_tokens, tokens_of_presentation
+from proofmatch.data.mathml_names import local_name
 from proofmatch.artifacts import atomic_path
 from proofmatch.data.views import text_tokens
 

@@ -28,7 +28,8 @@ import nh3
 from lxml import etree
 
 from proofmatch.data.linearize import FragmentError, parse_fragment
-from proofmatch.data.mathml import local_name, presentation, tokens_of_presentation
+from proofmatch.data.mathml import presentation, tokens_of_presentation
+from proofmatch.data.mathml_names import local_name
 from proofmatch.data.views import split_math
 
 #: Text elements kept (LaTeXML/arXMLiv write div/p/span/h6 and a few inline styles).

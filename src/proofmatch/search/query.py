@@ -34,7 +34,8 @@ from lxml import etree
 from proofmatch.demo import texmath
 from proofmatch.demo.texlexer import TexError
 from proofmatch.data.linearize import FragmentError, linearize_element, parse_fragment
-from proofmatch.data.mathml import local_name, math_tokens
+from proofmatch.data.mathml import math_tokens
+from proofmatch.data.mathml_names import local_name
 from proofmatch.data.views import text_tokens
 
 MAX_QUERY_CHARS = 8000
