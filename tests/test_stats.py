@@ -1,4 +1,5 @@
-"""Tables 1 and 2 on tiny hand-built frames, with numbers checked by hand."""
+"""Tables 1 and 2 on tiny hand-built frames, with numbers checked by hand: the statistics
+(proofmatch.data.stats) and their layout and files (proofmatch.evaluation.tables)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,8 @@ import pandas as pd
 import pytest
 
 from proofmatch.data.linearize import fragment_tokens
-from proofmatch.data.stats import (
-    TABLE2_CAPTION, paper_counts, paper_tokens, table1, table2, token_counts, token_stats, write_table1, write_table2,
-)
+from proofmatch.data.stats import corpus_stats, paper_counts, paper_tokens, token_counts, token_stats
+from proofmatch.evaluation.tables import TABLE2_CAPTION, table1, table2, write_table1, write_table2
 
 XHTML = "http://www.w3.org/1999/xhtml"
 MML = "http://www.w3.org/1998/Math/MathML"
@@ -102,7 +102,7 @@ def test_table2_numbers():
     assert (pr_total["min"], pr_total["max"], pr_total["mean"]) == (4, 10, 6)
     assert num.loc[("Proofs", "Text only"), "max"] == 5
 
-    shown = table2(_pairs())
+    shown = table2(token_stats(_pairs()))
     assert shown.columns.tolist() == ["part", "tokens", "min", "max", "mean ± SD"]
     first = shown.iloc[0].tolist()
     assert first == ["Statements", "Text+math", "4", "4", "4.0 ± 0.0"]
@@ -124,7 +124,11 @@ def _corpus():
 
 def test_table1_numbers():
     manifest, articles, pairs = _corpus()
-    t = table1(manifest, articles, pairs)
+    s = corpus_stats(manifest, articles, pairs)
+    assert (s.articles, s.articles_with_pairs, s.pairs, s.primary_categories, s.categories) == (5, 4, 7, 3, 5)
+    assert s.top_categories.to_dict("list") == {"category": ["math.PR", "math.AG", "math.CO"],
+                                                "articles": [2, 1, 1], "pairs": [5, 1, 1]}
+    t = table1(s)
     values = dict(zip(t["statistic"], t["value"]))
     assert values["Number of articles in the corpus"] == 5
     assert values["Articles with statement-proof pairs"] == 4  # a5 has no pair after filtering
@@ -134,13 +138,13 @@ def test_table1_numbers():
     cats = t.iloc[6:]
     assert cats["statistic"].tolist() == ["math.PR Probability", "math.AG Algebraic Geometry", "math.CO Combinatorics"]
     assert cats["value"].tolist() == [2, 1, 1] and cats["pairs"].tolist() == [5, 1, 1]
-    assert len(table1(manifest, articles, pairs, top=1)) == 7
+    assert len(table1(corpus_stats(manifest, articles, pairs, top=1))) == 7
 
 
 def test_table1_rejects_pairs_of_unknown_articles():
     manifest, articles, pairs = _corpus()
     with pytest.raises(ValueError, match="not in the articles table"):
-        table1(manifest, articles.iloc[1:], pairs)
+        corpus_stats(manifest, articles.iloc[1:], pairs)
 
 
 def test_writers_and_cli(tmp_path, capsys):

@@ -168,9 +168,9 @@ def test_rows_not_run_need_no_results(tmp_path):
     assert compact((tmp_path / "tables" / "table6.md").read_text()).count(f"| {X.NOT_RUN_PR} |") == 5
 
 
-def test_render_takes_the_workflows_inputs(tmp_path):
+def test_table_from_inputs_takes_the_workflows_inputs(tmp_path):
     """The workflow's inputs reach the right cells; a disabled pr split is a not-run note."""
-    df = T.render("table6", [], tmp_path / "t6", not_run={"pr": "not run: no pr split"})
+    df = T.table_from_inputs("table6", [], tmp_path / "t6", not_run={"pr": "not run: no pr split"})
     assert "not run: no pr split" in (tmp_path / "t6.md").read_text()
     assert len(df) == 5 and (df["Note"] == "not run: no pr split").all()
     # the ten pr evaluations (five training levels x two protected test levels) fill Table 6
@@ -178,13 +178,13 @@ def test_render_takes_the_workflows_inputs(tmp_path):
     evals = X.table6().evaluations()
     for i, ev in enumerate(evals):
         write_json(metrics(0.5 + 0.01 * i, 0.4, 0.0), ev.path(root))
-    df = T.render("table6", [ev.path(root) for ev in evals], tmp_path / "t6", eval_root=root)
+    df = T.table_from_inputs("table6", [ev.path(root) for ev in evals], tmp_path / "t6", eval_root=root)
     assert len(evals) == 10 and df.drop(columns=["Training", "Note"]).notna().all().all()
     assert df.loc[df["Training"] == "Full+P", "Test Partial+P MRR"].item() == pytest.approx(59.0)
     with pytest.raises(ValueError, match="1 unexpected"):
-        T.render("table6", [ev.path(root) for ev in evals] + ["results/eval/other.json"], tmp_path / "t6",
+        T.table_from_inputs("table6", [ev.path(root) for ev in evals] + ["results/eval/other.json"], tmp_path / "t6",
                  eval_root=root)
     with pytest.raises(ValueError, match="1 absent"):
-        T.render("table6", [ev.path(root) for ev in evals[1:]], tmp_path / "t6", eval_root=root)
+        T.table_from_inputs("table6", [ev.path(root) for ev in evals[1:]], tmp_path / "t6", eval_root=root)
     with pytest.raises(ValueError, match="unknown table"):
-        T.render("table9", [], tmp_path / "t9")
+        T.table_from_inputs("table9", [], tmp_path / "t9")

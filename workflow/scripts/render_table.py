@@ -2,8 +2,8 @@
 from pathlib import Path
 
 from proofmatch.logs import run_logged
-from proofmatch.evaluation.tables import render
+from proofmatch.evaluation.tables import table_from_inputs
 
 md = Path(snakemake.output.md)
-run_logged(snakemake.log[0], render, md.stem, list(snakemake.input), str(md.with_suffix("")),
+run_logged(snakemake.log[0], table_from_inputs, md.stem, list(snakemake.input), str(md.with_suffix("")),
            not_run=dict(snakemake.params.not_run))

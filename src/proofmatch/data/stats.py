@@ -1,4 +1,5 @@
-"""Dataset statistics: Table 1 (articles, pairs, categories) and Table 2 (token counts).
+"""Dataset statistics: the numbers of Table 1 (articles, pairs, categories) and Table 2 (token
+counts); :mod:`proofmatch.evaluation.tables` lays them out and writes them beside Tables 3-7.
 
 Two ways of counting tokens live here:
 
@@ -21,8 +22,8 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import re
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
@@ -32,26 +33,9 @@ import pyarrow.compute as pc
 
 from proofmatch.data.linearize import _events, parse_fragment
 from proofmatch.logs import setup_logging
-from proofmatch.evaluation.render import write_table
-from proofmatch.artifacts import read_parquet
 from proofmatch.data.views import MATH_PREFIX, is_math, split_math, text_tokens
 
 log = logging.getLogger(__name__)
-
-# arXiv names of the categories that dominate a mathematics corpus (Table 1 prints code + name).
-CATEGORY_NAMES: dict[str, str] = {
-    "math.AC": "Commutative Algebra", "math.AG": "Algebraic Geometry", "math.AP": "Analysis of PDEs",
-    "math.AT": "Algebraic Topology", "math.CA": "Classical Analysis and ODEs", "math.CO": "Combinatorics",
-    "math.CT": "Category Theory", "math.CV": "Complex Variables", "math.DG": "Differential Geometry",
-    "math.DS": "Dynamical Systems", "math.FA": "Functional Analysis", "math.GM": "General Mathematics",
-    "math.GN": "General Topology", "math.GR": "Group Theory", "math.GT": "Geometric Topology",
-    "math.HO": "History and Overview", "math.IT": "Information Theory", "math.KT": "K-Theory and Homology",
-    "math.LO": "Logic", "math.MG": "Metric Geometry", "math.MP": "Mathematical Physics",
-    "math.NA": "Numerical Analysis", "math.NT": "Number Theory", "math.OA": "Operator Algebras",
-    "math.OC": "Optimization and Control", "math.PR": "Probability", "math.QA": "Quantum Algebra",
-    "math.RA": "Rings and Algebras", "math.RT": "Representation Theory", "math.SG": "Symplectic Geometry",
-    "math.SP": "Spectral Theory", "math.ST": "Statistics Theory", "math-ph": "Mathematical Physics",
-}
 
 NO_CATEGORY = "(none)"
 
@@ -188,12 +172,22 @@ def paper_counts(pairs: pd.DataFrame, side: str) -> pd.DataFrame:
     return pd.DataFrame({"text": text, "math": math}, index=pairs.index)
 
 
-# ---------------------------------------------------------------- Table 1
+# ---------------------------------------------------------------- corpus and categories (Table 1)
 
 
-def _category_name(code: str) -> str:
-    name = CATEGORY_NAMES.get(code)
-    return f"{code} {name}" if name else code
+@dataclass(frozen=True)
+class CorpusStats:
+    """The numbers of Table 1. Category statistics are over the articles that keep at least one
+    pair after filtering (the dataset); an article without a primary category counts as
+    :data:`NO_CATEGORY`."""
+
+    articles: int  # in the corpus (the manifest), with or without pairs
+    articles_with_pairs: int
+    pairs: int
+    primary_categories: int
+    categories: int
+    categories_per_article: float  # NaN without pairs
+    top_categories: pd.DataFrame  # category, articles, pairs: most articles first (then pairs, name)
 
 
 def _categories(value: object) -> list[str]:
@@ -202,12 +196,9 @@ def _categories(value: object) -> list[str]:
     return [str(c) for c in value]
 
 
-def table1(manifest: pd.DataFrame, articles: pd.DataFrame, pairs: pd.DataFrame, top: int = 13) -> pd.DataFrame:
-    """Table 1 as a three-column frame (statistic, value, pairs), laid out like the paper.
-
-    Category statistics are over the articles that keep at least one pair after filtering (the
-    dataset); a pair whose article is missing from ``articles`` is an upstream bug and raises.
-    """
+def corpus_stats(manifest: pd.DataFrame, articles: pd.DataFrame, pairs: pd.DataFrame, top: int = 13) -> CorpusStats:
+    """Articles, pairs and categories of the dataset, with the ``top`` primary categories; a pair
+    whose article is missing from ``articles`` is an upstream bug and raises."""
     pair_articles = pairs["article_id"].astype(str)
     meta = articles.assign(article_id=articles["article_id"].astype(str)).drop_duplicates("article_id")
     meta = meta.set_index("article_id")
@@ -217,10 +208,6 @@ def table1(manifest: pd.DataFrame, articles: pd.DataFrame, pairs: pd.DataFrame, 
     with_pairs = meta.loc[sorted(set(pair_articles))]
     primary = with_pairs["primary_category"].astype(object).where(with_pairs["primary_category"].notna(), NO_CATEGORY)
     all_cats = with_pairs["categories"].map(_categories)
-    n_primary = int((primary.unique() != NO_CATEGORY).sum())
-    n_all = len({c for cats in all_cats for c in cats})
-    avg_cats = float(all_cats.map(len).mean()) if len(all_cats) else float("nan")
-
     per_article_pairs = pair_articles.value_counts()
     by_cat = (
         pd.DataFrame({"category": primary, "pairs": per_article_pairs.reindex(primary.index).to_numpy()})
@@ -230,37 +217,19 @@ def table1(manifest: pd.DataFrame, articles: pd.DataFrame, pairs: pd.DataFrame, 
         .sort_values(["articles", "pairs", "category"], ascending=[False, False, True], kind="stable")
         .head(top)
     )
-    rows: list[tuple[str, object, object]] = [
-        ("Number of articles in the corpus", int(manifest["article_id"].nunique()), None),
-        ("Articles with statement-proof pairs", int(len(with_pairs)), None),
-        ("Total number of statement-proof pairs", int(len(pairs)), None),
-        ("Number of (primary) categories", f"({n_primary}) {n_all}", None),
-        ("Average number of categories per article", round(avg_cats, 2), None),
-        ("Most represented primary categories", "# articles", "# pairs"),
-    ]
-    rows += [(_category_name(r.category), int(r.articles), int(r.pairs)) for r in by_cat.itertuples()]
-    return pd.DataFrame(rows, columns=["statistic", "value", "pairs"])
+    return CorpusStats(
+        articles=int(manifest["article_id"].nunique()),
+        articles_with_pairs=int(len(with_pairs)),
+        pairs=int(len(pairs)),
+        primary_categories=int((primary.unique() != NO_CATEGORY).sum()),
+        categories=len({c for cats in all_cats for c in cats}),
+        categories_per_article=float(all_cats.map(len).mean()) if len(all_cats) else float("nan"),
+        top_categories=by_cat.reset_index(drop=True),
+    )
 
 
-def write_table1(manifest: str | os.PathLike | pd.DataFrame, articles: str | os.PathLike | pd.DataFrame,
-                 pairs: str | os.PathLike | pd.DataFrame, out_prefix: str | os.PathLike, top: int = 13) -> pd.DataFrame:
-    """Render Table 1 to ``{out_prefix}.md/.tex/.csv``; accepts frames or Parquet paths."""
-    df = table1(_frame(manifest, ["article_id"]),
-                _frame(articles, ["article_id", "categories", "primary_category"]),
-                _frame(pairs, ["article_id"]), top=top)
-    _write(df, out_prefix, "Statistics about the dataset and categories of mathematical articles.")
-    return df
+# ---------------------------------------------------------------- token counts (Table 2)
 
-
-# ---------------------------------------------------------------- Table 2
-
-TABLE2_CAPTION = (
-    "Number of tokens in statements and proofs: minimum, maximum and mean ± SD of text+math, text only, "
-    "math only and the math proportion. Tokens are counted as the length filter counts them (the paper's "
-    "reference code): whitespace-separated words of the text, titles such as \"Lemma 3.2.\" included and "
-    "punctuation attached to its word, plus one token per symbol of the linearized formulas; lone full "
-    "stops at the ends of a statement are not counted."
-)
 _MEASURES = (("Text+math", "total"), ("Text only", "text"), ("Math only", "math"), ("Math proportion", "math_pct"))
 
 
@@ -289,47 +258,7 @@ def token_stats(pairs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["part", "measure", "n", "min", "max", "mean", "sd"])
 
 
-def _fmt_num(x: float, pct: bool) -> str:
-    if np.isnan(x):
-        return "–"
-    s = f"{x:.1f}" if pct or not float(x).is_integer() else f"{int(x)}"
-    return s + ("%" if pct else "")
-
-
-def table2(pairs: pd.DataFrame) -> pd.DataFrame:
-    """Table 2 formatted as in the paper: min, max and mean ± SD per measure."""
-    num = token_stats(pairs)
-    out = []
-    for r in num.itertuples(index=False):
-        pct = r.measure == "Math proportion"
-        mean_sd = "–" if np.isnan(r.mean) else f"{r.mean:.1f}{'%' if pct else ''} ± {r.sd:.1f}"
-        out.append((r.part, r.measure, _fmt_num(r.min, pct), _fmt_num(r.max, pct), mean_sd))
-    return pd.DataFrame(out, columns=["part", "tokens", "min", "max", "mean ± SD"])
-
-
-def write_table2(pairs: str | os.PathLike | pd.DataFrame, out_prefix: str | os.PathLike) -> pd.DataFrame:
-    """Render Table 2 to ``{out_prefix}.md/.tex/.csv``; accepts a frame or a Parquet path."""
-    cols = ["statement_xml", "proof_xml", "statement_tokens", "proof_tokens"]
-    df = table2(_frame(pairs, cols))
-    _write(df, out_prefix, TABLE2_CAPTION)
-    return df
-
-
-# ---------------------------------------------------------------- helpers and CLI
-
-
-def _frame(obj: str | os.PathLike | pd.DataFrame, columns: list[str]) -> pd.DataFrame:
-    df = obj if isinstance(obj, pd.DataFrame) else read_parquet(obj)
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise ValueError(f"{obj if not isinstance(obj, pd.DataFrame) else 'frame'} lacks columns {missing}")
-    return df
-
-
-def _write(df: pd.DataFrame, prefix: str | os.PathLike, caption: str) -> None:
-    p = str(prefix)
-    write_table(df, f"{p}.md", f"{p}.tex", f"{p}.csv", caption=caption)
-    log.info("wrote %s.{md,tex,csv}", p)
+# ---------------------------------------------------------------- CLI
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -343,6 +272,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    # the tables are laid out and written beside Tables 3-7 (which import this module)
+    from proofmatch.evaluation.tables import write_table1, write_table2
+
     setup_logging(args.log)
     if not args.table1 and not args.table2:
         log.error("nothing to do: pass --table1 and/or --table2")

@@ -1,16 +1,19 @@
-"""Tables 3-7 and the baselines table, from evaluation JSONs (paper §9, Appendix B).
+"""Tables 1 and 2 from the dataset's statistics, Tables 3-7 and the baselines table from evaluation
+JSONs (paper §4, §9, Appendix B).
 
-What each table holds (its rows, and per column group the evaluation that fills a cell) is
-defined once in :mod:`proofmatch.experiments`; this module only renders it: :func:`render_table`
-writes ``{out_prefix}.md/.tex/.csv`` with :func:`proofmatch.evaluation.render.write_table` and returns the
-DataFrame. Scores are percentages with two decimals as in the paper; MRR of global decoding is
+Tables 1 and 2 lay out the numbers of :mod:`proofmatch.data.stats` (:func:`write_table1`,
+:func:`write_table2`). What each of Tables 3-7 holds (its rows, and per column group the
+evaluation that fills a cell) is defined once in :mod:`proofmatch.experiments`; this module only
+renders it: :func:`render_table` writes ``{out_prefix}.md/.tex/.csv`` with
+:func:`proofmatch.evaluation.render.write_table` and returns the DataFrame. Scores are percentages with two decimals as in the paper; MRR of global decoding is
 "–" (global decoding assigns, it does not rank). A row whose runs were not made shows "–" cells
 and a note saying why (``not_run``, keyed as the row's :attr:`~proofmatch.experiments.Row.keys`:
 an encoder, a split, a training level, a method or a pair of them); a result that is simply
 missing, with no reason given, is an error.
 
-The workflow renders each table from its inputs (:func:`render`), ``proofmatch tables`` from an
-evaluation tree (:func:`tables_from_eval_root`). Torch-free: it loads no model.
+The workflow renders each of Tables 3-7 from its inputs (:func:`table_from_inputs`),
+``proofmatch tables`` from an evaluation tree (:func:`tables_from_eval_root`). Torch-free: it
+loads no model.
 """
 
 from __future__ import annotations
@@ -21,13 +24,15 @@ import os
 from pathlib import Path
 from typing import Any, Hashable, Iterable, Mapping, Sequence, Union
 
+import numpy as np
 import pandas as pd
 
 from proofmatch import experiments as X
+from proofmatch.data.stats import CorpusStats, corpus_stats, token_stats
 from proofmatch.experiments import HUBNESS_BINS, Evaluation, Run, Table
 from proofmatch.logs import setup_logging
 from proofmatch.evaluation.render import write_table
-from proofmatch.artifacts import read_json
+from proofmatch.artifacts import read_json, read_parquet
 
 log = logging.getLogger(__name__)
 
@@ -142,11 +147,97 @@ def hubness_table(result: Source, out_prefix: str | os.PathLike) -> pd.DataFrame
                   f"{metrics['part']} set by the number of statements to which local decoding assigns them.")
 
 
+# ----------------------------------------------------------------------------- Tables 1 and 2 (the dataset)
+
+TABLE1_CAPTION = "Statistics about the dataset and categories of mathematical articles."
+TABLE2_CAPTION = (
+    "Number of tokens in statements and proofs: minimum, maximum and mean ± SD of text+math, text only, "
+    "math only and the math proportion. Tokens are counted as the length filter counts them (the paper's "
+    "reference code): whitespace-separated words of the text, titles such as \"Lemma 3.2.\" included and "
+    "punctuation attached to its word, plus one token per symbol of the linearized formulas; lone full "
+    "stops at the ends of a statement are not counted."
+)
+# arXiv names of the categories that dominate a mathematics corpus (Table 1 prints code + name).
+CATEGORY_NAMES: dict[str, str] = {
+    "math.AC": "Commutative Algebra", "math.AG": "Algebraic Geometry", "math.AP": "Analysis of PDEs",
+    "math.AT": "Algebraic Topology", "math.CA": "Classical Analysis and ODEs", "math.CO": "Combinatorics",
+    "math.CT": "Category Theory", "math.CV": "Complex Variables", "math.DG": "Differential Geometry",
+    "math.DS": "Dynamical Systems", "math.FA": "Functional Analysis", "math.GM": "General Mathematics",
+    "math.GN": "General Topology", "math.GR": "Group Theory", "math.GT": "Geometric Topology",
+    "math.HO": "History and Overview", "math.IT": "Information Theory", "math.KT": "K-Theory and Homology",
+    "math.LO": "Logic", "math.MG": "Metric Geometry", "math.MP": "Mathematical Physics",
+    "math.NA": "Numerical Analysis", "math.NT": "Number Theory", "math.OA": "Operator Algebras",
+    "math.OC": "Optimization and Control", "math.PR": "Probability", "math.QA": "Quantum Algebra",
+    "math.RA": "Rings and Algebras", "math.RT": "Representation Theory", "math.SG": "Symplectic Geometry",
+    "math.SP": "Spectral Theory", "math.ST": "Statistics Theory", "math-ph": "Mathematical Physics",
+}
+
+
+def _category_name(code: str) -> str:
+    name = CATEGORY_NAMES.get(code)
+    return f"{code} {name}" if name else code
+
+
+def table1(s: CorpusStats) -> pd.DataFrame:
+    """Table 1 as a three-column frame (statistic, value, pairs), laid out like the paper."""
+    rows: list[tuple[str, object, object]] = [
+        ("Number of articles in the corpus", s.articles, None),
+        ("Articles with statement-proof pairs", s.articles_with_pairs, None),
+        ("Total number of statement-proof pairs", s.pairs, None),
+        ("Number of (primary) categories", f"({s.primary_categories}) {s.categories}", None),
+        ("Average number of categories per article", round(s.categories_per_article, 2), None),
+        ("Most represented primary categories", "# articles", "# pairs"),
+    ]
+    rows += [(_category_name(r.category), int(r.articles), int(r.pairs)) for r in s.top_categories.itertuples()]
+    return pd.DataFrame(rows, columns=["statistic", "value", "pairs"])
+
+
+def _fmt_num(x: float, pct: bool) -> str:
+    if np.isnan(x):
+        return "–"
+    s = f"{x:.1f}" if pct or not float(x).is_integer() else f"{int(x)}"
+    return s + ("%" if pct else "")
+
+
+def table2(num: pd.DataFrame) -> pd.DataFrame:
+    """Table 2 formatted as in the paper from :func:`proofmatch.data.stats.token_stats`: min, max
+    and mean ± SD per measure."""
+    out = []
+    for r in num.itertuples(index=False):
+        pct = r.measure == "Math proportion"
+        mean_sd = "–" if np.isnan(r.mean) else f"{r.mean:.1f}{'%' if pct else ''} ± {r.sd:.1f}"
+        out.append((r.part, r.measure, _fmt_num(r.min, pct), _fmt_num(r.max, pct), mean_sd))
+    return pd.DataFrame(out, columns=["part", "tokens", "min", "max", "mean ± SD"])
+
+
+def _frame(obj: str | os.PathLike | pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    df = obj if isinstance(obj, pd.DataFrame) else read_parquet(obj)
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise ValueError(f"{obj if not isinstance(obj, pd.DataFrame) else 'frame'} lacks columns {missing}")
+    return df
+
+
+def write_table1(manifest: str | os.PathLike | pd.DataFrame, articles: str | os.PathLike | pd.DataFrame,
+                 pairs: str | os.PathLike | pd.DataFrame, out_prefix: str | os.PathLike, top: int = 13) -> pd.DataFrame:
+    """Write Table 1 to ``{out_prefix}.md/.tex/.csv``; accepts frames or Parquet paths."""
+    s = corpus_stats(_frame(manifest, ["article_id"]),
+                     _frame(articles, ["article_id", "categories", "primary_category"]),
+                     _frame(pairs, ["article_id"]), top=top)
+    return _write(table1(s), out_prefix, TABLE1_CAPTION)
+
+
+def write_table2(pairs: str | os.PathLike | pd.DataFrame, out_prefix: str | os.PathLike) -> pd.DataFrame:
+    """Write Table 2 to ``{out_prefix}.md/.tex/.csv``; accepts a frame or a Parquet path."""
+    cols = ["statement_xml", "proof_xml", "statement_tokens", "proof_tokens"]
+    return _write(table2(token_stats(_frame(pairs, cols))), out_prefix, TABLE2_CAPTION)
+
+
 # ----------------------------------------------------------------------------- workflow and CLI
 
 
-def render(name: str, inputs: Iterable[str | os.PathLike], out_prefix: str | os.PathLike,
-           not_run: NotRun | None = None, eval_root: str | os.PathLike = X.EVAL_ROOT) -> pd.DataFrame:
+def table_from_inputs(name: str, inputs: Iterable[str | os.PathLike], out_prefix: str | os.PathLike,
+                      not_run: NotRun | None = None, eval_root: str | os.PathLike = X.EVAL_ROOT) -> pd.DataFrame:
     """Render table ``name`` from the workflow's inputs: exactly the evaluation JSONs under
     ``eval_root`` of its rows not marked in ``not_run`` (what workflow/rules/common.smk lists)."""
     every = X.tables()
