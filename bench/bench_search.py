@@ -31,7 +31,8 @@ import torch
 
 from proofmatch.search import ann
 from proofmatch.search.display import fragment_text
-from proofmatch.search.index import EXACT_MAX_N, SearchIndex
+from proofmatch.search.build import EXACT_MAX_N
+from proofmatch.search.index import SearchIndex
 
 
 def rss_mb() -> float:

@@ -27,7 +27,7 @@ from proofmatch.data import replace
 from proofmatch.data import splits
 from proofmatch.config import load_config
 from proofmatch.evaluation.evaluate import evaluate_run
-from proofmatch.search.index import build_index
+from proofmatch.search.build import build_index
 from proofmatch.artifacts import write_parquet
 
 REPO = Path(__file__).resolve().parents[1]

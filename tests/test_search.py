@@ -17,7 +17,8 @@ from proofmatch.evaluation.decode import local_decode
 from proofmatch.evaluation.evaluate import token_lists
 from proofmatch.search import query as Q
 from proofmatch.search.display import fragment_text, safe_html
-from proofmatch.search.index import SearchIndex, build_index, top_order
+from proofmatch.search.build import build_index
+from proofmatch.search.index import SearchIndex, top_order
 from proofmatch.data.splits import read_part
 from searchdata import hostile_row, mini_demo
 

@@ -15,7 +15,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from proofmatch.search.display import fragment_text
-from proofmatch.search.index import SearchIndex, build_index
+from proofmatch.search.build import build_index
+from proofmatch.search.index import SearchIndex
 from proofmatch.search.web import CSP, RateLimiter, create_app, is_loopback
 from searchdata import hostile_row, mini_demo
 

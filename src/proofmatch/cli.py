@@ -31,7 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "baselines": ("proofmatch.evaluation.baselines", "TF-IDF and BM25 baselines"),
     "tables": ("proofmatch.evaluation.tables", "render Tables 3-7"),
     "figure": ("proofmatch.evaluation.figure", "LIME explanations (Figure 2)"),
-    "index": ("proofmatch.search.index", "encode a corpus's proofs into a search index"),
+    "index": ("proofmatch.search.build", "encode a corpus's proofs into a search index"),
     "search": ("proofmatch.search.search_cli", "rank an index's proofs for a statement"),
     "serve": ("proofmatch.search.web", "search page and JSON API over an index"),
 }

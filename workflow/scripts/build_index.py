@@ -1,9 +1,9 @@
-"""Build the search index of one training run (thin wrapper around proofmatch.search.index)."""
+"""Build the search index of one training run (thin wrapper around proofmatch.search.build)."""
 from pathlib import Path
 
 from proofmatch.models.runtime import set_threads
 from proofmatch.logs import run_logged
-from proofmatch.search.index import build_index
+from proofmatch.search.build import build_index
 
 set_threads(snakemake.threads)
 run_logged(snakemake.log[0], build_index, Path(snakemake.output[0]).parent, snakemake.input.data,

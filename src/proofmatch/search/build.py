@@ -1,0 +1,246 @@
+"""``proofmatch index``: build a search index folder (its layout: :mod:`proofmatch.search.index`).
+
+Building reads the parts asked for, in that order, and encodes every proof once:
+
+* a model index: one :meth:`proofmatch.models.matcher.Matcher.factors` call per part on that
+  part's statements and proofs, exactly as :func:`proofmatch.evaluation.evaluate.evaluate_run`
+  encodes the part it evaluates; the model folder is copied in as the query encoder and the run
+  is named by :func:`run_identity` (model digest, training fingerprint, metrics);
+* a ``tfidf`` index: vocabulary and idf fitted on the indexed statements and proofs (a search
+  engine fits on its corpus; the baseline fits on the train part); a ``bm25`` index: the proofs'
+  :func:`proofmatch.evaluation.baselines.bm25_weights`;
+* above ``exact_max_n`` proofs a model index adds a FAISS IVF index whose ``nprobe`` is
+  calibrated to a target recall@10 on up to ``CALIBRATION_QUERIES`` indexed statements
+  (:mod:`proofmatch.search.ann`).
+
+The folder is staged beside the target, ``index.json`` written last, and swapped in whole, so a
+killed build leaves the old index or none, never a mix of the two.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import logging
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from proofmatch.artifacts import atomic_dir, read_json, read_parquet, write_json
+from proofmatch.data.splits import PARTS, read_parts
+from proofmatch.evaluation.evaluate import token_lists
+from proofmatch.logs import setup_logging
+from proofmatch.search import ann
+from proofmatch.search.display import fragment_text
+from proofmatch.search.index import (ARRAYS, FORMAT, META_FILE, MODEL_DIR, PROOFS_FILE, as_is, files_digest,
+                                     tfidf_vectors)
+
+log = logging.getLogger(__name__)
+
+METHODS = ("model", "tfidf", "bm25")
+BACKENDS = ("auto", "exact", "faiss")
+EXACT_MAX_N = 100_000
+CALIBRATION_QUERIES = 1000
+
+
+# ----------------------------------------------------------------------------- identity
+
+
+def _model_dir(run_dir: Path) -> Path:
+    from proofmatch.models.matcher import CONFIG_FILE
+
+    return run_dir / "model" if (run_dir / "model" / CONFIG_FILE).exists() else run_dir
+
+
+def run_identity(run_dir: str | os.PathLike) -> dict[str, Any]:
+    """What names a training run: its folder, model digest, training fingerprint and metrics."""
+    import torch
+
+    run_dir = Path(run_dir)
+    ident: dict[str, Any] = {"run_dir": str(run_dir), "model_digest": files_digest(_model_dir(run_dir))}
+    ckpt = run_dir / "checkpoint" / "state.pt"
+    if ckpt.exists():
+        saved = torch.load(ckpt, map_location="cpu", weights_only=False, mmap=True)
+        ident["fingerprint"] = saved.get("fingerprint")
+    if (run_dir / "metrics.json").exists():
+        ident["metrics"] = read_json(run_dir / "metrics.json")
+    return ident
+
+
+# ----------------------------------------------------------------------------- building
+
+
+def _display_columns(data: pd.DataFrame, pairs_parquet: str | os.PathLike | None,
+                     articles_parquet: str | os.PathLike | None) -> pd.DataFrame:
+    """kind, statement/proof XHTML and title for every indexed pair (None where not given)."""
+    out = pd.DataFrame({"pair_id": data["pair_id"].astype(str)})
+    if pairs_parquet is not None:
+        wanted = out["pair_id"].tolist()
+        pairs = pd.read_parquet(pairs_parquet, columns=["pair_id", "kind", "statement_xml", "proof_xml"],
+                                filters=[("pair_id", "in", wanted)])
+        pairs = pairs.drop_duplicates("pair_id")
+        missing = set(wanted) - set(pairs["pair_id"])
+        if missing:
+            raise ValueError(f"{pairs_parquet}: {len(missing)} indexed pairs have no XHTML, e.g. "
+                             f"{sorted(missing)[0]!r}; is the pairs file from the same run?")
+        out = out.merge(pairs, on="pair_id", how="left")
+    else:
+        out["kind"], out["statement_xml"], out["proof_xml"] = None, None, None
+    out["title"] = None
+    if articles_parquet is not None:
+        titles = read_parquet(articles_parquet, columns=["article_id", "title"]).drop_duplicates("article_id")
+        out["title"] = data["article_id"].map(titles.set_index("article_id")["title"]).to_numpy()
+    return out
+
+
+def _proofs_table(data: pd.DataFrame, pairs_parquet: str | os.PathLike | None,
+                  articles_parquet: str | os.PathLike | None) -> pd.DataFrame:
+    """The rows of ``proofs.parquet``: display columns, ids, part, statement text and tokens."""
+    table = _display_columns(data, pairs_parquet, articles_parquet)
+    table.insert(1, "article_id", data["article_id"].astype(str).to_numpy())
+    table.insert(2, "part", data["part"].astype(str).to_numpy())
+    table["statement_text"] = [fragment_text(x, t) for x, t in zip(table["statement_xml"], data["statement_tokens"])]
+    table["statement_tokens"] = [list(map(str, t)) for t in data["statement_tokens"]]
+    return table
+
+
+def _model_arrays(run_dir: Path, frames: Sequence[pd.DataFrame], batch_size: int) -> tuple[dict, Any]:
+    """Per part, one ``Matcher.factors`` call as evaluation makes it; the arrays concatenated."""
+    from proofmatch.models.matcher import load_matcher
+
+    matcher = load_matcher(run_dir)
+    view = matcher.config.view
+    got: dict[str, list[np.ndarray]] = {k: [] for k in ARRAYS}
+    for df in frames:
+        A, B, row, col = matcher.factors(token_lists(df["statement_tokens"], view),
+                                         token_lists(df["proof_tokens"], view), batch_size=batch_size)
+        for key, value in zip(ARRAYS, (A, row, B, col)):
+            got[key].append(value)
+    return {k: np.ascontiguousarray(np.concatenate(v), dtype=np.float32) for k, v in got.items()}, matcher
+
+
+
+def _tfidf_fit(statements: list[list[str]], proofs: list[list[str]]) -> tuple[dict[str, int], np.ndarray]:
+    """Vocabulary and idf of scikit-learn's TfidfVectorizer fitted on the indexed statements and proofs."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    vec = TfidfVectorizer(analyzer=as_is, lowercase=False).fit(statements + proofs)
+    vocab = {str(t): int(i) for t, i in vec.vocabulary_.items()}
+    return vocab, np.asarray(vec.idf_, np.float64)
+
+
+def build_index(out_dir: str | os.PathLike, data_parquet: str | os.PathLike, *, run_dir: str | os.PathLike | None = None,
+                method: str = "model", pairs_parquet: str | os.PathLike | None = None,
+                articles_parquet: str | os.PathLike | None = None, parts: Sequence[str] = PARTS,
+                backend: str = "auto", batch_size: int = 64, seed: int = 0, target_recall: float = 0.95,
+                exact_max_n: int = EXACT_MAX_N) -> dict[str, Any]:
+    """Build an index folder (module docstring) atomically; return its ``index.json`` content."""
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; expected one of {METHODS}")
+    if (method == "model") != (run_dir is not None):
+        raise ValueError("a model index needs run_dir (a training run); tfidf and bm25 need none")
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; expected one of {BACKENDS}")
+    if backend == "faiss" and method != "model":
+        raise ValueError("the FAISS backend is for model vectors; tfidf/bm25 search is a sparse product")
+    parts = list(dict.fromkeys(parts))
+    frames = read_parts(data_parquet, parts)
+    data = pd.concat(frames, ignore_index=True)
+    dup = data["pair_id"][data["pair_id"].duplicated()]
+    if not dup.empty:
+        raise ValueError(f"{data_parquet}: pair {dup.iloc[0]!r} is in two of the parts {parts}")
+    t0 = time.perf_counter()
+    target = Path(out_dir)
+    with atomic_dir(target) as staging:
+        table = _proofs_table(data, pairs_parquet, articles_parquet)
+        meta: dict[str, Any] = {
+            "format": FORMAT, "method": method, "n": len(data), "parts": parts,
+            "part_sizes": {p: len(f) for p, f in zip(parts, frames)},
+            "data": str(data_parquet), "pairs": None if pairs_parquet is None else str(pairs_parquet),
+            "articles": None if articles_parquet is None else str(articles_parquet),
+            "pair_ids_sha256": hashlib.sha256("\n".join(table["pair_id"]).encode()).hexdigest(),
+            "backend": "exact", "seed": int(seed),
+        }
+        statements = token_lists(data["statement_tokens"])
+        proofs = token_lists(data["proof_tokens"])
+        if method == "model":
+            arrays, matcher = _model_arrays(Path(run_dir), frames, batch_size)
+            for key, value in arrays.items():
+                np.save(staging / f"{key}.npy", value)
+            shutil.copytree(_model_dir(Path(run_dir)), staging / MODEL_DIR)
+            meta["run"] = run_identity(run_dir)
+            meta["model"] = {"digest": files_digest(staging / MODEL_DIR), "config": matcher.config.to_dict()}
+            meta["view"] = matcher.config.view
+            meta["dim"] = int(arrays["proof_vectors"].shape[1])
+            if backend == "faiss" or (backend == "auto" and len(data) > exact_max_n):
+                meta["backend"] = "faiss"
+                meta["faiss"] = _build_faiss(staging, arrays, seed, target_recall)
+        elif method == "tfidf":
+            vocab, idf = _tfidf_fit(statements, proofs)
+            np.save(staging / "idf.npy", idf)
+            (staging / "vocabulary.json").write_text(json.dumps(vocab, ensure_ascii=False))
+            sp.save_npz(staging / "proof_weights.npz", tfidf_vectors(proofs, vocab, idf))
+        else:
+            from proofmatch.evaluation.baselines import bm25_weights
+
+            W, vocab = bm25_weights(proofs)
+            (staging / "vocabulary.json").write_text(json.dumps(vocab, ensure_ascii=False))
+            sp.save_npz(staging / "proof_weights.npz", sp.csr_matrix(W))
+        table.to_parquet(staging / PROOFS_FILE, index=False)
+        meta["build_seconds"] = round(time.perf_counter() - t0, 2)
+        write_json(meta, staging / META_FILE)
+    log.info("index %s: %d proofs (%s, %s backend) in %.1fs", target, meta["n"], method, meta["backend"],
+             meta["build_seconds"])
+    return meta
+
+
+def _build_faiss(staging: Path, arrays: dict[str, np.ndarray], seed: int, target_recall: float) -> dict:
+    col = arrays["proof_bias"]
+    extra = None if not np.any(col) else col
+    vectors = ann.augment(arrays["proof_vectors"], extra)
+    index = ann.build_ivf(vectors, seed)
+    A = arrays["statement_vectors"]
+    pick = np.sort(np.random.default_rng(seed).choice(len(A), min(len(A), CALIBRATION_QUERIES), replace=False))
+    queries = ann.augment(A[pick], None if extra is None else np.ones(len(pick), np.float32))
+    info = ann.calibrate(index, queries, vectors, target_recall)
+    info["augmented"] = extra is not None
+    ann.save(index, str(staging / ann.INDEX_FILE))
+    return info
+
+
+
+# ----------------------------------------------------------------------------- CLI
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("data", help="replaced-split Parquet, e.g. results/replaced/mixed/conservation.parquet")
+    parser.add_argument("--out", required=True, help="index folder to write")
+    parser.add_argument("--run", help="training run folder (results/runs/...); required for --method model")
+    parser.add_argument("--method", default="model", choices=METHODS)
+    parser.add_argument("--pairs", help="results/data/pairs.parquet: the XHTML fragments to display")
+    parser.add_argument("--articles", help="results/corpus/articles.parquet: article titles")
+    parser.add_argument("--parts", nargs="+", default=list(PARTS), choices=PARTS)
+    parser.add_argument("--backend", default="auto", choices=BACKENDS,
+                        help=f"auto: exact up to --exact-max-n proofs, FAISS above (default {EXACT_MAX_N})")
+    parser.add_argument("--exact-max-n", type=int, default=EXACT_MAX_N)
+    parser.add_argument("--recall", type=float, default=0.95, help="FAISS: target recall@10 for nprobe")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--log", default=None)
+
+
+def main(args: argparse.Namespace) -> int:
+    setup_logging(args.log)
+    meta = build_index(args.out, args.data, run_dir=args.run, method=args.method, pairs_parquet=args.pairs,
+                       articles_parquet=args.articles, parts=args.parts, backend=args.backend,
+                       batch_size=args.batch_size, seed=args.seed, target_recall=args.recall,
+                       exact_max_n=args.exact_max_n)
+    print(json.dumps({k: meta[k] for k in ("method", "n", "parts", "backend")}, sort_keys=True))
+    return 0
