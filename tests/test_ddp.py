@@ -3,7 +3,7 @@
 The configured batch size is the global batch: each rank encodes its share of a batch, and the
 in-batch softmax, the assignment of the global loss and the triplet loss see the whole batch.
 With dropout off, a step's loss and gradients, a few epochs of NPT training and a few steps of
-MLM pretraining through ``devices.launch`` equal those of one process; only rank 0 writes files,
+MLM pretraining through ``runtime.launch`` equal those of one process; only rank 0 writes files,
 and both ranks take the same steps.
 """
 
@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 import torch
 
-from proofmatch.models import runtime as devices
+from proofmatch.models import runtime, sampling
 from proofmatch.artifacts import write_parquet
 from toydata import toy_pairs
 
@@ -29,7 +29,7 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 @pytest.fixture(autouse=True)
 def cpu_only(monkeypatch):
     """Both runs on the CPU also where there is a GPU (two ranks cannot share one)."""
-    monkeypatch.setenv(devices.DEVICE_ENV, "cpu")
+    monkeypatch.setenv(runtime.DEVICE_ENV, "cpu")
 
 NPT = dict(epochs=3, batch_size=13, learning_rate=0.01, lr_decay=0.9, eval_every=2, max_length=48,
            d_model=16, n_layers=1, n_heads=2, d_k=8, dropout=0.0, attention_dropout=0.0,
@@ -51,12 +51,12 @@ def toy(tmp_path_factory):
 
 def test_share_and_gather_cover_the_batch_once_in_order():
     batch = np.array([10, 11, 12, 13, 14])
-    shares = [devices.Runtime(torch.device("cpu"), r, 3).share(batch) for r in range(3)]
+    shares = [runtime.Runtime(torch.device("cpu"), r, 3).share(batch) for r in range(3)]
     assert [s.tolist() for s in shares] == [[10, 11], [12, 13], [14, 10]]  # equal sizes, padded
-    assert [devices.Runtime(torch.device("cpu"), r, 3).n_real(5) for r in range(3)] == [2, 2, 1]
-    tiny = [devices.Runtime(torch.device("cpu"), r, 4).share(batch[:2]) for r in range(4)]
+    assert [runtime.Runtime(torch.device("cpu"), r, 3).n_real(5) for r in range(3)] == [2, 2, 1]
+    tiny = [runtime.Runtime(torch.device("cpu"), r, 4).share(batch[:2]) for r in range(4)]
     assert [s.tolist() for s in tiny] == [[10], [11], [10], [10]]  # no rank is ever empty
-    one = devices.Runtime(torch.device("cpu"))
+    one = runtime.Runtime(torch.device("cpu"))
     assert one.share(batch).tolist() == batch.tolist()
 
 
@@ -70,7 +70,7 @@ def _step_worker(data: str, batch: list[int]) -> dict:
     from proofmatch.models.matcher import build_matcher
     from proofmatch.models.train import batch_loss
 
-    rt = devices.init_runtime()
+    rt = runtime.init_runtime()
     train = read_part(data, "train")
     idx = np.asarray(batch)
     out = {}
@@ -78,10 +78,10 @@ def _step_worker(data: str, batch: list[int]) -> dict:
         torch.manual_seed(0)
         mode = "triplet" if kind == "triplet" else "local"
         matcher = build_matcher("npt", mode, "both", typed_params(TrainParams, NPT), train)
-        model = devices.wrap_ddp(matcher, rt)
+        model = runtime.wrap_ddp(matcher, rt)
         ids_s = matcher.codec.ids(list(train["statement_tokens"]), NPT["max_length"])
         ids_p = matcher.codec.ids(list(train["proof_tokens"]), NPT["max_length"])
-        neg = devices.sample_negatives(idx, pd.factorize(train["article_id"])[0], 0.5, np.random.default_rng(1))
+        neg = sampling.sample_negatives(idx, pd.factorize(train["article_id"])[0], 0.5, np.random.default_rng(1))
         loss, acc = batch_loss(model, rt, kind, idx, ids_s, ids_p, matcher.codec.pad_id, neg, 1.0)
         loss.backward()
         out[kind] = {"loss": float(loss.detach()), "acc": acc,
@@ -90,14 +90,14 @@ def _step_worker(data: str, batch: list[int]) -> dict:
         every: list = [None] * rt.world_size
         torch.distributed.all_gather_object(every, out)
         out = {"ranks": every}
-    devices.close_runtime(rt)
+    runtime.close_runtime(rt)
     return out
 
 
 def test_two_ranks_give_the_loss_and_gradients_of_one_process(toy):
     batch = [3, 0, 7, 12, 5, 9, 1]  # odd: the second rank's share is padded
-    one = devices.launch(1, _step_worker, str(toy), batch)
-    two = devices.launch(2, _step_worker, str(toy), batch)["ranks"]
+    one = runtime.launch(1, _step_worker, str(toy), batch)
+    two = runtime.launch(2, _step_worker, str(toy), batch)["ranks"]
     for kind in ("local", "global", "triplet"):
         ref = one[kind]
         assert ref["loss"] > 0 and len(ref["grads"]) > 5
@@ -109,11 +109,11 @@ def test_two_ranks_give_the_loss_and_gradients_of_one_process(toy):
             for name, g in ref["grads"].items():
                 torch.testing.assert_close(got["grads"][name], g, rtol=1e-4, atol=1e-6, msg=f"{kind} {name}")
     # a rank alone sees only its rows: its loss would differ (the test can tell the two apart)
-    half = devices.launch(1, _step_worker, str(toy), batch[:4])
+    half = runtime.launch(1, _step_worker, str(toy), batch[:4])
     assert half["local"]["loss"] != pytest.approx(one["local"]["loss"], rel=1e-3)
 
 
-# ---------------------------------------------------------------- whole runs through devices.launch
+# ---------------------------------------------------------------- whole runs through runtime.launch
 
 
 def _instrumented(record: str, target: str, *args, **kwargs):
@@ -172,7 +172,7 @@ def test_npt_training_on_two_ranks_equals_one_process(toy, tmp_path):
     one = train_run(toy, tmp_path / "one", "npt", "hybrid", "both", NPT, seed=4)
     rec = tmp_path / "rec"
     rec.mkdir()
-    two = devices.launch(2, _instrumented, str(rec), "proofmatch.models.train:train_run", toy, tmp_path / "two",
+    two = runtime.launch(2, _instrumented, str(rec), "proofmatch.models.train:train_run", toy, tmp_path / "two",
                          "npt", "hybrid", "both", NPT, seed=4, watch=tmp_path / "two")
     records = _records(rec)
     assert sorted(records) == [0, 1]
@@ -196,7 +196,7 @@ def test_mlm_pretraining_on_two_ranks_equals_one_process(toy, tmp_path):
     pretrain(toy, tmp_path / "tok", tmp_path / "one", MLM, seed=6)
     rec = tmp_path / "rec"
     rec.mkdir()
-    devices.launch(2, _instrumented, str(rec), "proofmatch.models.pretrain:pretrain", toy, tmp_path / "tok",
+    runtime.launch(2, _instrumented, str(rec), "proofmatch.models.pretrain:pretrain", toy, tmp_path / "tok",
                    tmp_path / "two", MLM, seed=6, watch=tmp_path / "two")
     records = _records(rec)
     assert records[0]["steps"] == records[1]["steps"] > 3

@@ -57,7 +57,7 @@ def test_mlm_loss_decreases_and_checkpoint_reloads(corpus):
     dev = pt.packed_chunks(tok, pt.corpus_texts(read_part(corpus / "data.parquet", "dev")), 32)
     batches = pt.validation_batches(pt.mlm_collator(tok, PARAMS["mlm_probability"]), dev, PARAMS["batch_size"],
                                     seed=1)
-    rt = pt.devices.Runtime(torch.device("cpu"))
+    rt = pt.runtime.Runtime(torch.device("cpu"))
     assert pt.validation_loss(mlm, batches, rt) == pytest.approx(metrics["best_val_loss"], rel=1e-5)
 
 
@@ -77,7 +77,7 @@ def test_changed_params_start_afresh_instead_of_resuming(corpus, caplog):
 def test_learning_rate_warms_up_from_zero_then_decays_linearly(corpus, tmp_path):
     """The HF Trainer's schedule (transformers.get_linear_schedule_with_warmup)."""
     p = typed_params(PretrainParams, dict(PARAMS, warmup_fraction=0.25))
-    rt = pt.devices.Runtime(torch.device("cpu"))
+    rt = pt.runtime.Runtime(torch.device("cpu"))
     run = pt.build_pretraining(corpus / "data.parquet", corpus / "tok", tmp_path, rt, p, seed=1)
     total = p.epochs * run.steps_per_epoch
     warmup = int(0.25 * total)
@@ -95,7 +95,7 @@ def test_validation_loss_skips_batches_without_masked_tokens():
     """A short last chunk can draw no [MASK]: its NaN mean must not poison the validation loss."""
     import types
 
-    from proofmatch.models import runtime as devices
+    from proofmatch.models import runtime
 
     class Fake(torch.nn.Module):
         def forward(self, input_ids, labels, **_):
@@ -104,7 +104,7 @@ def test_validation_loss_skips_batches_without_masked_tokens():
 
     some = {"input_ids": torch.ones(1, 4, dtype=torch.long), "labels": torch.tensor([[-100, 3, -100, -100]])}
     none = {"input_ids": torch.ones(1, 2, dtype=torch.long), "labels": torch.tensor([[-100, -100]])}
-    rt = devices.Runtime(torch.device("cpu"))
+    rt = runtime.Runtime(torch.device("cpu"))
     assert pt.validation_loss(Fake(), [some, none], rt) == 2.0
     with pytest.raises(ValueError, match="no masked token"):
         pt.validation_loss(Fake(), [none], rt)

@@ -14,10 +14,10 @@ import torch
 
 from proofmatch import cli
 
-from proofmatch.models import runtime as devices
+from proofmatch.models import runtime
 from proofmatch.models.checkpoint import PretrainParams, TrainParams, typed_params
 from proofmatch.config import run_matching
-from proofmatch.models.runtime import epoch_batches, sample_negatives
+from proofmatch.models.sampling import epoch_batches, sample_negatives
 from proofmatch.models.encoders import NPTConfig, NPTEncoder, WordVocab
 from proofmatch.evaluation.evaluate import evaluate_run
 from proofmatch.models.matcher import (Matcher, MatcherConfig, NotConfigured, global_loss, load_matcher, local_loss,
@@ -106,22 +106,22 @@ def test_rank_metrics_counts_ties_against_gold():
 def test_one_autocast_policy_for_training_and_evaluation(monkeypatch):
     """Training steps and evaluation's encoding ask the same policy (bf16 only where supported)."""
     seen = []
-    real = devices.autocast
+    real = runtime.autocast
 
     def recording(device):
         seen.append(torch.device(device).type)
         return real(device)
 
-    monkeypatch.setattr(devices, "autocast", recording)
+    monkeypatch.setattr(runtime, "autocast", recording)
     m = _matcher("bilinear")
     m.embed([["$a"], ["set"]])
     ids = m.codec.ids([["$a"], ["set"], ["$b"], ["is"]], 16)
-    train_mod.batch_loss(m, devices.Runtime(torch.device("cpu")), "local", np.array([0, 1]), ids[:2], ids[2:], 0)
+    train_mod.batch_loss(m, runtime.Runtime(torch.device("cpu")), "local", np.array([0, 1]), ids[:2], ids[2:], 0)
     assert seen == ["cpu", "cpu"]
     with real(torch.device("cpu")):
         assert not torch.is_autocast_enabled("cpu")  # CPU runs stay float32 and deterministic
-    monkeypatch.setenv(devices.DEVICE_ENV, "cpu")
-    assert devices.default_device().type == "cpu" and devices.init_runtime().device.type == "cpu"
+    monkeypatch.setenv(runtime.DEVICE_ENV, "cpu")
+    assert runtime.default_device().type == "cpu" and runtime.init_runtime().device.type == "cpu"
 
 
 # ---------------------------------------------------------------- losses

@@ -37,7 +37,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from proofmatch.artifacts import atomic_dir
-from proofmatch.models import runtime as devices
+from proofmatch.models import runtime
 from proofmatch.models.encoders import (BertEncoder, Encoder, NPTConfig, NPTEncoder, WordPieceCodec,
                                  WordVocab)
 from proofmatch.experiments import ENCODERS, MODES
@@ -188,7 +188,7 @@ class Matcher(nn.Module):
         for start in tqdm(starts, desc="encode", disable=not progress, leave=False):
             idx = order[start:start + batch_size]
             ids, mask = self.tensors([sequences[i] for i in idx])
-            with devices.autocast(dev):
+            with runtime.autocast(dev):
                 emb = self.encoder(ids.to(dev), mask.to(dev))
             out[torch.as_tensor(idx)] = emb.float().cpu()
         self.train(was_training)
@@ -258,7 +258,7 @@ class Matcher(nn.Module):
             codec = WordPieceCodec.load(model_dir, plain=config.plain_math)
         matcher = cls(config, encoder, codec)
         matcher.load_state_dict(load_file(str(model_dir / WEIGHTS_FILE)))
-        dev = torch.device(device) if device else devices.default_device()
+        dev = torch.device(device) if device else runtime.default_device()
         return matcher.to(dev).eval()
 
 

@@ -48,7 +48,7 @@ import torch
 
 from proofmatch.models import checkpoint
 
-from proofmatch.models import runtime as devices
+from proofmatch.models import runtime, sampling
 from proofmatch.data.splits import read_parts
 from proofmatch.artifacts import atomic_files, write_csv, write_json
 from proofmatch.models.tokenizer import load_tokenizer, to_text
@@ -106,13 +106,13 @@ def mlm_collator(tokenizer, mlm_probability: float):
 def validation_batches(collator, chunks: list[list[int]], batch_size: int, seed: int) -> list[dict]:
     """Masked validation batches drawn once from their own seeded stream (not the training one),
     so every evaluation scores the same masked positions."""
-    with devices.forked_rng(seed + 1):
+    with sampling.forked_rng(seed + 1):
         return [collator([{"input_ids": c} for c in chunks[i:i + batch_size]])
                 for i in range(0, len(chunks), batch_size)]
 
 
 @torch.no_grad()
-def validation_loss(model, batches: list[dict[str, torch.Tensor]], rt: devices.Runtime) -> float:
+def validation_loss(model, batches: list[dict[str, torch.Tensor]], rt: runtime.Runtime) -> float:
     """Mean MLM loss per masked token over the fixed validation batches."""
     model.eval()
     total, count = 0.0, 0
@@ -135,11 +135,11 @@ def masked_batch(collator, chunks: list[list[int]], idx: np.ndarray, seed: int, 
                  step: int) -> dict[str, torch.Tensor]:
     """The masked training batch ``idx`` of a step: its masks depend only on ``(seed, epoch,
     step)``, so every process draws the same ones and a resumed run draws them again."""
-    with devices.forked_rng(devices.derived_seed(seed, epoch, step)):
+    with sampling.forked_rng(sampling.derived_seed(seed, epoch, step)):
         return collator([{"input_ids": chunks[i]} for i in idx])
 
 
-def mlm_step(ddp, batch: dict[str, torch.Tensor], rt: devices.Runtime, micro_batch_size: int | None) -> float:
+def mlm_step(ddp, batch: dict[str, torch.Tensor], rt: runtime.Runtime, micro_batch_size: int | None) -> float:
     """Forward and backward of this process's rows of the global ``batch``; return the batch's
     mean MLM loss per masked token (the same on every process).
 
@@ -187,7 +187,7 @@ class Pretraining:
     """What a pretraining run is made of (built once, the same on every process)."""
 
     out: Path
-    rt: devices.Runtime
+    rt: runtime.Runtime
     p: checkpoint.PretrainParams
     seed: int
     tokenizer: Any
@@ -222,7 +222,7 @@ class Progress:
 
 
 def build_pretraining(data_parquet: str | os.PathLike, tokenizer_dir: str | os.PathLike, out: Path,
-                      rt: devices.Runtime, p: checkpoint.PretrainParams, seed: int) -> Pretraining:
+                      rt: runtime.Runtime, p: checkpoint.PretrainParams, seed: int) -> Pretraining:
     """Pack the texts, draw the validation masks, build the model, its optimizer and schedule."""
     from transformers import BertForMaskedLM, get_linear_schedule_with_warmup
 
@@ -235,12 +235,12 @@ def build_pretraining(data_parquet: str | os.PathLike, tokenizer_dir: str | os.P
     collator = mlm_collator(tokenizer, p.mlm_probability)
     dev_batches = validation_batches(collator, dev_chunks, p.batch_size, seed)
     model = BertForMaskedLM(bert_config(p, tokenizer)).to(rt.device)
-    steps_per_epoch = len(devices.shuffled_batches(len(train_chunks), p.batch_size, seed, 0))
+    steps_per_epoch = len(sampling.shuffled_batches(len(train_chunks), p.batch_size, seed, 0))
     optimizer = torch.optim.AdamW(model.parameters(), lr=p.learning_rate, weight_decay=p.weight_decay)
     total = p.epochs * steps_per_epoch  # linear warm-up over warmup_fraction of the steps, then linear decay
     scheduler = get_linear_schedule_with_warmup(optimizer, int(p.warmup_fraction * total), total)
     fp = checkpoint.fingerprint(p, seed, train["pair_id"].tolist(), n_dev=len(dev), vocab_size=len(tokenizer))
-    ddp = devices.wrap_ddp(model, rt)
+    ddp = runtime.wrap_ddp(model, rt)
     if p.compile and rt.device.type == "cuda":  # the saved weights stay those of ``model``
         ddp = torch.compile(ddp)
     return Pretraining(out, rt, p, seed, tokenizer, train_chunks, dev_chunks, collator, dev_batches, model,
@@ -280,7 +280,7 @@ def pretrain_step(run: Pretraining, progress: Progress, idx: np.ndarray) -> None
 def pretrain_epoch(run: Pretraining, progress: Progress, bar) -> None:
     """The rest of the current epoch (a shuffled pass over the chunks), validating and saving
     every ``eval_every_steps`` steps and at its end."""
-    batches = devices.shuffled_batches(len(run.train_chunks), run.p.batch_size, run.seed, progress.epoch)
+    batches = sampling.shuffled_batches(len(run.train_chunks), run.p.batch_size, run.seed, progress.epoch)
     for idx in batches[progress.step_in_epoch:]:
         pretrain_step(run, progress, idx)
         bar.update(1)
@@ -348,8 +348,8 @@ def pretrain(data_parquet: str | os.PathLike, tokenizer_dir: str | os.PathLike,
     from tqdm.auto import tqdm
 
     p = checkpoint.typed_params(checkpoint.PretrainParams, params)
-    rt = devices.init_runtime()
-    devices.seed_everything(seed, deterministic=rt.device.type == "cpu")
+    rt = runtime.init_runtime()
+    sampling.seed_everything(seed, deterministic=rt.device.type == "cpu")
     run = build_pretraining(data_parquet, tokenizer_dir, Path(out_dir), rt, p, seed)
     progress = resume_pretraining(run)
     with tqdm(total=p.epochs * run.steps_per_epoch, initial=progress.step, desc="pretrain",
@@ -358,7 +358,7 @@ def pretrain(data_parquet: str | os.PathLike, tokenizer_dir: str | os.PathLike,
         while progress.epoch < p.epochs:
             pretrain_epoch(run, progress, bar)
     finish_pretraining(run, progress)
-    devices.close_runtime(rt)
+    runtime.close_runtime(rt)
 
 
 # ---------------------------------------------------------------- CLI

@@ -43,7 +43,7 @@ import torch
 
 from proofmatch.models import checkpoint
 
-from proofmatch.models import runtime as devices
+from proofmatch.models import runtime, sampling
 from proofmatch.config import run_matching
 from proofmatch.evaluation.decode import factor_scorer, local_decode
 from proofmatch.models.encoders import pad_batch
@@ -97,7 +97,7 @@ def step_schedule(mode: str, batches: Sequence[np.ndarray]) -> list[tuple[str, n
 # ---------------------------------------------------------------- the loss of a batch
 
 
-def batch_loss(model: torch.nn.Module, rt: devices.Runtime, kind: str, idx: np.ndarray,
+def batch_loss(model: torch.nn.Module, rt: runtime.Runtime, kind: str, idx: np.ndarray,
                ids_s: Sequence[Sequence[int]], ids_p: Sequence[Sequence[int]], pad_id: int,
                negatives: np.ndarray | None = None, margin: float = 1.0) -> tuple[torch.Tensor, float]:
     """The ``kind`` loss of the global batch ``idx`` (train rows; ``negatives``: one negative
@@ -161,7 +161,7 @@ class Run:
     """What a training run is made of (built once, the same on every rank)."""
 
     out: Path
-    rt: devices.Runtime
+    rt: runtime.Runtime
     p: checkpoint.TrainParams
     seed: int
     mode: str
@@ -190,7 +190,7 @@ class Progress:
     history: list[dict[str, Any]] = field(default_factory=list)  # one row per epoch (metrics.csv)
 
 
-def build_run(data_parquet: str | os.PathLike, out: Path, rt: devices.Runtime, encoder: str, mode: str,
+def build_run(data_parquet: str | os.PathLike, out: Path, rt: runtime.Runtime, encoder: str, mode: str,
               view: str, p: checkpoint.TrainParams, seed: int, tokenizer_dir: str | os.PathLike | None,
               pretrained_dir: str | os.PathLike | None) -> Run:
     """Read the data, build the model, its optimizer and schedule (seeded weights)."""
@@ -205,7 +205,7 @@ def build_run(data_parquet: str | os.PathLike, out: Path, rt: devices.Runtime, e
     scheduler = torch.optim.lr_scheduler.ExponentialLR(optimizer, gamma=p.lr_decay)
     ids_s, ids_p = (matcher.codec.ids([token_view(t, view) for t in train[col]], p.max_length)
                     for col in ("statement_tokens", "proof_tokens"))
-    return Run(out, rt, p, seed, mode, train, dev, matcher, devices.wrap_ddp(matcher, rt), optimizer,
+    return Run(out, rt, p, seed, mode, train, dev, matcher, runtime.wrap_ddp(matcher, rt), optimizer,
                scheduler, fp, ids_s, ids_p, pd.factorize(train["article_id"])[0])
 
 
@@ -224,8 +224,8 @@ def train_step(run: Run, kind: str, idx: np.ndarray, epoch: int, k: int) -> tupl
     """One optimizer step of the ``kind`` loss on batch ``idx`` (the ``k``-th step of ``epoch``)."""
     negatives = None
     if kind == "triplet":  # drawn for the whole batch, the same on every rank
-        rng = devices.epoch_rng(run.seed, epoch, 1 + k)
-        negatives = devices.sample_negatives(idx, run.articles, run.p.hard_fraction, rng)
+        rng = sampling.epoch_rng(run.seed, epoch, 1 + k)
+        negatives = sampling.sample_negatives(idx, run.articles, run.p.hard_fraction, rng)
     loss, batch_acc = batch_loss(run.model, run.rt, kind, idx, run.ids_s, run.ids_p,
                                  run.matcher.codec.pad_id, negatives, run.p.margin)
     if not torch.isfinite(loss):
@@ -243,7 +243,7 @@ def train_epoch(run: Run, epoch: int, bar) -> dict[str, Any]:
     t0 = time.perf_counter()
     losses: dict[str, list[float]] = {"local": [], "global": [], "triplet": []}
     accs: list[float] = []
-    batches = devices.epoch_batches(len(run.train), run.p.batch_size, run.seed, epoch)
+    batches = sampling.epoch_batches(len(run.train), run.p.batch_size, run.seed, epoch)
     for k, (kind, idx) in enumerate(step_schedule(run.mode, batches)):
         loss, acc = train_step(run, kind, idx, epoch, k)
         losses[kind].append(loss)
@@ -322,12 +322,12 @@ def train_run(data_parquet: str | os.PathLike, out_dir: str | os.PathLike, encod
         params = run_params(params, encoder)
     check_run(encoder, mode, view)
     p = checkpoint.typed_params(checkpoint.TrainParams, params)
-    rt = devices.init_runtime()
-    devices.seed_everything(seed, deterministic=rt.device.type == "cpu")
+    rt = runtime.init_runtime()
+    sampling.seed_everything(seed, deterministic=rt.device.type == "cpu")
     run = build_run(data_parquet, Path(out_dir), rt, encoder, mode, view, p, seed, tokenizer_dir,
                     pretrained_dir)
     progress = resume(run)
-    n_steps = len(step_schedule(mode, devices.epoch_batches(len(run.train), p.batch_size, seed, 0)))
+    n_steps = len(step_schedule(mode, sampling.epoch_batches(len(run.train), p.batch_size, seed, 0)))
     with tqdm(total=p.epochs * n_steps, initial=progress.epoch * n_steps, desc=f"train {encoder}-{mode}",
               disable=not rt.is_main) as bar:
         run.matcher.train()
@@ -340,7 +340,7 @@ def train_run(data_parquet: str | os.PathLike, out_dir: str | os.PathLike, encod
             progress.history.append(row)
             save_progress(run, progress)
     result = finish(run, progress, encoder, view)
-    devices.close_runtime(rt)
+    runtime.close_runtime(rt)
     return result
 
 
