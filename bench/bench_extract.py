@@ -36,6 +36,7 @@ from lxml import etree
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
+from proofmatch.artifacts import write_parquet  # noqa: E402
 from proofmatch.data import corpus  # noqa: E402
 
 from proofmatch.data import extract
@@ -85,7 +86,7 @@ def downstream(items: list[tuple[str, str]]) -> list[str]:
     with tempfile.TemporaryDirectory() as tmp:
         pairs, _ = extract.extract_files(items, desc="bench")
         src, out = Path(tmp) / "pairs.parquet", Path(tmp) / "linearized.parquet"
-        corpus.write_table(pairs, extract.PAIRS_SCHEMA, src)
+        write_parquet(pairs, src, extract.PAIRS_SCHEMA)
         start = time.perf_counter()
         linearize.linearize_shard(str(src), str(out))
         lines.append(f"linearization (linearize.linearize_shard, once): {time.perf_counter() - start:.2f} s wall for {len(pairs)} pairs")

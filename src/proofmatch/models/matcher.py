@@ -24,8 +24,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shutil
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
@@ -260,19 +258,6 @@ class Matcher(nn.Module):
         matcher.load_state_dict(load_file(str(model_dir / WEIGHTS_FILE)))
         dev = torch.device(device) if device else runtime.default_device()
         return matcher.to(dev).eval()
-
-
-def replace_dir(new: Path, target: Path) -> None:
-    """Swap the finished folder ``new`` into ``target``. Left for proofmatch.search until it uses
-    :func:`proofmatch.artifacts.atomic_dir` (its owner's split); then to be deleted."""
-    old = None
-    if target.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
-        old.rmdir()
-        os.replace(target, old)
-    os.replace(new, target)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
 
 
 def load_matcher(run_dir: str | os.PathLike, device: str | torch.device | None = None) -> Matcher:
