@@ -316,3 +316,33 @@ def test_cli_filter(tmp_path, capsys):
     assert report["dropped"]["language"] == 0 and report["kept"] == 5
     assert report["language_articles"] == 0
     assert json.loads(capsys.readouterr().out)["kept"] == 5
+
+
+def test_shard_by_shard_filtering_equals_filtering_the_whole_input(tmp_path, monkeypatch):
+    """The shards are judged one at a time and their kept pairs merged a row group at a time: the
+    pairs, audit and report equal those of the same rows in one shard, articles split across
+    shards (a1, a3) and a duplicate in a later shard included."""
+    paths, _ = _write_shards(tmp_path)
+    more = [row(f"b{i}/p{j}", article=f"b{i}", position=2 - j) for i in range(6) for j in range(3)]
+    shards = [read_parquet(p) for p in paths] + [pd.DataFrame(more[k::3]) for k in range(3)]
+    whole = tmp_path / "whole.parquet"
+    pd.concat(shards, ignore_index=True).to_parquet(whole)
+    split = []
+    for k, frame in enumerate(shards):
+        split.append(str(tmp_path / f"part-{k}.parquet"))
+        frame.to_parquet(split[-1])
+    monkeypatch.setattr(filters, "MERGE_READ_ROWS", 5)  # one-row row groups for five shards
+    monkeypatch.setattr(filters, "MERGE_WRITE_ROWS", 2)
+    outs = []
+    for name, inputs in (("one", [str(whole)]), ("many", split)):
+        out = tmp_path / name
+        report = filter_pairs(inputs, [], out / "pairs.parquet", out / "audit.parquet", out / "report.json")
+        outs.append((report, read_parquet(out / "pairs.parquet"), read_parquet(out / "audit.parquet")))
+    (r1, p1, a1), (r2, p2, a2) = outs
+    assert r1 == r2 and r1["kept"] == 3 + 18 and r1["dropped"]["duplicate_pair_id"] == 1
+    assert p1["pair_id"].tolist() == p2["pair_id"].tolist() == ["a1/ok2", "a1/ok", "a4/ok"] + [
+        f"b{i}/p{j}" for i in range(6) for j in (2, 1, 0)]
+    pd.testing.assert_frame_equal(p1.drop(columns=["statement_tokens", "proof_tokens"]),
+                                  p2.drop(columns=["statement_tokens", "proof_tokens"]))
+    assert all(list(x) == list(y) for x, y in zip(p1["proof_tokens"], p2["proof_tokens"]))
+    pd.testing.assert_frame_equal(a1, a2)

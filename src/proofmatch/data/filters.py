@@ -52,17 +52,21 @@ import json
 import logging
 import os
 import re
-import unicodedata
+import tempfile
 from collections import Counter
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
 from proofmatch.logs import setup_logging
 from proofmatch.data.stats import body_counts, paper_counts, token_counts
-from proofmatch.artifacts import read_json, read_parquet, write_json, write_parquet
+from proofmatch.artifacts import atomic_path, read_json, write_json, write_parquet
 from proofmatch.data.views import view
 
 log = logging.getLogger(__name__)
@@ -92,6 +96,10 @@ REFERENCE = re.compile(
     r"|\b(lemma|theorem|proposition|corollary|section|remark|claim|chapter|equation|eq|step|part) ?\(?\d"
 )
 _CONTROL = {c: " " for c in range(0x20) if chr(c) not in "\t\n\r"} | {0x7F: " "}
+_SURROGATE = re.compile("[\ud800-\udfff]")  # Unicode category Cs, which UTF-8 cannot encode
+SORT_KEYS = ("article_id", "position", "pair_id")  # the order of the kept pairs
+MERGE_READ_ROWS = 4096  # kept pairs of all shards buffered at once while merging them (one row group each)
+MERGE_WRITE_ROWS = 1024  # pairs per row group of the merged output
 
 
 def _silence_polyglot() -> None:
@@ -104,8 +112,7 @@ def _tokens(value: Any) -> list[str]:
 
 
 def _clean_for_detection(text: str) -> str:
-    text = text.translate(_CONTROL)
-    return "".join(" " if unicodedata.category(ch) == "Cs" else ch for ch in text)
+    return _SURROGATE.sub(" ", text.translate(_CONTROL))
 
 
 def detect_language(text: str) -> tuple[str, str | None, float]:
@@ -196,13 +203,15 @@ def _example(proof_tokens: Sequence[str], proof_title: int, proof_short: bool, s
 
 
 def classify(df: pd.DataFrame, language: str | None = "en", min_tokens: int = 20,
-             max_tokens: int = 500) -> tuple[pd.DataFrame, dict[str, Any]]:
+             max_tokens: int = 500, duplicate: np.ndarray | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Give every row its drop reason (None = kept), example, detail and token lengths.
 
     Returns the frame ``reason, example, detail, statement_length, proof_length`` aligned with
     ``df`` (lengths as :func:`proofmatch.data.stats.paper_counts`, missing for rows whose tokens are
-    unusable) and the language statistics of :func:`article_languages`. ``df`` is the whole input:
-    the language decision needs every pair of an article.
+    unusable) and the language statistics of :func:`article_languages`. ``df`` must hold every
+    pair of each of its articles: the language decision needs them all. ``duplicate`` (aligned
+    with ``df``) marks the rows whose ``pair_id`` came earlier in the whole input, when ``df`` is
+    a part of it; by default a row is a duplicate of an earlier row of ``df``.
     """
     missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
     if missing:
@@ -225,7 +234,12 @@ def classify(df: pd.DataFrame, language: str | None = "en", min_tokens: int = 20
         err = df["linearize_error"].astype(object)
         has_err = (err.notna() & (err.astype(str).str.strip() != "")).to_numpy()
         assign(has_err, "linearize_error", err.astype(str).str.slice(0, 300).to_numpy())
-    dup = df["pair_id"].astype(str).duplicated(keep="first").to_numpy()
+    if duplicate is None:
+        dup = df["pair_id"].astype(str).duplicated(keep="first").to_numpy()
+    elif len(duplicate) != n:
+        raise ValueError(f"duplicate marks {len(duplicate)} rows, the frame has {n}")
+    else:
+        dup = np.asarray(duplicate, dtype=bool)
     assign(dup, "duplicate_pair_id", "pair_id already seen earlier in the input")
 
     # Lengths and title checks are only valid on rows whose tokens exist.
@@ -308,10 +322,130 @@ def read_extraction_reports(report_jsons: Sequence[str | os.PathLike]) -> dict[s
 # ---------------------------------------------------------------- the stage
 
 
+def _add_language_stats(total: dict[str, Any], part: dict[str, Any]) -> None:
+    """Add one shard's language counts (:func:`classify`) to the running totals."""
+    for key, value in part.items():
+        total[key] = total.get(key, Counter() if isinstance(value, Counter) else 0) + value
+
+
+def _sorted_table(table: pa.Table) -> pa.Table:
+    """``table`` in :data:`SORT_KEYS` order (a stable sort, as ``sort_values(kind="stable")``)."""
+    return table.take(pc.sort_indices(table, sort_keys=[(k, "ascending") for k in SORT_KEYS]))
+
+
+class _PartReader:
+    """Rows of one sorted Parquet part, handed out in order, ``n`` at a time, one row group buffered."""
+
+    def __init__(self, path: Path, batch_rows: int) -> None:
+        self._batches = pq.ParquetFile(path).iter_batches(batch_size=batch_rows)
+        self._buffer = pa.Table.from_batches([], schema=pq.read_schema(path))
+
+    def take(self, n: int) -> pa.Table:
+        while self._buffer.num_rows < n:
+            self._buffer = pa.concat_tables([self._buffer, pa.Table.from_batches([next(self._batches)])])
+        head, self._buffer = self._buffer.slice(0, n), self._buffer.slice(n)
+        return head
+
+
+def _merge_parts(parts: list[Path], out: str | os.PathLike, read_rows: int) -> None:
+    """Write the rows of ``parts`` (each sorted by :data:`SORT_KEYS`) to ``out`` in that order.
+
+    The order is the stable sort of all parts' keys concatenated (ties keep the parts' order), as
+    sorting the whole input at once gives; memory holds the keys, one row group (``read_rows``) per
+    part and one output row group.
+    """
+    keys = []
+    for i, path in enumerate(parts):
+        k = pq.read_table(path, columns=list(SORT_KEYS))
+        keys.append(k.append_column("part", pa.array(np.full(k.num_rows, i, dtype=np.int32))))
+    all_keys = pa.concat_tables(keys)
+    order = pc.sort_indices(all_keys, sort_keys=[(k, "ascending") for k in SORT_KEYS])
+    part_of_row = all_keys["part"].take(order).to_numpy()
+    readers = [_PartReader(path, read_rows) for path in parts]
+    schema = pq.read_schema(parts[0])
+    with atomic_path(out, ".parquet") as tmp, pq.ParquetWriter(tmp, schema) as writer:
+        if len(part_of_row) == 0:
+            writer.write_table(schema.empty_table())
+        for start in range(0, len(part_of_row), MERGE_WRITE_ROWS):
+            chunk = part_of_row[start:start + MERGE_WRITE_ROWS]
+            pieces, where = [], np.empty(len(chunk), dtype=np.int64)
+            offset = 0
+            for i in np.unique(chunk):
+                rows = np.flatnonzero(chunk == i)
+                pieces.append(readers[i].take(len(rows)).cast(schema))
+                where[rows] = offset + np.arange(len(rows))
+                offset += len(rows)
+            writer.write_table(pa.concat_tables(pieces).take(pa.array(where)))
+
+
+class _Judged:
+    """What :func:`filter_pairs` keeps of the parts it has judged: the sorted kept pairs of each
+    part (temporary Parquet files), the audit rows with their input row numbers, the counts."""
+
+    def __init__(self, folder: Path, read_rows: int) -> None:
+        self.folder, self.read_rows = folder, read_rows
+        self.parts: list[Path] = []
+        self.audits: list[pd.DataFrame] = []
+        self.lang: dict[str, Any] = {}
+        self.articles_kept: set[str] = set()
+        self.kept = 0
+
+    def judge(self, table: pa.Table, rows: np.ndarray, duplicate: np.ndarray, language: str | None,
+              min_tokens: int, max_tokens: int) -> None:
+        """Classify one part (every pair of its articles); ``rows`` are its rows' input row numbers."""
+        df = table.to_pandas()
+        verdict, lang = classify(df, language, min_tokens, max_tokens, duplicate)
+        _add_language_stats(self.lang, lang)
+        drop = verdict["reason"].notna().to_numpy()
+        audit = pd.concat([df.loc[drop, ["pair_id", "article_id"]], verdict.loc[drop],
+                           df.loc[drop, list(AUDIT_COLUMNS[7:])]], axis=1)[list(AUDIT_COLUMNS)]
+        self.audits.append(audit.assign(_row=rows[drop]))
+        kept = table.filter(pa.array(~drop))
+        if "linearize_error" in kept.column_names:
+            kept = kept.drop_columns(["linearize_error"])
+        self.parts.append(self.folder / f"part-{len(self.parts):05d}.parquet")
+        pq.write_table(_sorted_table(kept), self.parts[-1], row_group_size=self.read_rows)
+        self.kept += kept.num_rows
+        self.articles_kept.update(kept["article_id"].to_pylist())
+
+    def audit(self) -> pd.DataFrame:
+        """The audit of the dropped pairs in input order."""
+        if not self.audits:
+            return pd.DataFrame(columns=list(AUDIT_COLUMNS))
+        audit = pd.concat(self.audits, ignore_index=True)
+        return audit.sort_values("_row", kind="stable").drop(columns="_row").reset_index(drop=True)
+
+
+def _input_keys(shard_parquets: Sequence[str]) -> tuple[list[int], np.ndarray, set[str], int]:
+    """Rows per shard, whether each input row repeats an earlier ``pair_id`` (shards in order, rows
+    in file order), the articles found in more than one shard and the number of articles; reads
+    only the two id columns."""
+    sizes, ids, shards_of = [], [], Counter()
+    for path in shard_parquets:
+        missing = [c for c in REQUIRED_COLUMNS if c not in pq.read_schema(path).names]
+        if missing:
+            raise ValueError(f"linearized shard {path} lacks columns {missing}")
+        keys = pq.read_table(path, columns=["pair_id", "article_id"])
+        sizes.append(keys.num_rows)
+        ids.append(keys["pair_id"].to_pandas().astype(str))
+        shards_of.update(set(keys["article_id"].to_pandas().astype(str)))
+    duplicate = (pd.concat(ids, ignore_index=True).duplicated(keep="first").to_numpy() if ids
+                 else np.zeros(0, dtype=bool))
+    return sizes, duplicate, {a for a, n in shards_of.items() if n > 1}, len(shards_of)
+
+
 def filter_pairs(shard_parquets: list[str], report_jsons: list[str], out_pairs: str | os.PathLike,
                  out_audit: str | os.PathLike, out_report: str | os.PathLike, language: str | None = "en",
                  min_tokens: int = 20, max_tokens: int = 500) -> dict[str, Any]:
     """Filter the linearized shards; write kept pairs, the audit of dropped pairs and a report.
+
+    Memory holds one shard, not the corpus: the shards are judged one at a time, with the
+    duplicate ``pair_id`` marks of the whole input (shards in order, rows in file order) computed
+    first from the id columns. The language decision needs every pair of an article; the manifest
+    puts each article in one shard, and the pairs of an article found in several shards are judged
+    together after the shards. Each part's kept pairs, sorted by :data:`SORT_KEYS`, go to a
+    temporary Parquet beside ``out_pairs``; the output is their merge, in the order of sorting all
+    kept pairs at once. The audit lists the dropped pairs in input order.
 
     The report's ``check`` must hold: kept + dropped == input pairs, the ``too_short`` examples
     add up to ``too_short``, the language counts add up to the articles checked, and (when
@@ -320,25 +454,47 @@ def filter_pairs(shard_parquets: list[str], report_jsons: list[str], out_pairs: 
     """
     if min_tokens < 0 or max_tokens < max(min_tokens, 1):
         raise ValueError(f"need 0 <= min_tokens <= max_tokens, got {min_tokens}..{max_tokens}")
-    frames = []
-    for path in tqdm(shard_parquets, desc="read", unit="shard", disable=None):
-        frames.append(read_parquet(path))
-        log.info("%s: %d pairs", path, len(frames[-1]))
-    df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(REQUIRED_COLUMNS))
-    n_input = len(df)
-    verdict, lang = classify(df, language, min_tokens, max_tokens)
-    drop = verdict["reason"].notna().to_numpy()
-
-    kept = df.loc[~drop].drop(columns=["linearize_error"], errors="ignore")
-    kept = kept.sort_values(["article_id", "position", "pair_id"], kind="stable").reset_index(drop=True)
-    audit = pd.concat([df.loc[drop, ["pair_id", "article_id"]], verdict.loc[drop], df.loc[drop, list(AUDIT_COLUMNS[7:])]],
-                      axis=1)[list(AUDIT_COLUMNS)].reset_index(drop=True)
+    sizes, duplicate, split_articles, n_articles = _input_keys(shard_parquets)
+    n_input = int(sum(sizes))
+    starts = np.cumsum([0, *sizes])
+    read_rows = max(1, MERGE_READ_ROWS // max(1, len(shard_parquets)))
+    Path(out_pairs).parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f".{Path(out_pairs).name}.", dir=Path(out_pairs).parent) as tmp_dir:
+        judged = _Judged(Path(tmp_dir), read_rows)
+        deferred: list[tuple[pa.Table, np.ndarray]] = []
+        for i, path in enumerate(tqdm(shard_parquets, desc="filter", unit="shard", disable=None)):
+            table = pq.read_table(path)
+            if table.num_rows != sizes[i]:
+                raise ValueError(f"{path} changed while it was read ({sizes[i]} then {table.num_rows} rows)")
+            rows = np.arange(starts[i], starts[i + 1])
+            if split_articles:
+                split = table["article_id"].to_pandas().astype(str).isin(split_articles).to_numpy()
+                deferred.append((table.filter(pa.array(split)), rows[split]))
+                table, rows = table.filter(pa.array(~split)), rows[~split]
+            judged.judge(table, rows, duplicate[rows], language, min_tokens, max_tokens)
+            log.info("%s: %d pairs", path, sizes[i])
+            del table
+        if deferred:
+            rows = np.concatenate([r for _, r in deferred])
+            judged.judge(pa.concat_tables([t for t, _ in deferred]), rows, duplicate[rows], language, min_tokens,
+                         max_tokens)
+            log.info("%d pairs of %d articles found in several shards judged together", len(rows),
+                     len(split_articles))
+            del deferred
+        if judged.parts:
+            _merge_parts(judged.parts, out_pairs, read_rows)
+        else:
+            write_parquet(pd.DataFrame(columns=list(REQUIRED_COLUMNS)), out_pairs)
+    lang = judged.lang or {"articles": 0, "languages": Counter(), "short": 0, "unreliable": 0, "undetected": 0,
+                           "dropped_articles": Counter(), "dropped_pairs": Counter()}
+    n_kept = judged.kept
+    audit = judged.audit()
     dropped = {r: int((audit["reason"] == r).sum()) for r in REASONS}
     examples = {e: int((audit["example"] == e).sum()) for e in EXAMPLES}
 
     extraction = read_extraction_reports(report_jsons)
     check = {
-        "kept_plus_dropped_equals_input": len(kept) + sum(dropped.values()) == n_input,
+        "kept_plus_dropped_equals_input": n_kept + sum(dropped.values()) == n_input,
         "too_short_examples_add_up": sum(examples.values()) == dropped["too_short"],
         "language_articles_add_up": lang["articles"] == sum(lang["languages"].values()) + lang["short"]
         + lang["unreliable"] + lang["undetected"],
@@ -346,19 +502,19 @@ def filter_pairs(shard_parquets: list[str], report_jsons: list[str], out_pairs: 
     }
     failed = [k for k, v in check.items() if v is False and k != "extraction_pairs_equal_input"]
     if failed:
-        raise AssertionError(f"filter accounting is off ({failed}): {len(kept)} kept, dropped {dropped}, "
+        raise AssertionError(f"filter accounting is off ({failed}): {n_kept} kept, dropped {dropped}, "
                              f"examples {examples}, {n_input} input")
     if check["extraction_pairs_equal_input"] is False:
         raise ValueError(f"the extraction reports count {extraction['pairs']} pairs but the linearized shards hold "
                          f"{n_input}: a shard is stale or missing (rerun linearize)")
     report = {
         "input_pairs": n_input,
-        "kept": len(kept),
+        "kept": n_kept,
         "dropped": dropped,
         "dropped_total": sum(dropped.values()),
         "too_short_examples": examples,
-        "articles_in": int(df["article_id"].nunique()),
-        "articles_kept": int(kept["article_id"].nunique()),
+        "articles_in": n_articles,
+        "articles_kept": len(judged.articles_kept),
         "language_articles": lang["articles"],
         "languages": dict(sorted(lang["languages"].items())),
         "language_dropped_articles": dict(sorted(lang["dropped_articles"].items())),
@@ -373,10 +529,9 @@ def filter_pairs(shard_parquets: list[str], report_jsons: list[str], out_pairs: 
         "extraction": extraction,
         "check": check,
     }
-    write_parquet(kept, out_pairs)
     write_parquet(audit, out_audit)
     write_json(report, out_report)
-    log.info("kept %d of %d pairs; dropped %s; too short: %s; non-English articles: %s", len(kept), n_input,
+    log.info("kept %d of %d pairs; dropped %s; too short: %s; non-English articles: %s", n_kept, n_input,
              json.dumps(dropped), json.dumps(examples), json.dumps(report["language_dropped_articles"]))
     return report
 
