@@ -8,7 +8,9 @@ import pandas as pd
 import pytest
 
 from proofmatch.data.linearize import fragment_tokens
-from proofmatch.data.stats import corpus_stats, paper_counts, paper_tokens, token_counts, token_stats
+from proofmatch.data.stats import (
+    corpus_stats, paper_counts, paper_tokens, token_counts, token_stats, token_stats_file,
+)
 from proofmatch.evaluation.tables import TABLE2_CAPTION, table1, table2, write_table1, write_table2
 
 XHTML = "http://www.w3.org/1999/xhtml"
@@ -172,3 +174,17 @@ def test_writers_and_cli(tmp_path, capsys):
     assert t1.iloc[2].tolist()[:2] == ["Total number of statement-proof pairs", "3"]
     assert (tmp_path / "c2.tex").read_text().startswith("\\begin{table}")
     assert main(["stats", "--pairs", str(tmp_path / "pairs.parquet"), "--table1", str(tmp_path / "x")]) == 2
+
+
+def test_table2_from_a_file_is_read_in_batches_and_equals_the_frame(tmp_path):
+    """write_table2 on a path reads four columns a batch at a time (token_stats_file): the same
+    numbers as on the whole frame, and a file without the XML columns raises."""
+    full = _pairs()
+    full.assign(unused="x").to_parquet(tmp_path / "pairs.parquet")
+    pd.testing.assert_frame_equal(token_stats_file(tmp_path / "pairs.parquet", batch_rows=1), token_stats(full))
+    write_table2(tmp_path / "pairs.parquet", tmp_path / "from_file")
+    write_table2(full, tmp_path / "from_frame")
+    assert (tmp_path / "from_file.md").read_text() == (tmp_path / "from_frame.md").read_text()
+    full.drop(columns=["proof_xml"]).to_parquet(tmp_path / "no_xml.parquet")
+    with pytest.raises(ValueError, match="lacks columns"):
+        token_stats_file(tmp_path / "no_xml.parquet")

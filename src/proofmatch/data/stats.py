@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import re
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -30,6 +31,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from proofmatch.data.linearize import _events, parse_fragment
 from proofmatch.logs import setup_logging
@@ -231,6 +233,8 @@ def corpus_stats(manifest: pd.DataFrame, articles: pd.DataFrame, pairs: pd.DataF
 # ---------------------------------------------------------------- token counts (Table 2)
 
 _MEASURES = (("Text+math", "total"), ("Text only", "text"), ("Math only", "math"), ("Math proportion", "math_pct"))
+_SIDES = (("Statements", "statement"), ("Proofs", "proof"))
+TOKEN_STATS_COLUMNS = ["statement_xml", "proof_xml", "statement_tokens", "proof_tokens"]
 
 
 def token_stats(pairs: pd.DataFrame) -> pd.DataFrame:
@@ -239,9 +243,30 @@ def token_stats(pairs: pd.DataFrame) -> pd.DataFrame:
     Tokens are counted as the paper's length filter counts them (:func:`paper_counts`). The math
     proportion is ``math / (text + math)`` in percent, over the statements or proofs with a token.
     """
+    return _token_stats({side: paper_counts(pairs, side) for _, side in _SIDES})
+
+
+def token_stats_file(pairs_parquet: str | os.PathLike, batch_rows: int = 1024) -> pd.DataFrame:
+    """:func:`token_stats` of a pairs Parquet file, read in record batches of the four columns the
+    counts need, so memory holds one batch of XML fragments and the counts, not the corpus."""
+    names = pq.read_schema(pairs_parquet).names
+    missing = [c for c in TOKEN_STATS_COLUMNS if c not in names]
+    if missing:
+        raise ValueError(f"{pairs_parquet} lacks columns {missing}")
+    parts: dict[str, list[pd.DataFrame]] = {side: [] for _, side in _SIDES}
+    for batch in pq.ParquetFile(pairs_parquet).iter_batches(batch_size=batch_rows, columns=TOKEN_STATS_COLUMNS):
+        frame = batch.to_pandas()
+        for side, counts in parts.items():
+            counts.append(paper_counts(frame, side))
+    empty = pd.DataFrame({"text": np.zeros(0, dtype=np.int64), "math": np.zeros(0, dtype=np.int64)})
+    return _token_stats({side: pd.concat(c, ignore_index=True) if c else empty for side, c in parts.items()})
+
+
+def _token_stats(counts: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """:func:`token_stats` from each side's :func:`paper_counts`."""
     rows = []
-    for part, side in (("Statements", "statement"), ("Proofs", "proof")):
-        c = paper_counts(pairs, side)
+    for part, side in _SIDES:
+        c = counts[side]
         total = c["text"] + c["math"]
         values = {
             "total": total.astype(float),

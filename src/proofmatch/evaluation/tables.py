@@ -26,9 +26,10 @@ from typing import Any, Hashable, Iterable, Mapping, Sequence, Union
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 
 from proofmatch import experiments as X
-from proofmatch.data.stats import CorpusStats, corpus_stats, token_stats
+from proofmatch.data.stats import TOKEN_STATS_COLUMNS, CorpusStats, corpus_stats, token_stats, token_stats_file
 from proofmatch.experiments import HUBNESS_BINS, Evaluation, Run, Table
 from proofmatch.logs import setup_logging
 from proofmatch.evaluation.render import write_table
@@ -211,11 +212,12 @@ def table2(num: pd.DataFrame) -> pd.DataFrame:
 
 
 def _frame(obj: str | os.PathLike | pd.DataFrame, columns: list[str]) -> pd.DataFrame:
-    df = obj if isinstance(obj, pd.DataFrame) else read_parquet(obj)
-    missing = [c for c in columns if c not in df.columns]
+    """``obj`` itself, or only ``columns`` of the Parquet file ``obj``; missing columns raise."""
+    names = obj.columns if isinstance(obj, pd.DataFrame) else pq.read_schema(obj).names
+    missing = [c for c in columns if c not in names]
     if missing:
         raise ValueError(f"{obj if not isinstance(obj, pd.DataFrame) else 'frame'} lacks columns {missing}")
-    return df
+    return obj if isinstance(obj, pd.DataFrame) else read_parquet(obj, columns=columns)
 
 
 def write_table1(manifest: str | os.PathLike | pd.DataFrame, articles: str | os.PathLike | pd.DataFrame,
@@ -228,9 +230,13 @@ def write_table1(manifest: str | os.PathLike | pd.DataFrame, articles: str | os.
 
 
 def write_table2(pairs: str | os.PathLike | pd.DataFrame, out_prefix: str | os.PathLike) -> pd.DataFrame:
-    """Write Table 2 to ``{out_prefix}.md/.tex/.csv``; accepts a frame or a Parquet path."""
-    cols = ["statement_xml", "proof_xml", "statement_tokens", "proof_tokens"]
-    return _write(table2(token_stats(_frame(pairs, cols))), out_prefix, TABLE2_CAPTION)
+    """Write Table 2 to ``{out_prefix}.md/.tex/.csv``; accepts a frame or a Parquet path (read in
+    batches: :func:`proofmatch.data.stats.token_stats_file`)."""
+    if isinstance(pairs, pd.DataFrame):
+        num = token_stats(_frame(pairs, TOKEN_STATS_COLUMNS))
+    else:
+        num = token_stats_file(pairs)
+    return _write(table2(num), out_prefix, TABLE2_CAPTION)
 
 
 # ----------------------------------------------------------------------------- workflow and CLI
