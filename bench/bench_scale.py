@@ -5,10 +5,14 @@ growth exponent between consecutive sizes.
 
 Each size runs in its own working directory (``--root/<n_articles>``) with the project's
 ``config/config.yaml`` plus an override that sets ``corpus.demo.n_articles`` and
-``corpus.n_shards``. The numbers come from the rules' own ``benchmark:`` files
-(``results/benchmarks/**.tsv``: ``s``, ``cpu_time``, ``max_rss``), summed per rule over its jobs
-(shards, splits, levels); peak RSS is the largest single job's. The growth exponent between sizes
-n1 < n2 is ``log(t2 / t1) / log(n2 / n1)`` on wall time: 1 is linear.
+``corpus.n_shards``. Wall time per job comes from the rules' own ``benchmark:`` files
+(``results/benchmarks/**.tsv``, column ``s``). CPU time and peak RSS come from the kernel
+(``getrusage`` of each script job's process and its children, written at exit by
+``bench/rusage_hook/sitecustomize.py``), because the benchmark files sample only every 30 s after a
+job's first 30 s and so miss CPU time and memory peaks of longer jobs. Times are summed per rule
+over its jobs (shards, splits, levels); peak RSS is the largest single job's. The growth exponent
+between sizes n1 < n2 is ``log(t2 / t1) / log(n2 / n1)`` with n the pairs before filtering, on CPU
+time (robust on a shared machine) and on wall time: 1 is linear.
 
     python bench/bench_scale.py --articles 72 576 6480 --root /tmp/pm-scale --json scale.json
     python bench/bench_scale.py --articles 72 576          # quick look
@@ -31,6 +35,7 @@ import pandas as pd
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
+HOOK = REPO / "bench" / "rusage_hook"
 TARGETS = [
     "results/tables/table1.md",
     "results/tables/table2.md",
@@ -54,6 +59,15 @@ def _stage(bench_file: Path, root: Path) -> str:
     return rel.parts[0].removesuffix(".tsv")
 
 
+def _rusage(folder: Path) -> dict[tuple, dict]:
+    """The latest rusage record of every job (rule + wildcards) in ``folder``."""
+    out: dict[tuple, dict] = {}
+    for f in sorted(folder.glob("*.json"), key=lambda f: f.stat().st_mtime):
+        job = json.loads(f.read_text())
+        out[(job["rule"], *sorted(job["wildcards"].items()))] = job
+    return out
+
+
 def run_size(n_articles: int, root: Path, cores: int, shards: int) -> dict:
     """Run the data half at one size; return per-stage sums and the pair counts."""
     work = root / str(n_articles)
@@ -66,8 +80,11 @@ def run_size(n_articles: int, root: Path, cores: int, shards: int) -> dict:
     override.write_text(yaml.safe_dump({"corpus": {"n_shards": shards, "demo": {"n_articles": n_articles}}}))
     cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(work), f"-c{cores}",
            *_targets(), "--configfile", str(REPO / "config" / "config.yaml"), str(override)]
+    rusage_dir = work / "rusage"
+    env = dict(os.environ, PROOFMATCH_RUSAGE_DIR=str(rusage_dir),
+               PYTHONPATH=os.pathsep.join(filter(None, [str(HOOK), os.environ.get("PYTHONPATH")])))
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
+    proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         raise SystemExit(f"snakemake failed at {n_articles} articles:\n{proc.stderr[-4000:]}")
@@ -77,12 +94,19 @@ def run_size(n_articles: int, root: Path, cores: int, shards: int) -> dict:
             rows = list(csv.DictReader(fh, delimiter="\t"))
         if not rows:
             continue
-        row = rows[-1]
         st = stages[_stage(f, work)]
-        st["s"] += float(row["s"])
-        st["cpu_time"] += float(row.get("cpu_time") or 0.0)
-        st["max_rss_mb"] = max(st["max_rss_mb"], float(row.get("max_rss") or 0.0))
+        st["s"] += float(rows[-1]["s"])
         st["jobs"] += 1
+    for job in _rusage(rusage_dir).values():
+        if job["rule"] not in stages:
+            raise SystemExit(f"{job['rule']} ran at {n_articles} articles but has no benchmark: file")
+        st = stages[job["rule"]]
+        st["cpu_time"] += job["cpu_s"]
+        st["max_rss_mb"] = max(st["max_rss_mb"], job["max_rss_mb"])
+        st["rusage_jobs"] = st.get("rusage_jobs", 0) + 1
+    short = {k: (v["jobs"], v.get("rusage_jobs", 0)) for k, v in stages.items() if v["jobs"] != v.get("rusage_jobs")}
+    if short:
+        raise SystemExit(f"benchmark files and rusage records disagree (jobs, records): {short}")
     report = json.loads((work / "results" / "data" / "filter_report.json").read_text())
     pairs_in = int(pd.read_parquet(work / "results" / "data" / "filter_audit.parquet", columns=["pair_id"]).shape[0])
     pairs_kept = int(pd.read_parquet(work / "results" / "data" / "pairs.parquet", columns=["pair_id"]).shape[0])
@@ -91,15 +115,17 @@ def run_size(n_articles: int, root: Path, cores: int, shards: int) -> dict:
 
 
 def growth(rows: list[dict]) -> list[dict]:
-    """Per-stage growth exponents of wall time between consecutive sizes (by pairs before filtering)."""
+    """Per-stage growth exponents of CPU and wall time between consecutive sizes (by pairs before
+    filtering); None where the smaller size took under half a second (start-up noise dominates)."""
     out = []
     for a, b in zip(rows, rows[1:]):
         ratio = b["pairs_before_filter"] / a["pairs_before_filter"]
         for stage in sorted(set(a["stages"]) & set(b["stages"])):
-            ta, tb = a["stages"][stage]["s"], b["stages"][stage]["s"]
-            if ta > 0.5 and tb > 0:  # below half a second, start-up noise dominates
-                out.append({"stage": stage, "from": a["n_articles"], "to": b["n_articles"],
-                            "exponent": round(math.log(tb / ta) / math.log(ratio), 2)})
+            exps = {}
+            for key, name in (("cpu_time", "exponent_cpu"), ("s", "exponent_wall")):
+                ta, tb = a["stages"][stage][key], b["stages"][stage][key]
+                exps[name] = round(math.log(tb / ta) / math.log(ratio), 2) if ta > 0.5 and tb > 0 else None
+            out.append({"stage": stage, "from": a["n_articles"], "to": b["n_articles"], **exps})
     return out
 
 
@@ -111,8 +137,9 @@ def render(rows: list[dict], exps: list[dict]) -> str:
             rate = r["pairs_before_filter"] / st["cpu_time"] if st["cpu_time"] > 0 else float("nan")
             lines.append(f"| {r['n_articles']} | {r['pairs_before_filter']} | {stage} | {st['jobs']} | {st['s']:.1f} "
                          f"| {st['cpu_time']:.1f} | {st['max_rss_mb']:.0f} | {rate:,.0f} |")
-    lines += ["", "| stage | sizes | growth exponent |", "|---|---|---|"]
-    lines += [f"| {e['stage']} | {e['from']} → {e['to']} | {e['exponent']} |" for e in exps]
+    lines += ["", "| stage | sizes | growth exponent (CPU) | growth exponent (wall) |", "|---|---|---|---|"]
+    lines += [f"| {e['stage']} | {e['from']} → {e['to']} | {e['exponent_cpu'] if e['exponent_cpu'] is not None else '–'} "
+              f"| {e['exponent_wall'] if e['exponent_wall'] is not None else '–'} |" for e in exps]
     return "\n".join(lines)
 
 
