@@ -158,11 +158,6 @@ def classify(trees: Iterable[etree._Element]) -> tuple[Symbols, list[tuple[etree
     return found, occurrences
 
 
-def collect_symbols(trees: Iterable[etree._Element]) -> Symbols:
-    """Classify every one-character ``mi`` of some presentation trees."""
-    return classify(trees)[0]
-
-
 # --- planning: the groups a level renames and the letters they take ------------------------------
 
 
