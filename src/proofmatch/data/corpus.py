@@ -288,12 +288,6 @@ def build_manifest(
     return manifest, articles
 
 
-def write_table(data: pd.DataFrame | pa.Table, schema: pa.Schema, path: str | os.PathLike) -> None:
-    """Left for data/extract.py and data/latex.py until they call :func:`proofmatch.artifacts.write_parquet`
-    with ``schema=`` (their owners' split); then to be deleted."""
-    write_parquet(data, path, schema)
-
-
 def write_manifest(
     corpus_dir: str | os.PathLike,
     n_shards: int,

@@ -24,7 +24,7 @@ from proofmatch.data import corpus
 from proofmatch.data.statements import ArticleResult, find_pairs
 from proofmatch.data.xmlsafe import SkipFile, check_text, is_html_path, parse_document, read_bounded, replace_html_entities
 from proofmatch.logs import setup_logging
-from proofmatch.artifacts import write_json
+from proofmatch.artifacts import write_json, write_parquet
 
 log = logging.getLogger(__name__)
 
@@ -173,7 +173,7 @@ def pairs_table(rows: Sequence[dict[str, Any]]) -> pa.Table:
 
 
 def _write_outputs(pairs: pa.Table, report: dict[str, Any], out_parquet: str | os.PathLike, report_json: str | os.PathLike) -> None:
-    corpus.write_table(pairs, PAIRS_SCHEMA, out_parquet)
+    write_parquet(pairs, out_parquet, PAIRS_SCHEMA)
     write_json(report, report_json)
     skipped = ", ".join(f"{k} {v}" for k, v in report["files_skipped"].items()) or "none"
     log.info(

@@ -59,7 +59,7 @@ from proofmatch.data.corpus import read_metadata
 from proofmatch.data.latex_inventory import read_inventory, write_inventory
 from proofmatch.logs import setup_logging
 from proofmatch.evaluation.render import write_table as write_result_table
-from proofmatch.artifacts import atomic_path, read_json, write_csv, write_json
+from proofmatch.artifacts import atomic_dir, atomic_path, read_json, write_csv, write_json
 
 log = logging.getLogger(__name__)
 
@@ -338,13 +338,9 @@ def assemble_corpus(inventory_parquet: str | os.PathLike, shard_jsons: Sequence[
             raise ValueError(f"article {row['article_id']!r} of {inventory_parquet} is in no shard result "
                              f"({len(shard_jsons)} of {n_shards} shard files given)")
     converted = [r for r in per_article if r["status"] == "converted"]
-    tmp_dir = out_dir.with_name(f".{out_dir.name}.tmp")
-    shutil.rmtree(tmp_dir, ignore_errors=True)
-    tmp_dir.mkdir(parents=True)
-    for r in converted:
-        _link_or_copy(root / r["xhtml"], tmp_dir / f"{r['key']}.xhtml.gz")
-    shutil.rmtree(out_dir, ignore_errors=True)
-    os.replace(tmp_dir, out_dir)
+    with atomic_dir(out_dir) as staging:
+        for r in converted:
+            _link_or_copy(root / r["xhtml"], staging / f"{r['key']}.xhtml.gz")
     meta = read_metadata(metadata_path).set_index("article_id") if metadata_path else None
     rows = []
     for r in converted:

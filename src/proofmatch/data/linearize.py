@@ -28,7 +28,6 @@ from typing import Any, Iterator, Mapping
 
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 from lxml import etree
 from tqdm import tqdm
 
@@ -36,7 +35,7 @@ from proofmatch.data.statements import TITLE_CLASSES
 from proofmatch.logs import setup_logging
 from proofmatch.data.mathml import math_tokens, tokens_of_presentation
 from proofmatch.data.mathml_names import local_name
-from proofmatch.artifacts import atomic_path
+from proofmatch.artifacts import write_parquet
 from proofmatch.data.views import text_tokens
 
 log = logging.getLogger(__name__)
@@ -208,8 +207,7 @@ def linearize_shard(in_parquet: str | os.PathLike, out_parquet: str | os.PathLik
     input_schema = pa.Schema.from_pandas(df.drop(columns=[c for c in NEW_COLUMNS if c in df.columns]), preserve_index=False)
     schema = pa.schema([*input_schema, *(pa.field(n, t) for n, t in NEW_COLUMNS.items())])
     table = pa.Table.from_pandas(out, schema=schema, preserve_index=False)
-    with atomic_path(out_parquet, ".parquet") as tmp:
-        pq.write_table(table, tmp)
+    write_parquet(table, out_parquet)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -22,7 +22,7 @@ import argparse
 import logging
 import os
 from pathlib import Path
-from typing import Any, Hashable, Iterable, Mapping, Sequence, Union
+from typing import Any, Hashable, Iterable, Mapping, Union
 
 import numpy as np
 import pandas as pd

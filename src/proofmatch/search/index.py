@@ -4,7 +4,7 @@ An index folder holds
 
 * ``index.json``: method (``model``, ``tfidf`` or ``bm25``), size, parts, backend (``exact`` or
   ``faiss``) and, for a model, the run it came from: the digest of the model files, the training
-  run's fingerprint (:func:`proofmatch.models.runtime.run_fingerprint`, from its checkpoint) and
+  run's fingerprint (:func:`proofmatch.models.checkpoint.fingerprint`, from its checkpoint) and
   ``metrics.json``. An index never mixes models: the query encoder is the copy in ``model/``,
   and loading checks its digest against ``index.json``;
 * ``proofs.parquet``: one row per pair, in the order of :func:`proofmatch.data.splits.read_parts`
