@@ -337,7 +337,8 @@ class _PartReader:
     """Rows of one sorted Parquet part, handed out in order, ``n`` at a time, one row group buffered."""
 
     def __init__(self, path: Path, batch_rows: int) -> None:
-        self._batches = pq.ParquetFile(path).iter_batches(batch_size=batch_rows)
+        # pre_buffer=False: by default the reader keeps every row group it has read until it is done
+        self._batches = pq.ParquetFile(path, pre_buffer=False).iter_batches(batch_size=batch_rows)
         self._buffer = pa.Table.from_batches([], schema=pq.read_schema(path))
 
     def take(self, n: int) -> pa.Table:
@@ -380,12 +381,13 @@ def _merge_parts(parts: list[Path], out: str | os.PathLike, read_rows: int) -> N
 
 class _Judged:
     """What :func:`filter_pairs` keeps of the parts it has judged: the sorted kept pairs of each
-    part (temporary Parquet files), the audit rows with their input row numbers, the counts."""
+    part (temporary Parquet files), the audit rows with their input row numbers (as Arrow tables,
+    a few times smaller than frames of Python token lists), the counts."""
 
     def __init__(self, folder: Path, read_rows: int) -> None:
         self.folder, self.read_rows = folder, read_rows
         self.parts: list[Path] = []
-        self.audits: list[pd.DataFrame] = []
+        self.audits: list[pa.Table] = []
         self.lang: dict[str, Any] = {}
         self.articles_kept: set[str] = set()
         self.kept = 0
@@ -399,7 +401,7 @@ class _Judged:
         drop = verdict["reason"].notna().to_numpy()
         audit = pd.concat([df.loc[drop, ["pair_id", "article_id"]], verdict.loc[drop],
                            df.loc[drop, list(AUDIT_COLUMNS[7:])]], axis=1)[list(AUDIT_COLUMNS)]
-        self.audits.append(audit.assign(_row=rows[drop]))
+        self.audits.append(pa.Table.from_pandas(audit.assign(_row=rows[drop]), preserve_index=False))
         kept = table.filter(pa.array(~drop))
         if "linearize_error" in kept.column_names:
             kept = kept.drop_columns(["linearize_error"])
@@ -412,8 +414,9 @@ class _Judged:
         """The audit of the dropped pairs in input order."""
         if not self.audits:
             return pd.DataFrame(columns=list(AUDIT_COLUMNS))
-        audit = pd.concat(self.audits, ignore_index=True)
-        return audit.sort_values("_row", kind="stable").drop(columns="_row").reset_index(drop=True)
+        table = pa.concat_tables(self.audits, promote_options="permissive").replace_schema_metadata(None)
+        table = table.take(pc.sort_indices(table, sort_keys=[("_row", "ascending")])).drop_columns(["_row"])
+        return table.to_pandas().astype({"statement_length": "Int64", "proof_length": "Int64"})
 
 
 def _input_keys(shard_parquets: Sequence[str]) -> tuple[list[int], np.ndarray, set[str], int]:

@@ -175,7 +175,8 @@ PAIR_COLUMNS = ["pair_id", "article_id", "statement_xml", "proof_xml", "statemen
 
 
 def _parquet(path: str | os.PathLike, columns: Iterable[str]) -> pq.ParquetFile:
-    file = pq.ParquetFile(path)
+    # pre_buffer=False: by default iter_batches keeps every row group it has read until it is done
+    file = pq.ParquetFile(path, pre_buffer=False)
     missing = [c for c in columns if c not in file.schema_arrow.names]
     if missing:
         raise ValueError(f"{path}: missing column(s) {missing}")

@@ -254,7 +254,9 @@ def token_stats_file(pairs_parquet: str | os.PathLike, batch_rows: int = 1024) -
     if missing:
         raise ValueError(f"{pairs_parquet} lacks columns {missing}")
     parts: dict[str, list[pd.DataFrame]] = {side: [] for _, side in _SIDES}
-    for batch in pq.ParquetFile(pairs_parquet).iter_batches(batch_size=batch_rows, columns=TOKEN_STATS_COLUMNS):
+    # pre_buffer=False: by default the reader keeps every row group it has read until it is done
+    reader = pq.ParquetFile(pairs_parquet, pre_buffer=False)
+    for batch in reader.iter_batches(batch_size=batch_rows, columns=TOKEN_STATS_COLUMNS):
         frame = batch.to_pandas()
         for side, counts in parts.items():
             counts.append(paper_counts(frame, side))
