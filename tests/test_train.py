@@ -18,7 +18,7 @@ from proofmatch.models import runtime
 from proofmatch.models.checkpoint import PretrainParams, TrainParams, typed_params
 from proofmatch.config import run_matching
 from proofmatch.models.sampling import epoch_batches, sample_negatives
-from proofmatch.models.encoders import NPTConfig, NPTEncoder, WordVocab
+from proofmatch.models.encoders import NPTConfig, NPTEncoder, WordVocab, pad_batch
 from proofmatch.evaluation.evaluate import evaluate_run
 from proofmatch.models.matcher import (Matcher, MatcherConfig, NotConfigured, global_loss, load_matcher, local_loss,
                               max_assignment, npt_vocab, triplet_loss)
@@ -122,6 +122,30 @@ def test_one_autocast_policy_for_training_and_evaluation(monkeypatch):
         assert not torch.is_autocast_enabled("cpu")  # CPU runs stay float32 and deterministic
     monkeypatch.setenv(runtime.DEVICE_ENV, "cpu")
     assert runtime.default_device().type == "cpu" and runtime.init_runtime().device.type == "cpu"
+
+
+def test_batch_groups_are_padded_apart():
+    """A training step pads statements and proofs each to its own longest text, and a text's
+    vector (eval mode) is the one it has alone: padding never changes it."""
+    m = _matcher("bilinear")
+    st = [["$a"], ["set", "$A"]]
+    pf = [["Proof", "$a", "is", "$b", "set", "$A", "$b"], ["$b", "is"]]
+    seen = []
+    real = m.encoder.forward
+
+    def recording(ids, mask):
+        seen.append(tuple(ids.shape))
+        return real(ids, mask)
+
+    m.encoder.forward = recording
+    ids = m.codec.ids(st + pf, 16)
+    with torch.no_grad():
+        (S, P), M = m([tuple(t) for t in (pad_batch(ids[:2], 0), pad_batch(ids[2:], 0))])
+    assert seen == [(2, 3), (2, 8)]  # [CLS] + the longest statement, [CLS] + the longest proof
+    np.testing.assert_allclose(S, m.embed(st), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(P, m.embed(pf), rtol=1e-5, atol=1e-6)
+    with torch.no_grad():
+        np.testing.assert_allclose(M, m.score_matrix(S, P), rtol=1e-6)
 
 
 # ---------------------------------------------------------------- losses

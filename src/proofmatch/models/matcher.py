@@ -143,21 +143,24 @@ class Matcher(nn.Module):
                 return (S @ self.W.float()) @ P.T * self.config.score_scale + self.b.float()
             return 2.0 * S @ P.T - (S * S).sum(1)[:, None] - (P * P).sum(1)[None, :]
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, sizes: Sequence[int],
+    def forward(self, groups: Sequence[tuple[torch.Tensor, torch.Tensor]],
                 gather: Callable[[torch.Tensor], torch.Tensor] | None = None
                 ) -> tuple[list[torch.Tensor], torch.Tensor]:
-        """Encode the rows of a batch in one pass of the shared encoder, cut them into
-        consecutive groups of ``sizes`` rows (statements, proofs, [negative proofs]), and return
-        the groups and ``score_matrix`` of the first two.
+        """Encode the groups of a batch (statements, proofs, [negative proofs]; each ``(ids,
+        mask)`` right-padded to its own longest text) with the shared encoder, and return their
+        vectors and ``score_matrix`` of the first two.
+
+        Each group has its own padding because padded positions are masked out of attention and
+        pooling: a statement's vector does not depend on the proofs' length, and padding the
+        demo's statements (at most 89 tokens) to its proofs' 200 cost a third of an NPT step.
 
         ``gather`` (several processes: :meth:`proofmatch.models.runtime.Runtime.gather`) turns each
         group of this rank's rows into the group of the whole batch before scoring, inside the
         forward so that DDP sees the scorer's weights used."""
-        emb = self.encoder(input_ids, attention_mask).float()
-        groups = list(torch.split(emb, list(sizes)))
+        vectors = [self.encoder(ids, mask).float() for ids, mask in groups]
         if gather is not None:
-            groups = [gather(g) for g in groups]
-        return groups, self.score_matrix(groups[0], groups[1])
+            vectors = [gather(v) for v in vectors]
+        return vectors, self.score_matrix(vectors[0], vectors[1])
 
     # -- token lists -----------------------------------------------------------------------
 

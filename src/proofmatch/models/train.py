@@ -110,10 +110,10 @@ def batch_loss(model: torch.nn.Module, rt: runtime.Runtime, kind: str, idx: np.n
         if negatives is None:
             raise ValueError("a triplet step needs one negative proof per statement")
         groups.append([ids_p[i] for i in rt.share(negatives)])
-    ids, mask = pad_batch(sum(groups, []), pad_id)
+    padded = [tuple(t.to(rt.device) for t in pad_batch(g, pad_id)) for g in groups]  # each its own length
     gather = (lambda x: rt.gather(x, len(idx))) if rt.distributed else None
-    with rt.autocast():  # one encoder pass: the groups' vectors and the statement x proof scores
-        enc, M = model(ids.to(rt.device), mask.to(rt.device), [len(g) for g in groups], gather)
+    with rt.autocast():  # the groups' vectors and the statement x proof scores
+        enc, M = model(padded, gather)
     if kind == "local":  # §7.1: in-batch softmax over the batch's proofs
         return local_loss(M), float("nan")
     if kind == "global":  # §7.2: structured hinge against the cost-augmented assignment
