@@ -11,18 +11,15 @@ in wall-clock and in CPU time of this process (steadier on a shared machine):
 * ``extraction``: :func:`proofmatch.data.extract.extract_files` from the files on disk (bounded read,
   decompression, entity pass, safe parse, pair search, serialisation; no Parquet write).
 
-The ratio extraction / bare parse is the figure of merit (target: within 2x). When
-``proofmatch.data.linearize`` is importable and has ``linearize_shard``, the extracted pairs are also
-linearized once, and then filtered once with ``proofmatch.data.filters.classify`` (when it exists);
-those times are printed separately, and the output says which of them ran.
+The ratio extraction / bare parse is the figure of merit (target: within 2x). The extracted pairs
+are also linearized once (``linearize.linearize_shard``) and filtered once
+(``filter_rules.classify``); those times are printed separately.
 """
 
 from __future__ import annotations
 
 import argparse
 import gzip
-import importlib
-import importlib.util
 import io
 import logging
 import sys
@@ -37,9 +34,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
 from proofmatch.artifacts import write_parquet  # noqa: E402
-from proofmatch.data import corpus  # noqa: E402
-
-from proofmatch.data import extract
+from proofmatch.data import corpus, extract, filter_rules, linearize  # noqa: E402
 
 
 Timing = tuple[float, float]  # (wall seconds, CPU seconds of this process)
@@ -76,12 +71,7 @@ def extraction(items: list[tuple[str, str]]) -> tuple[Timing, int, dict]:
 
 
 def downstream(items: list[tuple[str, str]]) -> list[str]:
-    """Time linearization and filtering once on the extracted pairs, where those stages exist."""
-    if importlib.util.find_spec("proofmatch.data.linearize") is None:
-        return ["linearization/filtering: not run (proofmatch.data.linearize is not importable) - extraction only"]
-    linearize = importlib.import_module("proofmatch.data.linearize")
-    if not hasattr(linearize, "linearize_shard"):
-        return ["linearization/filtering: not run (proofmatch.data.linearize has no linearize_shard) - extraction only"]
+    """Time linearization and filtering once on the extracted pairs."""
     lines = []
     with tempfile.TemporaryDirectory() as tmp:
         pairs, _ = extract.extract_files(items, desc="bench")
@@ -90,15 +80,11 @@ def downstream(items: list[tuple[str, str]]) -> list[str]:
         start = time.perf_counter()
         linearize.linearize_shard(str(src), str(out))
         lines.append(f"linearization (linearize.linearize_shard, once): {time.perf_counter() - start:.2f} s wall for {len(pairs)} pairs")
-        filters = importlib.import_module("proofmatch.data.filters") if importlib.util.find_spec("proofmatch.data.filters") else None
-        if filters is None or not hasattr(filters, "classify"):
-            lines.append("filtering: not run (proofmatch.data.filters.classify is not importable)")
-        else:
-            frame = pd.read_parquet(out)
-            start = time.perf_counter()
-            verdict, _ = filters.classify(frame)
-            kept = int(verdict["reason"].isna().sum())
-            lines.append(f"filtering (filters.classify, defaults, once): {time.perf_counter() - start:.2f} s wall; {kept} of {len(frame)} pairs kept")
+        frame = pd.read_parquet(out)
+        start = time.perf_counter()
+        verdict, _ = filter_rules.classify(frame)
+        kept = int(verdict["reason"].isna().sum())
+        lines.append(f"filtering (filter_rules.classify, defaults, once): {time.perf_counter() - start:.2f} s wall; {kept} of {len(frame)} pairs kept")
     return lines
 
 

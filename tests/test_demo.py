@@ -457,7 +457,7 @@ def test_tfidf_baseline_is_hard_but_not_hopeless(corpus: Path) -> None:
 
     from proofmatch.data import corpus as corpus_mod
     from proofmatch.data import extract
-    from proofmatch.data import filters
+    from proofmatch.data import filter_rules
     from proofmatch.data import linearize
 
     paths = corpus_mod.list_articles(corpus / "xhtml")
@@ -465,7 +465,7 @@ def test_tfidf_baseline_is_hard_but_not_hopeless(corpus: Path) -> None:
     pairs, report = extract.extract_files(sorted(zip(ids, map(str, paths))))
     assert report["pairs"] >= 1500
     lin = linearize.linearize_frame(pairs.to_pandas())
-    verdict, _ = filters.classify(lin)
+    verdict, _ = filter_rules.classify(lin)
     reasons = Counter(verdict["reason"].dropna())
     for reason in ("language", "too_short", "too_long"):
         assert reasons[reason] > 0, reasons

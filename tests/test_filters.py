@@ -8,10 +8,9 @@ from xml.sax.saxutils import escape
 import pandas as pd
 import pytest
 
-from proofmatch.data import filters
-from proofmatch.data.filters import (
-    EXAMPLES, REASONS, classify, filter_pairs, match_omitted, match_reference, read_extraction_reports,
-)
+from proofmatch.data import filter_rules, filters
+from proofmatch.data.filter_rules import EXAMPLES, REASONS, classify, match_omitted, match_reference
+from proofmatch.data.filters import filter_pairs, read_extraction_reports
 from proofmatch.data.linearize import linearize_pair
 from proofmatch.artifacts import read_json, read_parquet
 
@@ -193,7 +192,7 @@ def test_language_none_disables_and_short_articles_are_kept_and_counted():
 
 def test_unreliable_and_failed_detections_keep_the_article(monkeypatch):
     calls = iter([("unreliable", "fr", 40.0), ("undetected", None, 0.0)])
-    monkeypatch.setattr(filters, "detect_language", lambda text: next(calls))
+    monkeypatch.setattr(filter_rules, "detect_language", lambda text: next(calls))
     verdict, lang = classify(pd.DataFrame([row("a/1", FR_STATEMENT, FR_PROOF, article="a"), row("b/1", article="b")]))
     assert verdict["reason"].tolist() == [None, None]
     assert (lang["unreliable"], lang["undetected"]) == (1, 1)
@@ -207,11 +206,11 @@ def test_detector_exceptions_are_undetected(monkeypatch):
             raise RuntimeError("cld2 exploded")
 
     monkeypatch.setattr(polyglot.detect, "Detector", Broken)
-    assert filters.detect_language("Let x be a real number.") == ("undetected", None, 0.0)
+    assert filter_rules.detect_language("Let x be a real number.") == ("undetected", None, 0.0)
 
 
 def test_detect_language_survives_control_characters_and_surrogates():
-    status, code, _ = filters.detect_language("Let \x01 x be a real number \ud800 and then the claim holds for every x.")
+    status, code, _ = filter_rules.detect_language("Let \x01 x be a real number \ud800 and then the claim holds for every x.")
     assert status == "reliable" and code == "en"
 
 
@@ -278,7 +277,7 @@ def test_filter_pairs_writes_pairs_audit_and_a_report_that_adds_up(tmp_path):
     assert "linearize_error" not in pairs.columns
     assert list(pairs["statement_tokens"].iloc[0]) == row("a1/ok2")["statement_tokens"]
     audit = read_parquet(out / "audit.parquet")
-    assert list(audit.columns) == list(filters.AUDIT_COLUMNS)
+    assert list(audit.columns) == list(filter_rules.AUDIT_COLUMNS)
     assert dict(zip(audit["pair_id"], audit["reason"])) == {
         "a1/err": "linearize_error", "a2/fr": "language", "a1/omit": "too_short", "a3/ru2": "language",
         "a3/ru": "language", "a1/ok": "duplicate_pair_id", "a4/cite": "too_short"}

@@ -7,7 +7,7 @@ Two ways of counting tokens live here:
   Table 2 do (reference code: ``get_statement(BOTH).split()``): the **whitespace-separated words
   of the text** (a title "Lemma 3.2." is two tokens, "holds." one) plus **one token per math
   symbol** of the linearized formulas, titles included; for a statement, ``.strip(" .")`` first
-  removes lone full stops at its ends. Table 2 and the length filter (:mod:`proofmatch.data.filters`)
+  removes lone full stops at its ends. Table 2 and the length filter (:mod:`proofmatch.data.filter_rules`)
   use these counts, so Table 2's minimum and maximum text+math lengths are the filter's bounds,
   as in the paper (20 and 500).
 * :func:`token_counts` / :func:`body_counts` count our typed tokens (punctuation split off), after
