@@ -99,10 +99,9 @@ def bench_npt(variant: str, kind: str, warmup: int, steps: int) -> dict:
     m = Matcher(MatcherConfig("npt", "bilinear", "both", 200, npt=npt.to_dict()), NPTEncoder(npt), _Codec())
     m.cuda().train()
     opt = torch.optim.ASGD(m.parameters(), lr=0.005, t0=1e4)
-    ids = torch.randint(3, vocab, (2 * batch, lp), device="cuda")
-    mask = torch.zeros(2 * batch, lp, dtype=torch.bool, device="cuda")
-    mask[:batch, :ls] = True
-    mask[batch:] = True
+    # statements and proofs each padded to their own length, as a training step pads them
+    groups = [(torch.randint(3, vocab, (batch, n), device="cuda"), torch.ones(batch, n, dtype=torch.bool, device="cuda"))
+              for n in (ls, lp)]
     fwd = m
     if variant == "compile":
         fwd = torch.compile(m)
@@ -111,7 +110,7 @@ def bench_npt(variant: str, kind: str, warmup: int, steps: int) -> dict:
 
     def step() -> None:
         with torch.autocast("cuda", dtype=torch.bfloat16):
-            _, M = fwd(ids, mask, [batch, batch])
+            _, M = fwd(groups)
         loss = local_loss(M) if kind == "local" else global_loss(M)[0]
         opt.zero_grad(set_to_none=True)
         loss.backward()
