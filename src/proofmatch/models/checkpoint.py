@@ -36,6 +36,11 @@ P = TypeVar("P")
 _CAST = {"int": int, "float": float, "bool": bool, "str": str}
 
 
+def state_path(out_dir: str | os.PathLike) -> Path:
+    """The checkpoint of the run (training or pretraining) whose output folder is ``out_dir``."""
+    return Path(out_dir) / "checkpoint" / STATE_FILE
+
+
 @dataclass(frozen=True)
 class TrainParams:
     """The settings of one training run (the config's ``matching`` part for one encoder, flat);

@@ -55,7 +55,6 @@ from proofmatch.models.tokenizer import load_tokenizer, to_text
 
 log = logging.getLogger(__name__)
 
-STATE_FILE = checkpoint.STATE_FILE
 LOG_FILE = "pretrain_log.csv"
 METRICS_FILE = "pretrain_metrics.json"
 TEMPORARIES = (".staging.*", f".{LOG_FILE}.*", f".{METRICS_FILE}.*")  # what a killed run leaves in out_dir
@@ -204,7 +203,7 @@ class Pretraining:
 
     @property
     def state_path(self) -> Path:
-        return self.out / "checkpoint" / checkpoint.STATE_FILE
+        return checkpoint.state_path(self.out)
 
 
 @dataclass

@@ -178,7 +178,7 @@ class Run:
 
     @property
     def state_path(self) -> Path:
-        return self.out / "checkpoint" / checkpoint.STATE_FILE
+        return checkpoint.state_path(self.out)
 
 
 @dataclass

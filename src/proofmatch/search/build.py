@@ -63,9 +63,11 @@ def run_identity(run_dir: str | os.PathLike) -> dict[str, Any]:
     """What names a training run: its folder, model digest, training fingerprint and metrics."""
     import torch
 
+    from proofmatch.models.checkpoint import state_path
+
     run_dir = Path(run_dir)
     ident: dict[str, Any] = {"run_dir": str(run_dir), "model_digest": files_digest(_model_dir(run_dir))}
-    ckpt = run_dir / "checkpoint" / "state.pt"
+    ckpt = state_path(run_dir)
     if ckpt.exists():
         saved = torch.load(ckpt, map_location="cpu", weights_only=False, mmap=True)
         ident["fingerprint"] = saved.get("fingerprint")
