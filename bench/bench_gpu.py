@@ -89,6 +89,7 @@ def bench_npt(variant: str, kind: str, warmup: int, steps: int) -> dict:
     graphs, ``mode="reduce-overhead"``)."""
     from proofmatch.models.encoders import NPTConfig, NPTEncoder
     from proofmatch.models.matcher import Matcher, MatcherConfig, global_loss, local_loss
+    from proofmatch.models.train import make_optimizer
 
     class _Codec:
         pad_id = 0
@@ -98,7 +99,7 @@ def bench_npt(variant: str, kind: str, warmup: int, steps: int) -> dict:
     npt = NPTConfig(vocab_size=vocab, d_model=300, n_layers=2, n_heads=4, d_k=128, max_length=200)
     m = Matcher(MatcherConfig("npt", "bilinear", "both", 200, npt=npt.to_dict()), NPTEncoder(npt), _Codec())
     m.cuda().train()
-    opt = torch.optim.ASGD(m.parameters(), lr=0.005, t0=1e4)
+    opt = make_optimizer("asgd", m.parameters(), 0.005)  # as training makes it (capturable on a GPU)
     # statements and proofs each padded to their own length, as a training step pads them
     groups = [(torch.randint(3, vocab, (batch, n), device="cuda"), torch.ones(batch, n, dtype=torch.bool, device="cuda"))
               for n in (ls, lp)]

@@ -2,8 +2,11 @@
 tokens/s, on CPU and, when present, CUDA (bf16 autocast, as in training).
 
 Inputs are random token ids of fixed lengths (statements shorter than proofs, packed MLM chunks
-full), so the numbers measure the model and the step, not the data pipeline. Each measurement runs
-``--warmup`` steps, then times ``--steps`` steps.
+full), so the step rows measure the model and the step, not the data pipeline. Each measurement
+runs ``--warmup`` steps, then times ``--steps`` steps. The "NPT local epoch" row runs the same
+model through the training loop itself (``train_epoch``: batches cut from the device tables, the
+optimizer, the losses read once at the epoch's end) over ``--steps`` batches: the gap to the
+"NPT local step" row is what the loop costs around the step.
 
     python bench/bench_train.py                      # demo and paper sizes, CPU (+ CUDA if any)
     python bench/bench_train.py --sizes demo --steps 20
@@ -16,10 +19,16 @@ import argparse
 import json
 import time
 
+import numpy as np
+import pandas as pd
 import torch
 
+from proofmatch.models import runtime
+from proofmatch.models.batching import TokenTable
+from proofmatch.models.checkpoint import TrainParams
 from proofmatch.models.encoders import NPTConfig, NPTEncoder
 from proofmatch.models.matcher import Matcher, MatcherConfig, global_loss, local_loss
+from proofmatch.models.train import Run, make_optimizer, train_epoch
 
 # (vocab, d_model, n_layers, n_heads, d_k, batch, statement length, proof length, max_length);
 # the paper's NPT has 15M parameters, i.e. a word vocabulary of about 44k entries at d = 300
@@ -54,13 +63,18 @@ def _timed(step, device: torch.device, warmup: int, steps: int) -> float:
     return (time.perf_counter() - t0) / steps
 
 
-def bench_npt(size: str, device: torch.device, warmup: int, steps: int) -> list[dict]:
-    vocab, d, layers, heads, dk, batch, ls, lp, max_len = NPT_SIZES[size]
+def _npt(size: str, device: torch.device) -> Matcher:
+    vocab, d, layers, heads, dk, _, _, _, max_len = NPT_SIZES[size]
     torch.manual_seed(0)
     npt = NPTConfig(vocab_size=vocab, d_model=d, n_layers=layers, n_heads=heads, d_k=dk, max_length=max_len)
     m = Matcher(MatcherConfig("npt", "bilinear", "both", max_len, npt=npt.to_dict()), NPTEncoder(npt), _Codec())
-    m.to(device).train()
-    opt = torch.optim.ASGD(m.parameters(), lr=0.005, t0=1e4)
+    return m.to(device).train()
+
+
+def bench_npt(size: str, device: torch.device, warmup: int, steps: int) -> list[dict]:
+    vocab, d, layers, heads, dk, batch, ls, lp, max_len = NPT_SIZES[size]
+    m = _npt(size, device)
+    opt = make_optimizer("asgd", m.parameters(), 0.005)
     # statements and proofs each padded to their own length, as a training step pads them
     groups = [(torch.randint(3, vocab, (batch, n), device=device), torch.ones(batch, n, dtype=torch.bool, device=device))
               for n in (ls, lp)]
@@ -78,6 +92,33 @@ def bench_npt(size: str, device: torch.device, warmup: int, steps: int) -> list[
         rows.append({"bench": f"NPT {kind} step", "size": size, "device": device.type,
                      "shape": f"d={d} b={batch} len={ls}/{lp}", "per_s": round(1 / sec, 2), "unit": "steps/s"})
     return rows
+
+
+def bench_npt_epoch(size: str, device: torch.device, warmup: int, steps: int) -> list[dict]:
+    """``train_epoch`` of a local NPT run over ``steps`` batches of the sizes of :func:`bench_npt`
+    (the texts have those lengths, so every batch has the bare step's shapes)."""
+    from tqdm.auto import tqdm
+
+    vocab, d, _, _, _, batch, ls, lp, max_len = NPT_SIZES[size]
+    m = _npt(size, device)
+    opt = make_optimizer("asgd", m.parameters(), 0.005)
+    rng = np.random.default_rng(0)
+    n = batch * steps
+    tables = [TokenTable.build(rng.integers(3, vocab, size=(n, length)).tolist(), 0, device) for length in (ls, lp)]
+    p = TrainParams(epochs=warmup + 1, batch_size=batch, learning_rate=0.005, lr_decay=1.0, eval_every=1,
+                    max_length=max_len)
+    run = Run(out=None, rt=runtime.Runtime(device), p=p, seed=0, mode="local", train=pd.DataFrame(index=range(n)),
+              dev=None, matcher=m, model=m, optimizer=opt,
+              scheduler=torch.optim.lr_scheduler.ExponentialLR(opt, gamma=1.0), fingerprint={},
+              statements=tables[0], proofs=tables[1], articles=np.zeros(n, dtype=np.int64))
+    with tqdm(disable=True) as bar:
+        for epoch in range(warmup):
+            train_epoch(run, epoch, bar)
+        _sync(device)
+        row = train_epoch(run, warmup, bar)  # returns after reading its losses: the device is done
+    return [{"bench": "NPT local epoch", "size": size, "device": device.type,
+             "shape": f"d={d} b={batch} len={ls}/{lp}", "per_s": round(steps / row["train_seconds"], 2),
+             "unit": "steps/s"}]
 
 
 def bench_mlm(size: str, device: torch.device, warmup: int, steps: int) -> list[dict]:
@@ -121,6 +162,7 @@ def main() -> None:
         for size in args.sizes:
             steps = args.steps if dev.type == "cuda" or size == "demo" else max(2, args.steps // 5)
             rows += bench_npt(size, dev, args.warmup, steps)
+            rows += bench_npt_epoch(size, dev, min(args.warmup, 1), steps)
             rows += bench_mlm(size, dev, args.warmup if size == "demo" else 1, steps)
     print(f"\ntorch {torch.__version__}, {torch.get_num_threads()} CPU threads")
     header = f"{'bench':<18} {'size':<6} {'device':<6} {'shape':<28} {'throughput':>14}"

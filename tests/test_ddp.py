@@ -66,6 +66,7 @@ def test_share_and_gather_cover_the_batch_once_in_order():
 def _step_worker(data: str, batch: list[int]) -> dict:
     """Loss and parameter gradients of one step of each kind on ``batch`` (NPT, dropout off)."""
     from proofmatch.data.splits import read_part
+    from proofmatch.models.batching import TokenTable
     from proofmatch.models.checkpoint import TrainParams, typed_params
     from proofmatch.models.matcher import build_matcher
     from proofmatch.models.train import batch_loss
@@ -79,10 +80,11 @@ def _step_worker(data: str, batch: list[int]) -> dict:
         mode = "triplet" if kind == "triplet" else "local"
         matcher = build_matcher("npt", mode, "both", typed_params(TrainParams, NPT), train)
         model = runtime.wrap_ddp(matcher, rt)
-        ids_s = matcher.codec.ids(list(train["statement_tokens"]), NPT["max_length"])
-        ids_p = matcher.codec.ids(list(train["proof_tokens"]), NPT["max_length"])
+        statements, proofs = (TokenTable.build(matcher.codec.ids(list(train[col]), NPT["max_length"]),
+                                               matcher.codec.pad_id, rt.device)
+                              for col in ("statement_tokens", "proof_tokens"))
         neg = sampling.sample_negatives(idx, pd.factorize(train["article_id"])[0], 0.5, np.random.default_rng(1))
-        loss, acc = batch_loss(model, rt, kind, idx, ids_s, ids_p, matcher.codec.pad_id, neg, 1.0)
+        loss, acc = batch_loss(model, rt, kind, idx, statements, proofs, neg, 1.0)
         loss.backward()
         out[kind] = {"loss": float(loss.detach()), "acc": acc,
                      "grads": {n: p.grad.clone() for n, p in matcher.named_parameters() if p.grad is not None}}

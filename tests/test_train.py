@@ -24,6 +24,7 @@ from proofmatch.models.matcher import (Matcher, MatcherConfig, NotConfigured, gl
                               max_assignment, npt_vocab, triplet_loss)
 from proofmatch.artifacts import write_parquet
 from proofmatch.models import train as train_mod
+from proofmatch.models.batching import TokenTable
 from proofmatch.models.train import make_optimizer, rank_metrics, run_params, step_schedule, train_run
 from toydata import toy_pairs
 
@@ -116,7 +117,8 @@ def test_one_autocast_policy_for_training_and_evaluation(monkeypatch):
     m = _matcher("bilinear")
     m.embed([["$a"], ["set"]])
     ids = m.codec.ids([["$a"], ["set"], ["$b"], ["is"]], 16)
-    train_mod.batch_loss(m, runtime.Runtime(torch.device("cpu")), "local", np.array([0, 1]), ids[:2], ids[2:], 0)
+    tables = [TokenTable.build(part, 0, torch.device("cpu")) for part in (ids[:2], ids[2:])]
+    train_mod.batch_loss(m, runtime.Runtime(torch.device("cpu")), "local", np.array([0, 1]), *tables)
     assert seen == ["cpu", "cpu"]
     with real(torch.device("cpu")):
         assert not torch.is_autocast_enabled("cpu")  # CPU runs stay float32 and deterministic
@@ -146,6 +148,19 @@ def test_batch_groups_are_padded_apart():
     np.testing.assert_allclose(P, m.embed(pf), rtol=1e-5, atol=1e-6)
     with torch.no_grad():
         np.testing.assert_allclose(M, m.score_matrix(S, P), rtol=1e-6)
+
+
+def test_token_table_batches_are_the_padded_rows():
+    """A batch cut from the device table is what padding the same rows alone gives."""
+    rng = np.random.default_rng(0)
+    rows = [list(rng.integers(3, 50, size=rng.integers(1, 12))) for _ in range(40)]
+    table = TokenTable.build(rows, 0, torch.device("cpu"))
+    assert len(table) == 40 and table.ids.shape == (40, max(map(len, rows)))
+    for _ in range(20):
+        idx = rng.choice(40, size=int(rng.integers(1, 10)), replace=False)
+        ids, mask = table.batch(idx)
+        want_ids, want_mask = pad_batch([rows[i] for i in idx], 0)
+        assert torch.equal(ids, want_ids) and torch.equal(mask, want_mask)
 
 
 # ---------------------------------------------------------------- losses
@@ -247,6 +262,43 @@ def test_make_optimizer():
     assert isinstance(make_optimizer("adamw", params, 0.1), torch.optim.AdamW)
     with pytest.raises(ValueError, match="unknown optimizer 'sgd'"):
         make_optimizer("sgd", params, 0.1)
+
+
+def test_asgd_state_follows_the_parameters_device():
+    """A checkpoint written on a GPU carries ASGD's ``capturable`` flag; resumed on a CPU, the
+    flag and the state's scalars follow the CPU parameters, and steps go on."""
+    params = [torch.nn.Parameter(torch.ones(3))]
+    opt = make_optimizer("asgd", params, 0.1)
+    assert opt.param_groups[0]["capturable"] is False  # CPU parameters
+    params[0].grad = torch.ones(3)
+    opt.step()
+    saved = opt.state_dict()
+    saved["param_groups"][0]["capturable"] = True  # as a GPU run saves it
+    resumed = make_optimizer("asgd", params, 0.1)
+    resumed.load_state_dict(saved)
+    train_mod.place_optimizer_state(resumed)
+    assert resumed.param_groups[0]["capturable"] is False
+    resumed.step()
+    assert int(resumed.state[params[0]]["step"]) == 2
+
+
+def test_a_non_finite_loss_fails_its_epoch_before_the_checkpoint(toy, tmp_path, monkeypatch):
+    """Losses are read once per epoch (no step waits for the device); a NaN names its step, and
+    the checkpoint stays at the last finished epoch."""
+    real = train_mod.batch_loss
+    calls = []
+
+    def failing(*args, **kwargs):
+        loss, acc = real(*args, **kwargs)
+        calls.append(1)
+        return (loss * float("nan") if len(calls) == n_batches + 2 else loss), acc
+
+    n_batches = len(epoch_batches(int((pd.read_parquet(toy)["part"] == "train").sum()), NPT["batch_size"], 0, 0))
+    monkeypatch.setattr(train_mod, "batch_loss", failing)
+    with pytest.raises(FloatingPointError, match="local loss is nan at epoch 2, step 2; lower learning_rate"):
+        train_run(toy, tmp_path / "r", "npt", "local", "both", dict(NPT, epochs=3), seed=0)
+    assert torch.load(tmp_path / "r" / "checkpoint" / "state.pt", weights_only=False)["epoch"] == 1
+    assert train_mod.step_losses([torch.tensor(1.5), torch.tensor(0.5)], ["local", "global"], 0).tolist() == [1.5, 0.5]
 
 
 @pytest.mark.parametrize("optimizer, lr, scaled, positions", [

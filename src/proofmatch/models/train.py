@@ -4,6 +4,11 @@
 :func:`train_epoch` (its :func:`train_step` s, each on :func:`batch_loss`), :func:`evaluate_dev`
 and :func:`save_progress`; :func:`finish` writes the result.
 
+The train part's ids are padded once and held on the device (:mod:`proofmatch.models.batching`),
+and a step's loss stays there: the epoch reads its losses once, at its end (:func:`step_losses`,
+which also fails the run on a non-finite loss, before the epoch's checkpoint). On a GPU no local
+step waits for the one before it.
+
 Schedule (paper §8): ASGD (t0 = 1e4 as in the reference, or AdamW: :func:`make_optimizer`) with
 "the learning rate multiplied by 0.996 after each epoch ... (after 300 epochs)": ``lr_decay``
 after each epoch from the ``lr_decay_start``-th on (counted from 1). An epoch is one shuffled pass
@@ -46,7 +51,7 @@ from proofmatch.models import checkpoint
 from proofmatch.models import runtime, sampling
 from proofmatch.config import run_matching
 from proofmatch.evaluation.decode import factor_scorer, local_decode
-from proofmatch.models.encoders import pad_batch
+from proofmatch.models.batching import TokenTable
 from proofmatch.models.matcher import (ENCODERS, MODES, Matcher, NotConfigured, build_matcher, check_run, global_loss,
                               local_loss, triplet_loss)
 from proofmatch.data.splits import read_parts
@@ -78,12 +83,35 @@ def make_optimizer(name: str, parameters: Iterable[torch.nn.Parameter], lr: floa
     steps, a small corpus a few thousand, and from scratch a max-pooled encoder's gradients are
     small (every pooled vector starts near the same point), so SGD barely leaves its
     initialisation. AdamW rescales each parameter's step and trains such a model in those steps.
+
+    On a GPU, ASGD is ``capturable``: its step counter lives on the GPU and its update reads it
+    there (otherwise every step reads it back, and the host waits for the GPU each step).
     """
+    parameters = list(parameters)
     if name == "asgd":
-        return torch.optim.ASGD(parameters, lr=lr, t0=ASGD_T0, weight_decay=0.0)
+        return torch.optim.ASGD(parameters, lr=lr, t0=ASGD_T0, weight_decay=0.0,
+                                capturable=_on_gpu(parameters))
     if name == "adamw":
         return torch.optim.AdamW(parameters, lr=lr)
     raise ValueError(f"unknown optimizer {name!r}; expected one of {OPTIMIZERS}")
+
+
+def _on_gpu(parameters: Sequence[torch.nn.Parameter]) -> bool:
+    return bool(parameters) and parameters[0].device.type == "cuda"
+
+
+def place_optimizer_state(optimizer: torch.optim.Optimizer) -> None:
+    """After loading a checkpoint written on another device: ASGD's ``capturable`` flag (which
+    the loaded state carries) and its per-parameter scalars follow this run's parameters."""
+    if not isinstance(optimizer, torch.optim.ASGD):
+        return
+    for group in optimizer.param_groups:
+        group["capturable"] = _on_gpu(group["params"])
+        for p in group["params"]:
+            state = optimizer.state.get(p, {})
+            for key in ("step", "eta", "mu"):
+                if key in state:
+                    state[key] = state[key].to(p.device)
 
 
 def step_schedule(mode: str, batches: Sequence[np.ndarray]) -> list[tuple[str, np.ndarray]]:
@@ -98,19 +126,19 @@ def step_schedule(mode: str, batches: Sequence[np.ndarray]) -> list[tuple[str, n
 
 
 def batch_loss(model: torch.nn.Module, rt: runtime.Runtime, kind: str, idx: np.ndarray,
-               ids_s: Sequence[Sequence[int]], ids_p: Sequence[Sequence[int]], pad_id: int,
-               negatives: np.ndarray | None = None, margin: float = 1.0) -> tuple[torch.Tensor, float]:
-    """The ``kind`` loss of the global batch ``idx`` (train rows; ``negatives``: one negative
-    proof per row, triplet only) and the batch accuracy of the global step's assignment (NaN for
-    the others). ``model`` is the Matcher, or its DDP wrapper: each rank then encodes its share
-    of the rows, and the scores and the loss are those of the whole batch on every rank."""
+               statements: TokenTable, proofs: TokenTable, negatives: np.ndarray | None = None,
+               margin: float = 1.0) -> tuple[torch.Tensor, float]:
+    """The ``kind`` loss of the global batch ``idx`` (train rows of the ``statements`` and
+    ``proofs`` tables; ``negatives``: one negative proof per row, triplet only) and the batch
+    accuracy of the global step's assignment (NaN for the others). ``model`` is the Matcher, or
+    its DDP wrapper: each rank then encodes its share of the rows, and the scores and the loss
+    are those of the whole batch on every rank."""
     mine = rt.share(idx)
-    groups = [[ids_s[i] for i in mine], [ids_p[i] for i in mine]]  # statements, their gold proofs
+    padded = [statements.batch(mine), proofs.batch(mine)]  # statements, their gold proofs; each its own length
     if kind == "triplet":
         if negatives is None:
             raise ValueError("a triplet step needs one negative proof per statement")
-        groups.append([ids_p[i] for i in rt.share(negatives)])
-    padded = [tuple(t.to(rt.device) for t in pad_batch(g, pad_id)) for g in groups]  # each its own length
+        padded.append(proofs.batch(rt.share(negatives)))
     gather = (lambda x: rt.gather(x, len(idx))) if rt.distributed else None
     with rt.autocast():  # the groups' vectors and the statement x proof scores
         enc, M = model(padded, gather)
@@ -172,8 +200,8 @@ class Run:
     optimizer: torch.optim.Optimizer
     scheduler: torch.optim.lr_scheduler.ExponentialLR
     fingerprint: dict[str, Any]
-    ids_s: list[list[int]]  # token ids of the train statements (the view and codec do not change)
-    ids_p: list[list[int]]  # ... and of their proofs
+    statements: TokenTable  # token ids of the train statements on the device (view and codec fixed)
+    proofs: TokenTable      # ... and of their proofs
     articles: np.ndarray    # article code of each train pair (SPECTER's hard negatives)
 
     @property
@@ -203,10 +231,11 @@ def build_run(data_parquet: str | os.PathLike, out: Path, rt: runtime.Runtime, e
     matcher = build_matcher(encoder, mode, view, p, train, tokenizer_dir, pretrained_dir).to(rt.device)
     optimizer = make_optimizer(p.optimizer, matcher.parameters(), p.learning_rate)
     scheduler = torch.optim.lr_scheduler.ExponentialLR(optimizer, gamma=p.lr_decay)
-    ids_s, ids_p = (matcher.codec.ids([token_view(t, view) for t in train[col]], p.max_length)
-                    for col in ("statement_tokens", "proof_tokens"))
+    statements, proofs = (
+        TokenTable.build(matcher.codec.ids([token_view(t, view) for t in train[col]], p.max_length),
+                         matcher.codec.pad_id, rt.device) for col in ("statement_tokens", "proof_tokens"))
     return Run(out, rt, p, seed, mode, train, dev, matcher, runtime.wrap_ddp(matcher, rt), optimizer,
-               scheduler, fp, ids_s, ids_p, pd.factorize(train["article_id"])[0])
+               scheduler, fp, statements, proofs, pd.factorize(train["article_id"])[0])
 
 
 def resume(run: Run) -> Progress:
@@ -216,47 +245,62 @@ def resume(run: Run) -> Progress:
     saved = checkpoint.resume(run.state_path, run.fingerprint, run.matcher, run.optimizer, run.scheduler)
     if saved is None:
         return Progress()
+    place_optimizer_state(run.optimizer)  # the checkpoint may come from another device
     log.info("train: resuming %s after epoch %d", run.out, saved["epoch"])
     return Progress(saved["epoch"], saved["best"], saved["history"])
 
 
-def train_step(run: Run, kind: str, idx: np.ndarray, epoch: int, k: int) -> tuple[float, float]:
-    """One optimizer step of the ``kind`` loss on batch ``idx`` (the ``k``-th step of ``epoch``)."""
+def train_step(run: Run, kind: str, idx: np.ndarray, epoch: int, k: int) -> tuple[torch.Tensor, float]:
+    """One optimizer step of the ``kind`` loss on batch ``idx`` (the ``k``-th step of ``epoch``);
+    its loss stays on the device (reading it would make the host wait for the step)."""
     negatives = None
     if kind == "triplet":  # drawn for the whole batch, the same on every rank
         rng = sampling.epoch_rng(run.seed, epoch, 1 + k)
         negatives = sampling.sample_negatives(idx, run.articles, run.p.hard_fraction, rng)
-    loss, batch_acc = batch_loss(run.model, run.rt, kind, idx, run.ids_s, run.ids_p,
-                                 run.matcher.codec.pad_id, negatives, run.p.margin)
-    if not torch.isfinite(loss):
-        raise FloatingPointError(f"{kind} loss is {float(loss.detach())} at epoch {epoch + 1}, "
-                                 f"step {k + 1}; lower learning_rate")
+    loss, batch_acc = batch_loss(run.model, run.rt, kind, idx, run.statements, run.proofs, negatives,
+                                 run.p.margin)
     run.optimizer.zero_grad(set_to_none=True)
     loss.backward()
     run.optimizer.step()
-    return float(loss.detach()), batch_acc
+    return loss.detach(), batch_acc
+
+
+def step_losses(losses: list[torch.Tensor], kinds: list[str], epoch: int) -> np.ndarray:
+    """The losses of an epoch's steps, read once at its end; a step whose loss was not finite
+    fails the run there (before the epoch's checkpoint, so a rerun resumes before it)."""
+    values = torch.stack(losses).float().cpu().numpy().astype(np.float64)
+    bad = np.flatnonzero(~np.isfinite(values))
+    if len(bad):
+        k = int(bad[0])
+        raise FloatingPointError(f"{kinds[k]} loss is {values[k]} at epoch {epoch + 1}, step {k + 1}; "
+                                 f"lower learning_rate")
+    return values
 
 
 def train_epoch(run: Run, epoch: int, bar) -> dict[str, Any]:
     """One shuffled pass over the train part, then the epoch's learning-rate decay; the epoch's
     row of ``metrics.csv`` (mean losses per kind; the dev columns are filled by :func:`evaluate_dev`)."""
     t0 = time.perf_counter()
-    losses: dict[str, list[float]] = {"local": [], "global": [], "triplet": []}
+    losses: list[torch.Tensor] = []
     accs: list[float] = []
     batches = sampling.epoch_batches(len(run.train), run.p.batch_size, run.seed, epoch)
-    for k, (kind, idx) in enumerate(step_schedule(run.mode, batches)):
+    schedule = step_schedule(run.mode, batches)
+    for k, (kind, idx) in enumerate(schedule):
         loss, acc = train_step(run, kind, idx, epoch, k)
-        losses[kind].append(loss)
+        losses.append(loss)
         if kind == "global":
             accs.append(acc)
         bar.update(1)
+    kinds = [kind for kind, _ in schedule]
+    values = step_losses(losses, kinds, epoch)
     lr = run.scheduler.get_last_lr()[0]
     if epoch + 1 >= run.p.lr_decay_start:
         run.scheduler.step()
-    mean = lambda xs: float(np.mean(xs)) if xs else float("nan")  # noqa: E731 (the same on every rank)
-    return {"epoch": epoch + 1, "lr": lr, "loss": mean(sum(losses.values(), [])),
-            "local_loss": mean(losses["local"]), "global_loss": mean(losses["global"]),
-            "triplet_loss": mean(losses["triplet"]), "global_batch_acc": mean(accs),
+    mean = lambda xs: float(np.mean(xs)) if len(xs) else float("nan")  # noqa: E731 (the same on every rank)
+    of = lambda kind: values[[k == kind for k in kinds]]  # noqa: E731
+    return {"epoch": epoch + 1, "lr": lr, "loss": mean(values),
+            "local_loss": mean(of("local")), "global_loss": mean(of("global")),
+            "triplet_loss": mean(of("triplet")), "global_batch_acc": mean(accs),
             "dev_mrr": float("nan"), "dev_acc": float("nan"), "best": False,
             "train_seconds": time.perf_counter() - t0}
 
