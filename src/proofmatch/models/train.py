@@ -265,7 +265,7 @@ def train_step(run: Run, kind: str, idx: np.ndarray, epoch: int, k: int) -> tupl
     return loss.detach(), batch_acc
 
 
-def step_losses(losses: list[torch.Tensor], kinds: list[str], epoch: int) -> np.ndarray:
+def step_losses(losses: Sequence[torch.Tensor], kinds: Sequence[str], epoch: int) -> np.ndarray:
     """The losses of an epoch's steps, read once at its end; a step whose loss was not finite
     fails the run there (before the epoch's checkpoint, so a rerun resumes before it)."""
     values = torch.stack(losses).float().cpu().numpy().astype(np.float64)
@@ -291,16 +291,15 @@ def train_epoch(run: Run, epoch: int, bar) -> dict[str, Any]:
         if kind == "global":
             accs.append(acc)
         bar.update(1)
-    kinds = [kind for kind, _ in schedule]
+    kinds = np.array([kind for kind, _ in schedule])
     values = step_losses(losses, kinds, epoch)
     lr = run.scheduler.get_last_lr()[0]
     if epoch + 1 >= run.p.lr_decay_start:
         run.scheduler.step()
     mean = lambda xs: float(np.mean(xs)) if len(xs) else float("nan")  # noqa: E731 (the same on every rank)
-    of = lambda kind: values[[k == kind for k in kinds]]  # noqa: E731
     return {"epoch": epoch + 1, "lr": lr, "loss": mean(values),
-            "local_loss": mean(of("local")), "global_loss": mean(of("global")),
-            "triplet_loss": mean(of("triplet")), "global_batch_acc": mean(accs),
+            "local_loss": mean(values[kinds == "local"]), "global_loss": mean(values[kinds == "global"]),
+            "triplet_loss": mean(values[kinds == "triplet"]), "global_batch_acc": mean(accs),
             "dev_mrr": float("nan"), "dev_acc": float("nan"), "best": False,
             "train_seconds": time.perf_counter() - t0}
 
