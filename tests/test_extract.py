@@ -242,9 +242,9 @@ def test_ltx_thm_markup_extracts_and_linearizes_like_the_other_markups() -> None
     sentence = "Let {m} hold. Then we are done."
     lx = extract.extract_bytes(
         latexml_doc(
-            f'<div id="L" class="ltx_theorem ltx_theorem_lemma"><h6 class="ltx_title ltx_runin ltx_title_theorem">'
-            f'<span class="ltx_tag ltx_tag_theorem"><span class="ltx_text ltx_font_bold">Lemma 3.2</span></span>'
-            f'<span class="ltx_text ltx_font_bold">.</span></h6><div class="ltx_para"><p class="ltx_p">'
+            '<div id="L" class="ltx_theorem ltx_theorem_lemma"><h6 class="ltx_title ltx_runin ltx_title_theorem">'
+            '<span class="ltx_tag ltx_tag_theorem"><span class="ltx_text ltx_font_bold">Lemma 3.2</span></span>'
+            '<span class="ltx_text ltx_font_bold">.</span></h6><div class="ltx_para"><p class="ltx_p">'
             + sentence.format(m=texmath.render_math(tex, "L.m1", "latexml", False))
             + "</p></div></div>" + lx_proof()
         ),
