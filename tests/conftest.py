@@ -1,4 +1,5 @@
-"""Shared test fixtures: the repository root and the optional Stacks corpus beside it."""
+"""Shared test fixtures: the repository root, the optional Stacks corpus beside it, one torch
+thread, and the search tests' small demo build with its index."""
 
 from __future__ import annotations
 
@@ -35,3 +36,19 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(n)
+
+
+@pytest.fixture(scope="session")
+def search_demo(tmp_path_factory) -> dict[str, Path]:
+    """The session's one small demo build for the search and web tests (tests/searchdata.py):
+    pairs, a split, an NPT run and its search index."""
+    from searchdata import mini_demo
+
+    return mini_demo(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def search_index(search_demo):
+    from proofmatch.search.index import SearchIndex
+
+    return SearchIndex(search_demo["index"])

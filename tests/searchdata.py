@@ -1,7 +1,7 @@
 """The demo pipeline in miniature for the search tests: the demo corpus (default 72 articles),
 extraction, linearization, filters, the Mixed split, conservation level, an NPT model trained a few
 epochs, its test-part evaluation, and a model index of all parts. Built once per pytest session
-(both search test modules share the folder) through the same package functions the workflow
+(conftest.py's `search_demo` fixture) through the same package functions the workflow
 rules call, so its files have the workflow's columns and layout."""
 
 from __future__ import annotations

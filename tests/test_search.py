@@ -20,49 +20,39 @@ from proofmatch.search.display import fragment_text, safe_html
 from proofmatch.search.build import build_index
 from proofmatch.search.index import SearchIndex, top_order
 from proofmatch.data.splits import read_part
-from searchdata import hostile_row, mini_demo
+from searchdata import hostile_row
 
 pytestmark = pytest.mark.usefixtures("one_thread")
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    return mini_demo(tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def index(demo):
-    return SearchIndex(demo["index"])
 
 
 # ----------------------------------------------------------------------------- parity with evaluate
 
 
-def test_id_search_returns_evaluations_topk_lists(demo, index):
+def test_id_search_returns_evaluations_topk_lists(search_demo, search_index):
     """Every test statement searched by id among the test proofs: evaluate's top-10, same order."""
-    ev = pd.read_parquet(demo["eval"])
+    ev = pd.read_parquet(search_demo["eval"])
     assert len(ev) > 100
     for pid, ids, scores in zip(ev["pair_id"], ev["topk_ids"], ev["topk_scores"]):
-        q, hits = index.search(pid, k=10, part="test")
+        q, hits = search_index.search(pid, k=10, part="test")
         assert q.kind == "id"
         assert [h.pair_id for h in hits] == list(ids[:10]), pid
         np.testing.assert_allclose([h.score for h in hits], scores[:10], rtol=1e-6)
         assert [h.rank for h in hits] == list(range(1, 11))
 
 
-def test_paging_and_all_parts(index):
-    pid = str(index.table.loc[index.table["part"] == "test", "pair_id"].iloc[0])
-    _, first = index.search(pid, k=10)
-    _, second = index.search(pid, k=5, offset=5)
+def test_paging_and_all_parts(search_index):
+    pid = str(search_index.table.loc[search_index.table["part"] == "test", "pair_id"].iloc[0])
+    _, first = search_index.search(pid, k=10)
+    _, second = search_index.search(pid, k=5, offset=5)
     assert [h.pair_id for h in second] == [h.pair_id for h in first[5:]]
     assert [h.rank for h in second] == [6, 7, 8, 9, 10]
-    S = index.scores(index.parse(pid))
-    assert len(S) == index.n == sum(index.meta["part_sizes"].values())
+    S = search_index.scores(search_index.parse(pid))
+    assert len(S) == search_index.n == sum(search_index.meta["part_sizes"].values())
     assert first[0].score == pytest.approx(float(S.max()), rel=1e-6)
     with pytest.raises(Q.QueryError, match="results 1-1000"):
-        index.search(pid, k=10, offset=995)
+        search_index.search(pid, k=10, offset=995)
     with pytest.raises(Q.QueryError, match="part 'nope'"):
-        index.search(pid, part="nope")
+        search_index.search(pid, part="nope")
 
 
 def test_top_order_puts_gold_after_ties_like_decode():
@@ -76,10 +66,10 @@ def test_top_order_puts_gold_after_ties_like_decode():
 # ----------------------------------------------------------------------------- queries
 
 
-def test_tex_text_of_a_statement_gives_its_training_tokens(demo):
+def test_tex_text_of_a_statement_gives_its_training_tokens(search_demo):
     """A LaTeXML statement written as text with its formulas' TeX between $ tokenizes exactly as
     the linearizer tokenized the stored statement."""
-    pairs = pd.read_parquet(demo["pairs"])
+    pairs = pd.read_parquet(search_demo["pairs"])
     latexml = pairs[pairs["statement_xml"].str.contains("alttext") & ~pairs["statement_xml"].str.contains("m:math")]
     assert len(latexml) > 50
     for xml, tokens in zip(latexml["statement_xml"].head(60), latexml["statement_tokens"].head(60)):
@@ -88,11 +78,11 @@ def test_tex_text_of_a_statement_gives_its_training_tokens(demo):
         assert set(q.converters) <= {"texmath"}
 
 
-def test_xhtml_query_scores_like_its_id(demo, index):
-    row = index.table[index.table["part"] == "test"].iloc[3]
-    xml = pd.read_parquet(demo["pairs"]).set_index("pair_id").loc[row["pair_id"], "statement_xml"]
-    q_x, by_xml = index.search(xml, k=10, part="test")
-    _, by_id = index.search(row["pair_id"], k=10, part="test")
+def test_xhtml_query_scores_like_its_id(search_demo, search_index):
+    row = search_index.table[search_index.table["part"] == "test"].iloc[3]
+    xml = pd.read_parquet(search_demo["pairs"]).set_index("pair_id").loc[row["pair_id"], "statement_xml"]
+    q_x, by_xml = search_index.search(xml, k=10, part="test")
+    _, by_id = search_index.search(row["pair_id"], k=10, part="test")
     assert q_x.kind == "xhtml" and q_x.tokens == list(row["statement_tokens"])
     assert by_xml[0].pair_id == by_id[0].pair_id
     np.testing.assert_allclose([h.score for h in by_xml], [h.score for h in by_id], rtol=1e-4)
@@ -147,15 +137,15 @@ def test_latexml_converts_what_the_subset_does_not(tmp_path, monkeypatch):
 # ----------------------------------------------------------------------------- identity
 
 
-def test_index_records_its_run_and_refuses_another_model(demo, index, tmp_path):
-    meta = index.meta
+def test_index_records_its_run_and_refuses_another_model(search_demo, search_index, tmp_path):
+    meta = search_index.meta
     assert meta["method"] == "model" and meta["backend"] == "exact" and meta["parts"] == ["train", "dev", "test"]
     assert meta["run"]["fingerprint"]["encoder"] == "npt" and meta["run"]["fingerprint"]["n_train"] > 0
     assert meta["run"]["metrics"]["best_epoch"] >= 1
     assert meta["model"]["digest"] == meta["run"]["model_digest"]
-    assert len(index.proof_vectors) == index.n and index.proof_vectors.shape[1] == meta["dim"] == 64
+    assert len(search_index.proof_vectors) == search_index.n and search_index.proof_vectors.shape[1] == meta["dim"] == 64
     copy = tmp_path / "copy"
-    shutil.copytree(demo["index"], copy)
+    shutil.copytree(search_demo["index"], copy)
     with open(copy / "model" / "model.safetensors", "r+b") as f:  # another model's weights
         f.seek(-4, os.SEEK_END)
         f.write(b"\x00\x00\x80\x3f")
@@ -163,27 +153,27 @@ def test_index_records_its_run_and_refuses_another_model(demo, index, tmp_path):
         SearchIndex(copy)
 
 
-def test_index_refuses_pairs_of_another_corpus(demo, tmp_path):
-    pairs = pd.read_parquet(demo["pairs"]).iloc[5:]
+def test_index_refuses_pairs_of_another_corpus(search_demo, tmp_path):
+    pairs = pd.read_parquet(search_demo["pairs"]).iloc[5:]
     pairs.to_parquet(tmp_path / "pairs.parquet")
     with pytest.raises(ValueError, match="indexed pairs have no XHTML"):
-        build_index(tmp_path / "ix", demo["data"], method="bm25", pairs_parquet=tmp_path / "pairs.parquet")
+        build_index(tmp_path / "ix", search_demo["data"], method="bm25", pairs_parquet=tmp_path / "pairs.parquet")
     assert not (tmp_path / "ix").exists()
 
 
 # ----------------------------------------------------------------------------- display
 
 
-def test_sanitizer_keeps_mathml_and_drops_everything_active(demo, tmp_path):
-    path, _ = hostile_row(demo["pairs"], tmp_path / "pairs.parquet")
+def test_sanitizer_keeps_mathml_and_drops_everything_active(search_demo, tmp_path):
+    path, _ = hostile_row(search_demo["pairs"], tmp_path / "pairs.parquet")
     html = safe_html(pd.read_parquet(path)["proof_xml"].iloc[0])
     for bad in ("<script", "pwned", "onerror", "onclick", "href", "src=", "<iframe", "<style", "javascript"):
         assert bad not in html, bad
     assert "<math><mi>x</mi><mo>=</mo><mn>1</mn></math>" in html and "Clearly" in html
 
 
-def test_display_of_both_markups(demo):
-    pairs = pd.read_parquet(demo["pairs"])
+def test_display_of_both_markups(search_demo):
+    pairs = pd.read_parquet(search_demo["pairs"])
     arx = pairs[pairs["proof_xml"].str.contains("<m:math")]["proof_xml"].iloc[0]
     ltx = pairs[pairs["proof_xml"].str.contains("alttext")]["proof_xml"].iloc[0]
     for xml in (arx, ltx):
@@ -201,10 +191,10 @@ def test_display_of_both_markups(demo):
 
 
 @pytest.mark.parametrize("method", ["bm25", "tfidf"])
-def test_token_indexes_rank_like_the_baselines(demo, tmp_path, method):
-    build_index(tmp_path / method, demo["data"], method=method, pairs_parquet=demo["pairs"], parts=["test"])
+def test_token_indexes_rank_like_the_baselines(search_demo, tmp_path, method):
+    build_index(tmp_path / method, search_demo["data"], method=method, pairs_parquet=search_demo["pairs"], parts=["test"])
     ix = SearchIndex(tmp_path / method)
-    test = read_part(demo["data"], "test")
+    test = read_part(search_demo["data"], "test")
     st, pf = token_lists(test["statement_tokens"]), token_lists(test["proof_tokens"])
     # the baselines' scorers: BM25 over the part's proofs; TF-IDF fitted on what the index fitted on
     scorer = bm25_scorer(st, pf) if method == "bm25" else tfidf_scorer(st + pf, st, pf)
@@ -221,15 +211,15 @@ def test_token_indexes_rank_like_the_baselines(demo, tmp_path, method):
 # ----------------------------------------------------------------------------- FAISS
 
 
-def test_faiss_backend_calibrates_recall_and_respects_parts(demo, tmp_path):
-    build_index(tmp_path / "ann", demo["data"], run_dir=demo["run"], pairs_parquet=demo["pairs"],
+def test_faiss_backend_calibrates_recall_and_respects_parts(search_demo, tmp_path):
+    build_index(tmp_path / "ann", search_demo["data"], run_dir=search_demo["run"], pairs_parquet=search_demo["pairs"],
                 backend="faiss", target_recall=0.9)
     ix = SearchIndex(tmp_path / "ann")
     info = ix.meta["faiss"]
     assert ix.meta["backend"] == "faiss" and ix.faiss is not None
     assert info["recall_at_10"] >= 0.9 and info["curve"][-1]["nprobe"] == info["nprobe"]
     assert info["calibration_queries"] == min(ix.n, 1000)
-    exact = SearchIndex(demo["index"])
+    exact = SearchIndex(search_demo["index"])
     ids = ix.table["pair_id"].tolist()
     same = 0
     for pid in ids[::25]:
@@ -245,21 +235,21 @@ def test_faiss_backend_calibrates_recall_and_respects_parts(demo, tmp_path):
 # ----------------------------------------------------------------------------- command line
 
 
-def test_cli_index_and_search(demo, tmp_path, capsys):
-    assert cli.main(["index", str(demo["data"]), "--out", str(tmp_path / "bm25"), "--method", "bm25",
-                     "--pairs", str(demo["pairs"]), "--articles", str(demo["articles"])]) == 0
+def test_cli_index_and_search(search_demo, tmp_path, capsys):
+    assert cli.main(["index", str(search_demo["data"]), "--out", str(tmp_path / "bm25"), "--method", "bm25",
+                     "--pairs", str(search_demo["pairs"]), "--articles", str(search_demo["articles"])]) == 0
     capsys.readouterr()
-    pid = str(read_part(demo["data"], "test")["pair_id"].iloc[0])
-    assert cli.main(["search", str(demo["index"]), pid, "--part", "test", "--json", "-k", "4"]) == 0
+    pid = str(read_part(search_demo["data"], "test")["pair_id"].iloc[0])
+    assert cli.main(["search", str(search_demo["index"]), pid, "--part", "test", "--json", "-k", "4"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["query"] == {"kind": "id", "n_tokens": 0, "pair_id": pid, "converters": []}
-    ev = pd.read_parquet(demo["eval"]).set_index("pair_id")
+    ev = pd.read_parquet(search_demo["eval"]).set_index("pair_id")
     assert [r["pair_id"] for r in out["results"]] == list(ev.loc[pid, "topk_ids"][:4])
     assert all(r["title"] and r["kind"] and r["statement"] and r["proof"] for r in out["results"])
     assert cli.main(["search", str(tmp_path / "bm25"), r"Let $x$ be a real number", "--page", "2"]) == 0
     text = capsys.readouterr().out
     assert "model" not in text.splitlines()[0] and "bm25 index" in text and " 11. " in text
-    assert cli.main(["search", str(demo["index"]), "$x"]) == 2
+    assert cli.main(["search", str(search_demo["index"]), "$x"]) == 2
     assert "unbalanced $" in capsys.readouterr().err
 
 

@@ -18,7 +18,7 @@ from proofmatch.search.display import fragment_text
 from proofmatch.search.build import build_index
 from proofmatch.search.index import SearchIndex
 from proofmatch.search.web import CSP, RateLimiter, create_app, is_loopback
-from searchdata import hostile_row, mini_demo
+from searchdata import hostile_row
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -29,21 +29,11 @@ SCREENSHOT = os.environ.get("PROOFMATCH_SCREENSHOT")  # also save the page's scr
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    return mini_demo(tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def index(demo):
-    return SearchIndex(demo["index"])
-
-
-@pytest.fixture(scope="module")
-def hostile(demo, tmp_path_factory):
+def hostile(search_demo, tmp_path_factory):
     """A BM25 index (no model needed) of the test part whose first pair's proof is hostile XHTML."""
     d = tmp_path_factory.mktemp("hostile")
-    pairs, pid = hostile_row(demo["pairs"], d / "pairs.parquet")
-    part = pd.read_parquet(demo["data"])
+    pairs, pid = hostile_row(search_demo["pairs"], d / "pairs.parquet")
+    part = pd.read_parquet(search_demo["data"])
     row = part.index[part["pair_id"] == pid][0]
     part.loc[row, "part"] = "test"
     part.at[row, "proof_tokens"] = part.at[row, "statement_tokens"]  # so that it ranks first for its statement
@@ -52,13 +42,13 @@ def hostile(demo, tmp_path_factory):
     return SearchIndex(d / "ix"), pid
 
 
-def test_api_returns_the_ranked_proofs(index):
-    client = TestClient(create_app(index))
-    pid = str(index.table.loc[index.table["part"] == "test", "pair_id"].iloc[0])
+def test_api_returns_the_ranked_proofs(search_index):
+    client = TestClient(create_app(search_index))
+    pid = str(search_index.table.loc[search_index.table["part"] == "test", "pair_id"].iloc[0])
     r = client.get("/api/search", params={"q": pid, "k": 5, "part": "test"})
     assert r.status_code == 200 and r.headers["content-security-policy"] == CSP
     body = r.json()
-    _, hits = index.search(pid, k=5, part="test")
+    _, hits = search_index.search(pid, k=5, part="test")
     assert [x["pair_id"] for x in body["results"]] == [h.pair_id for h in hits]
     assert body["query"]["kind"] == "id" and body["index"]["method"] == "model"
     page2 = client.get("/api/search", params={"q": pid, "k": 5, "page": 2}).json()
@@ -68,8 +58,8 @@ def test_api_returns_the_ranked_proofs(index):
     assert "<math" in html.text and 'id="next"' in html.text and 'id="prev"' not in html.text
 
 
-def test_bad_queries_are_400_with_a_reason(index):
-    client = TestClient(create_app(index, max_query_chars=100))
+def test_bad_queries_are_400_with_a_reason(search_index):
+    client = TestClient(create_app(search_index, max_query_chars=100))
     for params, message in [({"q": ""}, "empty query"), ({"q": "x" * 101}, "query too long: 101 characters (limit 100)"),
                             ({"q": "let $x"}, "unbalanced"), ({"q": "x", "k": 500}, "k must be between"),
                             ({"q": "x", "part": "nope"}, "unknown part"), ({"q": "x", "page": 0}, "pages start at 1"),
@@ -80,8 +70,8 @@ def test_bad_queries_are_400_with_a_reason(index):
     assert page.status_code == 400 and "unbalanced" in page.text and 'id="error"' in page.text
 
 
-def test_rate_limit_per_client(index):
-    client = TestClient(create_app(index, rate_per_minute=6, burst=3))
+def test_rate_limit_per_client(search_index):
+    client = TestClient(create_app(search_index, rate_per_minute=6, burst=3))
     codes = [client.get("/api/search", params={"q": "Let $x$ be"}).status_code for _ in range(5)]
     assert codes == [200, 200, 200, 429, 429]
     r = client.get("/api/search", params={"q": "Let $x$ be"})
@@ -152,28 +142,28 @@ def browser():
     driver.quit()
 
 
-def _gold_findable_statement(index, demo) -> tuple[str, str]:
+def _gold_findable_statement(search_index, search_demo) -> tuple[str, str]:
     """A test statement of the LaTeXML markup whose typed text finds its proof in the top 10 of the
     test proofs (the test checks the page, not the model's MRR)."""
-    pairs = pd.read_parquet(demo["pairs"]).set_index("pair_id")
-    for pid in index.table.loc[index.table["part"] == "test", "pair_id"]:
+    pairs = pd.read_parquet(search_demo["pairs"]).set_index("pair_id")
+    for pid in search_index.table.loc[search_index.table["part"] == "test", "pair_id"]:
         xml = pairs.loc[pid, "statement_xml"]
         if "m:math" in xml or "<math" not in xml or xml.count("<math") != xml.count("alttext="):
             continue  # only statements whose formulas all kept their TeX can be typed
         text = fragment_text(xml)
-        _, hits = index.search(text, k=10, part="test")
+        _, hits = search_index.search(text, k=10, part="test")
         if pid in [h.pair_id for h in hits]:
             return pid, text
     raise AssertionError("no test statement's text finds its proof in the top 10")
 
 
-def test_browser_types_a_statement_and_finds_its_proof(index, demo, browser):
+def test_browser_types_a_statement_and_finds_its_proof(search_index, search_demo, browser):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as EC
     from selenium.webdriver.support.ui import Select, WebDriverWait
 
-    pid, text = _gold_findable_statement(index, demo)
-    with Server(create_app(index)) as url:
+    pid, text = _gold_findable_statement(search_index, search_demo)
+    with Server(create_app(search_index)) as url:
         browser.get(url + "/")
         box = browser.find_element(By.ID, "q")
         box.send_keys(text)
