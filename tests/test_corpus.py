@@ -178,3 +178,52 @@ def test_cli_manifest(tmp_path: Path) -> None:
     assert cli.main(["manifest", str(root), "--shards", "2", "--manifest", str(m), "--articles", str(a)]) == 0
     assert sorted(pd.read_parquet(m)["article_id"]) == ["a", "b", "c"]
     assert cli.main(["manifest", str(tmp_path / "missing"), "--shards", "2", "--manifest", str(m), "--articles", str(a)]) == 2
+
+
+def test_several_folders_one_corpus(tmp_path: Path) -> None:
+    """Two folders, each with its own table: ids come from each folder's table, chapters join the
+    parts of one chapter, and an id found in both folders is an error naming both files."""
+    one = _make_corpus(tmp_path / "one", {"xhtml/a.xhtml": 10, "xhtml/b.xhtml": 10})
+    two = _make_corpus(tmp_path / "two", {"xhtml/c-part01.xhtml": 10, "xhtml/c-part02.xhtml": 10, "xhtml/d.xhtml": 10})
+    (one / "meta.csv").write_text("article_id,file,title,categories\nS-a,xhtml/a.xhtml,A,math.AG\nS-b,xhtml/b.xhtml,B,math.AG\n")
+    (two / "meta.csv").write_text(
+        "article_id,file,title,categories,chapter\n"
+        "S-c-part01,xhtml/c-part01.xhtml,C 1,math.AG,S-c\nS-c-part02,xhtml/c-part02.xhtml,C 2,math.AG,S-c\n"
+        "S-d,xhtml/d.xhtml,D,math.PR,\n")
+    manifest, articles = corpus.build_manifest([one / "xhtml", two / "xhtml"], 2,
+                                               [one / "meta.csv", two / "meta.csv"])
+    assert list(manifest["article_id"]) == ["S-a", "S-b", "S-c-part01", "S-c-part02", "S-d"]
+    rows = articles.set_index("article_id")
+    assert rows.loc["S-c-part01", "chapter"] == rows.loc["S-c-part02", "chapter"] == "S-c"
+    assert rows.loc["S-a", "chapter"] == "S-a" and rows.loc["S-d", "chapter"] == "S-d"  # empty: its own
+    assert rows.loc["S-d", "primary_category"] == "math.PR" and rows.loc["S-a", "title"] == "A"
+    # a folder without a table: ids from the file names
+    manifest, articles = corpus.build_manifest([one / "xhtml", two / "xhtml"], 1, [one / "meta.csv", None])
+    assert "c-part01" in set(manifest["article_id"]) and "S-a" in set(manifest["article_id"])
+    # the same id in two folders
+    _make_corpus(tmp_path / "three", {"b.xhtml": 10})
+    with pytest.raises(corpus.CorpusError, match=r"duplicate article id 'b' in two corpus folders: .*one/xhtml/b\.xhtml and .*three/b\.xhtml"):
+        corpus.build_manifest([one / "xhtml", tmp_path / "three"], 1, None)
+
+
+def test_corpus_folders_pairs_tables_with_folders() -> None:
+    assert corpus.corpus_folders("d", "m.csv") == [("d", "m.csv")]
+    assert corpus.corpus_folders(["d", "e"], None) == [("d", None), ("e", None)]
+    assert corpus.corpus_folders(["d", "e"], ["m.csv", None]) == [("d", "m.csv"), ("e", None)]
+    with pytest.raises(corpus.CorpusError, match=r"corpus\.metadata: one table for 2 folders; fix: a list of 2"):
+        corpus.corpus_folders(["d", "e"], "m.csv")
+    with pytest.raises(corpus.CorpusError, match=r"corpus\.metadata: 1 tables for 2 folders"):
+        corpus.corpus_folders(["d", "e"], ["m.csv"])
+
+
+def test_config_checks_several_folders() -> None:
+    from proofmatch.config import ConfigError, validate_config
+
+    ok = validate_config({"corpus": {"source": "dir", "dir": ["a", "b"], "metadata": ["a.csv", None]}})
+    assert ok["corpus"]["dir"] == ["a", "b"]
+    with pytest.raises(ConfigError, match=r"config key corpus\.metadata: 1 tables for 2 folders"):
+        validate_config({"corpus": {"source": "dir", "dir": ["a", "b"], "metadata": ["a.csv"]}})
+    with pytest.raises(ConfigError, match=r"config key corpus\.dir: source latex reads one folder"):
+        validate_config({"corpus": {"source": "latex", "dir": ["a", "b"]}})
+    with pytest.raises(ConfigError, match=r"corpus\.dir"):
+        validate_config({"corpus": {"source": "dir", "dir": []}})

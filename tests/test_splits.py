@@ -87,7 +87,7 @@ def test_small_data_parts_are_non_empty_or_a_clear_error():
     for df in s.values():
         assert set(df["part"]) == set(PARTS)
     pairs2, articles2 = corpus(n_articles=8, n_pr=2)
-    with pytest.raises(ValueError, match="at least 3 articles with primary category 'math.PR'"):
+    with pytest.raises(ValueError, match=r"at least 3 chapters \(articles\) with primary category 'math.PR'"):
         make_splits(pairs2, articles2)
     assert set(make_splits(pairs2, articles2, which=("mixed", "unmixed"))) == {"mixed", "unmixed"}
     with pytest.raises(ValueError, match="at least 3"):
@@ -153,3 +153,24 @@ def test_read_parts_returns_each_part_in_file_order(tmp_path):
         read_parts(path, ["train", "valid"])
     with pytest.raises(ValueError, match="no pairs in part 'test'"):
         read_parts(path, ["train", "test"])
+
+
+def test_unmixed_keeps_a_chapters_parts_on_one_side():
+    """Articles sharing a ``chapter`` (the parts of a split book chapter) are cut as one unit; a
+    table without the column cuts article by article exactly as before."""
+    pairs, articles = corpus(n_articles=60, n_pr=0)
+    chapters = [f"ch{i // 4}" for i in range(60)]  # 15 chapters of 4 parts
+    with_chapters = articles.assign(chapter=chapters)
+    for seed in range(5):
+        unmixed = make_splits(pairs, with_chapters, seed=seed, pr_category=None, which=("unmixed",))["unmixed"]
+        by_chapter = unmixed.assign(chapter=unmixed["article_id"].map(dict(zip(articles["article_id"], chapters))))
+        assert (by_chapter.groupby("chapter")["part"].nunique() == 1).all()
+        assert set(unmixed["part"]) == set(PARTS)
+        # the chapter-free cut splits some chapter (so the check above can fail)
+        plain = make_splits(pairs, articles, seed=seed, pr_category=None, which=("unmixed",))["unmixed"]
+        plain = plain.assign(chapter=plain["article_id"].map(dict(zip(articles["article_id"], chapters))))
+        assert (plain.groupby("chapter")["part"].nunique() > 1).any()
+    # one chapter per article: the same split as without the column
+    pairs, articles = corpus()
+    same = make_splits(pairs, articles.assign(chapter=articles["article_id"]), seed=3)
+    assert same["unmixed"].equals(make_splits(pairs, articles, seed=3)["unmixed"])

@@ -84,7 +84,24 @@ def validate_config(cfg: dict[str, Any]) -> dict[str, Any]:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines))
     if abs(sum(cfg["splits"]["fractions"]) - 1.0) > 1e-6:
         raise ConfigError("config key splits.fractions: must sum to 1; fix: e.g. [0.8, 0.1, 0.1]")
+    _check_corpus(cfg["corpus"], "corpus")
+    for i, entry in enumerate(cfg.get("transfer", {}).get("corpora", [])):
+        _check_corpus(entry, f"transfer.corpora.{i}")
     return cfg
+
+
+def _check_corpus(entry: dict[str, Any], key: str) -> None:
+    """Several folders only for XHTML (source dir), each with at most one metadata table."""
+    from proofmatch.data.corpus import CorpusError, corpus_folders
+
+    if entry["source"] == "latex" and isinstance(entry["dir"], list):
+        raise ConfigError(f"config key {key}.dir: source latex reads one folder of LaTeX sources; "
+                          f"fix: one folder (convert several into one, or use source dir on their XHTML)")
+    if entry["source"] == "dir":
+        try:
+            corpus_folders(entry["dir"], entry["metadata"], key)
+        except CorpusError as exc:
+            raise ConfigError(str(exc)) from exc
 
 
 def load_config(*paths: str | os.PathLike) -> dict[str, Any]:
@@ -151,13 +168,17 @@ def _allowed(s: dict[str, Any]) -> str:
     """What a value may be, in words: ``integer ≥ 1``, ``number in (0, 1]``, ``one of a, b``."""
     if "enum" in s:
         return "one of " + ", ".join(f"`{v}`" for v in s["enum"])
+    if "oneOf" in s:
+        return "; or ".join(_allowed(alt) for alt in s["oneOf"])
     types = s.get("type", [])
     types = [types] if isinstance(types, str) else list(types)
     nullable = "null" in types
     kind = " or ".join(t for t in types if t != "null")
     if kind == "array":
         item = s.get("items", {})
-        kind = f"list of {_allowed(item) if 'enum' in item else item.get('type', 'value')}"
+        item_kind = item.get("type", "value")
+        item_kind = " or ".join(item_kind) if isinstance(item_kind, list) else item_kind
+        kind = f"list of {_allowed(item) if 'enum' in item else item_kind}"
         if "minItems" in s and s.get("minItems") == s.get("maxItems"):
             kind = f"{kind} ({s['minItems']} items)"
         if item.get("maxLength") == 1:

@@ -3,6 +3,7 @@
 # wildcard values and the tables' cells are defined in proofmatch.experiments.
 from proofmatch import experiments as X
 from proofmatch.config import run_matching, validate_config
+from proofmatch.data.corpus import corpus_folder_inputs, corpus_folders
 
 validate_config(config)
 
@@ -29,8 +30,8 @@ wildcard_constraints:
 
 
 def corpus_inputs(wildcards):
-    """The corpus folder and metadata table: the generated demo corpus, the corpus converted from
-    LaTeX sources (latex.smk) or the configured folder."""
+    """The corpus folder(s) and metadata table(s): the generated demo corpus, the corpus converted
+    from LaTeX sources (latex.smk) or the configured folder(s)."""
     if config["corpus"]["source"] == "demo":
         return {
             "corpus": "results/demo_corpus/xhtml",
@@ -41,10 +42,15 @@ def corpus_inputs(wildcards):
             "corpus": "results/latex/main/xhtml",
             "metadata": "results/latex/main/metadata.csv",
         }
-    inputs = {"corpus": config["corpus"]["dir"]}
-    if config["corpus"]["metadata"]:
-        inputs["metadata"] = config["corpus"]["metadata"]
-    return inputs
+    return corpus_folder_inputs(config["corpus"])
+
+
+def manifest_tables(wildcards):
+    """The metadata table of each corpus folder (None: none), or None when the corpus is one
+    generated folder whose table is the manifest rule's `metadata` input."""
+    if config["corpus"]["source"] != "dir":
+        return None
+    return [t for _, t in corpus_folders(config["corpus"]["dir"], config["corpus"]["metadata"])]
 
 
 def train_inputs(wildcards):

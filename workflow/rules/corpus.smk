@@ -38,6 +38,7 @@ rule manifest:
         runtime=30,
     params:
         n_shards=config["corpus"]["n_shards"],
+        tables=manifest_tables,
     script:
         "../scripts/manifest.py"
 

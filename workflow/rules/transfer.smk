@@ -24,6 +24,7 @@ use rule manifest as transfer_manifest with:
         "results/benchmarks/transfer/{tname}/manifest.tsv"
     params:
         n_shards=lambda w: transfer.corpus_entry(TRANSFER, w.tname)["n_shards"],
+        tables=lambda w: transfer.corpus_tables(TRANSFER, w.tname),
 
 
 use rule extract as transfer_extract with:

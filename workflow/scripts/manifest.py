@@ -2,5 +2,10 @@
 from proofmatch.data.corpus import write_manifest
 from proofmatch.logs import run_logged
 
-run_logged(snakemake.log[0], write_manifest, snakemake.input.corpus, snakemake.params.n_shards,
-           snakemake.input.get("metadata"), snakemake.output.manifest, snakemake.output.articles)
+# A configured corpus may be several folders, each with its own table (params.tables, None
+# where a folder has none); a generated corpus is one folder with its table as an input.
+tables = snakemake.params.tables
+if tables is None:
+    tables = snakemake.input.get("metadata")
+run_logged(snakemake.log[0], write_manifest, list(snakemake.input.corpus), snakemake.params.n_shards,
+           tables, snakemake.output.manifest, snakemake.output.articles)

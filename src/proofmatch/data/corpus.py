@@ -5,6 +5,10 @@ shard. Shards are balanced by file size with the longest-processing-time rule (l
 to the lightest shard; ties by article id and shard index), so the assignment is a pure function
 of the file list and sizes: a rerun over the same folder gives the same manifest, byte for byte.
 
+A corpus may span several folders, each with its own metadata table (config ``corpus.dir`` and
+``corpus.metadata`` as parallel lists, :func:`corpus_folders`): each folder's files are matched
+against its own table, and the ids must be unique over the whole corpus.
+
 Article ids come from the metadata's ``file`` column when a row names the file (matched on the
 trailing path components, so ``xhtml/sets.xhtml.gz`` matches ``<anything>/xhtml/sets.xhtml.gz``),
 otherwise from the file name without its article suffix (``1234.5678v2.xhtml.gz`` ->
@@ -45,12 +49,51 @@ ARTICLES_SCHEMA = pa.schema(
         ("title", pa.string()),
         ("categories", pa.list_(pa.string())),
         ("primary_category", pa.string()),
+        ("chapter", pa.string()),
     ]
 )
 
 
 class CorpusError(ValueError):
     """A corpus folder or metadata table that cannot be used; the message names file and row."""
+
+
+PathLike = str | os.PathLike
+
+
+def corpus_folders(dirs: PathLike | Sequence[PathLike], metadata: PathLike | Sequence[PathLike | None] | None,
+                   key: str = "corpus") -> list[tuple[str, str | None]]:
+    """``(folder, metadata table or None)`` of every folder of a corpus.
+
+    ``dirs`` is one folder or a list; ``metadata`` is one table (only with one folder), None, or a
+    list as long as ``dirs`` (None entries: that folder has no table). ``key`` names the config
+    block in the error, so a wrong combination says which key to fix and how."""
+    folders = [dirs] if isinstance(dirs, (str, os.PathLike)) else list(dirs)
+    if not folders:
+        raise CorpusError(f"config key {key}.dir: no folder given; fix: a folder or a list of folders")
+    if metadata is None:
+        tables: list[PathLike | None] = [None] * len(folders)
+    elif isinstance(metadata, (str, os.PathLike)):
+        if len(folders) != 1:
+            raise CorpusError(
+                f"config key {key}.metadata: one table for {len(folders)} folders; fix: a list of "
+                f"{len(folders)} tables (null for a folder without one), in the order of {key}.dir")
+        tables = [metadata]
+    else:
+        tables = list(metadata)
+        if len(tables) != len(folders):
+            raise CorpusError(
+                f"config key {key}.metadata: {len(tables)} tables for {len(folders)} folders; fix: one "
+                f"entry per folder of {key}.dir, in its order (null for a folder without a table)")
+    return [(str(d), None if t is None else str(t)) for d, t in zip(folders, tables)]
+
+
+def corpus_folder_inputs(entry: dict[str, Any]) -> dict[str, list[str]]:
+    """The manifest rule's inputs for a configured ``source: dir`` corpus: ``corpus`` (the
+    folders, in order) and ``metadata`` (the tables that exist). Which table belongs to which
+    folder travels as the rule's ``tables`` parameter (:func:`corpus_folders`' second column)."""
+    folders = corpus_folders(entry["dir"], entry["metadata"])
+    return {"corpus": [d for d, _ in folders], "metadata": [t for _, t in folders if t]}
 
 
 # --------------------------------------------------------------------------------------------
@@ -170,7 +213,12 @@ def _text_or_none(value: Any) -> str | None:
 
 
 def read_metadata(path: str | os.PathLike) -> pd.DataFrame:
-    """Read and normalise a metadata table: article_id, title, categories, primary_category, file.
+    """Read and normalise a metadata table: article_id, title, categories, primary_category, file,
+    chapter.
+
+    ``chapter`` groups articles that are parts of one work (a book chapter split into several
+    files): the Unmixed split keeps a chapter on one side. Without the column, or where it is
+    empty, an article is its own chapter.
 
     ``categories`` becomes a list with the primary category first (a ``primary_category`` column,
     when given, is moved or inserted to the front); ``primary_category`` is ``"unknown"`` when no
@@ -188,6 +236,7 @@ def read_metadata(path: str | os.PathLike) -> pd.DataFrame:
         )
     has_primary = "primary_category" in raw.columns
     has_file = "file" in raw.columns
+    has_chapter = "chapter" in raw.columns
     rows: list[dict[str, Any]] = []
     first_row: dict[str, int] = {}
     file_row: dict[tuple[str, ...], int] = {}
@@ -222,9 +271,10 @@ def read_metadata(path: str | os.PathLike) -> pd.DataFrame:
                 "categories": cats,
                 "primary_category": cats[0] if cats else UNKNOWN_CATEGORY,
                 "file": file,
+                "chapter": (_text_or_none(rec["chapter"]) if has_chapter else None) or aid,
             }
         )
-    return pd.DataFrame(rows, columns=["article_id", "title", "categories", "primary_category", "file"])
+    return pd.DataFrame(rows, columns=["article_id", "title", "categories", "primary_category", "file", "chapter"])
 
 
 # --------------------------------------------------------------------------------------------
@@ -250,12 +300,36 @@ def shard_by_bytes(sizes: Sequence[int], keys: Sequence[str], n_shards: int) -> 
 
 
 def build_manifest(
-    corpus_dir: str | os.PathLike, n_shards: int, metadata_path: str | os.PathLike | None
+    corpus_dir: PathLike | Sequence[PathLike], n_shards: int,
+    metadata_path: PathLike | Sequence[PathLike | None] | None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(manifest, articles) for a corpus folder; both sorted by article_id."""
-    paths = list_articles(corpus_dir)
-    metadata = read_metadata(metadata_path) if metadata_path else None
-    ids = assign_article_ids(paths, metadata)
+    """(manifest, articles) for a corpus of one or several folders (:func:`corpus_folders`); both
+    sorted by article_id. Each folder's files take their ids from that folder's table; an id found
+    in two folders is an error naming both files."""
+    paths: list[Path] = []
+    ids: list[str] = []
+    meta_by_id: dict[str, dict[str, Any]] = {}
+    owner: dict[str, Path] = {}
+    for folder, table in corpus_folders(corpus_dir, metadata_path):
+        folder_paths = list_articles(folder)
+        metadata = read_metadata(table) if table else None
+        folder_ids = assign_article_ids(folder_paths, metadata)
+        for path, aid in zip(folder_paths, folder_ids):
+            if aid in owner:
+                raise CorpusError(f"duplicate article id {aid!r} in two corpus folders: files {owner[aid]} and {path}")
+            owner[aid] = path
+        if metadata is not None:
+            rows = metadata.set_index("article_id").to_dict("index")
+            unused = len(set(rows) - set(folder_ids))
+            if unused:
+                log.warning("%d metadata rows of %s name no article in %s; they are ignored", unused, table, folder)
+            missing = sum(aid not in rows for aid in folder_ids)
+            if missing:
+                log.warning("%d of %d articles in %s have no row in %s (title null, category unknown)",
+                            missing, len(folder_ids), folder, table)
+            meta_by_id.update({aid: rows[aid] for aid in folder_ids if aid in rows})
+        paths += folder_paths
+        ids += folder_ids
     sizes = [p.stat().st_size for p in paths]
     shards = shard_by_bytes(sizes, ids, n_shards)
     manifest = pd.DataFrame(
@@ -266,10 +340,6 @@ def build_manifest(
             "shard": np.asarray(shards, dtype=np.int64),
         }
     ).sort_values("article_id", ignore_index=True)
-    meta_by_id = {} if metadata is None else metadata.set_index("article_id").to_dict("index")
-    unused = 0 if metadata is None else len(set(meta_by_id) - set(ids))
-    if unused:
-        log.warning("%d metadata rows name no article in %s; they are ignored", unused, corpus_dir)
     records = []
     for aid in manifest["article_id"]:
         meta = meta_by_id.get(aid)
@@ -279,19 +349,16 @@ def build_manifest(
                 "title": meta["title"] if meta else None,
                 "categories": list(meta["categories"]) if meta else [],
                 "primary_category": meta["primary_category"] if meta else UNKNOWN_CATEGORY,
+                "chapter": meta["chapter"] if meta else aid,
             }
         )
-    articles = pd.DataFrame(records, columns=ARTICLES_SCHEMA.names)
-    missing = int(sum(aid not in meta_by_id for aid in ids)) if metadata is not None else len(ids)
-    if metadata is not None and missing:
-        log.warning("%d of %d articles have no metadata row (title null, category unknown)", missing, len(ids))
-    return manifest, articles
+    return manifest, pd.DataFrame(records, columns=ARTICLES_SCHEMA.names)
 
 
 def write_manifest(
-    corpus_dir: str | os.PathLike,
+    corpus_dir: PathLike | Sequence[PathLike],
     n_shards: int,
-    metadata_path_or_None: str | os.PathLike | None,
+    metadata_path_or_None: PathLike | Sequence[PathLike | None] | None,
     manifest_out: str | os.PathLike,
     articles_out: str | os.PathLike,
 ) -> None:
@@ -331,9 +398,12 @@ def read_manifest(path: str | os.PathLike) -> tuple[pd.DataFrame, int]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("corpus_dir", help="folder of *.xhtml, *.html, *.xhtml.gz, *.html.gz (recursive)")
+    parser.add_argument("corpus_dir", nargs="+",
+                        help="folder(s) of *.xhtml, *.html, *.xhtml.gz, *.html.gz (recursive); several make one corpus")
     parser.add_argument("--shards", type=int, required=True, help="number of shards (jobs) to split into")
-    parser.add_argument("--metadata", default=None, help="CSV/TSV/Parquet: article_id, title, categories[, primary_category, file]")
+    parser.add_argument("--metadata", nargs="+", default=None,
+                        help="CSV/TSV/Parquet: article_id, title, categories[, primary_category, file, chapter]; "
+                             "one per folder, in order ('none' for a folder without one)")
     parser.add_argument("--manifest", default="results/corpus/manifest.parquet", help="output manifest")
     parser.add_argument("--articles", default="results/corpus/articles.parquet", help="output article table")
     parser.add_argument("--log", default=None, help="also log to this file")
@@ -342,7 +412,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     setup_logging(args.log)
     try:
-        write_manifest(args.corpus_dir, args.shards, args.metadata, args.manifest, args.articles)
+        metadata = None if args.metadata is None else [None if m.lower() == "none" else m for m in args.metadata]
+        write_manifest(args.corpus_dir, args.shards, metadata, args.manifest, args.articles)
     except CorpusError as exc:
         log.error("%s", exc)
         return 2

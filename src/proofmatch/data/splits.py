@@ -2,7 +2,8 @@
 
 * ``mixed``: the pairs, sorted by ``pair_id`` then shuffled, cut 80/10/10 (paper §6).
 * ``unmixed``: the *articles* are cut 80/10/10, and every pair follows its article, so no article
-  has pairs in two parts (paper §9.3).
+  has pairs in two parts (paper §9.3). Articles that are parts of one chapter (the articles
+  table's ``chapter``: a long book chapter converted as several files) are cut as one unit.
 * ``pr``: the Unmixed split restricted to pairs whose article's primary category is
   ``pr_category`` (paper §9.4). Its train part is a subset of Unmixed train, so a model trained on
   ``pr`` never saw an Unmixed dev/test article.
@@ -117,6 +118,17 @@ def _primary(pairs: pd.DataFrame, articles: pd.DataFrame) -> pd.Series:
     return primary.reindex(ids).set_axis(pairs.index)
 
 
+def _chapters(pairs: pd.DataFrame, articles: pd.DataFrame | None) -> pd.Series:
+    """The chapter of each pair's article (the unit of the Unmixed cut): the articles table's
+    ``chapter`` where it has one (the parts of a split book chapter share it), else the article."""
+    ids = pairs["article_id"].astype(str)
+    if articles is None or "chapter" not in articles.columns:
+        return ids
+    meta = articles.assign(article_id=articles["article_id"].astype(str)).drop_duplicates("article_id")
+    chapter = meta.set_index("article_id")["chapter"].reindex(ids).set_axis(pairs.index)
+    return chapter.where(chapter.notna(), ids).astype(str)
+
+
 def make_splits(pairs: pd.DataFrame, articles: pd.DataFrame | None, fractions: Sequence[float] = (0.8, 0.1, 0.1),
                 seed: int = 13, pr_category: str | None = "math.PR",
                 which: Sequence[str] = SPLITS) -> dict[str, pd.DataFrame]:
@@ -155,20 +167,21 @@ def make_splits(pairs: pd.DataFrame, articles: pd.DataFrame | None, fractions: S
         is_pr = (_primary(pairs, articles) == pr_category).to_numpy()
     else:
         is_pr = np.zeros(len(pairs), dtype=bool)
-    pr_articles = np.sort(pairs.loc[is_pr, "article_id"].unique())
-    other_articles = np.sort(pairs.loc[~is_pr, "article_id"].unique())
-    if "pr" in which and len(pr_articles) < 3:
-        raise ValueError(f"the pr split needs at least 3 articles with primary category {pr_category!r} "
-                         f"among the pairs, found {len(pr_articles)}")
+    groups = _chapters(pairs, articles)
+    pr_groups = np.sort(groups[is_pr].unique())
+    other_groups = np.sort(np.setdiff1d(groups.unique(), pr_groups))
+    if "pr" in which and len(pr_groups) < 3:
+        raise ValueError(f"the pr split needs at least 3 chapters (articles) with primary category {pr_category!r} "
+                         f"among the pairs, found {len(pr_groups)}")
     rng = np.random.default_rng([seed, _UNMIXED_STREAM])
     strata = []
-    for keys, what in ((pr_articles, f"{pr_category} articles"), (other_articles, "articles")):
+    for keys, what in ((pr_groups, f"{pr_category} chapters (articles)"), (other_groups, "chapters (articles)")):
         if len(keys) >= 3:
             strata.append(_cut(keys, fractions, rng, what))
         elif len(keys):
             strata.append(pd.Series("train", index=keys, name="part", dtype=object))
-    by_article = pd.concat(strata)
-    unmixed = _frame(pairs, by_article.reindex(pairs["article_id"]).to_numpy())
+    by_group = pd.concat(strata)
+    unmixed = _frame(pairs, by_group.reindex(groups).to_numpy())
     _require_parts(unmixed, "unmixed")
     if "unmixed" in which:
         out["unmixed"] = unmixed
@@ -203,7 +216,8 @@ def write_splits(pairs_parquet: str | os.PathLike, articles_parquet: str | os.Pa
     if not out_paths:
         raise ValueError(f"out_paths must name at least one of {SPLITS}")
     pairs = read_parquet(pairs_parquet, columns=["pair_id", "article_id"])
-    needs_articles = pr_category is not None and set(out_paths) & {"unmixed", "pr"}
+    # the articles table gives the categories (stratification) and the chapters (the cut's unit)
+    needs_articles = bool(set(out_paths) & {"unmixed", "pr"})
     articles = read_parquet(articles_parquet) if needs_articles and articles_parquet is not None else None
     splits = make_splits(pairs, articles, fractions, seed, pr_category, which=tuple(out_paths))
     for name, path in out_paths.items():

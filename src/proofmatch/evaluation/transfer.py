@@ -34,6 +34,7 @@ from proofmatch.data.replace import OUTPUT_SCHEMA
 from proofmatch.evaluation.render import write_table
 from proofmatch.data.splits import read_part
 from proofmatch.artifacts import read_json, read_parquet, write_json, write_parquet
+from proofmatch.data.corpus import corpus_folder_inputs, corpus_folders
 from proofmatch.evaluation.tables import cells, load_metrics
 
 log = logging.getLogger(__name__)
@@ -63,14 +64,21 @@ def corpus_entry(settings: Mapping[str, Any], name: str) -> dict[str, Any]:
 
 
 def corpus_inputs(settings: Mapping[str, Any], name: str) -> dict[str, str]:
-    """The corpus folder and metadata of a transfer corpus, by its source form (the workflow's
+    """The corpus folder(s) and metadata of a transfer corpus, by its source form (the workflow's
     manifest inputs): the demo corpus, the LaTeXML-converted folder, or the configured folder."""
     entry = corpus_entry(settings, name)
     if entry["source"] == "demo":
         return {"corpus": "results/demo_corpus/xhtml", "metadata": "results/demo_corpus/metadata.csv"}
     if entry["source"] == "latex":
         return {"corpus": f"results/latex/{name}/xhtml", "metadata": f"results/latex/{name}/metadata.csv"}
-    return {"corpus": entry["dir"], **({"metadata": entry["metadata"]} if entry["metadata"] else {})}
+    return corpus_folder_inputs(entry)
+
+
+def corpus_tables(settings: Mapping[str, Any], name: str) -> list[str | None] | None:
+    """The metadata table of each folder of a ``dir`` transfer corpus; None for a generated one
+    (its table is the manifest's ``metadata`` input)."""
+    entry = corpus_entry(settings, name)
+    return None if entry["source"] != "dir" else [t for _, t in corpus_folders(entry["dir"], entry["metadata"])]
 
 
 def shard_files(settings: Mapping[str, Any], name: str, stage: str, suffix: str) -> list[str]:
