@@ -30,6 +30,7 @@ from proofmatch.data.symbols import (
     pair_rng,
     plan_mapping,
     script_of,
+    renamed_count,
     unchanged_reason,
 )
 from proofmatch.data.views import is_math, split_math
@@ -83,8 +84,8 @@ def math_symbols(tokens: list[str]) -> list[tuple[str, str | None]]:
     return [split_math(t) for t in tokens if is_math(t) and t != "$,"]
 
 
-def run(st, pr, level, seed=0, alpha=0.5, protected=()):
-    return replace_pair(statement(*st), proof(*pr), level, pair_rng(seed, level, "p/1"), alpha, protected)
+def run(st, pr, level, seed=0, alpha=0.5, protected=(), rounding="half_up"):
+    return replace_pair(statement(*st), proof(*pr), level, pair_rng(seed, level, "p/1"), alpha, protected, rounding)
 
 
 # --- core rules --------------------------------------------------------------------------------
@@ -176,6 +177,7 @@ def test_protected_symbols_are_kept_and_protection_wins_over_coupling():
 
 
 def test_partial_replaces_round_half_up_of_shared_groups():
+    """half_up (the demo's rounding) renames the larger half: one group of one, two of three."""
     chosen = set()
     for seed in range(30):
         _, m = run(letters("abcd"), letters("abcdAB"), "partial", seed)
@@ -187,11 +189,35 @@ def test_partial_replaces_round_half_up_of_shared_groups():
         assert len(m3) == 2
         _, m1 = run(letters("a"), letters("a"), "partial", seed)
         assert len(m1) == 1
-        _, m0 = run(letters("abc"), letters("abc"), "partial", seed, alpha=0.0)
-        assert m0 == {}
-        _, mall = run(letters("abc"), letters("abc"), "partial", seed, alpha=1.0)
+        # alpha is the share that keeps its name (§5): 1.0 keeps every group, 0.0 renames all
+        _, mall = run(letters("abc"), letters("abc"), "partial", seed, alpha=0.0)
         assert set(mall) == set("abc")
+        _, m0 = run(letters("abc"), letters("abc"), "partial", seed, alpha=1.0)
+        assert m0 == {}
+        _, m3 = run(letters("abcd"), letters("abcd"), "partial", seed, alpha=0.75)
+        assert len(m3) == 1  # three of four keep their names
     assert len(chosen) > 1  # the subset is random
+
+
+@pytest.mark.parametrize("n, half_even, half_up", [(1, 0, 1), (2, 1, 1), (3, 2, 2), (4, 2, 2), (5, 2, 3), (9, 4, 5)])
+def test_partial_rounding_half_even_is_the_references_round(n, half_even, half_up):
+    """The reference renames round(0.5 · n) groups with Python's round (ties to even)."""
+    assert renamed_count(n, "partial", 0.5, "half_even") == half_even == round(0.5 * n)
+    assert renamed_count(n, "partial_p", 0.5, "half_up") == half_up
+    assert renamed_count(n, "full", None, None) == n
+    st = pr = letters("abcdefghi"[:n])
+    for seed in range(5):
+        assert len(run(st, pr, "partial", seed, rounding="half_even")[1]) == half_even
+        assert len(run(st, pr, "partial", seed, rounding="half_up")[1]) == half_up
+
+
+def test_partial_rounding_is_exact_on_decimal_ties():
+    # (1 - 0.3) · 5 is 3.5 exactly; in floats it is 3.4999999999999996
+    assert renamed_count(5, "partial", 0.3, "half_even") == 4 and renamed_count(5, "partial", 0.3, "half_up") == 4
+    assert renamed_count(5, "partial", 0.9, "half_even") == 0 and renamed_count(5, "partial", 0.9, "half_up") == 1
+    with pytest.raises(ValueError, match="rounding"):
+        run(letters("a"), letters("a"), "partial", rounding="half_down")
+    assert unchanged_reason(1, "partial", 0.5, {}, "half_even") == "none_selected"
 
 
 def test_transposition_permutes_shared_symbols_without_fixed_point():
@@ -436,9 +462,19 @@ def test_level_summary_counts_unchanged_pairs_by_reason(tmp_path):
     assert sums["full"]["changed"] == 4 and sums["full"]["unchanged"]["no_shared_symbol"] == 1
     assert sums["conservation"]["unchanged"]["conservation"] == 5 and sums["conservation"]["changed"] == 0
     assert sums["partial"]["alpha"] == 0.5 and sums["full"]["alpha"] is None
+    assert sums["partial"]["rounding"] == "half_up" and sums["full"]["rounding"] is None
+    # shared groups per pair 2, 1, 0, 2, 2: half_up renames 1, 1, 0, 1, 1 of them
+    assert sums["partial"]["partial_groups"] == {"shared": 7, "renamed": 4, "kept": 3}
+    assert sums["partial"]["unchanged_pairs"] == 1 and sums["full"]["partial_groups"] is None
+    even = replace_level_file(tmp_path / "symbols.parquet", "partial", tmp_path / "even.parquet", tmp_path / "even.json",
+                              seed=1, alpha=0.5, rounding="half_even")
+    assert even["partial_groups"] == {"shared": 7, "renamed": 3, "kept": 4}  # the pair sharing one group keeps it
+    assert even["unchanged_pairs"] == 2 and even["unchanged"]["none_selected"] == 1
+    assert json.loads((tmp_path / "even.json").read_text()) == even
     assert sums["full_p"]["protected"] == list(DEFAULT_PROTECTED) and sums["full"]["protected"] == []
     for level, summary in sums.items():
         assert summary["changed"] + sum(summary["unchanged"].values()) == 5
+        assert summary["unchanged_pairs"] == sum(summary["unchanged"].values())
         out = pd.read_parquet(tmp_path / f"{level}.parquet")
         assert list(out.columns) == ["pair_id", "article_id", "statement_tokens", "proof_tokens", "mapping"]
         changed = sum(list(a) != b for a, b in zip(out["proof_tokens"], [r["proof_tokens"] for r in rows]))
@@ -501,7 +537,10 @@ def test_cli_replace(tmp_path):
     df = pd.read_parquet(out)
     assert len(df) == len(split)
     assert all(len(json.loads(m)) == 2 for m in df["mapping"])  # round(0.5 * 3) = 2 of 3 shared letters
-    assert json.loads((tmp_path / "sum.json").read_text())["protected"] == ["P", "σ"]
+    summary = json.loads((tmp_path / "sum.json").read_text())
+    assert summary["protected"] == ["P", "σ"] and summary["rounding"] == "half_up"  # the config's default
+    assert cli.main([*argv[:-1], str(tmp_path / "even.json"), "--rounding", "half_even"]) == 0
+    assert json.loads((tmp_path / "even.json").read_text())["rounding"] == "half_even"
     every = tmp_path / "level.parquet"  # without a split: every pair, the level file's columns
     assert cli.main(["replace", str(p), "--level", "trans", "--out", str(every)]) == 0
     assert list(pd.read_parquet(every).columns) == ["pair_id", "article_id", "statement_tokens", "proof_tokens", "mapping"]

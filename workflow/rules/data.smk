@@ -89,10 +89,15 @@ rule replace_symbols:
         mem_mb=4000,
         runtime=60,
     params:
-        # alpha matters to the partial levels only, the protected symbols to the *_p levels
-        # only: changing either reruns just those levels.
+        # alpha and its rounding matter to the partial levels only, the protected symbols to
+        # the *_p levels only: changing one reruns just those levels.
         alpha=lambda w: (
             config["replace"]["partial_alpha"]
+            if w.level.startswith("partial")
+            else None
+        ),
+        rounding=lambda w: (
+            config["replace"]["partial_rounding"]
             if w.level.startswith("partial")
             else None
         ),

@@ -4,4 +4,5 @@ from proofmatch.data.replace import replace_level_file
 
 run_logged(snakemake.log[0], replace_level_file, snakemake.input.symbols, snakemake.wildcards.level,
            snakemake.output.data, snakemake.output.summary, seed=snakemake.params.seed,
-           alpha=snakemake.params.alpha, protected=snakemake.params.protected)
+           alpha=snakemake.params.alpha, protected=snakemake.params.protected,
+           rounding=snakemake.params.rounding)

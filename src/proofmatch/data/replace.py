@@ -36,11 +36,13 @@ from lxml import etree
 from tqdm import tqdm
 
 from proofmatch.data.linearize import FragmentError, iter_maths, linearize_element, linearize_fragment, parse_fragment
+from proofmatch import config
 from proofmatch.logs import setup_logging
 from proofmatch.data.mathml import presentation
 from proofmatch.experiments import ALL_LEVELS as LEVELS
 from proofmatch.data.symbols import (
     DEFAULT_PROTECTED,
+    ROUNDINGS,
     UNCHANGED_REASONS,
     Symbols,
     check_level,
@@ -48,6 +50,7 @@ from proofmatch.data.symbols import (
     classify,
     pair_rng,
     plan_mapping,
+    renamed_count,
     shared_groups,
     unchanged_reason,
 )
@@ -130,13 +133,15 @@ def replace_pair(
     rng: random.Random,
     alpha: float | None = 0.5,
     protected: Sequence[str] = (),
+    rounding: str | None = "half_up",
 ) -> tuple[list[str], dict[str, str]]:
-    """(proof tokens after replacement, mapping) for one pair; ``protected`` counts for ``*_p`` only."""
-    check_level(level, alpha)
+    """(proof tokens after replacement, mapping) for one pair; ``protected`` counts for ``*_p``
+    only, ``alpha`` (the fraction of shared groups kept) and ``rounding`` for ``partial*`` only."""
+    check_level(level, alpha, rounding)
     if level == "conservation":
         return linearize_fragment(proof_xml), {}
     pair = analyze_pair(statement_xml, proof_xml)
-    mapping = plan_mapping(pair.statement, pair.proof, level, rng, alpha, protected)
+    mapping = plan_mapping(pair.statement, pair.proof, level, rng, alpha, protected, rounding)
     return apply_mapping(pair.tokens, pair.slots, mapping), mapping
 
 
@@ -240,20 +245,23 @@ def replace_level_file(
     seed: int = 0,
     alpha: float | None = 0.5,
     protected: Sequence[str] = DEFAULT_PROTECTED,
+    rounding: str | None = "half_up",
 ) -> dict[str, Any]:
     """Replace the symbols of every pair of the symbols file at one level; returns the summary.
 
-    ``alpha`` is used by the partial levels, ``protected`` by the ``*_p`` levels (both are
-    recorded in the summary). The summary counts the pairs whose proof tokens changed and, for
-    the others, why not (:data:`UNCHANGED_REASONS`), plus the shared groups per pair.
+    ``alpha`` (the fraction of shared groups that keep their names) and ``rounding`` are used by
+    the partial levels, ``protected`` by the ``*_p`` levels (all recorded in the summary). The
+    summary counts the pairs whose proof tokens changed and the pairs left unchanged
+    (``unchanged_pairs``), for the latter why (:data:`UNCHANGED_REASONS`), plus the shared groups
+    per pair; at the partial levels also the shared groups renamed and kept over all pairs.
     """
-    check_level(level, alpha)
+    check_level(level, alpha, rounding)
     check_protected(protected)
     symbols_file = _parquet(symbols_parquet, SYMBOLS_SCHEMA.names)
     sets = [f"{side}_{kind}" for side in ("statement", "proof") for kind in ("candidates", "letters", "constants")]
     unchanged: Counter[str] = Counter({r: 0 for r in UNCHANGED_REASONS})
     groups_hist: Counter[int] = Counter()
-    n = n_changed = n_kept = 0
+    n = n_changed = n_kept = n_shared = n_renamed = 0
     with atomic_path(out_parquet, ".parquet") as tmp, pq.ParquetWriter(tmp, LEVEL_SCHEMA) as writer:
         for batch in symbols_file.iter_batches(batch_size=2048):
             if level == "conservation":  # nothing to compute: pass the tokens through as Arrow data
@@ -269,7 +277,7 @@ def replace_level_file(
                 statement = Symbols.decode(*(columns[s][k] for s in sets[:3]))
                 proof = Symbols.decode(*(columns[s][k] for s in sets[3:]))
                 n_groups = len(shared_groups(statement, proof, level, protected))
-                mapping = plan_mapping(statement, proof, level, pair_rng(seed, level, pid), alpha, protected)
+                mapping = plan_mapping(statement, proof, level, pair_rng(seed, level, pid), alpha, protected, rounding)
                 renamed = {c: t for c, t in mapping.items() if c != t}
                 changed = False
                 if renamed and columns["slots"][k]:
@@ -284,8 +292,11 @@ def replace_level_file(
                 n_changed += changed
                 n_kept += len(mapping) - len(renamed)
                 groups_hist[min(n_groups, 3)] += 1
+                n_shared += n_groups
+                if level.startswith("partial"):
+                    n_renamed += renamed_count(n_groups, level, alpha, rounding)
                 if not changed:
-                    unchanged[unchanged_reason(n_groups, level, alpha, mapping)] += 1
+                    unchanged[unchanged_reason(n_groups, level, alpha, mapping, rounding)] += 1
             # Unchanged rows keep their Arrow token lists; only renamed proofs go through Python.
             both = pa.concat_arrays([proof_tokens, pa.array(new_tokens, proof_tokens.type)])
             table = pa.table(
@@ -303,6 +314,7 @@ def replace_level_file(
         "level": level,
         "pairs": n,
         "changed": n_changed,
+        "unchanged_pairs": n - n_changed,
         "unchanged": dict(unchanged),
         "symbols_kept_no_free_letter": n_kept,
         "pairs_by_shared_groups": None if level == "conservation" else {
@@ -310,12 +322,17 @@ def replace_level_file(
         },
         "seed": seed,
         "alpha": alpha if level.startswith("partial") else None,
+        "rounding": rounding if level.startswith("partial") else None,
+        # partial: of all shared groups, how many were chosen for renaming and how many keep their
+        # names (the achieved share of kept groups is what alpha asks for, up to rounding)
+        "partial_groups": {"shared": n_shared, "renamed": n_renamed, "kept": n_shared - n_renamed}
+        if level.startswith("partial") else None,
         "protected": list(protected) if level.endswith("_p") else [],
     }
     write_json(summary, summary_json)
     log.info(
-        "%s: %d pairs, %d changed; unchanged: %s; %d symbols kept because no letter was left",
-        level, n, n_changed, ", ".join(f"{r} {c}" for r, c in unchanged.items() if c) or "none", n_kept,
+        "%s: %d pairs, %d changed, %d unchanged (%s); %d symbols kept because no letter was left",
+        level, n, n_changed, n - n_changed, ", ".join(f"{r} {c}" for r, c in unchanged.items() if c) or "none", n_kept,
     )
     return summary
 
@@ -359,10 +376,11 @@ def replace_split_file(
     alpha: float | None = 0.5,
     protected: Sequence[str] = DEFAULT_PROTECTED,
     summary_json: str | os.PathLike | None = None,
+    rounding: str | None = "half_up",
 ) -> dict[str, Any]:
     """One split at one level in one call (the CLI): :func:`analyze_file` of the split's pairs,
     :func:`replace_level_file`, :func:`select_split`; returns the level's summary."""
-    check_level(level, alpha)
+    check_level(level, alpha, rounding)
     check_protected(protected)
     wanted = set(pq.read_table(split_parquet, columns=["pair_id"]).column("pair_id").to_pylist())
     Path(out_parquet).parent.mkdir(parents=True, exist_ok=True)
@@ -371,6 +389,7 @@ def replace_split_file(
         summary = replace_level_file(
             Path(tmp) / "symbols.parquet", level, Path(tmp) / "level.parquet",
             summary_json or Path(tmp) / "summary.json", seed=seed, alpha=alpha, protected=protected,
+            rounding=rounding,
         )
         select_split(Path(tmp) / "level.parquet", split_parquet, out_parquet)
     return summary
@@ -385,7 +404,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, help="output Parquet (results/replaced/SPLIT/LEVEL.parquet)")
     parser.add_argument("--summary", default=None, help="also write the level's summary JSON here")
     parser.add_argument("--seed", type=int, default=0, help="global seed (default 0)")
-    parser.add_argument("--alpha", type=float, default=0.5, help="fraction of shared symbols replaced by 'partial' (default 0.5)")
+    parser.add_argument("--alpha", type=float, default=config.default("replace.partial_alpha"),
+                        help="partial levels: fraction of the shared symbol groups that keep their names "
+                             "(config replace.partial_alpha; default %(default)s)")
+    parser.add_argument("--rounding", choices=ROUNDINGS, default=config.default("replace.partial_rounding"),
+                        help="partial levels: how (1 - alpha) x shared groups is rounded; half_even is the reference's "
+                             "round() (config replace.partial_rounding; default %(default)s)")
     parser.add_argument(
         "--protected", nargs="*", default=list(DEFAULT_PROTECTED),
         help="symbols kept by the *_p levels (default: P E V σ ρ)",
@@ -397,11 +421,11 @@ def main(args: argparse.Namespace) -> int:
     setup_logging(args.log)
     if args.split is not None:
         replace_split_file(args.pairs, args.split, args.level, args.out, seed=args.seed, alpha=args.alpha,
-                           protected=args.protected, summary_json=args.summary)
+                           protected=args.protected, summary_json=args.summary, rounding=args.rounding)
         return 0
     out = Path(args.out)
     with tempfile.TemporaryDirectory(dir=out.parent if out.parent.exists() else None, prefix=".replace.") as tmp:
         analyze_file(args.pairs, Path(tmp) / "symbols.parquet")
         replace_level_file(Path(tmp) / "symbols.parquet", args.level, out, args.summary or Path(tmp) / "summary.json",
-                           seed=args.seed, alpha=args.alpha, protected=args.protected)
+                           seed=args.seed, alpha=args.alpha, protected=args.protected, rounding=args.rounding)
     return 0

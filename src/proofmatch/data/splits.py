@@ -1,6 +1,6 @@
 """Train/dev/test splits: Mixed (by pair), Unmixed (by article) and the probability-domain subset.
 
-* ``mixed``: the pairs, sorted by ``pair_id`` then shuffled, cut 80/10/10 (paper §6).
+* ``mixed``: the pairs, sorted by ``pair_id`` then shuffled, cut 80/10/10 (paper §8).
 * ``unmixed``: the *articles* are cut 80/10/10, and every pair follows its article, so no article
   has pairs in two parts (paper §9.3). Articles that are parts of one chapter (the articles
   table's ``chapter``: a long book chapter converted as several files) are cut as one unit.

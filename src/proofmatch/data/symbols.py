@@ -21,9 +21,15 @@ its font. Rules, as in the paper and the reference code (without its bugs):
 * Latin maps to Latin, Greek to Greek. Greek targets exclude omicron (indistinguishable from o);
   a Greek group whose capital occurs in the proof takes a letter whose capital differs from Latin
   (Γ Δ Θ Λ Ξ Σ Υ Φ Ψ Ω), so ``Γ`` never turns into a Latin-looking ``Α``.
-* Levels: ``conservation`` (nothing), ``full`` (every shared group), ``partial`` (``round(alpha ·
-  n)`` shared groups chosen at random, rounding half up; ``alpha`` is the fraction replaced),
+* Levels: ``conservation`` (nothing), ``full`` (every shared group), ``partial`` (below),
   ``trans`` and ``partial_p``/``full_p`` (below).
+* ``partial``, §5: "A fraction of α of all the symbols in the proof remain the same, and the rest
+  are changed". Of a pair's ``n`` shared groups, ``round((1 - alpha) · n)`` chosen at random are
+  renamed (:func:`renamed_count`) and the others keep their names. ``rounding`` says how a half is
+  rounded: ``half_even`` is the reference code's Python ``round`` (it renames ``round(0.5 · n)``
+  groups: one group of one stays, five give two renamed), ``half_up`` renames the larger half (one
+  of one, three of five: a pair sharing one group is then always renamed, as at Full). The two
+  differ only when ``(1 - alpha) · n`` ends in one half.
 * ``trans``, §5: "We permute the variables' names such that no symbol remains the same". The
   shared groups exchange their names among themselves: whenever a pair shares two or more
   groups, every one of them gets another group's name (a permutation without a fixed point;
@@ -53,9 +59,11 @@ symbols stand in the proof's tokens and writes the files.
 from __future__ import annotations
 
 import hashlib
+import math
 import random
 import string
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Callable, Iterable, Sequence
 
 from lxml import etree
@@ -77,11 +85,13 @@ LOOKALIKE = dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧο", "ABEZHIKMNOPTYXo"))
 TRANS_TRIES = 30  # random permutations tried per preference before relaxing it
 
 # Why a pair's proof comes out of a level with the Conservation tokens (the summary's keys).
+ROUNDINGS = ("half_even", "half_up")  # how partial rounds the number of groups renamed
+
 UNCHANGED_REASONS = (
     "conservation",  # the level changes nothing
     "no_shared_symbol",  # statement and proof share no replaceable symbol group
     "one_shared_group",  # trans: a single shared group has no other name to take
-    "none_selected",  # partial: round(alpha · n) = 0 groups chosen
+    "none_selected",  # partial: round((1 - alpha) · n) = 0 groups chosen
     "no_free_letter",  # full/partial: every chosen group found its pool empty (kept as c→c)
     "no_valid_permutation",  # trans: every permutation would merge two symbols of the proof
     "no_token",  # renamed letters, none of which stands in the proof's tokens
@@ -181,13 +191,26 @@ def _image(char: str, target: str) -> str:
     return target.upper() if char != char.lower() else target
 
 
-def check_level(level: str, alpha: float | None) -> None:
+def check_level(level: str, alpha: float | None, rounding: str | None = "half_up") -> None:
     if level not in LEVELS:
         raise ValueError(f"unknown replacement level {level!r}; expected one of {', '.join(LEVELS)}")
     if level.startswith("partial") and alpha is None:
-        raise ValueError(f"level {level!r} needs alpha (the fraction of shared symbols replaced)")
+        raise ValueError(f"level {level!r} needs alpha (the fraction of shared symbol groups that keep their names)")
     if alpha is not None and not 0.0 <= alpha <= 1.0:
-        raise ValueError(f"alpha must be in [0, 1] (the fraction of shared symbols replaced), got {alpha}")
+        raise ValueError(f"alpha must be in [0, 1] (the fraction of shared symbol groups that keep their names), got {alpha}")
+    if (level.startswith("partial") or rounding is not None) and rounding not in ROUNDINGS:
+        raise ValueError(f"unknown rounding {rounding!r} (partial levels); expected one of {', '.join(ROUNDINGS)}")
+
+
+def renamed_count(n_groups: int, level: str, alpha: float | None, rounding: str | None) -> int:
+    """How many of ``n_groups`` shared groups a full or partial level renames: all of them, or
+    ``(1 - alpha) · n`` rounded by ``rounding`` (exact arithmetic: 0.7 · 5 is a tie, 3.5)."""
+    if not level.startswith("partial"):
+        return n_groups
+    share = (1 - Fraction(str(alpha))) * n_groups
+    if rounding == "half_even":
+        return round(share)  # Fraction rounds ties to even, as round() of a float does
+    return math.floor(share + Fraction(1, 2))
 
 
 def check_protected(protected: Sequence[str]) -> None:
@@ -291,13 +314,15 @@ def plan_mapping(
     rng: random.Random,
     alpha: float | None = 0.5,
     protected: Iterable[str] = (),
+    rounding: str | None = "half_up",
 ) -> dict[str, str]:
     """Letter -> letter for the proof's replaceable letters; ``c→c`` marks an exhausted pool.
 
-    Pure over the symbol sets; :func:`proofmatch.data.replace.apply_mapping` applies it to the
-    proof's tokens.
+    ``alpha`` (partial levels) is the fraction of shared groups that keep their names, ``rounding``
+    how their number is rounded (:func:`renamed_count`). Pure over the symbol sets;
+    :func:`proofmatch.data.replace.apply_mapping` applies it to the proof's tokens.
     """
-    check_level(level, alpha)
+    check_level(level, alpha, rounding)
     if level == "conservation":
         return {}
     kept = set(protected) if level.endswith("_p") else set()
@@ -308,8 +333,7 @@ def plan_mapping(
         shared = proof.candidates & statement.candidates
         cases = {g: "".join(sorted({"U" if c != c.lower() else "L" for c in shared if group_of(c) == g})) for g in groups}
         return _transposition(groups, members, cases, proof, rng)
-    count = len(groups) if level.startswith("full") else int(alpha * len(groups) + 0.5)  # type: ignore[operator]
-    chosen = sorted(rng.sample(groups, count))
+    chosen = sorted(rng.sample(groups, renamed_count(len(groups), level, alpha, rounding)))
     taken = {family_of(c) for c in statement.letters | proof.letters} | {family_of(c) for c in kept}
     for g in chosen:
         if script_of(g) == "latin":
@@ -327,7 +351,8 @@ def plan_mapping(
     return mapping
 
 
-def unchanged_reason(n_groups: int, level: str, alpha: float | None, mapping: dict[str, str]) -> str:
+def unchanged_reason(n_groups: int, level: str, alpha: float | None, mapping: dict[str, str],
+                     rounding: str | None = "half_up") -> str:
     """Why a proof kept its Conservation tokens at ``level`` (one of :data:`UNCHANGED_REASONS`)."""
     if level == "conservation":
         return "conservation"
@@ -337,7 +362,7 @@ def unchanged_reason(n_groups: int, level: str, alpha: float | None, mapping: di
         if n_groups == 1:
             return "one_shared_group"
         return "no_token" if mapping else "no_valid_permutation"
-    if level.startswith("partial") and int(alpha * n_groups + 0.5) == 0:  # type: ignore[operator]
+    if level.startswith("partial") and renamed_count(n_groups, level, alpha, rounding) == 0:
         return "none_selected"
     if mapping and all(a == b for a, b in mapping.items()):
         return "no_free_letter"

@@ -77,7 +77,7 @@ def run_params(matching: dict[str, Any], encoder: str) -> dict[str, Any]:
 
 
 def make_optimizer(name: str, parameters: Iterable[torch.nn.Parameter], lr: float) -> torch.optim.Optimizer:
-    """The paper's ASGD (t0 = 1e4, no weight decay), or AdamW (torch defaults).
+    """ASGD (paper §8) with the reference's t0 = 1e4 and no weight decay, or AdamW (torch defaults).
 
     ASGD is plain SGD until step t0: the paper's 400 epochs over 147k pairs give it about a million
     steps, a small corpus a few thousand, and from scratch a max-pooled encoder's gradients are

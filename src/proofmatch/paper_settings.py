@@ -1,0 +1,243 @@
+"""The values the paper states, and a check that nothing else is credited to it.
+
+``paper_settings.yaml`` (beside this module) is the one list of configuration values that the
+MATcH paper's text states: per config key the value, where the paper states it and its sentence.
+A config comment, a schema description or a doc that credits "the paper" (or a § or appendix of
+it) with a key's value must name a key of that list, and a number it quotes right after the
+credit must be the listed value. A choice that only the reference code makes is credited to the
+reference, never to the paper (docs/deviations.md).
+
+What counts as a credit (:func:`credits`): the word ``paper`` (not ``paper.yaml``), ``§N`` or
+``Appendix X``, after removing the phrases that say the paper is silent ("the paper names none",
+"the paper does not give ..."). Where it is attached:
+
+* config YAML (:func:`yaml_comments`): an inline comment belongs to its line's key; an own-line
+  comment aligned with the previous inline comment continues it, any other own-line comment
+  belongs to the next key; comments before the first key are the file's header and credit no key;
+* the schema: a key's description;
+* Markdown (:func:`doc_credits`): a backticked ``key: value`` followed by a parenthesis,
+  "`matching.npt.epochs: 400` (paper §8)", the form docs/deviations.md's "restores" column uses
+  (:func:`deviations_restores` requires one after every ``key: value`` there).
+
+A credit of a section key (``matching.npt``, "NPT ... (§8)") needs a listed key under it.
+:func:`false_credits` runs every check over the repository and returns the problems as lines.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+import yaml
+
+from proofmatch.config import load_config, schema_keys
+
+CREDIT = re.compile(r"\bpaper\b(?!\.yaml)|§\s*\d|\bAppendix [A-D]\b")
+# Phrases that mention the paper to say it states nothing: not credits.
+SILENT = re.compile(
+    r"the paper (?:names|gives|states|says) (?:none|nothing|no\b)|the paper does not \w+|not in the paper"
+    r"|paper(?::| is) (?:silent|none)",
+    re.IGNORECASE,
+)
+# A number right after a credit ("paper: 400", "the paper's 200", "§8: 0.996") is the credited value.
+CREDITED_NUMBER = re.compile(
+    r"(?:\bpaper\b(?!\.yaml)(?:'s)?|§\s*\d+(?:\.\d+)?)\s*:?\s*(\d+(?:\.\d+)?(?:e-?\d+)?)(?![\w.])")
+KEY_VALUE = re.compile(r"`([a-z_][a-z0-9_.{},\[\]]*\.[a-z0-9_{},\[\]]+): ([^`]+)`(\s*\(([^)]*)\))?")
+
+
+@dataclass(frozen=True)
+class PaperSetting:
+    key: str
+    value: Any
+    where: str
+    quote: str
+    differs: str | None = None  # why config/paper.yaml uses another value
+
+
+def settings_path() -> Path:
+    return Path(str(resources.files("proofmatch").joinpath("paper_settings.yaml")))
+
+
+def paper_settings() -> dict[str, PaperSetting]:
+    """The list, by key; every key must be a config key and appear once."""
+    known = {path for path, _, _ in schema_keys()}
+    out: dict[str, PaperSetting] = {}
+    for entry in yaml.safe_load(settings_path().read_text(encoding="utf-8")):
+        s = PaperSetting(**entry)
+        if s.key not in known:
+            raise ValueError(f"{settings_path()}: {s.key!r} is no config key (see config/README.md)")
+        if s.key in out:
+            raise ValueError(f"{settings_path()}: {s.key!r} is listed twice")
+        out[s.key] = s
+    return out
+
+
+def credits(text: str) -> bool:
+    """Whether ``text`` credits the paper with something (silent-paper phrases removed)."""
+    return bool(CREDIT.search(SILENT.sub("", text)))
+
+
+def credited_numbers(text: str) -> list[float]:
+    return [float(m.group(1)) for m in CREDITED_NUMBER.finditer(SILENT.sub("", text))]
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return abs(float(a) - float(b)) <= 1e-12 * max(1.0, abs(float(b)))
+    return a == b
+
+
+def check_credit(key: str, text: str, settings: dict[str, PaperSetting], section: bool = False,
+                 value: Any = None, has_value: bool = False) -> list[str]:
+    """Problems of one text attached to ``key`` (none if it credits nothing to the paper)."""
+    if not credits(text):
+        return []
+    if section:
+        if any(k.startswith(key + ".") for k in settings):
+            return []
+        return [f"credits the paper for section {key}, which holds no key of paper_settings.yaml"]
+    if key not in settings:
+        return [f"credits the paper for {key}, which paper_settings.yaml does not list (credit the reference?)"]
+    listed = settings[key].value
+    problems = []
+    if has_value and not _same(value, listed):
+        problems.append(f"credits the paper with {key}: {value!r}; paper_settings.yaml says {listed!r}")
+    if isinstance(listed, (int, float)) and not isinstance(listed, bool):
+        problems += [f"credits the paper with {n:g} for {key}; paper_settings.yaml says {listed!r}"
+                     for n in credited_numbers(text) if not _same(n, listed)]
+    return problems
+
+
+# --- where the credits are -----------------------------------------------------------------------
+
+_KEY_LINE = re.compile(r"^(\s*)([A-Za-z_]\w*)\s*:(.*)$")
+_COMMENT = re.compile(r"(?:^|\s)#\s?(.*)$")
+
+
+def yaml_comments(text: str) -> list[tuple[str, str, int, bool]]:
+    """(dotted key, comment, line number, the key holds a section) of every comment of a config
+    file that belongs to a key (attachment rules in the module docstring)."""
+    stack: list[tuple[int, str]] = []  # (indent, name) of the enclosing keys
+    pending: list[tuple[str, int]] = []  # own-line comments waiting for the next key
+    prev_key: str | None = None
+    prev_col: int | None = None  # column of the '#' of the previous line's inline comment
+    found: list[tuple[str, str, int]] = []
+    sections: set[str] = set()
+    for no, line in enumerate(text.splitlines(), 1):
+        stripped = line.lstrip()
+        if not stripped:
+            continue
+        col = len(line) - len(stripped)
+        if stripped.startswith("#"):
+            if prev_key is None:
+                continue  # the file's header
+            if col == prev_col:
+                found.append((prev_key, stripped[1:].strip(), no))
+            else:
+                pending.append((stripped[1:].strip(), no))
+            continue
+        inline = _COMMENT.search(line)
+        prev_col = line.index("#", inline.start()) if inline else None
+        m = _KEY_LINE.match(line)
+        if m is None:  # a list item or a continued value: its comment belongs to the last key
+            if inline and prev_key is not None:
+                found.append((prev_key, inline.group(1).strip(), no))
+            continue
+        indent, name = len(m.group(1)), m.group(2)
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        path = ".".join([k for _, k in stack] + [name])
+        stack.append((indent, name))
+        if not m.group(3).split("#", 1)[0].strip():
+            sections.add(path)
+        found += [(path, c, n) for c, n in pending]
+        pending = []
+        prev_key = path
+        if inline:
+            found.append((path, inline.group(1).strip(), no))
+    if prev_key is not None:
+        found += [(prev_key, c, n) for c, n in pending]
+    return [(k, c, n, k in sections) for k, c, n in found]
+
+
+def _expand(key: str) -> list[str]:
+    """``matching.{npt,bert}.optimizer`` -> both keys."""
+    m = re.search(r"\{([^}]*)\}", key)
+    if not m:
+        return [key]
+    return [k for part in m.group(1).split(",") for k in _expand(key[:m.start()] + part.strip() + key[m.end():])]
+
+
+def doc_credits(text: str) -> Iterator[tuple[str, Any, str, int]]:
+    """(key, value, parenthesis, line number) of every backticked ``key: value`` followed by a parenthesis."""
+    for no, line in enumerate(text.splitlines(), 1):
+        for m in KEY_VALUE.finditer(line):
+            if m.group(4) is None:
+                continue
+            value = yaml.safe_load(m.group(2))
+            for key in _expand(m.group(1)):
+                yield key, value, m.group(4), no
+
+
+def deviations_restores(text: str) -> Iterator[tuple[str, int]]:
+    """docs/deviations.md: (``key: value`` without a parenthesis saying whose choice, line) in the
+    "restores" column of its tables."""
+    column = None
+    for no, line in enumerate(text.splitlines(), 1):
+        if not line.startswith("|"):
+            column = None
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if column is None:
+            column = cells.index("restores") if "restores" in cells else -1
+            continue
+        if column < 0 or set("".join(cells)) <= set("-: ") or column >= len(cells):
+            continue
+        for m in KEY_VALUE.finditer(cells[column]):
+            if m.group(4) is None:
+                yield m.group(0), no
+
+
+# --- the whole repository ------------------------------------------------------------------------
+
+def false_credits(repo: str | Path, config_files: Iterable[str] | None = None,
+                  docs: Iterable[str] | None = None) -> list[str]:
+    """Every false or unlabelled credit in the repository: config comments, schema descriptions,
+    Markdown docs; and every listed value ``config/paper.yaml`` does not set (unless ``differs``
+    says why, in which case it must indeed differ)."""
+    repo = Path(repo)
+    settings = paper_settings()
+    problems: list[str] = []
+    files = list(config_files) if config_files is not None else sorted(
+        str(p.relative_to(repo)) for p in (repo / "config").glob("*.yaml"))
+    for name in files:
+        for key, comment, no, section in yaml_comments((repo / name).read_text(encoding="utf-8")):
+            problems += [f"{name}:{no}: {p}" for p in check_credit(key, comment, settings, section)]
+    for key, s, _ in schema_keys():
+        section = s.get("type") == "object"
+        problems += [f"schema {key}: {p}" for p in check_credit(key, s.get("description", ""), settings, section)]
+    md = list(docs) if docs is not None else ["README.md", *sorted(
+        str(p.relative_to(repo)) for p in (repo / "docs").glob("*.md"))]
+    for name in md:
+        text = (repo / name).read_text(encoding="utf-8")
+        for key, value, note, no in doc_credits(text):
+            problems += [f"{name}:{no}: {p}" for p in check_credit(key, note, settings, value=value, has_value=True)]
+        if name.endswith("deviations.md"):
+            problems += [f"{name}:{no}: restores {kv} without saying whose choice it is, e.g. (paper §8) or (reference)"
+                         for kv, no in deviations_restores(text)]
+    paper = load_config(repo / "config/config.yaml", repo / "config/paper.yaml")
+    for key, s in settings.items():
+        got: Any = paper
+        for part in key.split("."):
+            got = got[part]
+        if s.differs is None and not _same(got, s.value):
+            problems.append(f"config/paper.yaml: {key} is {got!r}, the paper's {s.value!r} ({s.where}), "
+                            "and paper_settings.yaml gives no `differs` reason")
+        if s.differs is not None and _same(got, s.value):
+            problems.append(f"paper_settings.yaml: {key} says paper.yaml differs, but it is the paper's {s.value!r}")
+    return problems

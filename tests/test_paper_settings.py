@@ -1,0 +1,109 @@
+"""Nothing is credited to the paper that the paper does not state: config comments, schema
+descriptions and docs against src/proofmatch/paper_settings.yaml (proofmatch.paper_settings)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from proofmatch import paper_settings as ps
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_the_repository_credits_the_paper_only_with_what_it_states():
+    assert ps.false_credits(REPO) == []
+
+
+def test_the_list_names_config_keys_with_the_papers_sentence():
+    settings = ps.paper_settings()
+    assert settings["matching.npt.epochs"].value == 400 and settings["matching.npt.epochs"].where == "§8"
+    assert settings["replace.partial_alpha"].quote.startswith("Partial symbol replacement - A fraction of α")
+    # reference-only choices are not the paper's
+    for key in ("matching.max_length", "matching.npt.dropout", "matching.npt.positions", "pretrain.mlm_probability",
+                "tokenizer.vocab_size", "matching.npt.min_count"):
+        assert key not in settings
+    assert all(s.quote and s.where for s in settings.values())
+
+
+def _repo_copy(tmp_path: Path) -> Path:
+    for name in ("config", "docs"):
+        shutil.copytree(REPO / name, tmp_path / name)
+    shutil.copy(REPO / "README.md", tmp_path / "README.md")
+    return tmp_path
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1, old
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+@pytest.mark.parametrize("old, new, expected", [
+    # a reference value credited to the paper in an inline comment
+    ("    dropout: 0.0          # reference 0.1;", "    dropout: 0.0          # paper 0.1;",
+     "credits the paper for matching.npt.dropout"),
+    # a listed key credited with another number
+    ("    epochs: 10            # paper: 400;", "    epochs: 10            # paper: 40;",
+     "credits the paper with 40 for matching.npt.epochs"),
+    # an own-line comment belongs to the next key
+    ("\n  max_length: 128\n  npt:", "\n  # §8 sets this\n  max_length: 128\n  npt:",
+     "credits the paper for matching.max_length"),
+])
+def test_a_planted_false_credit_in_a_config_comment_fails(tmp_path, old, new, expected):
+    repo = _repo_copy(tmp_path)
+    _edit(repo / "config/config.yaml", old, new)
+    problems = ps.false_credits(repo)
+    assert len(problems) == 1 and problems[0].startswith("config/config.yaml:") and expected in problems[0], problems
+
+
+def test_a_continued_comment_belongs_to_the_key_above(tmp_path):
+    repo = _repo_copy(tmp_path)
+    _edit(repo / "config/stacks.yaml", "# its place, which 1,550 pairs", "# its place (paper), which 1,550 pairs")
+    assert [p.split(": ", 1)[1] for p in ps.false_credits(repo)] == [
+        "credits the paper for matching.npt.positions, which paper_settings.yaml does not list (credit the reference?)"]
+
+
+def test_a_planted_false_credit_in_a_schema_description_fails(monkeypatch):
+    schema = ps.schema_keys()
+    planted = [(k, {**s, "description": s["description"] + " (§8: 0.1)"} if k == "matching.npt.dropout" else s, r)
+               for k, s, r in schema]
+    monkeypatch.setattr(ps, "schema_keys", lambda: planted)
+    problems = ps.false_credits(REPO)
+    assert problems == ["schema matching.npt.dropout: credits the paper for matching.npt.dropout, which "
+                        "paper_settings.yaml does not list (credit the reference?)"]
+
+
+@pytest.mark.parametrize("old, new, expected", [
+    ("`matching.npt.positions: true` (reference)", "`matching.npt.positions: true` (paper)",
+     "credits the paper for matching.npt.positions"),
+    ("`matching.npt.lr_decay_start: 300` (paper §8)", "`matching.npt.lr_decay_start: 30` (paper §8)",
+     "credits the paper with matching.npt.lr_decay_start: 30"),
+    ("`matching.npt.positions: true` (reference)", "`matching.npt.positions: true`",
+     "restores `matching.npt.positions: true` without saying whose choice it is"),
+])
+def test_a_planted_false_credit_in_a_doc_fails(tmp_path, old, new, expected):
+    repo = _repo_copy(tmp_path)
+    _edit(repo / "docs/deviations.md", old, new)
+    problems = ps.false_credits(repo)
+    assert len(problems) == 1 and expected in problems[0], problems
+
+
+def test_paper_yaml_must_hold_the_listed_values(tmp_path):
+    repo = _repo_copy(tmp_path)
+    _edit(repo / "config/paper.yaml", "    d_k: 128\n", "    d_k: 64\n")
+    assert ps.false_credits(repo) == ["config/paper.yaml: matching.npt.d_k is 64, the paper's 128 (§8), and "
+                                      "paper_settings.yaml gives no `differs` reason"]
+
+
+def test_credit_detection():
+    assert ps.credits("asgd (paper) or adamw") and ps.credits("(§8: 300)") and ps.credits("Appendix A: English")
+    assert not ps.credits("paper.yaml: [CLS]") and not ps.credits("the reference's 0.1")
+    assert not ps.credits("(true: the reference code; the paper names none)")
+    assert not ps.credits("LIME's own default; the paper does not give the number")
+    assert ps.credited_numbers("paper: 300 of 400 epochs; the paper's 200; §8: 0.996; §8: NPT every 20") == [300, 200, 0.996]
+    comments = ps.yaml_comments("# header, paper\na:   # section (§8)\n  b: 1  # x\n        # y, paper\n  # z\n  c: 2\n")
+    assert comments == [("a", "section (§8)", 2, True), ("a.b", "x", 3, False), ("a.b", "y, paper", 4, False),
+                        ("a.c", "z", 5, False)]
