@@ -21,6 +21,8 @@ TORCH_FREE = [
     *sorted(m.name for m in pkgutil.walk_packages(proofmatch.data.__path__, "proofmatch.data.")),
     "proofmatch.evaluation.tables",
     "proofmatch.evaluation.render",
+    "proofmatch.evaluation.paper",
+    "proofmatch.evaluation.comparison",
     "proofmatch.experiments",
     "proofmatch.config",
 ]

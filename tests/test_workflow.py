@@ -151,6 +151,31 @@ def chance_mrr(n: int) -> tuple[float, float]:
 NPT_CHANCE_FACTOR = 2.0
 
 
+def check_paper_comparison(results: Path) -> None:
+    """Every paper cell of Tables 3-5 beside this run's number in the table it comes from; MathBERT's
+    rows (not configured in the demo) show the paper's value and the reason."""
+    cmp = pd.read_csv(results / "tables/paper_comparison.csv", keep_default_na=False)
+    cmp = cmp.rename(columns={"This run": "run"})
+    assert len(cmp) == 136
+    labels = {"Table 3": ["Encoder-Decoder"], "Table 4": ["Split", "Training"], "Table 5": ["Encoder", "Input"]}
+    for title, cols in labels.items():
+        table = pd.read_csv(results / f"tables/table{title[-1]}.csv", keep_default_na=False)
+        table.index = table[cols].astype(str).agg(" / ".join, axis=1)
+        for row in cmp[cmp["Table"] == title].itertuples():
+            if row.Note:
+                assert row.Row.startswith("MathBERT") and row.Note == table.loc[row.Row, "Note"], row
+                assert row.run == "" and row.Difference == "", row
+                continue
+            ours = float(table.loc[row.Row, row.Column])
+            assert float(row.run) == pytest.approx(ours), row
+            assert float(row.Difference) == pytest.approx(ours - float(row.Paper)), row
+    caption = (results / "tables/paper_comparison.md").read_text().split("\n\n")[0]
+    report = json.loads((results / "data/filter_report.json").read_text())
+    pool = json.loads((results / "eval/mixed/npt-local/conservation-both/test-conservation.json").read_text())["n"]
+    assert "demo corpus" in caption and f"{report['kept']:,} statement-proof pairs" in caption, caption
+    assert f"Mixed {pool:,};" in caption, caption
+
+
 def check_results(wd: Path) -> None:
     """The numbers of a finished demo run (module docstring)."""
     results = wd / "results"
@@ -165,6 +190,7 @@ def check_results(wd: Path) -> None:
         not_run = df.loc[df["Note"] != "", df.columns[0]].tolist()
         assert not_run == (["MathBERT-Local-Local", "MathBERT-Local-Global", "MathBERT-Global-Global"]
                            if table == "table3" else []), (table, not_run)
+    check_paper_comparison(results)
     # NPT-Local learns: its test MRR is far above a random ranking's
     npt = json.loads((results / "eval/mixed/npt-local/conservation-both/test-conservation.json").read_text())
     mean, sd = chance_mrr(npt["n"])
@@ -209,7 +235,7 @@ def check_replacement_change(wd: Path) -> None:
     expected_base = {e for e in affected if e[1].endswith("-none")}
     assert expected_train and expected_eval and expected_base
     assert set(jobs) == {"replace_symbols", "replaced_split", "train_matcher", "evaluate_run", "baseline",
-                         "table3", "table4", "table6", "baselines_table", "all"}, sorted(jobs)
+                         "table3", "table4", "table6", "baselines_table", "paper_comparison", "all"}, sorted(jobs)
     assert sorted(w["level"] for w in jobs["replace_symbols"]) == sorted(changed)
     assert {w["level"] for w in jobs["replaced_split"]} == changed
     assert {(w["split"], f"{w['encoder']}-{w['mode']}", f"{w['level']}-{w['view']}")

@@ -1,4 +1,8 @@
-# Tables 3-7, the baselines table and Figure 2; what each reads is defined in proofmatch.experiments.
+# Tables 3-7, the baselines table, Figure 2 and the comparison with the paper; what each reads is
+# defined in proofmatch.experiments (the paper's cells in proofmatch.evaluation.paper).
+import os
+
+from proofmatch.evaluation import paper as PAPER
 
 
 rule table3:
@@ -98,6 +102,35 @@ use rule table3 as baselines_table with:
         csv="results/tables/baselines.csv",
     log:
         "results/logs/baselines_table.log",
+
+
+# Every cell of Tables 3-5 the paper reports beside this run's (the paper's values:
+# src/proofmatch/evaluation/paper_results.csv).
+rule paper_comparison:
+    input:
+        evaluations=PAPER.evaluation_paths(NOT_RUN),
+        paper=os.path.relpath(PAPER.PAPER_RESULTS),
+        filter_report="results/data/filter_report.json",
+    output:
+        md=report(
+            "results/tables/paper_comparison.md",
+            caption="../report/paper_comparison.rst",
+            category="Tables",
+        ),
+        csv="results/tables/paper_comparison.csv",
+    log:
+        "results/logs/paper_comparison.log",
+    conda:
+        CONDA
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        not_run=NOT_RUN,
+        corpus_source=config["corpus"]["source"],
+        corpus_dir=config["corpus"]["dir"],
+    script:
+        "../scripts/paper_comparison.py"
 
 
 rule figure2:

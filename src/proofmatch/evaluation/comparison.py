@@ -1,0 +1,138 @@
+"""This run beside the paper: every cell of Tables 3-5 that the paper reports, with the paper's
+value, this run's and the difference (``results/tables/paper_comparison.{md,csv}``).
+
+The paper's values are read from :data:`proofmatch.evaluation.paper.PAPER_RESULTS`; each is mapped
+to the project's cell by its identifiers (:func:`proofmatch.evaluation.paper.project_cell`) and
+this run's value is read from that cell's evaluation JSON exactly as the table renderer reads it
+(:func:`proofmatch.evaluation.tables.cells`), so the comparison shows the numbers of
+``results/tables/table{3,4,5}.csv``. Differences are this run minus the paper, in points (the
+scores are percentages). A cell whose project row is not run (``not_run``, as in the tables) shows
+the paper's value and the reason; a missing result of any other cell is an error.
+
+The caption names the corpus (``corpus.source`` and its folder(s)), its size after filtering (the
+filter report's kept articles and pairs) and the decoding pool of each split: the number of test
+pairs every statement is ranked against (the evaluations' ``n``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any, Hashable, Iterable, Mapping, Sequence
+
+import pandas as pd
+
+from proofmatch import experiments as X
+from proofmatch.artifacts import read_json, write_csv, write_text
+from proofmatch.evaluation import paper as P
+from proofmatch.evaluation.render import to_markdown
+from proofmatch.evaluation.tables import TITLES, Source, cells, load_metrics
+
+log = logging.getLogger(__name__)
+
+COLUMNS = ["Table", "Row", "Column", "Paper", "This run", "Difference", "Note"]
+# The paper's corpus (Table 1 and §8): MREC articles with pairs, pairs, and the test part of Mixed.
+PAPER_CORPUS = ("the paper: MREC (arXiv), 27,841 articles with 184,094 statement-proof pairs; pool 18,408 test "
+                "pairs (Mixed, §8)")
+
+
+def corpus_label(source: str, dirs: str | Sequence[str] | None) -> str:
+    """The corpus as ``corpus.source`` and ``corpus.dir`` name it: the demo corpus, or the
+    folder(s) of XHTML articles or LaTeX sources."""
+    if source == "demo":
+        return "the project's generated demo corpus"
+    folders = [dirs] if isinstance(dirs, str) else list(dirs or [])
+    if not folders or not all(isinstance(d, str) and d for d in folders):
+        raise ValueError(f"corpus.source {source!r} needs corpus.dir (one folder or several), got {dirs!r}")
+    if source == "dir":
+        return "XHTML articles in " + ", ".join(folders)
+    if source == "latex":
+        return "LaTeX sources in " + ", ".join(folders) + " (converted with LaTeXML)"
+    raise ValueError(f"unknown corpus.source {source!r}")
+
+
+def corpus_size(filter_report: Source) -> tuple[int, int]:
+    """(articles, pairs) kept by the filter (``results/data/filter_report.json``)."""
+    report = dict(filter_report) if isinstance(filter_report, Mapping) else read_json(filter_report)
+    missing = [k for k in ("articles_kept", "kept") if k not in report]
+    if missing:
+        raise ValueError(f"{filter_report}: not a filter report (no {missing})")
+    return int(report["articles_kept"]), int(report["kept"])
+
+
+def pool_sizes(metrics: Mapping[X.Evaluation, Mapping[str, Any]]) -> dict[str, int]:
+    """Test pairs per split (the candidate pool of local and global decoding); the evaluations of
+    one split must agree, since every level holds the same pairs."""
+    sizes: dict[str, set[int]] = {}
+    for ev, m in metrics.items():
+        if "n" not in m:
+            raise ValueError(f"{ev.path()}: no 'n' (number of evaluated pairs)")
+        sizes.setdefault(ev.split, set()).add(int(m["n"]))
+    bad = {s: sorted(n) for s, n in sizes.items() if len(n) != 1}
+    if bad:
+        raise ValueError(f"the evaluations of one split count different numbers of test pairs: {bad}")
+    return {s: n.pop() for s, n in sizes.items()}
+
+
+def caption(corpus: str, articles: int, pairs: int, pools: Mapping[str, int],
+            splits: Iterable[str]) -> str:
+    pool = "; ".join(f"{X.SPLIT_NAMES[s]} {pools[s]:,}" if s in pools else f"{X.SPLIT_NAMES[s]} not run"
+                     for s in splits)
+    return (f"This run beside the paper, Tables 3-5: test MRR and accuracy (%) of every cell the paper reports; "
+            f"Difference = this run - paper, in points. This run: {corpus}, {articles:,} articles with "
+            f"{pairs:,} statement-proof pairs after filtering; pool (test pairs per split): {pool}. Versus "
+            f"{PAPER_CORPUS}. Table 4 rows: split / training level, columns: test level; the Acc of a *-Global row "
+            f"is global decoding's accuracy.")
+
+
+def compare(cells_: Sequence[P.PaperCell], results: Mapping[X.Evaluation, Source],
+            not_run: Mapping[Hashable, str] | None = None) -> tuple[pd.DataFrame, dict[str, int]]:
+    """The comparison frame (:data:`COLUMNS`, one row per paper cell) and the pool size of each
+    split that has results."""
+    not_run = not_run or {}
+    tables = X.tables(P.PART)
+    metrics = {ev: load_metrics(src) for ev, src in results.items()}
+    rows, missing = [], []
+    for cell in cells_:
+        table, row, ev = P.project_cell(cell, tables)
+        reason = table.reason(row, not_run)
+        value = None
+        if ev in metrics:
+            mrr, acc = cells(metrics[ev], row.decoding)
+            value = mrr if cell.metric == "mrr" else acc
+        elif reason is None:
+            missing.append(ev)
+        diff = None if value is None else value - cell.value
+        rows.append([TITLES[cell.table], cell.row, cell.column, cell.value, value, diff, reason or ""])
+    if missing:
+        shown = ", ".join(str(ev.path()) for ev in list(dict.fromkeys(missing))[:4])
+        raise KeyError(f"paper comparison: {len(missing)} result(s) missing and not marked as not run: {shown}")
+    return pd.DataFrame(rows, columns=COLUMNS), pool_sizes(metrics)
+
+
+def write_comparison(df: pd.DataFrame, text: str, out_md: str | os.PathLike, out_csv: str | os.PathLike) -> None:
+    write_text(to_markdown(df, text), out_md)
+    write_csv(df, out_csv)
+    log.info("wrote %s and %s (%d cells)", out_md, out_csv, len(df))
+
+
+def comparison_from_inputs(evaluations: Iterable[str | os.PathLike], paper_csv: str | os.PathLike,
+                           filter_report: str | os.PathLike, out_md: str | os.PathLike, out_csv: str | os.PathLike,
+                           corpus_source: str, corpus_dir: str | Sequence[str] | None,
+                           not_run: Mapping[Hashable, str] | None = None,
+                           eval_root: str | os.PathLike = X.EVAL_ROOT) -> pd.DataFrame:
+    """The workflow's comparison: ``evaluations`` must be exactly the evaluation JSONs under
+    ``eval_root`` of the paper's cells not marked in ``not_run`` (what workflow/rules/tables.smk lists)."""
+    paper_cells = P.read_paper_cells(paper_csv)
+    paths = {str(ev.path(eval_root)): ev for ev in P.evaluations(paper_cells, not_run)}
+    given = [str(p) for p in evaluations]
+    unexpected, absent = sorted(set(given) - set(paths)), sorted(set(paths) - set(given))
+    if unexpected or absent:
+        raise ValueError(f"paper comparison: the inputs are not the paper cells' evaluations: {len(unexpected)} "
+                         f"unexpected {unexpected[:3]}, {len(absent)} absent {absent[:3]}")
+    df, pools = compare(paper_cells, {ev: path for path, ev in paths.items()}, not_run)
+    articles, pairs = corpus_size(filter_report)
+    splits = list(dict.fromkeys(c.split for c in paper_cells))
+    write_comparison(df, caption(corpus_label(corpus_source, corpus_dir), articles, pairs, pools, splits),
+                     out_md, out_csv)
+    return df
