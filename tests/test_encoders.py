@@ -141,3 +141,32 @@ def test_bert_mean_pooling_ignores_padding():
     assert torch.allclose(short, long_, atol=1e-5)
     with pytest.raises(ValueError, match="pooling"):
         BertEncoder.from_config(cfg, pooling="max")
+
+
+@pytest.mark.parametrize("w_init", ["identity", "bilinear", "zeros"])
+def test_bilinear_starts(w_init):
+    """The three starts of W: zeros gives equal scores (the first in-batch loss is exactly
+    log B); bilinear is nn.Bilinear's U(±1/√d) with zero mean; identity adds I to it."""
+    import math
+
+    from proofmatch.models.matcher import bilinear_start, local_loss
+
+    torch.manual_seed(0)
+    d = 64
+    W, b = bilinear_start(d, w_init)
+    bound = 1 / math.sqrt(d)
+    off = W.detach() - (torch.eye(d) if w_init == "identity" else 0)
+    if w_init == "zeros":
+        assert not W.any() and float(b) == 0.0
+        S, P = torch.rand(8, d) + 2.0, torch.rand(8, d) + 2.0  # pooled vectors share a positive part
+        scores = (S @ W) @ P.T + b
+        assert torch.isclose(local_loss(scores), torch.tensor(math.log(8.0)))
+    else:
+        assert off.abs().max() <= bound and abs(float(off.mean())) < 0.01 and abs(float(b)) <= bound
+        assert off.std() > bound / 3  # noise, not a constant
+    config = MatcherConfig("npt", "bilinear", "both", 16, npt=None, w_init=w_init)
+    assert config.w_init == w_init
+    with pytest.raises(ValueError, match="unknown w_init"):
+        bilinear_start(d, "ones")
+    with pytest.raises(ValueError, match="unknown w_init"):
+        MatcherConfig("npt", "bilinear", "both", 16, w_init="ones")

@@ -55,6 +55,7 @@ class TrainParams:
     lr_decay_start: int = 0          # ... from this epoch on (counted from 1)
     optimizer: str = "asgd"
     scale_scores: bool = False       # bilinear scores divided by d (model.score_scale)
+    w_init: str = "identity"         # start of the bilinear W (matcher.W_INITS)
     d_model: int | None = None       # NPT: width, layers, heads, query/key size per head
     n_layers: int | None = None
     n_heads: int | None = None

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SCORERS = ("bilinear", "distance")
+W_INITS = ("identity", "bilinear", "zeros")
 WEIGHTS_FILE = "model.safetensors"
 CONFIG_FILE = "config.json"
 
@@ -93,6 +94,31 @@ def triplet_loss(s: torch.Tensor, p_pos: torch.Tensor, p_neg: torch.Tensor, marg
 # ---------------------------------------------------------------- the model
 
 
+def bilinear_start(d: int, w_init: str) -> tuple[nn.Parameter, nn.Parameter]:
+    """The bilinear scorer's first ``W`` and ``b``.
+
+    * ``bilinear``: ``nn.Bilinear(d, d, 1)``'s default, ``U(±1/√d)`` for both (the reference).
+    * ``identity``: the same noise plus ``I``: an untrained model scores pairs by the overlap of
+      their pooled embeddings (shared symbols and words), which training refines.
+    * ``zeros``: ``W = 0``, ``b = 0``. Max-pooled post-LayerNorm vectors share a large positive
+      common part (about +2 in every dimension), so any nonzero ``W`` gives unscaled scores whose
+      spread over the proofs of a batch is tens of logits, the same proofs winning every row: the
+      in-batch softmax saturates at once. From zero every score is equal, the first gradient of
+      ``W`` is minus the batch's statement-proof cross-covariance (the common part cancels), and
+      the scores grow only as far as matching needs.
+    """
+    bound = 1.0 / np.sqrt(d)
+    if w_init == "zeros":
+        return nn.Parameter(torch.zeros(d, d)), nn.Parameter(torch.zeros(()))
+    W = torch.empty(d, d).uniform_(-bound, bound)
+    if w_init == "identity":
+        W += torch.eye(d)
+    elif w_init != "bilinear":
+        raise ValueError(f"unknown w_init {w_init!r}; expected one of {W_INITS}")
+    return nn.Parameter(W), nn.Parameter(torch.empty(()).uniform_(-bound, bound))
+
+
+
 @dataclass
 class MatcherConfig:
     """Everything needed to rebuild a Matcher without its training inputs (saved as config.json)."""
@@ -106,12 +132,15 @@ class MatcherConfig:
     bert: dict | None = None     # BertConfig.to_dict()
     pooling: str = "cls"         # BERT encoders: cls | mean
     score_scale: float = 1.0     # bilinear scores are (sᵀWp)·score_scale + b (1/d: `scale_scores`)
+    w_init: str = "identity"     # start of the bilinear W (W_INITS); irrelevant once trained
 
     def __post_init__(self):
         if self.encoder not in ENCODERS:
             raise ValueError(f"unknown encoder {self.encoder!r}; expected one of {ENCODERS}")
         if self.scorer not in SCORERS:
             raise ValueError(f"unknown scorer {self.scorer!r}; expected one of {SCORERS}")
+        if self.w_init not in W_INITS:
+            raise ValueError(f"unknown w_init {self.w_init!r}; expected one of {W_INITS}")
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -125,12 +154,7 @@ class Matcher(nn.Module):
         self.config, self.encoder, self.codec = config, encoder, codec
         d = encoder.dim
         if config.scorer == "bilinear":
-            # W starts at the identity plus nn.Bilinear's uniform noise: an untrained model then
-            # scores pairs by the overlap of their pooled embeddings (shared symbols and words),
-            # which training refines; from pure noise a small corpus barely gets off the ground.
-            bound = 1.0 / np.sqrt(d)
-            self.W = nn.Parameter(torch.eye(d) + torch.empty(d, d).uniform_(-bound, bound))
-            self.b = nn.Parameter(torch.empty(()).uniform_(-bound, bound))
+            self.W, self.b = bilinear_start(d, config.w_init)
 
     # -- tensors ---------------------------------------------------------------------------
 
@@ -326,7 +350,7 @@ def build_matcher(encoder: str, mode: str, view: str, p: "TrainParams", train: "
                         d_k=p.d_k, dropout=p.dropout, attention_dropout=p.attention_dropout,
                         max_length=p.max_length, positions=p.positions)
         config = MatcherConfig(encoder, scorer, view, p.max_length, npt=npt.to_dict(),
-                               score_scale=score_scale(p.scale_scores, npt.d_model, scorer))
+                               score_scale=score_scale(p.scale_scores, npt.d_model, scorer), w_init=p.w_init)
         return Matcher(config, NPTEncoder(npt), vocab)
     if encoder == "mathbert" and tokenizer_dir is not None:
         log.info("mathbert keeps its own vocabulary (paper §8); tokenizer_dir %s is not used", tokenizer_dir)
@@ -341,7 +365,7 @@ def build_matcher(encoder: str, mode: str, view: str, p: "TrainParams", train: "
     codec = _checked_codec(bert, tokenizer_dir or pretrained_dir, p.max_length)
     config = MatcherConfig(encoder, scorer, view, p.max_length, plain_math=codec.plain,
                            bert=bert.config_dict(), pooling=bert.pooling,
-                           score_scale=score_scale(p.scale_scores, bert.dim, scorer))
+                           score_scale=score_scale(p.scale_scores, bert.dim, scorer), w_init=p.w_init)
     return Matcher(config, bert, codec)
 
 
