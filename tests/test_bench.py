@@ -18,3 +18,30 @@ def test_bench_train_runs_one_step_per_measurement(tmp_path):
     rows = json.loads(out.read_text())
     assert {r["bench"] for r in rows} == {"NPT local step", "NPT global step", "NPT local epoch", "BERT MLM step"}
     assert all(r["per_s"] > 0 for r in rows), rows
+
+
+def test_bench_paper_train_counts_steps_and_judges_against_chance(tmp_path):
+    """bench_paper_train on a toy corpus: the demo NPT leaves chance within 60 steps (exit 0 and
+    the step it first reached the goal), and an unreachable goal exits 1 with the curve kept."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from toydata import toy_pairs
+
+    from proofmatch.artifacts import write_parquet
+
+    data = tmp_path / "toy.parquet"
+    write_parquet(toy_pairs(n_articles=30, pairs_per_article=6, seed=1), data)
+    cmd = [sys.executable, str(REPO / "bench/bench_paper_train.py"), str(data), "--config",
+           str(REPO / "config/config.yaml"), "--steps", "60", "--eval-every", "20", "--threads", "1"]
+    ok = subprocess.run(cmd + ["--json", str(tmp_path / "ok.json")], timeout=300, capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr[-2000:]
+    summary = json.loads((tmp_path / "ok.json").read_text())
+    assert [r["step"] for r in summary["curve"]] == [20, 40, 60]
+    assert summary["reached"] and summary["first_step_at_goal"] in (20, 40, 60)
+    assert summary["best_dev_mrr"] >= 3 * summary["chance_mrr"]
+    n, b = summary["n_train"], summary["settings"]["batch_size"]
+    assert summary["steps_per_epoch"] in (-(-n // b), n // b)  # a last batch of one pair is dropped
+    far = subprocess.run(cmd + ["--times", "1000", "--set", "w_init=zeros", "--json", str(tmp_path / "far.json")],
+                         timeout=300, capture_output=True, text=True)
+    assert far.returncode == 1 and "goal not reached" in far.stderr
+    far_summary = json.loads((tmp_path / "far.json").read_text())
+    assert not far_summary["reached"] and far_summary["settings"]["w_init"] == "zeros"
