@@ -67,6 +67,9 @@ class TrainParams:
     pooling: str = "cls"             # ScratchBERT/MathBERT: cls | mean
     margin: float = 1.0              # SPECTER triplets: margin and share of same-article negatives
     hard_fraction: float = 0.0
+    eval_weights: str = "average"    # ASGD: dev evaluation and model/ read its average (ax) or the raw weights
+    select_metric: str = "mrr"       # model selection on dev MRR or dev accuracy (local decoding) ...
+    hybrid_selection: str = "local"  # ... or, for hybrid runs, "global": dev accuracy of global decoding
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,12 @@ training ("optimized by alternating one stochastic step for each loss") gives ev
 and then a global step (the reference also took ``2 × n/b`` steps per hybrid epoch). Every
 ``eval_every`` epochs (NPT "every 20 epochs", BERT "every five epochs") and after the last, the
 dev part is decoded locally (:func:`proofmatch.evaluation.decode.local_decode`: a tie with the gold counts
-against it) and the best model by dev MRR is kept. Under ASGD, evaluation and the saved model use
-its averaged weights, what distinguishes ASGD from SGD (the reference never used them).
+against it) and the best model is kept (:func:`selection_column`): by default the best dev MRR;
+``select_metric: accuracy`` selects on dev accuracy, and ``hybrid_selection: global`` makes hybrid
+runs select on the dev accuracy of global decoding (:func:`proofmatch.evaluation.assign.global_decode`),
+as the reference code did. Under ASGD, evaluation and the saved model use its averaged weights
+(``eval_weights: average``), what distinguishes ASGD from SGD, or its raw weights
+(``eval_weights: raw``: the reference never used the averages).
 
 Several processes (DDP, :func:`proofmatch.models.runtime.launch`) run the experiment of one:
 ``batch_size`` is the global batch, every rank encodes its share of each batch, and the losses
@@ -50,7 +54,9 @@ from proofmatch.models import checkpoint
 
 from proofmatch.models import runtime, sampling
 from proofmatch.config import run_matching
+from proofmatch.evaluation.assign import global_decode
 from proofmatch.evaluation.decode import factor_scorer, local_decode
+from proofmatch.evaluation.evaluate import DEFAULT_EXACT_MAX_N, DEFAULT_TOPK
 from proofmatch.models.batching import TokenTable
 from proofmatch.models.matcher import (ENCODERS, MODES, Matcher, NotConfigured, build_matcher, check_run, global_loss,
                               local_loss, triplet_loss)
@@ -64,6 +70,9 @@ OPTIMIZERS = ("asgd", "adamw")
 STEPS = {"local": ("local",), "hybrid": ("local", "global"), "triplet": ("triplet",)}
 ASGD_T0 = 1e4
 TEMPORARIES = (".model.*", ".metrics.*", ".curve.png.*")  # what a killed run leaves in its folder
+EVAL_WEIGHTS = ("average", "raw")        # ASGD's averaged parameters, or the parameters themselves
+SELECT_METRICS = {"mrr": "dev_mrr", "accuracy": "dev_acc"}  # select_metric -> metrics.csv column
+HYBRID_SELECTION = ("local", "global")   # global: hybrid runs select on dev_global_acc
 
 
 def run_params(matching: dict[str, Any], encoder: str) -> dict[str, Any]:
@@ -156,12 +165,48 @@ def batch_loss(model: torch.nn.Module, rt: runtime.Runtime, kind: str, idx: np.n
 
 @torch.no_grad()
 def rank_metrics(matcher: Matcher, statements: Sequence[Sequence[str]], proofs: Sequence[Sequence[str]],
-                 batch_size: int = 64) -> dict[str, float]:
+                 batch_size: int = 64, global_decoding: bool = False, seed: int = 0) -> dict[str, float]:
     """MRR and accuracy of local decoding (:func:`proofmatch.evaluation.decode.local_decode`, a tie with the
-    gold counts against it) of aligned statements/proofs (gold = same index)."""
-    local = local_decode(factor_scorer(*matcher.factors(statements, proofs, batch_size)), len(statements),
-                         k=1, progress=False)
-    return {"mrr": local.mrr, "acc": local.acc}
+    gold counts against it) of aligned statements/proofs (gold = same index); with
+    ``global_decoding`` also ``global_acc`` (:func:`decoded_metrics`)."""
+    scorer = factor_scorer(*matcher.factors(statements, proofs, batch_size))
+    return decoded_metrics(scorer, len(statements), global_decoding, seed)
+
+
+def decoded_metrics(scorer, n: int, global_decoding: bool = False, seed: int = 0) -> dict[str, float]:
+    """Local MRR and accuracy of the score function ``scorer`` over n aligned pairs, and with
+    ``global_decoding`` the accuracy of global decoding as the evaluation stage does it: exact
+    ``lapjv`` on the score matrix (assembled by row-chunk matrix products) up to
+    ``DEFAULT_EXACT_MAX_N`` pairs, else ``lapmod`` over the ``DEFAULT_TOPK``-best graph
+    (:func:`proofmatch.evaluation.assign.global_decode`; ``seed`` places its fallback edges)."""
+    sparse = global_decoding and n > DEFAULT_EXACT_MAX_N
+    local = local_decode(scorer, n, k=DEFAULT_TOPK if sparse else 1, progress=False)
+    out = {"mrr": local.mrr, "acc": local.acc}
+    if global_decoding:
+        out["global_acc"] = global_decode(scorer, local, DEFAULT_EXACT_MAX_N, seed).acc
+    return out
+
+
+def selection_column(p: checkpoint.TrainParams, mode: str) -> str:
+    """The ``metrics.csv`` column whose best value selects the saved model: ``dev_global_acc`` for
+    a hybrid run with ``hybrid_selection: global`` (the reference's ``-G`` runs), else ``dev_mrr``
+    or ``dev_acc`` (``select_metric``). Refuses unknown values of the selection keys."""
+    if p.select_metric not in SELECT_METRICS:
+        raise ValueError(f"unknown select_metric {p.select_metric!r}; expected one of {tuple(SELECT_METRICS)}")
+    if p.hybrid_selection not in HYBRID_SELECTION:
+        raise ValueError(f"unknown hybrid_selection {p.hybrid_selection!r}; expected one of {HYBRID_SELECTION}")
+    if p.eval_weights not in EVAL_WEIGHTS:
+        raise ValueError(f"unknown eval_weights {p.eval_weights!r}; expected one of {EVAL_WEIGHTS}")
+    if mode == "hybrid" and p.hybrid_selection == "global":
+        return "dev_global_acc"
+    return SELECT_METRICS[p.select_metric]
+
+
+def evaluation_weights(optimizer: torch.optim.Optimizer, weights: str) -> contextlib.AbstractContextManager:
+    """The weights dev evaluation reads and ``model/`` keeps: ASGD's averages (``average``; the
+    parameters themselves under AdamW, and under ASGD for its first t0 steps, where the average
+    is the last iterate) or the parameters themselves (``raw``, the reference code)."""
+    return averaged_weights(optimizer) if weights == "average" else contextlib.nullcontext()
 
 
 @contextlib.contextmanager
@@ -214,7 +259,7 @@ class Progress:
     """What changes as a run goes on, and what its checkpoint saves."""
 
     epoch: int = 0  # epochs done
-    best: dict[str, Any] = field(default_factory=lambda: {"mrr": -1.0, "acc": 0.0, "epoch": -1})
+    best: dict[str, Any] = field(default_factory=lambda: {"mrr": -1.0, "acc": 0.0, "score": -1.0, "epoch": -1})
     history: list[dict[str, Any]] = field(default_factory=list)  # one row per epoch (metrics.csv)
 
 
@@ -222,6 +267,7 @@ def build_run(data_parquet: str | os.PathLike, out: Path, rt: runtime.Runtime, e
               view: str, p: checkpoint.TrainParams, seed: int, tokenizer_dir: str | os.PathLike | None,
               pretrained_dir: str | os.PathLike | None) -> Run:
     """Read the data, build the model, its optimizer and schedule (seeded weights)."""
+    selection_column(p, mode)  # unknown selection keys fail before any work
     train, dev = read_parts(data_parquet, ["train", "dev"])
     if len(train) < 2:  # read_parts already refuses an empty part
         raise ValueError(f"{data_parquet}: need at least 2 train pairs for in-batch negatives "
@@ -300,25 +346,31 @@ def train_epoch(run: Run, epoch: int, bar) -> dict[str, Any]:
     return {"epoch": epoch + 1, "lr": lr, "loss": mean(values),
             "local_loss": mean(values[kinds == "local"]), "global_loss": mean(values[kinds == "global"]),
             "triplet_loss": mean(values[kinds == "triplet"]), "global_batch_acc": mean(accs),
-            "dev_mrr": float("nan"), "dev_acc": float("nan"), "best": False,
+            "dev_mrr": float("nan"), "dev_acc": float("nan"), "dev_global_acc": float("nan"),
+            "select_on": selection_column(run.p, run.mode), "best": False,
             "train_seconds": time.perf_counter() - t0}
 
 
 def evaluate_dev(run: Run, progress: Progress, row: dict[str, Any]) -> None:
-    """Dev MRR and accuracy into ``row`` (rank 0; ASGD's averaged weights); a better MRR than so
-    far is the new best, and its model is saved to ``model/``."""
+    """Dev MRR and accuracy (and global accuracy where it selects) into ``row`` (rank 0; the
+    ``eval_weights``); a better value of the ``select_on`` column than so far is the new best, and
+    its model is saved to ``model/``."""
     if run.rt.is_main:
-        with averaged_weights(run.optimizer):
+        column = row["select_on"]
+        with evaluation_weights(run.optimizer, run.p.eval_weights):
             m = rank_metrics(run.matcher, list(run.dev["statement_tokens"]), list(run.dev["proof_tokens"]),
-                             batch_size=max(run.p.batch_size, 64))
-            row.update(dev_mrr=m["mrr"], dev_acc=m["acc"])
-            if m["mrr"] > progress.best["mrr"] + 1e-9:  # ties (float noise) keep the earlier model
-                progress.best = {"mrr": m["mrr"], "acc": m["acc"], "epoch": row["epoch"]}
+                             batch_size=max(run.p.batch_size, 64),
+                             global_decoding=column == "dev_global_acc", seed=run.seed)
+            row.update(dev_mrr=m["mrr"], dev_acc=m["acc"], dev_global_acc=m.get("global_acc", float("nan")))
+            if row[column] > progress.best["score"] + 1e-9:  # ties (float noise) keep the earlier model
+                progress.best = {"mrr": m["mrr"], "acc": m["acc"], "score": row[column], "epoch": row["epoch"]}
+                if "global_acc" in m:
+                    progress.best["global_acc"] = m["global_acc"]
                 row["best"] = True
                 run.matcher.save_pretrained(run.out / "model")
         run.matcher.train()
-    log.info("epoch %d: loss %.4f  dev MRR %.4f  acc %.4f%s", row["epoch"], row["loss"], row["dev_mrr"],
-             row["dev_acc"], "  (best)" if row["best"] else "")
+    log.info("epoch %d: loss %.4f  dev MRR %.4f  acc %.4f  global acc %.4f%s", row["epoch"], row["loss"],
+             row["dev_mrr"], row["dev_acc"], row["dev_global_acc"], "  (best)" if row["best"] else "")
 
 
 def save_progress(run: Run, progress: Progress) -> None:
@@ -337,6 +389,7 @@ def finish(run: Run, progress: Progress, encoder: str, view: str) -> dict[str, A
     result = {"encoder": encoder, "mode": run.mode, "view": view, "seed": run.seed,
               "epochs": run.p.epochs,
               "best_epoch": best["epoch"], "dev_mrr": best["mrr"], "dev_acc": best["acc"],
+              "dev_global_acc": best.get("global_acc"), "select_on": selection_column(run.p, run.mode),
               "final_loss": history[-1]["loss"] if history else float("nan"),
               "n_train": len(run.train), "n_dev": len(run.dev),
               "n_parameters": int(sum(p.numel() for p in run.matcher.parameters()))}
@@ -403,6 +456,8 @@ def plot_curve(history: list[dict], path: Path, title: str) -> None:
     ev = df[df["dev_mrr"].notna()]
     ax2.plot(ev["epoch"], ev["dev_mrr"], "o-", label="dev MRR")
     ax2.plot(ev["epoch"], ev["dev_acc"], "s--", label="dev acc")
+    if "dev_global_acc" in ev and ev["dev_global_acc"].notna().any():
+        ax2.plot(ev["epoch"], ev["dev_global_acc"], "^:", label="dev global acc")
     ax2.set_xlabel("epoch"), ax2.set_ylim(0, 1), ax2.legend(fontsize=7)
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()
