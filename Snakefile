@@ -49,6 +49,7 @@ rule all:
         expand("results/tables/table{n}.md", n=range(1, 8)),
         "results/tables/baselines.md",
         "results/figures/figure2.png",
-        "results/index/mixed/npt-local/conservation-both/index.json",  # proofmatch serve/search
+        "results/index/mixed/npt-local/conservation-both",  # proofmatch serve/search
+        MODEL_TARGETS,  # every model folder they read: a missing one is trained again
         LATEX_TARGETS,  # the conversion table, when a corpus comes from LaTeX sources
         TRANSFER_TARGETS,  # the transfer table, when transfer.corpora names a corpus
