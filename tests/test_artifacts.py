@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from proofmatch.artifacts import atomic_dir, atomic_files, write_parquet
+from proofmatch.artifacts import atomic_dir, write_parquet
 
 SCHEMA = pa.schema([("a", pa.string()), ("n", pa.int64())]).with_metadata({"n_shards": "3"})
 
@@ -61,22 +61,6 @@ def test_atomic_dir_refuses_the_working_folder(tmp_path: Path, monkeypatch: pyte
     for path in (".", tmp_path, tmp_path.parent):
         with pytest.raises(ValueError, match="working folder"), atomic_dir(path):
             pass
-
-
-def test_atomic_files_publishes_files_and_keeps_the_rest(tmp_path: Path) -> None:
-    (tmp_path / "checkpoint").mkdir()
-    (tmp_path / "checkpoint" / "state.pt").write_text("s")
-    (tmp_path / "config.json").write_text("old")
-    with atomic_files(tmp_path) as staging:
-        (staging / "config.json").write_text("new")
-        (staging / "model.safetensors").write_text("w")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint", "config.json", "model.safetensors"]
-    assert (tmp_path / "config.json").read_text() == "new"
-    with pytest.raises(RuntimeError), atomic_files(tmp_path) as staging:
-        (staging / "config.json").write_text("lost")
-        raise RuntimeError("killed")
-    assert (tmp_path / "config.json").read_text() == "new"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint", "config.json", "model.safetensors"]
 
 
 def _umask() -> int:

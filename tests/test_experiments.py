@@ -63,6 +63,19 @@ def test_tables_cells():
     assert X.tables("dev")["table3"].rows[0].cells[0].part == "dev"
 
 
+def test_model_folders_behind_evaluations():
+    """A run's model/ once however many evaluations read it, no folder for a baseline, and the
+    tokenizer and ScratchBERT of each family a ScratchBERT/SPECTER run starts from (pr: unmixed)."""
+    npt = X.Run("mixed", "npt", "local", "conservation")
+    sb = X.Run("pr", "scratchbert", "hybrid", "full_p", "math")
+    evals = [npt.evaluation("test"), npt.evaluation("dev", "full"), X.baseline("mixed", "bm25", "full", "test"),
+             sb.evaluation("test", "conservation")]
+    assert X.model_folders(evals) == ["results/runs/mixed/npt-local/conservation-both/model",
+                                      "results/runs/pr/scratchbert-hybrid/full_p-math/model",
+                                      "results/models/tokenizer/unmixed", "results/models/scratchbert/unmixed"]
+    assert X.model_folders([], [npt, npt]) == ["results/runs/mixed/npt-local/conservation-both/model"]
+
+
 def test_not_run_follows_the_config():
     demo = validate_config({})
     assert X.not_run(demo) == {"mathbert": X.NOT_RUN_MATHBERT}

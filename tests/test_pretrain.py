@@ -46,6 +46,8 @@ def test_mlm_loss_decreases_and_checkpoint_reloads(corpus):
     assert log["val_loss"].iloc[-1] < log["val_loss"].iloc[0] - 0.2
     metrics = pd.read_json(out / pt.METRICS_FILE, typ="series")
     assert metrics["best_val_loss"] == pytest.approx(log["val_loss"].min())
+    # a finished run leaves no resume state
+    assert not pt.resume_dir(out).exists() and not list(corpus.glob(".*"))
     # out_dir is a complete checkpoint: model + tokenizer
     mlm = BertForMaskedLM.from_pretrained(str(out), local_files_only=True)
     tok = AutoTokenizer.from_pretrained(str(out))
@@ -61,12 +63,21 @@ def test_mlm_loss_decreases_and_checkpoint_reloads(corpus):
     assert pt.validation_loss(mlm, batches, rt) == pytest.approx(metrics["best_val_loss"], rel=1e-5)
 
 
-def test_changed_params_start_afresh_instead_of_resuming(corpus, caplog):
-    """Snakemake reruns pretraining when its params change: the old state must not be resumed."""
+def test_changed_params_start_afresh_instead_of_resuming(corpus, caplog, monkeypatch):
+    """Snakemake reruns pretraining when its params change: the old state (of a run that did not
+    finish) must not be resumed."""
     changed = dict(PARAMS, learning_rate=1e-3)
     pt.pretrain(corpus / "data.parquet", corpus / "tok", corpus / "fresh", changed, seed=3)
     run = corpus / "rerun"
-    pt.pretrain(corpus / "data.parquet", corpus / "tok", run, dict(PARAMS, epochs=1), seed=3)
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("killed before finishing")
+
+    with monkeypatch.context() as m:
+        m.setattr(pt, "finish_pretraining", fail)
+        with pytest.raises(RuntimeError, match="killed before finishing"):
+            pt.pretrain(corpus / "data.parquet", corpus / "tok", run, dict(PARAMS, epochs=1), seed=3)
+    assert (pt.resume_dir(run) / "state.pt").exists() and not run.exists()
     with caplog.at_level(logging.WARNING, logger="proofmatch.models.checkpoint"):
         pt.pretrain(corpus / "data.parquet", corpus / "tok", run, changed, seed=3)
     assert "(changed: params.epochs, params.learning_rate); starting afresh" in caplog.text

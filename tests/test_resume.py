@@ -3,7 +3,9 @@ writing one) and rerun resume from their last checkpoint and end exactly like un
 
 Every test asserts that the rerun *resumed* (its log line, the epoch or step it started from, and
 that it did not redo the finished part): a restart from scratch gives the same bytes, so equal
-results alone would not show that resuming works.
+results alone would not show that resuming works. Before each rerun the killed job's outputs are
+deleted, as Snakemake deletes a failed job's declared outputs; the resume state is not one of them,
+and the finished rerun removes it.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -86,8 +89,14 @@ def _run(work: Path, target: str, *args, kill_at_save: int = 0) -> subprocess.Co
                           capture_output=True, text=True, timeout=180)
 
 
-def _state(run: Path) -> dict:
-    return torch.load(run / "checkpoint" / "state.pt", map_location="cpu", weights_only=False)
+def _state(resume_dir: Path) -> dict:
+    return torch.load(resume_dir / "state.pt", map_location="cpu", weights_only=False)
+
+
+def _delete_outputs(*paths: Path) -> None:
+    """What Snakemake does to a failed job's declared outputs (files and directory() folders)."""
+    for p in paths:
+        shutil.rmtree(p) if p.is_dir() else p.unlink(missing_ok=True)
 
 
 def _leftovers(run: Path) -> list[Path]:
@@ -139,6 +148,12 @@ def _assert_resumed_and_equal(run: Path, ref: Path, log: str, saved: dict) -> No
     pd.testing.assert_frame_equal(a, b)
     assert (run / "model" / "model.safetensors").read_bytes() == (ref / "model" / "model.safetensors").read_bytes()
     assert not _leftovers(run), "temporary files were left behind"
+    assert not (run / "checkpoint").exists(), "the finished run kept its resume state"
+
+
+def _delete_training_outputs(run: Path) -> None:
+    """The train_matcher rule's outputs (workflow/rules/models.smk)."""
+    _delete_outputs(*(run / name for name in ("metrics.json", "model", "metrics.csv", "curve.png")))
 
 
 @pytest.mark.parametrize("optimizer", ["asgd", "adamw"])  # their states differ (ax, moments)
@@ -156,8 +171,9 @@ def test_sigkill_then_rerun_resumes_and_matches_uninterrupted_run(optimizer, wor
     os.kill(proc.pid, signal.SIGKILL)
     assert proc.wait(timeout=30) == -signal.SIGKILL
     assert not (run / "metrics.json").exists(), "the kill came too late to test anything"
-    saved = _state(run)
+    saved = _state(run / "checkpoint")
     assert 1 <= saved["epoch"] < EPOCHS
+    _delete_training_outputs(run)
 
     rerun = _run(work, *_train(work, run, optimizer))
     assert rerun.returncode == 0, rerun.stderr
@@ -173,8 +189,9 @@ def test_kill_while_writing_a_checkpoint_keeps_the_previous_one(work, reference,
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     half = list((run / "checkpoint").glob(".state.pt.*"))
     assert len(half) == 1 and half[0].read_bytes() == b"PK half a checkpoint"
-    saved = _state(run)  # the previous checkpoint is whole
+    saved = _state(run / "checkpoint")  # the previous checkpoint is whole
     assert saved["epoch"] == 1 and len(saved["history"]) == 1
+    _delete_training_outputs(run)
 
     rerun = _run(work, *_train(work, run, "asgd"))
     assert rerun.returncode == 0, rerun.stderr
@@ -198,19 +215,23 @@ def pretraining_reference(work):
 
 def test_pretraining_sigkill_while_writing_a_checkpoint_then_rerun(work, pretraining_reference, tmp_path):
     """SIGKILL (not an exception: no handler runs) halfway through the second checkpoint; the
-    workflow manager then deletes the job's declared outputs (config.json). The rerun resumes at
-    the first checkpoint's step, restores them and ends like an uninterrupted run."""
+    workflow manager then deletes the job's declared output (the ScratchBERT folder, here not yet
+    written). The rerun resumes at the first checkpoint's step from the resume folder beside it,
+    writes the folder and ends like an uninterrupted run."""
+    from proofmatch.models.pretrain import resume_dir
+
     ref, run = pretraining_reference, tmp_path / "sb"
+    state = resume_dir(run)
     args = ("proofmatch.models.pretrain:pretrain", str(work / "toy.parquet"), str(work / "tok"), str(run), MLM, 2)
     killed = _run(work, *args, kill_at_save=2)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
-    assert not (run / "pretrain_metrics.json").exists()
+    assert not run.exists(), "the output folder is written only when the run ends"
     validated = [int(n) for n in re.findall(r"pretrain step (\d+):", killed.stderr)]
     assert validated[0] == MLM["eval_every_steps"] and len(validated) == 2  # the second save was killed
-    assert len(list((run / "checkpoint").glob(".state.pt.*"))) == 1
-    saved = _state(run)["progress"]  # the previous checkpoint is whole
+    assert len(list(state.glob(".state.pt.*"))) == 1
+    saved = _state(state)["progress"]  # the previous checkpoint is whole
     assert (saved["epoch"], saved["step"]) == (0, validated[0])
-    (run / "config.json").unlink()
+    _delete_outputs(run)
 
     rerun = _run(work, *args)
     assert rerun.returncode == 0, rerun.stderr
@@ -219,4 +240,6 @@ def test_pretraining_sigkill_while_writing_a_checkpoint_then_rerun(work, pretrai
     assert again[0] == validated[1]  # it went on from the checkpoint, not from step 0
     for name in ("pretrain_log.csv", "pretrain_metrics.json", "config.json", "model.safetensors"):
         assert (run / name).read_bytes() == (ref / name).read_bytes(), name
-    assert not _leftovers(run), "temporary files were left behind"
+    assert sorted(p.name for p in run.iterdir()) == sorted(p.name for p in ref.iterdir())
+    assert not _leftovers(run) and not _leftovers(tmp_path), "temporary files were left behind"
+    assert not state.exists() and not resume_dir(ref).exists(), "a finished run kept its resume state"

@@ -18,7 +18,7 @@ from proofmatch.evaluation.evaluate import token_lists
 from proofmatch.search import query as Q
 from proofmatch.search.display import fragment_text, safe_html
 from proofmatch.search.build import build_index
-from proofmatch.search.index import SearchIndex, top_order
+from proofmatch.search.index import SearchIndex, files_digest, top_order
 from proofmatch.data.splits import read_part
 from searchdata import hostile_row
 
@@ -151,6 +151,22 @@ def test_index_records_its_run_and_refuses_another_model(search_demo, search_ind
         f.write(b"\x00\x00\x80\x3f")
     with pytest.raises(ValueError, match="not the model this index was built with"):
         SearchIndex(copy)
+
+
+def test_model_digest_and_copy_leave_out_snakemakes_timestamp(search_demo, tmp_path):
+    """Snakemake marks a declared folder (the run's ``model/``) with ``.snakemake_timestamp``: it
+    is not part of the model, so it neither changes the digest nor travels into an index."""
+    run = tmp_path / "run"
+    shutil.copytree(search_demo["run"], run)
+    before = files_digest(run / "model")
+    (run / "model" / ".snakemake_timestamp").touch()
+    assert files_digest(run / "model") == before == SearchIndex(search_demo["index"]).meta["run"]["model_digest"]
+    (run / "model" / "extra.txt").write_text("x")  # a file that is not hidden is part of the model
+    assert files_digest(run / "model") != before
+    (run / "model" / "extra.txt").unlink()
+    build_index(tmp_path / "ix", search_demo["data"], run_dir=run, pairs_parquet=search_demo["pairs"], parts=["test"])
+    assert not (tmp_path / "ix" / "model" / ".snakemake_timestamp").exists()
+    assert SearchIndex(tmp_path / "ix").meta["model"]["digest"] == before
 
 
 def test_index_refuses_pairs_of_another_corpus(search_demo, tmp_path):

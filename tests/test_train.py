@@ -314,7 +314,9 @@ def test_npt_local_learns_and_writes_outputs(optimizer, lr, scaled, positions, t
     chance = np.mean(1.0 / np.arange(1, n_dev + 1))  # expected MRR of a random ranking
     assert res["dev_mrr"] > 2.5 * chance and res["dev_acc"] > 3.0 / n_dev
     assert json.loads((out / "metrics.json").read_text()) == res
-    assert (out / "curve.png").stat().st_size > 1000 and (out / "checkpoint" / "state.pt").exists()
+    assert (out / "curve.png").stat().st_size > 1000
+    assert not (out / "checkpoint").exists(), "a finished run leaves no resume state"
+    assert sorted(p.name for p in out.iterdir()) == ["curve.png", "metrics.csv", "metrics.json", "model"]
     # model/ holds the best epoch and reproduces its dev metrics
     m = load_matcher(out, device="cpu")
     assert m.config.score_scale == (1.0 / NPT["d_model"] if scaled else 1.0)
@@ -396,11 +398,44 @@ def test_argument_checks(toy, tmp_path):
         train_run(toy, tmp_path / "v", "npt", "local", "all", NPT, seed=0)
 
 
-def test_changed_params_start_afresh_instead_of_resuming(toy, tmp_path, caplog):
-    """A rerun with other params (Snakemake's answer to a config change) is a new run: the old
-    checkpoint is not resumed, and the result equals a run in an empty folder."""
+def _unfinished(monkeypatch, *args, **kwargs) -> None:
+    """``train_run(*args, **kwargs)`` failing after its last epoch: its resume state stays."""
+    def fail(*a, **k):
+        raise RuntimeError("killed before finishing")
+
+    with monkeypatch.context() as m:
+        m.setattr(train_mod, "finish", fail)
+        with pytest.raises(RuntimeError, match="killed before finishing"):
+            train_run(*args, **kwargs)
+
+
+def test_a_finished_run_trains_again_from_epoch_1(toy, tmp_path, caplog, monkeypatch):
+    """A run killed after its last epoch resumes into its outputs; once finished it keeps no
+    resume state, so running it again (``snakemake --forcerun``) trains it again from epoch 1."""
     params = dict(NPT, epochs=2, eval_every=1)
-    train_run(toy, tmp_path / "r", "npt", "local", "both", params, seed=0)
+    run = tmp_path / "r"
+    _unfinished(monkeypatch, toy, run, "npt", "local", "both", params, seed=0)
+    assert (run / "checkpoint" / "state.pt").exists() and (run / "checkpoint" / "model").is_dir()
+    assert not (run / "model").exists() and not (run / "metrics.json").exists()
+    with caplog.at_level(logging.INFO, logger="proofmatch.models.train"):
+        first = train_run(toy, run, "npt", "local", "both", params, seed=0)
+    assert f"train: resuming {run} after epoch 2" in caplog.text and "epoch 1: loss" not in caplog.text
+    assert not (run / "checkpoint").exists() and (run / "model" / "config.json").exists()
+    assert len(pd.read_csv(run / "metrics.csv")) == 2
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="proofmatch.models.train"):
+        again = train_run(toy, run, "npt", "local", "both", params, seed=0)
+    assert f"train: starting {run} at epoch 1" in caplog.text and "resuming" not in caplog.text
+    assert "epoch 1: loss" in caplog.text and "epoch 2: loss" in caplog.text
+    assert again == first and not (run / "checkpoint").exists()
+
+
+def test_changed_params_start_afresh_instead_of_resuming(toy, tmp_path, caplog, monkeypatch):
+    """A rerun with other params (Snakemake's answer to a config change) is a new run: the old
+    checkpoint (of a run that did not finish) is not resumed, and the result equals a run in an
+    empty folder."""
+    params = dict(NPT, epochs=2, eval_every=1)
+    _unfinished(monkeypatch, toy, tmp_path / "r", "npt", "local", "both", params, seed=0)
     changed = dict(params, learning_rate=0.1)
     with caplog.at_level(logging.WARNING, logger="proofmatch.models.checkpoint"):
         rerun = train_run(toy, tmp_path / "r", "npt", "local", "both", changed, seed=0)

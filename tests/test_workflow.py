@@ -7,6 +7,11 @@ artifacts they summarize, every cell of Tables 3-7 and the baselines table again
 JSON (tests/artifacts.py), NPT-Local above chance on test, Figure 2's size and four panels. Then a
 second `snakemake -n` has nothing to do, and a changed replacement parameter plans exactly the
 replacements, trainings, evaluations and tables that depend on it.
+
+Trained models are artifacts Snakemake sees: every model folder is a declared output, every rule
+that reads one names it, and `all` names them all (a dry run); on a small build (one NPT run, its
+evaluations and its search index) a missing model makes `all` plan its retraining and everything
+that reads it, and a forced run trains from epoch 1 and, finished, keeps no resume state.
 """
 
 from __future__ import annotations
@@ -87,6 +92,129 @@ def test_table6_plans_the_papers_experiment(tmp_path):
     assert {(w["level"], w["test_level"]) for w in evals} == {
         (tr, te) for tr in levels for te in ("conservation", "partial_p")}
     assert {(w["split"], w["part"]) for w in evals} == {("pr", "test")}
+
+
+def planned_io(stdout: str) -> list[tuple[str, list[str], list[str]]]:
+    """Rule, inputs and outputs of every job of a ``snakemake -n`` plan."""
+    jobs = []
+    for rule, body in re.findall(r"^(?:local)?rule (\w+):\n((?:    .*\n)*)", stdout, flags=re.M):
+        fields = dict(re.findall(r"^    (\w+): (.*)$", body, flags=re.M))
+        jobs.append((rule, *(fields[k].split(", ") if k in fields else [] for k in ("input", "output"))))
+    return jobs
+
+
+def test_models_are_declared_folders_that_their_readers_name(tmp_path):
+    """Every model is a declared output folder (the tokenizers, the ScratchBERTs, each run's
+    ``model/`` with its ``metrics.csv``, the search index), every job that uses a model names
+    that folder as input, never a file beside or inside it, and ``all`` names every one (Snakemake
+    replans a missing file only when a target needs it)."""
+    wd = copy_workflow(tmp_path)
+    dry = subprocess.run(SNAKEMAKE + ["all", "-n"] + SMOKE, cwd=wd, capture_output=True, text=True, timeout=300)
+    assert dry.returncode == 0, (dry.stdout + dry.stderr)[-3000:]
+    jobs = planned_io(dry.stdout)
+    outputs = {f for _, _, out in jobs for f in out}
+    folders = {f for f in outputs if f.startswith(("results/models/", "results/index/")) or f.endswith("/model")}
+    model_readers = {"evaluate_run", "search_index", "figure2", "train_matcher", "pretrain_scratchbert", "all"}
+    seen = set()
+    for rule, inputs, outs in jobs:
+        if rule == "train_tokenizer":
+            assert outs == [f"results/models/tokenizer/{fam}" for fam in re.findall(r"tokenizer/(\w+)", outs[0])]
+        if rule == "pretrain_scratchbert":
+            fam = outs[0].rsplit("/", 1)[1]
+            assert outs == [f"results/models/scratchbert/{fam}"] and f"results/models/tokenizer/{fam}" in inputs
+        if rule == "train_matcher":
+            run = outs[0].removesuffix("/metrics.json")
+            assert outs == [f"{run}/metrics.json", f"{run}/model", f"{run}/metrics.csv", f"{run}/curve.png"]
+            if "/scratchbert-" in run or "/specter-" in run:
+                assert any(f.startswith("results/models/scratchbert/") for f in inputs), (run, inputs)
+        if rule == "search_index":
+            assert outs[0].startswith("results/index/") and len(outs) == 1
+        used = [f for f in inputs if f.startswith(("results/models/", "results/runs/"))]
+        for f in used:
+            # a model is read through its folder; search_index also records its run's metrics.json
+            assert f in folders or (rule == "search_index" and f.replace("metrics.json", "model") in inputs), (rule, f)
+        if used:
+            seen.add(rule)
+    assert seen == model_readers, seen
+    targets = set(dict((r, i) for r, i, _ in jobs)["all"])
+    assert folders <= targets, sorted(folders - targets)
+    assert {"results/models/scratchbert/mixed", "results/models/tokenizer/unmixed",
+            "results/index/mixed/npt-local/conservation-both"} <= folders
+
+
+# ----------------------------------------------------------------------------- models as artifacts
+
+NPT_RUN = "results/runs/mixed/npt-local/conservation-both"
+NPT_TARGETS = ["results/eval/mixed/npt-local/conservation-both/test-conservation.json",
+               "results/index/mixed/npt-local/conservation-both"]
+
+
+def resume_state(results: Path) -> list[Path]:
+    """Resume folders of training and pretraining runs (proofmatch.models.checkpoint)."""
+    return sorted([*results.glob("runs/*/*/*/checkpoint"), *results.glob("models/scratchbert/*.checkpoint")])
+
+
+@pytest.fixture(scope="module")
+def npt_build(tmp_path_factory) -> Path:
+    """A workflow copy with one NPT run (smoke config), its test evaluation (Tables 3 and 5) and its
+    search index."""
+    wd = copy_workflow(tmp_path_factory.mktemp("npt-build"))
+    built = subprocess.run(SNAKEMAKE + NPT_TARGETS + ["-c2"] + SMOKE, cwd=wd, capture_output=True, text=True,
+                           timeout=1800)
+    assert built.returncode == 0, (built.stdout + built.stderr)[-6000:]
+    return wd
+
+
+def dry_run(wd: Path, *targets: str) -> subprocess.CompletedProcess:
+    """``snakemake -n`` of ``targets`` (default: the small build's)."""
+    dry = subprocess.run(SNAKEMAKE + list(targets or NPT_TARGETS) + ["-n"] + SMOKE, cwd=wd, capture_output=True,
+                         text=True, timeout=300)
+    assert dry.returncode == 0, (dry.stdout + dry.stderr)[-3000:]
+    return dry
+
+
+def job_set(stdout: str) -> set[tuple[str, frozenset]]:
+    return {(rule, frozenset(w.items())) for rule, jobs in planned_jobs(stdout).items() for w in jobs}
+
+
+@pytest.mark.slow
+def test_a_missing_model_plans_its_training_and_every_reader(npt_build, tmp_path):
+    """``snakemake -n all`` with the run's ``model/`` moved away plans, beyond what the small
+    build lacks anyway, exactly that run's training, its evaluation and its search index."""
+    assert "Nothing to be done" in dry_run(npt_build).stdout
+    model = npt_build / NPT_RUN / "model"
+    assert (model / "config.json").exists() and (npt_build / NPT_RUN / "metrics.csv").exists()
+    present = job_set(dry_run(npt_build, "all").stdout)
+    model.rename(tmp_path / "model")  # as a user moving it away
+    try:
+        missing = job_set(dry_run(npt_build, "all").stdout)
+    finally:
+        (tmp_path / "model").rename(model)
+    run = {"split": "mixed", "encoder": "npt", "mode": "local", "level": "conservation", "view": "both"}
+    test = dict(run, part="test", test_level="conservation")
+    assert present <= missing
+    assert missing - present == {("train_matcher", frozenset(run.items())), ("search_index", frozenset(run.items())),
+                                 ("evaluate_run", frozenset(test.items()))}, sorted(missing - present)
+    assert "Nothing to be done" in dry_run(npt_build).stdout  # the model is back: nothing to redo
+
+
+@pytest.mark.slow
+def test_forcerun_trains_again_from_epoch_1_and_keeps_no_resume_state(npt_build):
+    results = npt_build / "results"
+    assert resume_state(results) == []
+    log = results / "logs/train_matcher/mixed/npt-local/conservation-both.log"
+    before = json.loads((npt_build / NPT_RUN / "metrics.json").read_text())
+    forced = subprocess.run(SNAKEMAKE + NPT_TARGETS + ["-c2", "--forcerun", f"{NPT_RUN}/metrics.json"] + SMOKE,
+                            cwd=npt_build, capture_output=True, text=True, timeout=1200)
+    assert forced.returncode == 0, (forced.stdout + forced.stderr)[-6000:]
+    text = log.read_text()
+    assert f"train: starting {NPT_RUN} at epoch 1" in text and "resuming" not in text, text
+    epochs = [int(e) for e in re.findall(r"epoch (\d+): loss", text)]
+    assert epochs == [1, 2], text  # the smoke config's two NPT epochs, both trained again
+    assert f"removed the resume state {NPT_RUN}/checkpoint" in text
+    assert resume_state(results) == []
+    assert json.loads((npt_build / NPT_RUN / "metrics.json").read_text()) == before  # same seed, same run
+    assert "Nothing to be done" in dry_run(npt_build).stdout
 
 
 # ----------------------------------------------------------------------------- end to end
@@ -254,6 +382,7 @@ def test_demo_workflow_end_to_end(tmp_path):
     for n in range(1, 8):
         assert "TODO" not in (wd / f"results/tables/table{n}.md").read_text()
     check_results(wd)
+    assert resume_state(wd / "results") == [], "finished runs keep no resume state"
     # Nothing left to do after a full run.
     again = subprocess.run(SNAKEMAKE + ["all", "-n"] + SMOKE, cwd=wd, capture_output=True, text=True, timeout=300)
     assert again.returncode == 0

@@ -6,9 +6,7 @@ into place only on success:
 
 * one file: :func:`atomic_path` (and the writers built on it: :func:`write_parquet`,
   :func:`write_csv`, :func:`write_json`, :func:`write_text`);
-* one folder written as a whole (a tokenizer, a saved model, a search index): :func:`atomic_dir`;
-* files published into a folder that also holds files written at other times (the best model
-  beside a training checkpoint): :func:`atomic_files`.
+* one folder written as a whole (a tokenizer, a saved model, a search index): :func:`atomic_dir`.
 """
 
 from __future__ import annotations
@@ -80,28 +78,6 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
     finally:
         if staging.exists():
             shutil.rmtree(staging)
-
-
-@contextlib.contextmanager
-def atomic_files(folder: str | os.PathLike) -> Iterator[Path]:
-    """Yield a staging folder inside ``folder`` (``.staging.*``); on success move each file
-    written there into ``folder``, each by one atomic rename; the folder's other files stay.
-
-    For a folder that is not one artifact but several written at different times (a pretraining
-    run's best model and tokenizer beside its checkpoint), where :func:`atomic_dir` would drop
-    the others. On failure the staging folder is removed and ``folder`` is untouched.
-    """
-    out = Path(folder)
-    out.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".staging.", dir=out))
-    try:
-        yield staging
-        for f in sorted(staging.iterdir()):
-            if f.is_dir():
-                raise IsADirectoryError(f"{f}: atomic_files publishes files only")
-            os.replace(f, out / f.name)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
 
 
 def write_parquet(data: pd.DataFrame | pa.Table, path: str | os.PathLike,

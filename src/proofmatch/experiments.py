@@ -44,6 +44,8 @@ PRETRAINED_ENCODERS = ("scratchbert", "specter")  # start from the family's Scra
 
 EVAL_ROOT = "results/eval"
 RUNS_ROOT = "results/runs"
+TOKENIZER_ROOT = "results/models/tokenizer"  # one folder per family
+SCRATCHBERT_ROOT = "results/models/scratchbert"
 
 LEVEL_NAMES = {"conservation": "Conservation", "partial": "Partial", "full": "Full", "trans": "Transposition",
                "partial_p": "Partial+P", "full_p": "Full+P"}
@@ -122,9 +124,9 @@ class Run:
     def dir(self, root: str | Path = RUNS_ROOT) -> Path:
         return Path(root) / self.split / f"{self.encoder}-{self.mode}" / f"{self.level}-{self.view}"
 
-    def metrics(self, root: str | Path = RUNS_ROOT) -> Path:
-        """The run's ``metrics.json``, the file the workflow's training rule writes last."""
-        return self.dir(root) / "metrics.json"
+    def model(self, root: str | Path = RUNS_ROOT) -> Path:
+        """The run's best model, the folder every rule that uses the trained model names as input."""
+        return self.dir(root) / "model"
 
     def data(self) -> str:
         """The symbol-replaced split it is trained on."""
@@ -151,6 +153,18 @@ class Evaluation:
     def path(self, root: str | Path = EVAL_ROOT) -> Path:
         return (Path(root) / self.split / f"{self.model}-{self.mode}" / f"{self.level}-{self.view}"
                 / f"{self.part}-{self.test_level}.json")
+
+
+def model_folders(evaluations: Iterable[Evaluation], runs: Iterable[Run] = ()) -> list[str]:
+    """The model folders behind ``evaluations`` (a baseline has none) and ``runs``: each run's
+    ``model/``, then the tokenizer and ScratchBERT folders of the families its ScratchBERT and
+    SPECTER runs start from. The workflow's ``rule all`` names them: Snakemake plans a missing
+    file again only when a target needs it, not when what was made from it is up to date."""
+    found = {Run(e.split, e.model, e.mode, e.level, e.view) for e in evaluations if e.mode != BASELINE_MODE}
+    ordered = sorted(found.union(runs), key=lambda r: str(r.dir()))
+    families = sorted({family(r.split) for r in ordered if r.encoder in PRETRAINED_ENCODERS})
+    return [*(str(r.model()) for r in ordered), *(f"{TOKENIZER_ROOT}/{f}" for f in families),
+            *(f"{SCRATCHBERT_ROOT}/{f}" for f in families)]
 
 
 def baseline(split: str, method: str, level: str, part: str) -> Evaluation:

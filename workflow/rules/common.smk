@@ -59,7 +59,7 @@ def train_inputs(wildcards):
     inputs = {"data": f"results/replaced/{wildcards.split}/{wildcards.level}.parquet"}
     if wildcards.encoder in X.PRETRAINED_ENCODERS:
         fam = X.family(wildcards.split)
-        inputs["pretrained"] = f"results/models/scratchbert/{fam}/config.json"
+        inputs["pretrained"] = f"results/models/scratchbert/{fam}"
     return inputs
 
 

@@ -3,7 +3,7 @@
 
 rule evaluate_run:
     input:
-        run="results/runs/{split}/{encoder}-{mode}/{level}-{view}/metrics.json",
+        model="results/runs/{split}/{encoder}-{mode}/{level}-{view}/model",
         data="results/replaced/{split}/{test_level}.parquet",
     output:
         ranks="results/eval/{split}/{encoder}-{mode}/{level}-{view}/{part}-{test_level}.parquet",

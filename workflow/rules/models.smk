@@ -1,11 +1,20 @@
-# Tokenizer, ScratchBERT MLM pretraining, and the matching models (§6-§8).
+# Tokenizer, ScratchBERT MLM pretraining, and the matching models (§6-§8). Each model is a
+# declared output folder (directory()), and every rule that uses one names that folder as input.
+# Resume state is never an output: a training run keeps it in its run folder's checkpoint/,
+# pretraining in results/models/scratchbert/{family}.checkpoint/, and a finished job removes it.
+# `rule all` names every model folder the results read (MODEL_TARGETS): Snakemake replans a
+# missing file only when a target needs it, so a deleted model is retrained, with all it feeds.
+MODEL_TARGETS = X.model_folders(
+    (ev for table in X.tables().values() for ev in table.evaluations(NOT_RUN)),
+    [*X.FIGURE2_RUNS.values(), X.SEARCH_DEMO_RUN],
+)
 
 
 rule train_tokenizer:
     input:
         data="results/replaced/{family}/conservation.parquet",
     output:
-        "results/models/tokenizer/{family}/tokenizer.json",
+        directory("results/models/tokenizer/{family}"),
     log:
         "results/logs/train_tokenizer/{family}.log",
     benchmark:
@@ -25,9 +34,9 @@ rule train_tokenizer:
 rule pretrain_scratchbert:
     input:
         data="results/replaced/{family}/conservation.parquet",
-        tokenizer="results/models/tokenizer/{family}/tokenizer.json",
+        tokenizer="results/models/tokenizer/{family}",
     output:
-        "results/models/scratchbert/{family}/config.json",
+        directory("results/models/scratchbert/{family}"),
     log:
         "results/logs/pretrain_scratchbert/{family}.log",
     benchmark:
@@ -51,6 +60,8 @@ rule train_matcher:
         unpack(train_inputs),
     output:
         "results/runs/{split}/{encoder}-{mode}/{level}-{view}/metrics.json",
+        model=directory("results/runs/{split}/{encoder}-{mode}/{level}-{view}/model"),
+        history="results/runs/{split}/{encoder}-{mode}/{level}-{view}/metrics.csv",
         curve=report(
             "results/runs/{split}/{encoder}-{mode}/{level}-{view}/curve.png",
             caption="../report/curve.rst",

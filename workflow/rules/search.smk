@@ -1,16 +1,18 @@
 # Search index of a trained run (`proofmatch index`): every proof of every part encoded once, for
-# `proofmatch search` and `proofmatch serve`. `rule all` (and `snakemake -c2 search_demo`) builds
-# the index of the demo corpus from its NPT run (proofmatch.experiments.SEARCH_DEMO_RUN).
+# `proofmatch search` and `proofmatch serve`; the index folder is the declared output, the run's
+# model/ folder its input. `rule all` (and `snakemake -c2 search_demo`) builds the index of the
+# demo corpus from its NPT run (proofmatch.experiments.SEARCH_DEMO_RUN).
 
 
 rule search_index:
     input:
+        model="results/runs/{split}/{encoder}-{mode}/{level}-{view}/model",
         run="results/runs/{split}/{encoder}-{mode}/{level}-{view}/metrics.json",
         data="results/replaced/{split}/{level}.parquet",
         pairs="results/data/pairs.parquet",
         articles="results/corpus/articles.parquet",
     output:
-        "results/index/{split}/{encoder}-{mode}/{level}-{view}/index.json",
+        directory("results/index/{split}/{encoder}-{mode}/{level}-{view}"),
     log:
         "results/logs/search_index/{split}/{encoder}-{mode}/{level}-{view}.log",
     benchmark:
@@ -29,4 +31,4 @@ rule search_index:
 
 rule search_demo:
     input:
-        str(X.SEARCH_DEMO_RUN.dir("results/index") / "index.json"),
+        str(X.SEARCH_DEMO_RUN.dir("results/index")),

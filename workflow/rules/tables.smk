@@ -135,8 +135,8 @@ rule paper_comparison:
 
 rule figure2:
     input:
-        conservation=str(X.FIGURE2_RUNS["conservation"].metrics()),
-        full=str(X.FIGURE2_RUNS["full"].metrics()),
+        conservation=str(X.FIGURE2_RUNS["conservation"].model()),
+        full=str(X.FIGURE2_RUNS["full"].model()),
         data=X.FIGURE2_RUNS["conservation"].data(),
     output:
         png=report(

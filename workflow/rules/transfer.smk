@@ -88,7 +88,7 @@ rule transfer_pool:
 
 use rule evaluate_run as transfer_evaluate_run with:
     input:
-        run="results/runs/{split}/{encoder}-{mode}/{level}-{view}/metrics.json",
+        model="results/runs/{split}/{encoder}-{mode}/{level}-{view}/model",
         data="results/transfer/{tname}/pool/{split}/{test_level}.parquet",
     output:
         ranks="results/transfer/{tname}/eval/{split}/{encoder}-{mode}/{level}-{view}/{part}-{test_level}.parquet",

@@ -6,6 +6,6 @@ from proofmatch.logs import run_logged
 from proofmatch.search.build import build_index
 
 set_threads(snakemake.threads)
-run_logged(snakemake.log[0], build_index, Path(snakemake.output[0]).parent, snakemake.input.data,
+run_logged(snakemake.log[0], build_index, snakemake.output[0], snakemake.input.data,
            run_dir=Path(snakemake.input.run).parent, pairs_parquet=snakemake.input.pairs,
            articles_parquet=snakemake.input.articles, seed=snakemake.params.seed)

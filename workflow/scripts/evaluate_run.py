@@ -7,6 +7,6 @@ from proofmatch.logs import run_logged
 
 set_threads(snakemake.threads)
 w = snakemake.wildcards
-run_logged(snakemake.log[0], evaluate_run, Path(snakemake.input.run).parent, snakemake.input.data, w.part,
+run_logged(snakemake.log[0], evaluate_run, Path(snakemake.input.model).parent, snakemake.input.data, w.part,
            snakemake.output.ranks, snakemake.output.summary, topk=snakemake.params.topk,
            exact_max_n=snakemake.params.exact_max_n, seed=snakemake.params.seed, view=w.view)

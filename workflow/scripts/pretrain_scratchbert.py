@@ -4,8 +4,6 @@ With ``resources.gpu`` > 1 the job trains as one DDP run across its GPUs (``runt
 ``pretrain.batch_size`` is the global batch, which the GPUs split: their number changes the speed,
 not the experiment.
 """
-from pathlib import Path
-
 from proofmatch.models.runtime import launch, set_threads
 from proofmatch.logs import run_logged
 from proofmatch.models.pretrain import pretrain
@@ -13,6 +11,5 @@ from proofmatch.models.pretrain import pretrain
 if __name__ == "__main__":
     set_threads(snakemake.threads)
     run_logged(snakemake.log[0], launch, int(snakemake.resources.get("gpu", 0)), pretrain,
-               snakemake.input.data, Path(snakemake.input.tokenizer).parent,
-               Path(snakemake.output[0]).parent, dict(snakemake.params.pretrain),
-               seed=snakemake.params.seed)
+               snakemake.input.data, snakemake.input.tokenizer, snakemake.output[0],
+               dict(snakemake.params.pretrain), seed=snakemake.params.seed)

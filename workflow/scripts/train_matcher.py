@@ -17,4 +17,4 @@ if __name__ == "__main__":
     run_logged(snakemake.log[0], launch, int(snakemake.resources.get("gpu", 0)), train_run,
                snakemake.input.data, Path(snakemake.output[0]).parent, w.encoder, w.mode, w.view,
                dict(snakemake.params.matching), seed=snakemake.params.seed,
-               pretrained_dir=Path(pretrained).parent if pretrained else None)
+               pretrained_dir=pretrained)

@@ -1,11 +1,18 @@
 """A run's resumable state, shared by training and pretraining: what makes a run itself (its
 typed parameters and fingerprint), an atomic save, and resume.
 
-A checkpoint is one file, ``checkpoint/state.pt``: the model, optimizer and scheduler states,
-every RNG state, the loop's progress (epoch, step, best so far, history) and the fingerprint of
-the run that wrote it. It is replaced atomically (written beside, then renamed), so a kill at any
-moment, during the write included, leaves the previous checkpoint whole; the killed write's
-temporary file is removed when the run starts again (:func:`remove_temporaries`).
+A checkpoint is one file, ``state.pt`` in the run's resume folder (training:
+``<run>/checkpoint/``, pretraining: ``<out>.checkpoint/`` beside its output folder): the model,
+optimizer and scheduler states, every RNG state, the loop's progress (epoch, step, best so far,
+history) and the fingerprint of the run that wrote it. It is replaced atomically (written beside,
+then renamed), so a kill at any moment, during the write included, leaves the previous checkpoint
+whole; the killed write's temporary file is removed when the run starts again
+(:func:`remove_temporaries`).
+
+The resume folder lives only while its job is unfinished. It is never a declared output of a
+workflow rule (Snakemake deletes a failed job's outputs, and would delete the state with them);
+a run that completes copies its best model into its outputs and removes the folder
+(:func:`discard`), so rerunning a finished job (``snakemake --forcerun``) trains from the start.
 
 Snakemake reruns a job whose params or inputs changed. That is a new run, and resuming the old
 run's state would mix the two: only a checkpoint with this run's fingerprint is resumed.
@@ -36,9 +43,21 @@ P = TypeVar("P")
 _CAST = {"int": int, "float": float, "bool": bool, "str": str}
 
 
-def state_path(out_dir: str | os.PathLike) -> Path:
-    """The checkpoint of the run (training or pretraining) whose output folder is ``out_dir``."""
-    return Path(out_dir) / "checkpoint" / STATE_FILE
+TEMPORARIES = (f".{STATE_FILE}.*",)  # what a killed checkpoint write leaves in the resume folder
+
+
+def state_path(resume_dir: str | os.PathLike) -> Path:
+    """The checkpoint file of the run (training or pretraining) whose resume folder is ``resume_dir``."""
+    return Path(resume_dir) / STATE_FILE
+
+
+def discard(resume_dir: str | os.PathLike) -> None:
+    """Remove a resume folder (the checkpoint and the best model so far): that of a run that has
+    just finished, or the stale one of another run that a run starting afresh replaces."""
+    folder = Path(resume_dir)
+    if folder.exists():
+        shutil.rmtree(folder)
+        log.info("removed the resume state %s", folder)
 
 
 @dataclass(frozen=True)
@@ -183,7 +202,7 @@ def save(path: Path, fp: dict[str, Any], model: torch.nn.Module, optimizer: torc
 
 def remove_temporaries(folder: Path, patterns: Sequence[str]) -> None:
     """Delete what a killed job left in ``folder``: its staging folders and temporary files
-    (hidden names matching ``patterns``; the checkpoint's are always included)."""
-    for pattern in (*patterns, f"checkpoint/.{STATE_FILE}.*"):
+    (hidden names matching the glob ``patterns``, relative to ``folder``)."""
+    for pattern in patterns:
         for p in folder.glob(pattern):
             shutil.rmtree(p) if p.is_dir() else p.unlink()

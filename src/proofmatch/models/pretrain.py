@@ -26,10 +26,14 @@ Differences from the reference script (notes §6), each on purpose:
   tokens, so a step equals the one-process step up to dropout; ``micro_batch_size`` bounds the
   chunks a process runs at once (gradient accumulation).
 
-``out_dir`` receives the best model (``save_pretrained``) and the tokenizer files, i.e. a
-complete checkpoint that ``BertModel.from_pretrained`` and ``AutoTokenizer`` load; also
-``pretrain_log.csv`` (one row per evaluation), ``pretrain_metrics.json`` (written last) and
-``checkpoint/state.pt`` (the latest training state).
+``out_dir`` is written whole when the run ends (:func:`finish_pretraining`): the best model
+(``save_pretrained``) and the tokenizer files, i.e. a complete checkpoint that
+``BertModel.from_pretrained`` and ``AutoTokenizer`` load; also ``pretrain_log.csv`` (one row per
+evaluation) and ``pretrain_metrics.json``. Until then the run lives in its resume folder beside
+it, ``<out_dir>.checkpoint/`` (:func:`resume_dir`): ``state.pt`` (the latest training state),
+``best/`` (the best model so far) and ``pretrain_log.csv``. The resume folder is outside
+``out_dir`` because a workflow manager deletes a failed job's outputs; a finished run removes it,
+so running it again pretrains again.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ import argparse
 import contextlib
 import logging
 import os
+import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -50,14 +55,23 @@ from proofmatch.models import checkpoint
 
 from proofmatch.models import runtime, sampling
 from proofmatch.data.splits import read_parts
-from proofmatch.artifacts import atomic_files, write_csv, write_json
+from proofmatch.artifacts import atomic_dir, write_csv, write_json
 from proofmatch.models.tokenizer import load_tokenizer, to_text
 
 log = logging.getLogger(__name__)
 
 LOG_FILE = "pretrain_log.csv"
 METRICS_FILE = "pretrain_metrics.json"
-TEMPORARIES = (".staging.*", f".{LOG_FILE}.*", f".{METRICS_FILE}.*")  # what a killed run leaves in out_dir
+BEST_DIR = "best"  # the best model so far, in the resume folder
+# what a killed run leaves in its resume folder
+TEMPORARIES = (f".{BEST_DIR}.*", f".{LOG_FILE}.*", *checkpoint.TEMPORARIES)
+
+
+def resume_dir(out_dir: str | os.PathLike) -> Path:
+    """The resume folder of the pretraining run whose output folder is ``out_dir``: beside it,
+    ``<out_dir>.checkpoint``."""
+    out = Path(out_dir)
+    return out.with_name(f"{out.name}.checkpoint")
 
 
 def corpus_texts(df: pd.DataFrame) -> list[str]:
@@ -171,13 +185,6 @@ def mlm_step(ddp, batch: dict[str, torch.Tensor], rt: runtime.Runtime, micro_bat
     return rt.all_sum(total) / n_masked
 
 
-def _publish(obj, out_dir: Path) -> None:
-    """``obj.save_pretrained`` into ``out_dir`` (a model, a config or a tokenizer), each file
-    atomically; the run's checkpoint and logs in ``out_dir`` stay."""
-    with atomic_files(out_dir) as staging:
-        obj.save_pretrained(str(staging))
-
-
 # ---------------------------------------------------------------- a run, step by step
 
 
@@ -202,8 +209,16 @@ class Pretraining:
     fingerprint: dict[str, Any]
 
     @property
+    def resume_dir(self) -> Path:
+        return resume_dir(self.out)
+
+    @property
     def state_path(self) -> Path:
-        return checkpoint.state_path(self.out)
+        return checkpoint.state_path(self.resume_dir)
+
+    @property
+    def best_dir(self) -> Path:
+        return self.resume_dir / BEST_DIR
 
 
 @dataclass
@@ -247,17 +262,19 @@ def build_pretraining(data_parquet: str | os.PathLike, tokenizer_dir: str | os.P
 
 
 def resume_pretraining(run: Pretraining) -> Progress:
-    """Where the run starts: the step of this run's checkpoint, or the beginning (then ``out`` gets
-    the tokenizer files: it is a complete checkpoint from the first best model on)."""
+    """Where the run starts: the step of this run's checkpoint, or the beginning (then the resume
+    folder of another run, if any, is removed)."""
     if run.rt.is_main:
-        checkpoint.remove_temporaries(run.out, TEMPORARIES)
+        checkpoint.remove_temporaries(run.resume_dir, TEMPORARIES)
+        checkpoint.remove_temporaries(run.out.parent, (f".{run.out.name}.*",))  # a killed finish's staging
     saved = checkpoint.resume(run.state_path, run.fingerprint, run.model, run.optimizer, run.scheduler)
     if saved is not None:
         progress = Progress(**saved["progress"])
         log.info("pretrain: resuming at epoch %d, step %d", progress.epoch, progress.step)
         return progress
     if run.rt.is_main:
-        _publish(run.tokenizer, run.out)
+        checkpoint.discard(run.resume_dir)
+    log.info("pretrain: starting %s at step 0", run.out)
     return Progress()
 
 
@@ -294,20 +311,22 @@ def pretrain_epoch(run: Pretraining, progress: Progress, bar) -> None:
 
 
 def validate(run: Pretraining, progress: Progress) -> None:
-    """The validation loss, a row of ``pretrain_log.csv``; a new best model is published to ``out``."""
+    """The validation loss, a row of ``pretrain_log.csv``; a new best model is saved to the resume
+    folder's ``best/``."""
     val = validation_loss(run.model, run.dev_batches, run.rt)
     train_loss = progress.loss_sum / max(progress.loss_n, 1)
     improved = val < progress.best
     if improved:
         progress.best, progress.best_step = val, progress.step
         if run.rt.is_main:
-            _publish(run.model, run.out)
+            with atomic_dir(run.best_dir) as staging:
+                run.model.save_pretrained(str(staging))
     progress.log.append({"step": progress.step, "epoch": round(progress.step / run.steps_per_epoch, 3),
                          "train_loss": train_loss, "val_loss": val, "lr": run.scheduler.get_last_lr()[0],
                          "best": improved})
     progress.loss_sum, progress.loss_n = 0.0, 0
     if run.rt.is_main:
-        write_csv(pd.DataFrame(progress.log), run.out / LOG_FILE)
+        write_csv(pd.DataFrame(progress.log), run.resume_dir / LOG_FILE)
     log.info("pretrain step %d: train %.4f  val %.4f%s", progress.step, train_loss, val,
              "  (best)" if improved else "")
 
@@ -321,26 +340,31 @@ def save_progress(run: Pretraining, progress: Progress) -> None:
 
 
 def finish_pretraining(run: Pretraining, progress: Progress) -> None:
-    """Re-write the small files last (a workflow manager may have deleted a declared output,
-    config.json, of a killed job before this rerun; the weights are the best step's), then the
-    metrics."""
+    """Write ``out`` whole: the best step's weights (copied from the resume folder), the config,
+    the tokenizer files, the validation log and the metrics; then remove the resume folder (a
+    kill before that resumes into this again)."""
     if not run.rt.is_main:
         return
-    if not (run.out / "model.safetensors").exists():
-        raise FileNotFoundError(f"{run.out}/model.safetensors (the best model) is missing; delete "
-                                f"{run.state_path.parent} and pretrain again")
+    if not (run.best_dir / "model.safetensors").exists():
+        raise FileNotFoundError(f"{run.best_dir}/model.safetensors (the best model) is missing; delete "
+                                f"{run.resume_dir} and pretrain again")
     run.model.config.architectures = [type(run.model).__name__]
     run.model.config.dtype = run.model.dtype  # what save_pretrained records
-    _publish(run.model.config, run.out)
-    _publish(run.tokenizer, run.out)
-    write_json({"best_val_loss": progress.best, "best_step": progress.best_step, "steps": progress.step,
-                "epochs": run.p.epochs, "train_chunks": len(run.train_chunks), "dev_chunks": len(run.dev_chunks),
-                "max_length": run.p.max_length, "seed": run.seed}, run.out / METRICS_FILE)
+    with atomic_dir(run.out) as staging:
+        shutil.copytree(run.best_dir, staging, dirs_exist_ok=True)
+        run.model.config.save_pretrained(str(staging))
+        run.tokenizer.save_pretrained(str(staging))
+        write_csv(pd.DataFrame(progress.log), staging / LOG_FILE)
+        write_json({"best_val_loss": progress.best, "best_step": progress.best_step, "steps": progress.step,
+                    "epochs": run.p.epochs, "train_chunks": len(run.train_chunks),
+                    "dev_chunks": len(run.dev_chunks), "max_length": run.p.max_length, "seed": run.seed},
+                   staging / METRICS_FILE)
+    checkpoint.discard(run.resume_dir)
 
 
 def pretrain(data_parquet: str | os.PathLike, tokenizer_dir: str | os.PathLike,
              out_dir: str | os.PathLike, params: dict[str, Any], seed: int) -> None:
-    """Pretrain ``BertForMaskedLM`` from scratch with MLM; resume from ``out_dir/checkpoint``.
+    """Pretrain ``BertForMaskedLM`` from scratch with MLM; resume from :func:`resume_dir`.
 
     ``params``: the config's ``pretrain`` block (:class:`proofmatch.models.checkpoint.PretrainParams`).
     """

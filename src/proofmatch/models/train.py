@@ -29,9 +29,13 @@ Several processes (DDP, :func:`proofmatch.models.runtime.launch`) run the experi
 see the whole batch (:meth:`proofmatch.models.runtime.Runtime.gather`); only dropout masks differ.
 
 Resumability: after every epoch ``checkpoint/state.pt`` (:mod:`proofmatch.models.checkpoint`) is
-replaced atomically, after ``model/`` when it improved. Batches and negatives of epoch ``e``
-depend only on ``(seed, e)``, so a run killed at any point (SIGKILL included) and rerun replays
-from the last finished epoch and ends with exactly the metrics of an uninterrupted run.
+replaced atomically, after ``checkpoint/model/`` (the best model so far) when it improved. Batches
+and negatives of epoch ``e`` depend only on ``(seed, e)``, so a run killed at any point (SIGKILL
+included) and rerun replays from the last finished epoch and ends with exactly the metrics of an
+uninterrupted run. The run's outputs (``model/``, ``metrics.csv``, ``curve.png``,
+``metrics.json``) are written whole by :func:`finish`, which then removes ``checkpoint/``: a
+workflow manager may delete a failed job's outputs, never its resume state, and a finished run
+leaves none, so running it again trains it again.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ import contextlib
 import json
 import logging
 import os
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,7 +66,7 @@ from proofmatch.models.batching import TokenTable
 from proofmatch.models.matcher import (ENCODERS, MODES, Matcher, NotConfigured, build_matcher, check_run, global_loss,
                               local_loss, triplet_loss)
 from proofmatch.data.splits import read_parts
-from proofmatch.artifacts import atomic_path, write_csv, write_json
+from proofmatch.artifacts import atomic_dir, atomic_path, write_csv, write_json
 from proofmatch.data.views import VIEWS, view as token_view
 
 log = logging.getLogger(__name__)
@@ -69,7 +74,11 @@ log = logging.getLogger(__name__)
 OPTIMIZERS = ("asgd", "adamw")
 STEPS = {"local": ("local",), "hybrid": ("local", "global"), "triplet": ("triplet",)}
 ASGD_T0 = 1e4
-TEMPORARIES = (".model.*", ".metrics.*", ".curve.png.*")  # what a killed run leaves in its folder
+RESUME_DIR = "checkpoint"  # the resume state (checkpoint and best model so far) of an unfinished run
+BEST_DIR = "model"        # the best model: in the resume folder during the run, in the run folder after
+# what a killed run leaves in its folder
+TEMPORARIES = (".model.*", ".metrics.*", ".curve.png.*", f"{RESUME_DIR}/.{BEST_DIR}.*",
+               *(f"{RESUME_DIR}/{t}" for t in checkpoint.TEMPORARIES))
 EVAL_WEIGHTS = ("average", "raw")        # ASGD's averaged parameters, or the parameters themselves
 SELECT_METRICS = {"mrr": "dev_mrr", "accuracy": "dev_acc"}  # select_metric -> metrics.csv column
 HYBRID_SELECTION = ("local", "global")   # global: hybrid runs select on dev_global_acc
@@ -250,8 +259,17 @@ class Run:
     articles: np.ndarray    # article code of each train pair (SPECTER's hard negatives)
 
     @property
+    def resume_dir(self) -> Path:
+        return self.out / RESUME_DIR
+
+    @property
     def state_path(self) -> Path:
-        return checkpoint.state_path(self.out)
+        return checkpoint.state_path(self.resume_dir)
+
+    @property
+    def best_dir(self) -> Path:
+        """The best model so far (the run's ``model/`` once it finishes)."""
+        return self.resume_dir / BEST_DIR
 
 
 @dataclass
@@ -290,6 +308,9 @@ def resume(run: Run) -> Progress:
         checkpoint.remove_temporaries(run.out, TEMPORARIES)
     saved = checkpoint.resume(run.state_path, run.fingerprint, run.matcher, run.optimizer, run.scheduler)
     if saved is None:
+        if run.rt.is_main:
+            checkpoint.discard(run.resume_dir)  # another run's state, if any
+        log.info("train: starting %s at epoch 1", run.out)
         return Progress()
     place_optimizer_state(run.optimizer)  # the checkpoint may come from another device
     log.info("train: resuming %s after epoch %d", run.out, saved["epoch"])
@@ -367,7 +388,7 @@ def evaluate_dev(run: Run, progress: Progress, row: dict[str, Any]) -> None:
                 if "global_acc" in m:
                     progress.best["global_acc"] = m["global_acc"]
                 row["best"] = True
-                run.matcher.save_pretrained(run.out / "model")
+                run.matcher.save_pretrained(run.best_dir)
         run.matcher.train()
     log.info("epoch %d: loss %.4f  dev MRR %.4f  acc %.4f  global acc %.4f%s", row["epoch"], row["loss"],
              row["dev_mrr"], row["dev_acc"], row["dev_global_acc"], "  (best)" if row["best"] else "")
@@ -383,7 +404,10 @@ def save_progress(run: Run, progress: Progress) -> None:
 
 
 def finish(run: Run, progress: Progress, encoder: str, view: str) -> dict[str, Any]:
-    """The run's result (``metrics.json``) and training curve (``curve.png``)."""
+    """The run's outputs: its best model (``model/``, copied from the resume folder),
+    ``metrics.csv``, training curve (``curve.png``) and result (``metrics.json``, last); then the
+    resume folder is removed. All are written again here because a workflow manager deletes a
+    failed job's outputs: a run killed after its last epoch resumes straight into this."""
     best = run.rt.broadcast(progress.best)  # only rank 0 evaluates
     history = progress.history
     result = {"encoder": encoder, "mode": run.mode, "view": view, "seed": run.seed,
@@ -392,11 +416,28 @@ def finish(run: Run, progress: Progress, encoder: str, view: str) -> dict[str, A
               "dev_global_acc": best.get("global_acc"), "select_on": selection_column(run.p, run.mode),
               "final_loss": history[-1]["loss"] if history else float("nan"),
               "n_train": len(run.train), "n_dev": len(run.dev),
-              "n_parameters": int(sum(p.numel() for p in run.matcher.parameters()))}
+              "n_parameters": int(sum(p.numel() for p in run.matcher.parameters())),
+              "fingerprint": run.fingerprint}
     if run.rt.is_main:
+        publish_best(run)
+        write_csv(pd.DataFrame(history), run.out / "metrics.csv")
         plot_curve(history, run.out / "curve.png", f"{encoder}-{run.mode} {view} (seed {run.seed})")
         write_json(result, run.out / "metrics.json")
+        checkpoint.discard(run.resume_dir)
     return result
+
+
+def publish_best(run: Run) -> None:
+    """Copy the best model into the run's ``model/``, swapped in whole; the copy in the resume
+    folder stays until the run's last output is written (a kill before then resumes into
+    :func:`finish` again)."""
+    from proofmatch.models.matcher import CONFIG_FILE
+
+    if not (run.best_dir / CONFIG_FILE).exists():
+        raise FileNotFoundError(f"{run.best_dir} (the best model) is missing; delete {run.resume_dir} "
+                                f"and train again")
+    with atomic_dir(run.out / BEST_DIR) as staging:
+        shutil.copytree(run.best_dir, staging, dirs_exist_ok=True)
 
 
 def train_run(data_parquet: str | os.PathLike, out_dir: str | os.PathLike, encoder: str, mode: str,

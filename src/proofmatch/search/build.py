@@ -60,19 +60,14 @@ def _model_dir(run_dir: Path) -> Path:
 
 
 def run_identity(run_dir: str | os.PathLike) -> dict[str, Any]:
-    """What names a training run: its folder, model digest, training fingerprint and metrics."""
-    import torch
-
-    from proofmatch.models.checkpoint import state_path
-
+    """What names a training run: its folder, model digest, and from its ``metrics.json`` its
+    training fingerprint and metrics (a bare model folder has neither)."""
     run_dir = Path(run_dir)
     ident: dict[str, Any] = {"run_dir": str(run_dir), "model_digest": files_digest(_model_dir(run_dir))}
-    ckpt = state_path(run_dir)
-    if ckpt.exists():
-        saved = torch.load(ckpt, map_location="cpu", weights_only=False, mmap=True)
-        ident["fingerprint"] = saved.get("fingerprint")
     if (run_dir / "metrics.json").exists():
-        ident["metrics"] = read_json(run_dir / "metrics.json")
+        metrics = read_json(run_dir / "metrics.json")
+        ident["fingerprint"] = metrics.pop("fingerprint", None)  # None: a run trained before it was recorded
+        ident["metrics"] = metrics
     return ident
 
 
@@ -176,7 +171,7 @@ def build_index(out_dir: str | os.PathLike, data_parquet: str | os.PathLike, *, 
             arrays, matcher = _model_arrays(Path(run_dir), frames, batch_size)
             for key, value in arrays.items():
                 np.save(staging / f"{key}.npy", value)
-            shutil.copytree(_model_dir(Path(run_dir)), staging / MODEL_DIR)
+            shutil.copytree(_model_dir(Path(run_dir)), staging / MODEL_DIR, ignore=shutil.ignore_patterns(".*"))
             meta["run"] = run_identity(run_dir)
             meta["model"] = {"digest": files_digest(staging / MODEL_DIR), "config": matcher.config.to_dict()}
             meta["view"] = matcher.config.view

@@ -4,9 +4,9 @@ An index folder holds
 
 * ``index.json``: method (``model``, ``tfidf`` or ``bm25``), size, parts, backend (``exact`` or
   ``faiss``) and, for a model, the run it came from: the digest of the model files, the training
-  run's fingerprint (:func:`proofmatch.models.checkpoint.fingerprint`, from its checkpoint) and
-  ``metrics.json``. An index never mixes models: the query encoder is the copy in ``model/``,
-  and loading checks its digest against ``index.json``;
+  run's fingerprint (:func:`proofmatch.models.checkpoint.fingerprint`) and ``metrics.json``
+  (which records the fingerprint). An index never mixes models: the query encoder is the copy in
+  ``model/``, and loading checks its digest against ``index.json``;
 * ``proofs.parquet``: one row per pair, in the order of :func:`proofmatch.data.splits.read_parts`
   (parts in the order asked, file order within a part): pair_id, article_id, part, kind, title,
   statement_text, statement_xml, proof_xml, statement_tokens;
@@ -67,9 +67,11 @@ ARRAYS = ("statement_vectors", "statement_bias", "proof_vectors", "proof_bias")
 
 
 def files_digest(folder: str | os.PathLike) -> str:
-    """sha256 over the names and bytes of a folder's files (sorted): a model's identity."""
+    """sha256 over the names and bytes of a folder's files (sorted): a model's identity. Hidden
+    files are not the model's (Snakemake's ``.snakemake_timestamp`` in a declared folder)."""
     h = hashlib.sha256()
-    for path in sorted(p for p in Path(folder).rglob("*") if p.is_file()):
+    files = (p for p in Path(folder).rglob("*") if p.is_file())
+    for path in sorted(p for p in files if not any(n.startswith(".") for n in p.relative_to(folder).parts)):
         h.update(str(path.relative_to(folder)).encode() + b"\0")
         with open(path, "rb") as f:
             for block in iter(lambda: f.read(1 << 20), b""):
