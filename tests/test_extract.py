@@ -283,6 +283,49 @@ def test_proof_class_tokens_not_substrings() -> None:
     doc = latexml_doc(lx_thm("lemma", "a") + '<div class="ltx_proofsketch"><p>x</p></div>' + lx_thm("lemma", "b") + '<div class="x proof y">p</div>')
     pairs, _ = _pairs(doc)
     assert [p["statement_id"] for p in pairs] == ["b"]
+    assert res_near(doc) == {"proof": 1}
+
+
+def res_near(doc: bytes) -> dict[str, int]:
+    return dict(_pairs(doc)[1].near_misses)
+
+
+def test_near_misses_counted_not_paired() -> None:
+    """Appendix A's rule by substring: elements placed as a pair whose class holds "theorem" or
+    "proof" only inside another word are counted by side; real pairs and run-in titles are not."""
+    real = lx_thm("lemma", "R1") + lx_proof() + ax_thm("lemma", "R2") + AX_PROOF
+    body = (
+        real
+        + '<div class="mytheorem" id="N1"><p>S</p></div>' + lx_proof()  # statement side misses
+        + lx_thm("theorem", "N2") + '<div class="proofsketch"><p>P</p></div>'  # proof side misses
+        + '<div class="mytheorem"><p>S</p></div><!-- c -->\n<div class="proofsketch"><p>P</p></div>'  # both
+        + '<div class="mytheorem"><p>S</p></div><div class="ltx_para">no proof</div>'  # no proof placed
+        + '<div class="ltx_para">x</div><div class="proofsketch"><p>P</p></div>'  # no theorem placed
+    )
+    pairs, res = _pairs(arxmliv_doc(body))  # declares the m: prefix of the 2011 pair
+    assert [p["statement_id"] for p in pairs] == ["R1", "R2"]
+    assert dict(res.near_misses) == {"statement": 1, "proof": 1, "both": 1}
+    assert dict(res.near_miss_classes) == {
+        "mytheorem -> ltx_proof": 1, "ltx_theorem ltx_theorem_theorem -> proofsketch": 1, "mytheorem -> proofsketch": 1
+    }
+    # the same pairs without the near misses: identical pairs, nothing counted (the run-in titles
+    # ltx_title_theorem / ltx_tag_theorem / ltx_title_proof inside them are not near misses)
+    clean, clean_res = _pairs(arxmliv_doc(real))
+    assert clean == pairs and not clean_res.near_misses and not clean_res.near_miss_classes
+
+
+def test_near_misses_in_reports_and_merge(tmp_path: Path) -> None:
+    (tmp_path / "a.xhtml").write_bytes(latexml_doc('<div class="mytheorem"><p>S</p></div>' + lx_proof() + lx_thm("lemma", "L") + lx_proof()))
+    (tmp_path / "b.xhtml").write_bytes(latexml_doc(lx_thm("lemma", "L") + '<div class="proofsketch">p</div>'))
+    (tmp_path / "c.xhtml").write_bytes(latexml_doc(lx_thm("lemma", "L") + lx_proof()))
+    reports = [extract.extract_files([(n, str(tmp_path / f"{n}.xhtml"))])[1] for n in "abc"]
+    assert [r["near_misses"] for r in reports] == [1, 1, 0] and reports[2]["near_miss_sides"] == {}
+    merged = extract.merge_reports(reports)
+    assert merged["pairs"] == 2 and merged["near_misses"] == 2
+    assert merged["near_miss_sides"] == {"proof": 1, "statement": 1}
+    assert merged["near_miss_classes"] == {"ltx_theorem ltx_theorem_lemma -> proofsketch": 1, "mytheorem -> ltx_proof": 1}
+    old = {k: v for k, v in reports[2].items() if not k.startswith("near_miss")}  # a report from before the count
+    assert extract.merge_reports([old, reports[0]])["near_misses"] == 1
 
 
 def test_duplicate_ids_stay_unique() -> None:

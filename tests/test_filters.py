@@ -245,7 +245,9 @@ def _write_shards(tmp_path):
         r.write_text(json.dumps({"files_seen": 5, "files_ok": 5 - sum(skipped.values()), "files_skipped": skipped,
                                  "skipped_files": [{"path": f"s{i}.xhtml", "reason": "too_large"}],
                                  "theorem_like": 10 + i, "pairs": len(rows), "articles_with_pairs": 2,
-                                 "kinds": {"lemma": len(rows)}, "max_file_mb": 64, "max_depth": 256}))
+                                 "kinds": {"lemma": len(rows)}, "max_file_mb": 64, "max_depth": 256,
+                                 **({"near_misses": 2, "near_miss_sides": {"statement": 2},
+                                     "near_miss_classes": {"mytheorem -> ltx_proof": 2}} if i else {})}))
         reports.append(str(r))
     return paths, reports
 
@@ -270,6 +272,9 @@ def test_filter_pairs_writes_pairs_audit_and_a_report_that_adds_up(tmp_path):
     ext = report["extraction"]
     assert ext["files_seen"] == 10 and ext["files_skipped"] == {"bad_xml": 1, "too_large": 3}
     assert ext["pairs"] == 10 and ext["theorem_like"] == 21
+    # near misses of the pair rule summed (shard 0's report predates them)
+    assert ext["near_misses"] == 2 and ext["near_miss_sides"] == {"statement": 2}
+    assert ext["near_miss_classes"] == {"mytheorem -> ltx_proof": 2}
     assert [f["path"] for f in ext["skipped_files"]] == ["s0.xhtml", "s1.xhtml"]
 
     pairs = read_parquet(out / "pairs.parquet")

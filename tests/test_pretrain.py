@@ -85,6 +85,29 @@ def test_changed_params_start_afresh_instead_of_resuming(corpus, caplog, monkeyp
     assert (run / "model.safetensors").read_bytes() == (corpus / "fresh" / "model.safetensors").read_bytes()
 
 
+def test_check_interval_counts_steps_or_examples():
+    """§8: "every 500 steps, where one step stands for training on one example"."""
+    due = lambda n, batch, every, unit: [s for s in range(1, n + 1) if pt.check_due(s, batch, every, unit)]
+    assert due(1000, 4, 500, "steps") == [500, 1000]
+    assert due(400, 4, 500, "examples") == [125, 250, 375]  # 500 examples = 125 steps of 4
+    assert due(8, 256, 500, "examples") == [2, 4, 6, 8]  # 500 / 256 = 1.95 steps
+    assert due(128, 256, 500, "examples")[-3:] == [124, 125, 127]  # 31,500 at step 124, 32,000 at 125
+    assert due(3, 600, 500, "examples") == [1, 2, 3]  # a step past several multiples checks once
+    with pytest.raises(ValueError, match="eval_every_unit"):
+        pt.check_due(1, 4, 500, "epochs")
+
+
+def test_pretraining_validates_every_n_examples(corpus):
+    """eval_every_unit: examples in a run: 16 chunks at 8 per step is a validation every 2 steps."""
+    out = corpus / "by_examples"
+    pt.pretrain(corpus / "data.parquet", corpus / "tok", out,
+                dict(PARAMS, epochs=1, eval_every_steps=16, eval_every_unit="examples"), seed=1)
+    steps = pd.read_csv(out / pt.LOG_FILE)["step"].tolist()
+    assert len(steps) >= 3 and all(s % 2 == 0 for s in steps[:-1]) and steps[:2] == [2, 4]
+    with pytest.raises(ValueError, match="eval_every_unit"):
+        pt.pretrain(corpus / "data.parquet", corpus / "tok", corpus / "bad", dict(PARAMS, eval_every_unit="epochs"), seed=1)
+
+
 def test_learning_rate_warms_up_from_zero_then_decays_linearly(corpus, tmp_path):
     """The HF Trainer's schedule (transformers.get_linear_schedule_with_warmup)."""
     p = typed_params(PretrainParams, dict(PARAMS, warmup_fraction=0.25))

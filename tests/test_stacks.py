@@ -69,6 +69,7 @@ def test_stacks_extraction_counts(stacks_dir: Path, tmp_path: Path) -> None:
     assert report["files_seen"] == report["files_ok"] == 51 and report["files_skipped"] == {}
     assert report["pairs"] == len(pairs) == 2827
     assert report["theorem_like"] == 3672
+    assert report["near_misses"] == 0 and report["near_miss_sides"] == {}  # docs/data.md states 0
     assert not pairs.duplicated(["article_id", "statement_id"]).any()
     readme = stacks_dir.parent / "README.md"  # the corpus README states the counts
     assert readme.is_file(), f"{readme} is missing: the per-chapter counts cannot be checked"

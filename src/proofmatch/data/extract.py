@@ -5,7 +5,9 @@ entities, hardened parser) and then :func:`proofmatch.data.statements.find_pairs
 elements, their kinds, the proofs that follow them). This module runs that on many files, one
 manifest shard or one folder, and writes the pairs as a Parquet table (:data:`PAIRS_SCHEMA`)
 with a JSON report beside it. Every failure of one file is a counted skip
-(:data:`proofmatch.data.xmlsafe.REASONS`) in the report, never a failed run.
+(:data:`proofmatch.data.xmlsafe.REASONS`) in the report, never a failed run. The report also
+counts the near misses of the pair rule (``near_misses``, by side in ``near_miss_sides`` and by
+the two class values in ``near_miss_classes``; see :mod:`proofmatch.data.statements`).
 """
 
 from __future__ import annotations
@@ -85,13 +87,17 @@ def new_report(max_file_mb: float, max_depth: int) -> dict[str, Any]:
         "entities_replaced": 0,
         "unresolved_entities": 0,
         "duplicate_statement_ids": 0,
+        "near_misses": 0,
+        "near_miss_sides": {},
+        "near_miss_classes": {},
         "max_file_mb": max_file_mb,
         "max_depth": max_depth,
     }
 
 
 #: Report entries that are {name: count} tables (summed key by key when shards merge).
-_COUNT_KEYS = ("files_skipped", "theorem_like_kinds", "kind_sources", "unknown_kind_titles", "kinds")
+_COUNT_KEYS = ("files_skipped", "theorem_like_kinds", "kind_sources", "unknown_kind_titles", "kinds",
+               "near_miss_sides", "near_miss_classes")
 
 
 def _add_counts(target: dict[str, int], counts: dict[str, int]) -> None:
@@ -159,6 +165,9 @@ def extract_files(
             report["entities_replaced"] += res.entities_replaced
             report["unresolved_entities"] += res.unresolved_entities
             report["duplicate_statement_ids"] += res.duplicate_ids
+            report["near_misses"] += sum(res.near_misses.values())
+            _add_counts(report["near_miss_sides"], res.near_misses)
+            _add_counts(report["near_miss_classes"], res.near_miss_classes)
             rows.extend(res.pairs)
             continue
         log.warning("skipped %s (%s): %s", path, reason, detail)
@@ -177,8 +186,9 @@ def _write_outputs(pairs: pa.Table, report: dict[str, Any], out_parquet: str | o
     write_json(report, report_json)
     skipped = ", ".join(f"{k} {v}" for k, v in report["files_skipped"].items()) or "none"
     log.info(
-        "%d files, %d ok, skipped: %s; %d theorem-like, %d pairs -> %s",
-        report["files_seen"], report["files_ok"], skipped, report["theorem_like"], report["pairs"], out_parquet,
+        "%d files, %d ok, skipped: %s; %d theorem-like, %d pairs, %d near misses -> %s",
+        report["files_seen"], report["files_ok"], skipped, report["theorem_like"], report["pairs"],
+        report["near_misses"], out_parquet,
     )
 
 

@@ -9,6 +9,16 @@ A pair is a theorem-like element immediately followed by a proof element:
   title ``ltx_title_theorem`` and tag ``ltx_tag_theorem`` are not statements.
 * proof: the next sibling *element* (comments, processing instructions, entity references and
   text in between are skipped) with class token ``ltx_proof`` or ``proof``.
+* near miss (:data:`NEAR_MISS_SIDES`, counted, never a pair): two consecutive sibling elements
+  placed as a pair would be, the first's class containing the substring ``theorem`` and the
+  second's the substring ``proof``, where at least one of them lacks the class *token*:
+  ``mytheorem`` followed by ``ltx_proof`` (side ``statement``), ``ltx_theorem`` followed by
+  ``proofsketch`` (``proof``), ``mytheorem`` followed by ``proofsketch`` (``both``). The paper's
+  Appendix A reads the statement's class as a substring (its rule would pair the first) and the
+  proof's as the exact string ``proof``; the report counts them instead of dropping them
+  silently. LaTeXML's run-in titles (``ltx_title_theorem``, ``ltx_tag_theorem``,
+  ``ltx_title_proof``) are not near misses: they sit inside the statement or proof, and no
+  proof-classed sibling follows them.
 * kind (:func:`statement_kind`): the environment named by the class (``lemma`` in
   ``ltx_theorem_lemma`` or ``theorem lemma``) when it is an English kind word
   (:data:`KIND_WORDS`); otherwise (``ltx_thm``, ``thm``, a bare ``theorem`` class) the first kind
@@ -48,6 +58,8 @@ class ArticleResult:
     entities_replaced: int = 0
     unresolved_entities: int = 0
     duplicate_ids: int = 0
+    near_misses: Counter = field(default_factory=Counter)
+    near_miss_classes: Counter = field(default_factory=Counter)
 
 
 # --------------------------------------------------------------------------------------------
@@ -186,6 +198,31 @@ def is_proof(element: etree._Element) -> bool:
     return "ltx_proof" in tokens or "proof" in tokens
 
 
+#: Which side of a near miss lacks its class token (the report's ``near_misses``).
+NEAR_MISS_SIDES = ("statement", "proof", "both")
+#: Longest class value kept in the report's ``near_miss_classes`` (untrusted input).
+_CLASS_CHARS = 80
+
+
+def near_miss_side(first: etree._Element, theorem_like: bool, second: etree._Element | None) -> str | None:
+    """The side (:data:`NEAR_MISS_SIDES`) that makes ``first``/``second`` a near miss, else None.
+
+    ``first``'s class contains ``theorem`` (``theorem_like``: as a token); ``second`` is its next
+    sibling element. None when the second's class lacks the substring ``proof`` or both sides
+    carry their tokens (a pair).
+    """
+    if second is None or "proof" not in (second.get("class") or ""):
+        return None
+    proof = is_proof(second)
+    if theorem_like:
+        return None if proof else "proof"
+    return "statement" if proof else "both"
+
+
+def _near_miss_classes(first: etree._Element, second: etree._Element) -> str:
+    return " -> ".join(" ".join((e.get("class") or "").split())[:_CLASS_CHARS] for e in (first, second))
+
+
 def next_element(element: etree._Element) -> etree._Element | None:
     """Next sibling that is an element (skips comments, PIs and entity references)."""
     nxt = element.getnext()
@@ -238,7 +275,13 @@ def find_pairs(root: etree._Element, article_id: str, *, may_have_entities: bool
         cls = element.get("class")
         if cls is None or "theorem" not in cls:  # cheap test first: this loop sees most elements
             continue
-        if not class_env(cls)[0]:
+        theorem_like = class_env(cls)[0]
+        proof = next_element(element)
+        side = near_miss_side(element, theorem_like, proof)
+        if side is not None:
+            result.near_misses[side] += 1
+            result.near_miss_classes[_near_miss_classes(element, proof)] += 1
+        if not theorem_like:
             continue
         kind, source, title_word = _kind_and_title(element)
         position += 1
@@ -246,7 +289,6 @@ def find_pairs(root: etree._Element, article_id: str, *, may_have_entities: bool
         result.kind_sources[source] += 1
         if source == "unknown":
             result.unknown_kind_titles[title_word] += 1
-        proof = next_element(element)
         if proof is None or not is_proof(proof):
             continue
         sid = _statement_id(element) or f"p{position}"

@@ -3,7 +3,9 @@
 :func:`pretrain` is the loop: :func:`build_pretraining`, :func:`resume_pretraining`, then
 :func:`pretrain_epoch` (its :func:`pretrain_step` s, with :func:`validate` and
 :func:`save_progress` every ``eval_every_steps`` steps and at the end of an epoch), and
-:func:`finish_pretraining`.
+:func:`finish_pretraining`. ``eval_every_unit`` says what a step of that interval is
+(:func:`check_due`): an optimizer step (``steps``) or, as the paper defines it, one example
+(``examples``: one packed chunk; a validation when the chunks trained reach each multiple).
 
 Differences from the reference script (notes §6), each on purpose:
 
@@ -207,6 +209,7 @@ class Pretraining:
     scheduler: torch.optim.lr_scheduler.LRScheduler
     steps_per_epoch: int
     fingerprint: dict[str, Any]
+    eval_every_unit: str = "steps"  # what eval_every_steps counts (check_due)
 
     @property
     def resume_dir(self) -> Path:
@@ -236,7 +239,8 @@ class Progress:
 
 
 def build_pretraining(data_parquet: str | os.PathLike, tokenizer_dir: str | os.PathLike, out: Path,
-                      rt: runtime.Runtime, p: checkpoint.PretrainParams, seed: int) -> Pretraining:
+                      rt: runtime.Runtime, p: checkpoint.PretrainParams, seed: int,
+                      eval_every_unit: str = "steps") -> Pretraining:
     """Pack the texts, draw the validation masks, build the model, its optimizer and schedule."""
     from transformers import BertForMaskedLM, get_linear_schedule_with_warmup
 
@@ -253,12 +257,13 @@ def build_pretraining(data_parquet: str | os.PathLike, tokenizer_dir: str | os.P
     optimizer = torch.optim.AdamW(model.parameters(), lr=p.learning_rate, weight_decay=p.weight_decay)
     total = p.epochs * steps_per_epoch  # linear warm-up over warmup_fraction of the steps, then linear decay
     scheduler = get_linear_schedule_with_warmup(optimizer, int(p.warmup_fraction * total), total)
-    fp = checkpoint.fingerprint(p, seed, train["pair_id"].tolist(), n_dev=len(dev), vocab_size=len(tokenizer))
+    unit = {} if eval_every_unit == "steps" else {"eval_every_unit": eval_every_unit}  # steps: fingerprints as before
+    fp = checkpoint.fingerprint(p, seed, train["pair_id"].tolist(), n_dev=len(dev), vocab_size=len(tokenizer), **unit)
     ddp = runtime.wrap_ddp(model, rt)
     if p.compile and rt.device.type == "cuda":  # the saved weights stay those of ``model``
         ddp = torch.compile(ddp)
     return Pretraining(out, rt, p, seed, tokenizer, train_chunks, dev_chunks, collator, dev_batches, model,
-                       ddp, optimizer, scheduler, steps_per_epoch, fp)
+                       ddp, optimizer, scheduler, steps_per_epoch, fp, eval_every_unit)
 
 
 def resume_pretraining(run: Pretraining) -> Progress:
@@ -293,14 +298,32 @@ def pretrain_step(run: Pretraining, progress: Progress, idx: np.ndarray) -> None
     progress.step_in_epoch += 1
 
 
+EVAL_UNITS = ("steps", "examples")
+
+
+def check_due(step: int, batch_size: int, every: int, unit: str = "steps") -> bool:
+    """Whether a validation is due after optimizer step ``step`` (counted from 1).
+
+    ``steps``: every ``every`` optimizer steps. ``examples``: the paper's (§8) "every 500 steps,
+    where one step stands for training on one example": due at the step where the examples
+    trained (``step * batch_size`` chunks) reach the next multiple of ``every`` (with batch 4
+    and 500, every 125 steps; a step that passes several multiples validates once).
+    """
+    if unit == "steps":
+        return step % every == 0
+    if unit == "examples":
+        return step * batch_size // every > (step - 1) * batch_size // every
+    raise ValueError(f"pretrain.eval_every_unit must be one of {EVAL_UNITS}, not {unit!r}")
+
+
 def pretrain_epoch(run: Pretraining, progress: Progress, bar) -> None:
     """The rest of the current epoch (a shuffled pass over the chunks), validating and saving
-    every ``eval_every_steps`` steps and at its end."""
+    every ``eval_every_steps`` steps (:func:`check_due`) and at its end."""
     batches = sampling.shuffled_batches(len(run.train_chunks), run.p.batch_size, run.seed, progress.epoch)
     for idx in batches[progress.step_in_epoch:]:
         pretrain_step(run, progress, idx)
         bar.update(1)
-        if progress.step % run.p.eval_every_steps == 0:
+        if check_due(progress.step, run.p.batch_size, run.p.eval_every_steps, run.eval_every_unit):
             validate(run, progress)
             save_progress(run, progress)
     progress.epoch += 1
@@ -366,14 +389,19 @@ def pretrain(data_parquet: str | os.PathLike, tokenizer_dir: str | os.PathLike,
              out_dir: str | os.PathLike, params: dict[str, Any], seed: int) -> None:
     """Pretrain ``BertForMaskedLM`` from scratch with MLM; resume from :func:`resume_dir`.
 
-    ``params``: the config's ``pretrain`` block (:class:`proofmatch.models.checkpoint.PretrainParams`).
+    ``params``: the config's ``pretrain`` block (:class:`proofmatch.models.checkpoint.PretrainParams`,
+    plus ``eval_every_unit``).
     """
     from tqdm.auto import tqdm
 
+    params = dict(params)
+    unit = params.pop("eval_every_unit", None) or "steps"  # not a PretrainParams field: read by check_due
+    if unit not in EVAL_UNITS:
+        raise ValueError(f"pretrain.eval_every_unit must be one of {EVAL_UNITS}, not {unit!r}")
     p = checkpoint.typed_params(checkpoint.PretrainParams, params)
     rt = runtime.init_runtime()
     sampling.seed_everything(seed, deterministic=rt.device.type == "cpu")
-    run = build_pretraining(data_parquet, tokenizer_dir, Path(out_dir), rt, p, seed)
+    run = build_pretraining(data_parquet, tokenizer_dir, Path(out_dir), rt, p, seed, eval_every_unit=unit)
     progress = resume_pretraining(run)
     with tqdm(total=p.epochs * run.steps_per_epoch, initial=progress.step, desc="pretrain",
               disable=not rt.is_main) as bar:
