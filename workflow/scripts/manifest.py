@@ -7,5 +7,6 @@ from proofmatch.logs import run_logged
 tables = snakemake.params.tables
 if tables is None:
     tables = snakemake.input.get("metadata")
-run_logged(snakemake.log[0], write_manifest, list(snakemake.input.corpus), snakemake.params.n_shards,
+# input.corpus is one folder (a string) or the configured list of folders
+run_logged(snakemake.log[0], write_manifest, snakemake.input.corpus, snakemake.params.n_shards,
            tables, snakemake.output.manifest, snakemake.output.articles)
