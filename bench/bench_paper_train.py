@@ -67,6 +67,7 @@ def main() -> int:
                     help="override a key of the encoder's matching block (YAML value), e.g. w_init=zeros")
     ap.add_argument("--steps", type=int, default=2500)
     ap.add_argument("--eval-every", type=int, default=250)
+    ap.add_argument("--log-every", type=int, default=0, help="also print the mean training loss every N steps")
     ap.add_argument("--dev", type=int, default=0, help="evaluate on the first N dev pairs (0: all)")
     ap.add_argument("--times", type=float, default=3.0, help="goal: dev MRR at least this many times chance")
     ap.add_argument("--pretrained", help="BERT checkpoint folder (ScratchBERT, MathBERT)")
@@ -114,6 +115,9 @@ def main() -> int:
                 loss, _ = train_step(run, "local", idx, epoch, k)
                 losses.append(float(loss))
                 step += 1
+                if args.log_every and step % args.log_every == 0:
+                    print(json.dumps({"step": step, "train_loss": float(np.mean(losses[-args.log_every:])),
+                                      "seconds": round(time.perf_counter() - t0, 1)}), flush=True)
                 if step % args.eval_every == 0 or step == args.steps:
                     m = rank_metrics(run.matcher, list(dev["statement_tokens"]), list(dev["proof_tokens"]),
                                      batch_size=64)
