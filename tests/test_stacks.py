@@ -84,3 +84,34 @@ def test_stacks_extraction_counts(stacks_dir: Path, tmp_path: Path) -> None:
     lemma = pairs[(pairs["article_id"] == "stacks-sets") & (pairs["statement_id"] == "S5.SS1")].iloc[0]
     assert lemma["kind"] == "lemma" and "Every set is an element of" in lemma["statement_xml"]
     assert "Lemma 6.3" in lemma["proof_xml"]
+
+
+def test_both_stacks_folders_make_one_corpus(stacks_dir: Path, tmp_path: Path) -> None:
+    """config/stacks.yaml's two folders: one manifest with unique ids (every metadata row of both
+    tables, whatever stacks-more holds today), and Unmixed keeps a split chapter's parts on one side."""
+    from proofmatch.config import load_config
+    from proofmatch.data.splits import make_splits
+
+    more = stacks_dir.parent / "stacks-more"
+    if not (more / "xhtml").is_dir():
+        pytest.skip("../shared/corpora/stacks-more is absent")
+    repo = Path(__file__).resolve().parents[1]
+    cfg = load_config(repo / "config/config.yaml", repo / "config/stacks.yaml")
+    dirs = [str(repo / d) for d in cfg["corpus"]["dir"]]
+    tables = [str(repo / t) for t in cfg["corpus"]["metadata"]]
+    manifest, articles = corpus.build_manifest(dirs, 8, tables)
+    metas = [pd.read_csv(t) for t in tables]
+    assert manifest["article_id"].is_unique
+    assert sorted(manifest["article_id"]) == sorted(pd.concat(metas)["article_id"])
+    chapter = dict(zip(metas[1]["article_id"], metas[1]["chapter"]))
+    rows = articles.set_index("article_id")
+    assert all(rows.loc[a, "chapter"] == c for a, c in chapter.items())
+    assert all(rows.loc[a, "chapter"] == a for a in metas[0]["article_id"])  # no chapter column there
+    split_chapters = {c for c in chapter.values() if list(chapter.values()).count(c) > 1}
+    assert split_chapters, "stacks-more splits its largest chapters into parts"
+    pairs = pd.DataFrame([(f"{a}/p{k}", a) for a in manifest["article_id"] for k in range(3)],
+                         columns=["pair_id", "article_id"])
+    for seed in range(3):
+        unmixed = make_splits(pairs, articles, seed=seed, pr_category=None, which=("unmixed",))["unmixed"]
+        parts = unmixed.assign(chapter=unmixed["article_id"].map(rows["chapter"])).groupby("chapter")["part"]
+        assert (parts.nunique() == 1).all()
