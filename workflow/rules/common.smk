@@ -50,7 +50,12 @@ def manifest_tables(wildcards):
     generated folder whose table is the manifest rule's `metadata` input."""
     if config["corpus"]["source"] != "dir":
         return None
-    return [t for _, t in corpus_folders(config["corpus"]["dir"], config["corpus"]["metadata"])]
+    return [
+        t
+        for _, t in corpus_folders(
+            config["corpus"]["dir"], config["corpus"]["metadata"]
+        )
+    ]
 
 
 def train_inputs(wildcards):
