@@ -64,7 +64,8 @@ def main() -> int:
     ap.add_argument("--encoder", default="npt", choices=["npt", "scratchbert", "mathbert"])
     ap.add_argument("--view", default="both")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                    help="override a key of the encoder's matching block (YAML value), e.g. w_init=zeros")
+                    help="override a key of the encoder's matching block (YAML value), e.g. w_init=zeros; "
+                         "a key starting with matching. is a path from there, e.g. matching.max_length=64")
     ap.add_argument("--steps", type=int, default=2500)
     ap.add_argument("--eval-every", type=int, default=250)
     ap.add_argument("--log-every", type=int, default=0, help="also print the mean training loss every N steps")
@@ -85,7 +86,11 @@ def main() -> int:
     block = "npt" if args.encoder == "npt" else "bert"
     for item in args.set:
         key, _, value = item.partition("=")
-        cfg["matching"][block][key] = yaml.safe_load(value)
+        path = key.split(".") if key.startswith("matching.") else ["matching", block, key]
+        node = cfg
+        for part in path[:-1]:
+            node = node[part]
+        node[path[-1]] = yaml.safe_load(value)
     params = run_params(cfg["matching"], args.encoder)
     p = checkpoint.typed_params(checkpoint.TrainParams, params)
     seed = cfg["seed"] if args.seed is None else args.seed
