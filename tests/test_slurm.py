@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 GPU_RULES = {"pretrain_scratchbert", "train_matcher", "evaluate_run", "figure2"}
 CPU_TARGET = "results/corpus/manifest.parquet"
-GPU_TARGET = "results/models/scratchbert/mixed/config.json"
+GPU_TARGET = "results/models/scratchbert/mixed"  # a declared folder (the pretrained ScratchBERT)
 SITE_VARS = [
     "PROOFMATCH_SLURM_ACCOUNT", "PROOFMATCH_SLURM_PARTITION", "PROOFMATCH_SLURM_GPU_PARTITION",
     "PROOFMATCH_SLURM_GPU_MODEL", "PROOFMATCH_SLURM_GPU_CONSTRAINT", "PROOFMATCH_SLURM_GPUS",
@@ -222,7 +222,7 @@ def test_workflow_runs_on_slurm(tmp_path, site_env, cluster):
     assert run.returncode == 0, f"rc {run.returncode} after {elapsed:.0f} s\n" + log[-6000:]
 
     assert len(pd.read_parquet(wd / CPU_TARGET)) > 0
-    assert json.loads((wd / GPU_TARGET).read_text())
+    assert json.loads((wd / GPU_TARGET / "config.json").read_text())
 
     # Every job went through sbatch and ran as a SLURM job with its own log.
     submitted = re.findall(r"has been submitted with SLURM jobid (\d+) \(log: (.+?)\)", log)

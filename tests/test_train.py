@@ -417,6 +417,7 @@ def test_a_finished_run_trains_again_from_epoch_1(toy, tmp_path, caplog, monkeyp
     _unfinished(monkeypatch, toy, run, "npt", "local", "both", params, seed=0)
     assert (run / "checkpoint" / "state.pt").exists() and (run / "checkpoint" / "model").is_dir()
     assert not (run / "model").exists() and not (run / "metrics.json").exists()
+    caplog.clear()  # the unfinished run's own records (captured when an earlier test left INFO on)
     with caplog.at_level(logging.INFO, logger="proofmatch.models.train"):
         first = train_run(toy, run, "npt", "local", "both", params, seed=0)
     assert f"train: resuming {run} after epoch 2" in caplog.text and "epoch 1: loss" not in caplog.text
