@@ -153,7 +153,7 @@ def test_bilinear_starts(w_init):
 
     torch.manual_seed(0)
     d = 64
-    W, b = bilinear_start(d, w_init)
+    W, b = (t.detach() for t in bilinear_start(d, w_init))
     bound = 1 / math.sqrt(d)
     off = W.detach() - (torch.eye(d) if w_init == "identity" else 0)
     if w_init == "zeros":
@@ -162,7 +162,7 @@ def test_bilinear_starts(w_init):
         scores = (S @ W) @ P.T + b
         assert torch.isclose(local_loss(scores), torch.tensor(math.log(8.0)))
     else:
-        assert off.abs().max() <= bound and abs(float(off.mean())) < 0.01 and abs(float(b.detach())) <= bound
+        assert off.abs().max() <= bound and abs(float(off.mean())) < 0.01 and abs(float(b)) <= bound
         assert off.std() > bound / 3  # noise, not a constant
     config = MatcherConfig("npt", "bilinear", "both", 16, npt=None, w_init=w_init)
     assert config.w_init == w_init
