@@ -107,7 +107,7 @@ def main() -> int:
         dev = run.dev if args.dev <= 0 else run.dev.head(args.dev)
         chance = chance_mrr(len(dev))
         per_epoch = len(sampling.epoch_batches(len(run.train), p.batch_size, seed, 0))
-        head = {"encoder": args.encoder, "settings": {k: v for k, v in params.items()},
+        head = {"encoder": args.encoder, "settings": dict(params),
                 "n_train": len(run.train), "n_dev": len(dev), "steps_per_epoch": per_epoch,
                 "chance_mrr": chance, "goal_mrr": args.times * chance, "threads": torch.get_num_threads()}
         print(json.dumps(head), flush=True)

@@ -3,7 +3,7 @@
 # wildcard values and the tables' cells are defined in proofmatch.experiments.
 from proofmatch import experiments as X
 from proofmatch.config import run_matching, validate_config
-from proofmatch.data.corpus import corpus_folder_inputs, corpus_folders
+from proofmatch.data.corpus import corpus_folder_inputs, corpus_tables
 
 validate_config(config)
 
@@ -46,16 +46,8 @@ def corpus_inputs(wildcards):
 
 
 def manifest_tables(wildcards):
-    """The metadata table of each corpus folder (None: none), or None when the corpus is one
-    generated folder whose table is the manifest rule's `metadata` input."""
-    if config["corpus"]["source"] != "dir":
-        return None
-    return [
-        t
-        for _, t in corpus_folders(
-            config["corpus"]["dir"], config["corpus"]["metadata"]
-        )
-    ]
+    """The metadata table of each configured corpus folder (proofmatch.data.corpus.corpus_tables)."""
+    return corpus_tables(config["corpus"])
 
 
 def train_inputs(wildcards):

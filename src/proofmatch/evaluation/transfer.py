@@ -34,7 +34,8 @@ from proofmatch.data.replace import OUTPUT_SCHEMA
 from proofmatch.evaluation.render import write_table
 from proofmatch.data.splits import read_part
 from proofmatch.artifacts import read_json, read_parquet, write_json, write_parquet
-from proofmatch.data.corpus import corpus_folder_inputs, corpus_folders
+from proofmatch.data.corpus import corpus_folder_inputs
+from proofmatch.data.corpus import corpus_tables as folder_tables
 from proofmatch.evaluation.tables import cells, load_metrics
 
 log = logging.getLogger(__name__)
@@ -75,10 +76,8 @@ def corpus_inputs(settings: Mapping[str, Any], name: str) -> dict[str, str]:
 
 
 def corpus_tables(settings: Mapping[str, Any], name: str) -> list[str | None] | None:
-    """The metadata table of each folder of a ``dir`` transfer corpus; None for a generated one
-    (its table is the manifest's ``metadata`` input)."""
-    entry = corpus_entry(settings, name)
-    return None if entry["source"] != "dir" else [t for _, t in corpus_folders(entry["dir"], entry["metadata"])]
+    """The manifest's ``tables`` parameter of a transfer corpus (:func:`proofmatch.data.corpus.corpus_tables`)."""
+    return folder_tables(corpus_entry(settings, name))
 
 
 def shard_files(settings: Mapping[str, Any], name: str, stage: str, suffix: str) -> list[str]:

@@ -104,8 +104,9 @@ def bilinear_start(d: int, w_init: str) -> tuple[nn.Parameter, nn.Parameter]:
       common part (about +2 in every dimension), so any nonzero ``W`` gives unscaled scores whose
       spread over the proofs of a batch is tens of logits, the same proofs winning every row: the
       in-batch softmax saturates at once. From zero every score is equal, the first gradient of
-      ``W`` is minus the batch's statement-proof cross-covariance (the common part cancels), and
-      the scores grow only as far as matching needs.
+      ``W`` is minus the batch's statement-proof cross-covariance (the common part cancels).
+      Measured: this alone does not rescue the paper's unscaled ASGD, which saturates after its
+      first steps all the same (docs/results.md).
     """
     bound = 1.0 / np.sqrt(d)
     if w_init == "zeros":
