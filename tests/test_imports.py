@@ -20,7 +20,7 @@ HEAVY = ("torch", "transformers")
 TORCH_FREE = [
     *sorted(m.name for m in pkgutil.walk_packages(proofmatch.data.__path__, "proofmatch.data.")),
     "proofmatch.evaluation.tables",
-    "proofmatch.evaluation.render",
+    "proofmatch.render",
     "proofmatch.evaluation.paper",
     "proofmatch.evaluation.comparison",
     "proofmatch.experiments",
