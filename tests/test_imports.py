@@ -1,4 +1,5 @@
-"""The data stages, the table renderer, the experiment specification and the config load no torch.
+"""The data stages, the table renderer, the experiment specification, the config and the TeX
+converter load no torch.
 
 They run in jobs that never train (extraction, filters, splits, tables) and in ``proofmatch``
 commands that should start in a second, so importing them must not pull in torch or
@@ -15,6 +16,7 @@ import subprocess
 import sys
 
 import proofmatch.data
+import proofmatch.texmath
 
 HEAVY = ("torch", "transformers")
 TORCH_FREE = [
@@ -25,6 +27,8 @@ TORCH_FREE = [
     "proofmatch.evaluation.comparison",
     "proofmatch.experiments",
     "proofmatch.config",
+    "proofmatch.corpora",
+    *sorted(m.name for m in pkgutil.walk_packages(proofmatch.texmath.__path__, "proofmatch.texmath.")),
 ]
 
 
