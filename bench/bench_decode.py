@@ -7,7 +7,7 @@ gold proof is usually (not always) the best; the ``hub`` scenario adds a per-pro
 proofs that attract many statements), which makes the raw 500-best graph infeasible and exercises the
 fallback edges.
 
-Scoring + top-k (:func:`proofmatch.evaluation.decode.local_decode` on a :class:`~proofmatch.evaluation.decode.FactorScorer`)
+Scoring + top-k (:func:`proofmatch.decoding.local.local_decode` on a :class:`~proofmatch.decoding.local.FactorScorer`)
 is timed against two bare products of the same factors, all on the same device and threads:
 ``chunked`` (the same row chunks into one reused buffer, nothing else) and ``full`` (one ``A @ B.T``
 call that materialises the n x n float32 matrix). The three are interleaved ``--repeats`` times, so
@@ -34,8 +34,8 @@ import tracemalloc
 import numpy as np
 import torch
 
-from proofmatch.evaluation import assign as G
-from proofmatch.evaluation import decode as D
+from proofmatch.decoding import assign as G
+from proofmatch.decoding import local as D
 
 
 def rss_mb() -> float:

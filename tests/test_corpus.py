@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from proofmatch import cli
+from proofmatch import cli, corpora
 
 from proofmatch.data import corpus
 
@@ -207,13 +207,13 @@ def test_several_folders_one_corpus(tmp_path: Path) -> None:
 
 
 def test_corpus_folders_pairs_tables_with_folders() -> None:
-    assert corpus.corpus_folders("d", "m.csv") == [("d", "m.csv")]
-    assert corpus.corpus_folders(["d", "e"], None) == [("d", None), ("e", None)]
-    assert corpus.corpus_folders(["d", "e"], ["m.csv", None]) == [("d", "m.csv"), ("e", None)]
-    with pytest.raises(corpus.CorpusError, match=r"corpus\.metadata: one table for 2 folders; fix: a list of 2"):
-        corpus.corpus_folders(["d", "e"], "m.csv")
-    with pytest.raises(corpus.CorpusError, match=r"corpus\.metadata: 1 tables for 2 folders"):
-        corpus.corpus_folders(["d", "e"], ["m.csv"])
+    assert corpora.corpus_folders("d", "m.csv") == [("d", "m.csv")]
+    assert corpora.corpus_folders(["d", "e"], None) == [("d", None), ("e", None)]
+    assert corpora.corpus_folders(["d", "e"], ["m.csv", None]) == [("d", "m.csv"), ("e", None)]
+    with pytest.raises(corpora.CorpusError, match=r"corpus\.metadata: one table for 2 folders; fix: a list of 2"):
+        corpora.corpus_folders(["d", "e"], "m.csv")
+    with pytest.raises(corpora.CorpusError, match=r"corpus\.metadata: 1 tables for 2 folders"):
+        corpora.corpus_folders(["d", "e"], ["m.csv"])
 
 
 def test_config_checks_several_folders() -> None:

@@ -1,4 +1,4 @@
-"""Local decoding (proofmatch.evaluation.decode, .topk), global decoding (proofmatch.evaluation.assign) and the
+"""Local decoding (proofmatch.decoding.local, .topk), global decoding (proofmatch.decoding.assign) and the
 evaluation driver (proofmatch.evaluation.evaluate) on hand-built scores."""
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import torch
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
-from proofmatch.evaluation import assign as G
-from proofmatch.evaluation import decode as D
+from proofmatch.decoding import assign as G
+from proofmatch.decoding import local as D
 from proofmatch.evaluation import evaluate as E
-from proofmatch.evaluation import topk as K
+from proofmatch.decoding import topk as K
 
 
 def matrix_scorer(S: np.ndarray) -> D.ScoreRows:

@@ -22,10 +22,10 @@ from proofmatch.data import extract, statements
 
 from proofmatch.data import linearize
 
-from proofmatch.demo import texmath
-from proofmatch.demo.mathmarkup import DIALECTS
-from proofmatch.demo.texlexer import TexError
-from proofmatch.demo.texparse import parse_tex
+from proofmatch.texmath.convert import render_math
+from proofmatch.texmath.dialects import DIALECTS
+from proofmatch.texmath.lexer import TexError
+from proofmatch.texmath.parse import parse_tex
 from proofmatch.data.views import text_tokens
 
 MATHML = "http://www.w3.org/1998/Math/MathML"
@@ -397,18 +397,18 @@ def test_extraction_counts_every_skip_reason(corpus: Path) -> None:
 
 def test_tex_renders_in_both_dialects() -> None:
     tex = r"E|X| < \infty"
-    latexml = texmath.render_math(tex, "S1.p1.m1", "latexml", False)
+    latexml = render_math(tex, "S1.p1.m1", "latexml", False)
     assert _leaves(latexml) == ["E", "\u2062", "|", "X", "|", "&lt;", "∞"]  # E, invisible times, |X|
     assert 'alttext="E|X| &lt; \\infty"' in latexml and "<lt " in latexml and "<abs/>" in latexml
-    arx = texmath.render_math(tex, "p1.m1", "arxmliv", False)
+    arx = render_math(tex, "p1.m1", "arxmliv", False)
     assert arx.startswith('<m:math display="inline" id="p1.m1"><m:semantics>') and _leaves(arx) == _leaves(latexml)
-    assert _leaves(texmath.render_math(r"\mathbb{R}^{n}", "m", "latexml", False)) == ["ℝ", "n"]
-    assert 'mathvariant="double-struck">R<' in texmath.render_math(r"\mathbb{R}", "m", "arxmliv", False)
-    pure = texmath.render_math(r"\mathbb{R}", "m", "arxmliv", False, "pure_content")
+    assert _leaves(render_math(r"\mathbb{R}^{n}", "m", "latexml", False)) == ["ℝ", "n"]
+    assert 'mathvariant="double-struck">R<' in render_math(r"\mathbb{R}", "m", "arxmliv", False)
+    pure = render_math(r"\mathbb{R}", "m", "arxmliv", False, "pure_content")
     assert pure == '<m:math display="inline" id="m"><m:ci>ℝ</m:ci></m:math>'
-    display = texmath.render_math(r"\sum_{i = 1}^{n} a_{i}", "m", "latexml", True)
+    display = render_math(r"\sum_{i = 1}^{n} a_{i}", "m", "latexml", True)
     assert "<munderover>" in display and 'display="block"' in display
-    assert "<annotation encoding" not in texmath.render_math("0", "m", "latexml", False)  # LaTeXML quirk
+    assert "<annotation encoding" not in render_math("0", "m", "latexml", False)  # LaTeXML quirk
     with pytest.raises(TexError):
         parse_tex(r"\unknowncommand x")
 
@@ -429,13 +429,13 @@ def test_every_template_formula_renders() -> None:
                         text = templates.substitute_roles(templates.choose_alternatives(template, rng), notation)
                         formulas = [text] if key == "displays" else re.findall(r"\$([^$]+)\$", text)
                         for i, tex in enumerate(formulas):
-                            latexml = texmath.render_math(tex, f"m{i}", "latexml", False)
+                            latexml = render_math(tex, f"m{i}", "latexml", False)
                             root = etree.fromstring(latexml)
                             assert root.tag == f"{{{MATHML}}}math" and root.get("id") == f"m{i}", tex
                             leaves = _leaves(latexml)
                             assert leaves, tex
                             for form in ("parallel", "content_first", "content_annotation", "pure_content"):
-                                arx = texmath.render_math(tex, f"m{i}", "arxmliv", False, form)
+                                arx = render_math(tex, f"m{i}", "arxmliv", False, form)
                                 (math,) = etree.fromstring(wrap.format(arx))
                                 assert math.tag == f"{{{MATHML}}}math" and math.get("id") == f"m{i}", (tex, form)
                                 content = math.xpath(".//m:ci | .//m:cn | .//m:csymbol", namespaces={"m": MATHML})

@@ -16,7 +16,7 @@ from proofmatch.config import schema, validate_config
 REPO = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("modules", ["proofmatch.experiments", "proofmatch.evaluation.tables", "proofmatch.evaluation.render",
+@pytest.mark.parametrize("modules", ["proofmatch.experiments", "proofmatch.evaluation.tables", "proofmatch.render",
                                      "proofmatch.config", "proofmatch.evaluation.tables, proofmatch.evaluation.transfer"])
 def test_spec_and_table_renderer_load_no_torch(modules):
     code = f"import sys, {modules}; print('torch' in sys.modules)"
@@ -90,7 +90,7 @@ def test_not_run_follows_the_config():
 
 WORKFLOW_FILES = sorted((REPO / "workflow/rules").glob("*.smk")) + [REPO / "Snakefile"]
 LIBRARY_FILES = [REPO / "src/proofmatch" / f for f in (
-    "evaluation/tables.py", "evaluation/transfer.py", "evaluation/render.py", "config.py")]
+    "evaluation/tables.py", "evaluation/transfer.py", "render.py", "config.py")]
 
 
 @pytest.mark.parametrize("values", [X.ENCODERS, X.MODES, X.LEVELS, X.ALL_LEVELS, X.VIEWS, X.SPLITS, X.FAMILIES,

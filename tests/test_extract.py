@@ -236,7 +236,7 @@ def test_title_formulas_are_not_kind_words() -> None:
 def test_ltx_thm_markup_extracts_and_linearizes_like_the_other_markups() -> None:
     """The same statement in the three markups: same kind, same tokens (formulas included)."""
     from proofmatch.data import linearize
-    from proofmatch.demo import texmath
+    from proofmatch.texmath.convert import render_math
 
     tex = r"\mathbb{P}(|X_{n}| > \varepsilon) \le \frac{E|X|}{\varepsilon}, \mathcal{F} \subseteq \mathbf{A}"
     sentence = "Let {m} hold. Then we are done."
@@ -245,7 +245,7 @@ def test_ltx_thm_markup_extracts_and_linearizes_like_the_other_markups() -> None
             '<div id="L" class="ltx_theorem ltx_theorem_lemma"><h6 class="ltx_title ltx_runin ltx_title_theorem">'
             '<span class="ltx_tag ltx_tag_theorem"><span class="ltx_text ltx_font_bold">Lemma 3.2</span></span>'
             '<span class="ltx_text ltx_font_bold">.</span></h6><div class="ltx_para"><p class="ltx_p">'
-            + sentence.format(m=texmath.render_math(tex, "L.m1", "latexml", False))
+            + sentence.format(m=render_math(tex, "L.m1", "latexml", False))
             + "</p></div></div>" + lx_proof()
         ),
         "a",
@@ -253,12 +253,12 @@ def test_ltx_thm_markup_extracts_and_linearizes_like_the_other_markups() -> None
     ax = extract.extract_bytes(
         arxmliv_doc(
             '<div class="theorem lemma" id="L"><h6 class="title theorem-title">Lemma 3.2.</h6><div class="para"><p class="p">'
-            + sentence.format(m=texmath.render_math(tex, "L.m1", "arxmliv", False))
+            + sentence.format(m=render_math(tex, "L.m1", "arxmliv", False))
             + "</p></div></div>" + AX_PROOF
         ),
         "a",
     ).pairs[0]
-    math = texmath.render_math(tex, "L.m1", "arxmliv_ltx", False)
+    math = render_math(tex, "L.m1", "arxmliv_ltx", False)
     assert math.startswith(f'<math xmlns="{MATHML}"') and "<semantics>" in math
     assert '<annotation-xml encoding="MathML-Content">' in math and 'encoding="application/x-tex"' in math
     real = extract.extract_bytes(

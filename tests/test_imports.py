@@ -1,4 +1,5 @@
-"""The data stages, the table renderer, the experiment specification and the config load no torch.
+"""The data stages, the table renderer, the experiment specification, the config and the TeX
+converter load no torch.
 
 They run in jobs that never train (extraction, filters, splits, tables) and in ``proofmatch``
 commands that should start in a second, so importing them must not pull in torch or
@@ -15,16 +16,19 @@ import subprocess
 import sys
 
 import proofmatch.data
+import proofmatch.texmath
 
 HEAVY = ("torch", "transformers")
 TORCH_FREE = [
     *sorted(m.name for m in pkgutil.walk_packages(proofmatch.data.__path__, "proofmatch.data.")),
     "proofmatch.evaluation.tables",
-    "proofmatch.evaluation.render",
+    "proofmatch.render",
     "proofmatch.evaluation.paper",
     "proofmatch.evaluation.comparison",
     "proofmatch.experiments",
     "proofmatch.config",
+    "proofmatch.corpora",
+    *sorted(m.name for m in pkgutil.walk_packages(proofmatch.texmath.__path__, "proofmatch.texmath.")),
 ]
 
 

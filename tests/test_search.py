@@ -13,7 +13,7 @@ import pytest
 
 from proofmatch import cli
 from proofmatch.evaluation.baselines import bm25_scorer, tfidf_scorer
-from proofmatch.evaluation.decode import local_decode
+from proofmatch.decoding.local import local_decode
 from proofmatch.evaluation.evaluate import token_lists
 from proofmatch.search import query as Q
 from proofmatch.search.display import fragment_text, safe_html

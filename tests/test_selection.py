@@ -16,7 +16,7 @@ from safetensors.torch import load_file
 
 from proofmatch.artifacts import write_parquet
 from proofmatch.config import ConfigError, default, load_config, validate_config
-from proofmatch.evaluation.decode import factor_scorer
+from proofmatch.decoding.local import factor_scorer
 from proofmatch.evaluation.evaluate import evaluate_run
 from proofmatch.models import train as train_mod
 from proofmatch.models.checkpoint import TrainParams, typed_params

@@ -20,7 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "extract": ("proofmatch.data.extract", "extract statement-proof pairs from XHTML articles"),
     "linearize": ("proofmatch.data.linearize", "linearize extracted pairs into typed tokens"),
     "filter": ("proofmatch.data.filters", "non-English articles and too short/long pairs filtered, with an audit"),
-    "stats": ("proofmatch.data.stats", "render Tables 1 and 2"),
+    "stats": ("proofmatch.evaluation.stats_cli", "render Tables 1 and 2"),
     "split": ("proofmatch.data.splits", "mixed / unmixed / probability-domain splits"),
     "replace": ("proofmatch.data.replace", "symbol replacement on the proofs' MathML"),
     "show": ("proofmatch.data.show", "pretty-print pairs, filter reasons and mappings"),

@@ -22,6 +22,8 @@ from typing import Any, Iterator
 import jsonschema
 import yaml
 
+from proofmatch.corpora import CorpusError, corpus_folders
+
 
 class ConfigError(ValueError):
     """A configuration value that the schema rejects."""
@@ -92,8 +94,6 @@ def validate_config(cfg: dict[str, Any]) -> dict[str, Any]:
 
 def _check_corpus(entry: dict[str, Any], key: str) -> None:
     """Several folders only for XHTML (source dir), each with at most one metadata table."""
-    from proofmatch.data.corpus import CorpusError, corpus_folders
-
     if entry["source"] == "latex" and isinstance(entry["dir"], list):
         raise ConfigError(f"config key {key}.dir: source latex reads one folder of LaTeX sources; "
                           f"fix: one folder (convert several into one, or use source dir on their XHTML)")

@@ -219,7 +219,7 @@ TABLE6_TRAIN = ("conservation", "partial", "partial_p", "full", "full_p")
 TABLE6_TEST = ("conservation", "partial_p")
 TABLE7_RUN = Run("mixed", "scratchbert", "local", "conservation")  # hubness of its dev set
 # Table 7's rows (Appendix B): proofs that are the local top-1 of >=20, >=10, >=5, >=2 (cumulative),
-# exactly one and no statement (proofmatch.evaluation.decode.hubness counts them).
+# exactly one and no statement (proofmatch.decoding.local.hubness counts them).
 HUBNESS_BINS = (">=20", ">=10", ">=5", ">=2", "=1", "<1")
 # Figure 2 (§9.5): LIME on the symbol-conservation and the full-replacement model.
 FIGURE2_RUNS = {"conservation": Run("mixed", "scratchbert", "local", "conservation"),

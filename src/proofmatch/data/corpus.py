@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 
 from proofmatch.logs import setup_logging
 from proofmatch.artifacts import write_parquet
+from proofmatch.corpora import CorpusError, PathLike, corpus_folders
 
 log = logging.getLogger(__name__)
 
@@ -52,40 +53,6 @@ ARTICLES_SCHEMA = pa.schema(
         ("chapter", pa.string()),
     ]
 )
-
-
-class CorpusError(ValueError):
-    """A corpus folder or metadata table that cannot be used; the message names file and row."""
-
-
-PathLike = str | os.PathLike
-
-
-def corpus_folders(dirs: PathLike | Sequence[PathLike], metadata: PathLike | Sequence[PathLike | None] | None,
-                   key: str = "corpus") -> list[tuple[str, str | None]]:
-    """``(folder, metadata table or None)`` of every folder of a corpus.
-
-    ``dirs`` is one folder or a list; ``metadata`` is one table (only with one folder), None, or a
-    list as long as ``dirs`` (None entries: that folder has no table). ``key`` names the config
-    block in the error, so a wrong combination says which key to fix and how."""
-    folders = [dirs] if isinstance(dirs, (str, os.PathLike)) else list(dirs)
-    if not folders:
-        raise CorpusError(f"config key {key}.dir: no folder given; fix: a folder or a list of folders")
-    if metadata is None:
-        tables: list[PathLike | None] = [None] * len(folders)
-    elif isinstance(metadata, (str, os.PathLike)):
-        if len(folders) != 1:
-            raise CorpusError(
-                f"config key {key}.metadata: one table for {len(folders)} folders; fix: a list of "
-                f"{len(folders)} tables (null for a folder without one), in the order of {key}.dir")
-        tables = [metadata]
-    else:
-        tables = list(metadata)
-        if len(tables) != len(folders):
-            raise CorpusError(
-                f"config key {key}.metadata: {len(tables)} tables for {len(folders)} folders; fix: one "
-                f"entry per folder of {key}.dir, in its order (null for a folder without a table)")
-    return [(str(d), None if t is None else str(t)) for d, t in zip(folders, tables)]
 
 
 def corpus_folder_inputs(entry: dict[str, Any]) -> dict[str, list[str]]:

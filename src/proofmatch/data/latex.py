@@ -58,7 +58,7 @@ from proofmatch.data.archives import DEFAULTS, REASONS, ArticleError, Limits, so
 from proofmatch.data.corpus import read_metadata
 from proofmatch.data.latex_inventory import read_inventory, write_inventory
 from proofmatch.logs import setup_logging
-from proofmatch.evaluation.render import write_table as write_result_table
+from proofmatch.render import write_table as write_result_table
 from proofmatch.artifacts import atomic_dir, atomic_path, read_json, write_csv, write_json
 
 log = logging.getLogger(__name__)

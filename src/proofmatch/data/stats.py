@@ -20,8 +20,6 @@ nodes of the fragment, so it re-reads the fragment's XML and checks it against t
 
 from __future__ import annotations
 
-import argparse
-import logging
 import os
 import re
 from dataclasses import dataclass
@@ -34,10 +32,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from proofmatch.data.linearize import _events, parse_fragment
-from proofmatch.logs import setup_logging
 from proofmatch.data.views import MATH_PREFIX, is_math, split_math, text_tokens
-
-log = logging.getLogger(__name__)
 
 NO_CATEGORY = "(none)"
 
@@ -283,34 +278,3 @@ def _token_stats(counts: dict[str, pd.DataFrame]) -> pd.DataFrame:
             else:
                 rows.append((part, label, len(v), v.min(), v.max(), v.mean(), v.std(ddof=0)))
     return pd.DataFrame(rows, columns=["part", "measure", "n", "min", "max", "mean", "sd"])
-
-
-# ---------------------------------------------------------------- CLI
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--manifest", help="results/corpus/manifest.parquet (Table 1)")
-    parser.add_argument("--articles", help="results/corpus/articles.parquet (Table 1)")
-    parser.add_argument("--pairs", required=True, help="filtered pairs (results/data/pairs.parquet)")
-    parser.add_argument("--table1", metavar="PREFIX", help="write PREFIX.md/.tex/.csv for Table 1")
-    parser.add_argument("--table2", metavar="PREFIX", help="write PREFIX.md/.tex/.csv for Table 2")
-    parser.add_argument("--top", type=int, default=13, help="primary categories listed in Table 1")
-    parser.add_argument("--log", help="log file")
-
-
-def main(args: argparse.Namespace) -> int:
-    # the tables are laid out and written beside Tables 3-7 (which import this module)
-    from proofmatch.evaluation.tables import write_table1, write_table2
-
-    setup_logging(args.log)
-    if not args.table1 and not args.table2:
-        log.error("nothing to do: pass --table1 and/or --table2")
-        return 2
-    if args.table1:
-        if not args.manifest or not args.articles:
-            log.error("--table1 needs --manifest and --articles")
-            return 2
-        print(write_table1(args.manifest, args.articles, args.pairs, args.table1, top=args.top).to_string(index=False))
-    if args.table2:
-        print(write_table2(args.pairs, args.table2).to_string(index=False))
-    return 0

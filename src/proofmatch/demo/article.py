@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from proofmatch.demo.mathmarkup import DIALECTS
+from proofmatch.texmath.dialects import DIALECTS
 from proofmatch.demo.templates import load_language
 
 #: Non-English articles: article index -> (language, primary category). Indices past

@@ -39,7 +39,7 @@ This module writes the corpus and its metadata; the steps before it, in the orde
 :mod:`~proofmatch.demo.article` (who each article is), :mod:`~proofmatch.demo.content` and
 :mod:`~proofmatch.demo.plan` (its text, from the template language of
 :mod:`~proofmatch.demo.templates`), :mod:`~proofmatch.demo.markup` (its XHTML, formulas by the
-TeX-subset converter :mod:`~proofmatch.demo.texmath`) and :mod:`~proofmatch.demo.hostile`.
+TeX-subset converter :mod:`~proofmatch.texmath.convert`) and :mod:`~proofmatch.demo.hostile`.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 ``latexml`` writes LaTeXML 0.8 / ar5iv markup, ``arxmliv`` the 2011 arXMLiv markup as inferred
 from LaTeXML's source of the period, ``arxmliv_ltx`` the 2011 arXMLiv markup as real articles of
 that era have it (module docstring of :mod:`proofmatch.demo.generate`); formulas come from
-:func:`proofmatch.demo.texmath.render_math`. The document is built with ``lxml.builder`` and
+:func:`proofmatch.texmath.convert.render_math`. The document is built with ``lxml.builder`` and
 serialized by lxml, with the newlines between block elements that the converters write.
 """
 
@@ -16,7 +16,7 @@ from lxml.builder import ElementMaker
 
 from proofmatch.demo.article import Article, Block, Section
 from proofmatch.demo.templates import load_language, split_pieces
-from proofmatch.demo.texmath import arxmliv_form, render_math
+from proofmatch.texmath.convert import render_math
 
 XHTML = "http://www.w3.org/1999/xhtml"
 MATHML = "http://www.w3.org/1998/Math/MathML"
@@ -33,6 +33,19 @@ H = ElementMaker(namespace=XHTML, nsmap={None: XHTML})
 
 #: Mixed content as ``ElementMaker`` takes it: text and elements.
 Inline = list["str | etree._Element"]
+
+
+#: arXMLiv formula forms and their per-mille thresholds (the rest is parallel markup).
+ARXMLIV_FORMS = (("content_first", 80), ("content_annotation", 120), ("pure_content", 200))
+
+
+def arxmliv_form(math_id: str, article_id: str) -> str:
+    """Which of the arXMLiv math forms a formula gets: a pure function of its id."""
+    r = zlib.crc32(f"{article_id}/{math_id}".encode()) % 1000
+    for form, threshold in ARXMLIV_FORMS:
+        if r < threshold:
+            return form
+    return "parallel"
 
 
 def _lines(kids: list[etree._Element]) -> list[str | etree._Element]:
@@ -63,7 +76,7 @@ class Renderer:
     """Markup of one planned article in its dialect; ids follow LaTeXML's scheme.
 
     ``arxmliv_ltx`` shares the ``arxmliv`` markup except for statements (``theorem ltx_thm``
-    with a bold title), formulas (:func:`proofmatch.demo.texmath.render_math`) and the root element
+    with a bold title), formulas (:func:`proofmatch.texmath.convert.render_math`) and the root element
     (no ``m:`` prefix declared).
     """
 

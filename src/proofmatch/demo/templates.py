@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import yaml
 
-from proofmatch.demo.texlexer import TexError
+from proofmatch.texmath.lexer import TexError
 
 LANGUAGES = ("en", "fr", "de", "ru")
 

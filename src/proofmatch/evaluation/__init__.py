@@ -1,1 +1,1 @@
-"""Evaluation: decoding, evaluation runs, baselines, the paper's tables, Figure 2 and transfer."""
+"""Evaluation: evaluation runs (decoding: proofmatch.decoding), baselines, the paper's tables, Figure 2 and transfer."""

@@ -38,8 +38,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 
-from proofmatch.evaluation.assign import decode_all
-from proofmatch.evaluation.decode import ScoreRows
+from proofmatch.decoding.assign import decode_all
+from proofmatch.decoding.local import ScoreRows
 from proofmatch.evaluation.evaluate import add_decode_arguments, token_lists, write_outputs
 from proofmatch.logs import setup_logging
 from proofmatch.experiments import METHODS

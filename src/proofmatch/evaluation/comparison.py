@@ -25,7 +25,7 @@ import pandas as pd
 from proofmatch import experiments as X
 from proofmatch.artifacts import read_json, write_csv, write_text
 from proofmatch.evaluation import paper as P
-from proofmatch.evaluation.render import to_markdown
+from proofmatch.render import to_markdown
 from proofmatch.evaluation.tables import TITLES, Source, cells, load_metrics
 
 log = logging.getLogger(__name__)

@@ -1,7 +1,7 @@
 """Evaluate a trained matcher on one part of a replaced data set (paper §3, §6, §8, Appendix B).
 
 The part's statements and proofs are encoded once (``Matcher.factors``), the scores are streamed
-in row chunks (:mod:`proofmatch.evaluation.decode`), and two artifacts are written atomically:
+in row chunks (:mod:`proofmatch.decoding.local`), and two artifacts are written atomically:
 
 * a Parquet file with one row per statement: ``pair_id``, ``gold_rank`` (1-based, ties count
   against the gold), ``top1`` (pair_id of the best proof), ``global_pred`` (pair_id of the proof
@@ -26,16 +26,13 @@ import pandas as pd
 import pyarrow as pa
 
 from proofmatch.data import views as tok
-from proofmatch.evaluation.assign import GlobalResult, decode_all, decode_metrics
-from proofmatch.evaluation.decode import LocalResult, factor_scorer
+from proofmatch.decoding.assign import DEFAULT_EXACT_MAX_N, DEFAULT_TOPK, GlobalResult, decode_all, decode_metrics
+from proofmatch.decoding.local import LocalResult, factor_scorer
 from proofmatch.logs import setup_logging
 from proofmatch.data.splits import PARTS, read_part
 from proofmatch.artifacts import write_json, write_parquet
 
 log = logging.getLogger(__name__)
-
-DEFAULT_TOPK = 500
-DEFAULT_EXACT_MAX_N = 2000
 
 
 class PairScorer(Protocol):

@@ -13,7 +13,7 @@ stored with the run; the test part is scored once with it. ``λ = 0`` is the lea
 (its ranks, not its numbers), a large λ approaches BM25's ranks.
 
 The fused scores are a row-chunk score function like every other scorer
-(:data:`proofmatch.evaluation.decode.ScoreRows`), so local and global decoding, MRR, accuracy and
+(:data:`proofmatch.decoding.local.ScoreRows`), so local and global decoding, MRR, accuracy and
 the output files are those of the models and the baselines.
 """
 
@@ -23,7 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
-from proofmatch.evaluation.decode import ScoreRows
+from proofmatch.decoding.local import ScoreRows
 
 # λ candidates tried on dev: 0 (learned ranks alone) to 8 (BM25 nearly alone), denser near 1.
 WEIGHT_GRID = (0.0, 0.125, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 8.0)
@@ -61,7 +61,7 @@ def fused_scorer(learned: ScoreRows, lexical: ScoreRows, weight: float) -> Score
 
 def gold_ranks(scores: np.ndarray, gold: np.ndarray) -> np.ndarray:
     """1-based rank of each row's gold column, ties counted against the gold (as
-    :mod:`proofmatch.evaluation.decode` ranks)."""
+    :mod:`proofmatch.decoding.local` ranks)."""
     rows = np.arange(scores.shape[0])
     g = scores[rows, gold][:, None]
     return 1 + (scores > g).sum(axis=1) + (scores == g).sum(axis=1) - 1

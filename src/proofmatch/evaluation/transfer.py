@@ -31,7 +31,7 @@ import pyarrow as pa
 
 from proofmatch.experiments import EVAL_ROOT, LEVEL_NAMES, SPLIT_NAMES, Evaluation, Run, baseline, model_label
 from proofmatch.data.replace import OUTPUT_SCHEMA
-from proofmatch.evaluation.render import write_table
+from proofmatch.render import write_table
 from proofmatch.data.splits import read_part
 from proofmatch.artifacts import read_json, read_parquet, write_json, write_parquet
 from proofmatch.data.corpus import corpus_folder_inputs

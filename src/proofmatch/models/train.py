@@ -16,10 +16,10 @@ over the train part in batches of ``batch_size`` (the reference BERT loop never 
 training ("optimized by alternating one stochastic step for each loss") gives every batch a local
 and then a global step (the reference also took ``2 × n/b`` steps per hybrid epoch). Every
 ``eval_every`` epochs (NPT "every 20 epochs", BERT "every five epochs") and after the last, the
-dev part is decoded locally (:func:`proofmatch.evaluation.decode.local_decode`: a tie with the gold counts
+dev part is decoded locally (:func:`proofmatch.decoding.local.local_decode`: a tie with the gold counts
 against it) and the best model is kept (:func:`selection_column`): by default the best dev MRR;
 ``select_metric: accuracy`` selects on dev accuracy, and ``hybrid_selection: global`` makes hybrid
-runs select on the dev accuracy of global decoding (:func:`proofmatch.evaluation.assign.global_decode`),
+runs select on the dev accuracy of global decoding (:func:`proofmatch.decoding.assign.global_decode`),
 as the reference code did. Under ASGD, evaluation and the saved model use its averaged weights
 (``eval_weights: average``), what distinguishes ASGD from SGD, or its raw weights
 (``eval_weights: raw``: the reference never used the averages).
@@ -59,9 +59,8 @@ from proofmatch.models import checkpoint
 
 from proofmatch.models import runtime, sampling
 from proofmatch.config import run_matching
-from proofmatch.evaluation.assign import global_decode
-from proofmatch.evaluation.decode import factor_scorer, local_decode
-from proofmatch.evaluation.evaluate import DEFAULT_EXACT_MAX_N, DEFAULT_TOPK
+from proofmatch.decoding.assign import DEFAULT_EXACT_MAX_N, DEFAULT_TOPK, global_decode
+from proofmatch.decoding.local import factor_scorer, local_decode
 from proofmatch.models.batching import TokenTable
 from proofmatch.models.matcher import (ENCODERS, MODES, Matcher, NotConfigured, build_matcher, check_run, global_loss,
                               local_loss, triplet_loss)
@@ -175,7 +174,7 @@ def batch_loss(model: torch.nn.Module, rt: runtime.Runtime, kind: str, idx: np.n
 @torch.no_grad()
 def rank_metrics(matcher: Matcher, statements: Sequence[Sequence[str]], proofs: Sequence[Sequence[str]],
                  batch_size: int = 64, global_decoding: bool = False, seed: int = 0) -> dict[str, float]:
-    """MRR and accuracy of local decoding (:func:`proofmatch.evaluation.decode.local_decode`, a tie with the
+    """MRR and accuracy of local decoding (:func:`proofmatch.decoding.local.local_decode`, a tie with the
     gold counts against it) of aligned statements/proofs (gold = same index); with
     ``global_decoding`` also ``global_acc`` (:func:`decoded_metrics`)."""
     scorer = factor_scorer(*matcher.factors(statements, proofs, batch_size))
@@ -187,7 +186,7 @@ def decoded_metrics(scorer, n: int, global_decoding: bool = False, seed: int = 0
     ``global_decoding`` the accuracy of global decoding as the evaluation stage does it: exact
     ``lapjv`` on the score matrix (assembled by row-chunk matrix products) up to
     ``DEFAULT_EXACT_MAX_N`` pairs, else ``lapmod`` over the ``DEFAULT_TOPK``-best graph
-    (:func:`proofmatch.evaluation.assign.global_decode`; ``seed`` places its fallback edges)."""
+    (:func:`proofmatch.decoding.assign.global_decode`; ``seed`` places its fallback edges)."""
     sparse = global_decoding and n > DEFAULT_EXACT_MAX_N
     local = local_decode(scorer, n, k=DEFAULT_TOPK if sparse else 1, progress=False)
     out = {"mrr": local.mrr, "acc": local.acc}

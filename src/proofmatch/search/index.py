@@ -16,8 +16,8 @@ An index folder holds
   ``A``) and a query costs one vector-matrix product. Each part is encoded with one ``factors``
   call on that part's statements and proofs, exactly as :func:`proofmatch.evaluation.evaluate.evaluate_run`
   encodes the part it evaluates, and a query's scores are computed as
-  :func:`proofmatch.evaluation.decode.factor_scorer` computes a row (float32 ``a @ Bᵀ``, then ``+= row_bias``,
-  then ``+= col_bias``) and ordered as :mod:`proofmatch.evaluation.decode` orders a top-k list (score
+  :func:`proofmatch.decoding.local.factor_scorer` computes a row (float32 ``a @ Bᵀ``, then ``+= row_bias``,
+  then ``+= col_bias``) and ordered as :mod:`proofmatch.decoding.local` orders a top-k list (score
   descending; the statement's own proof after proofs tied with it; then index). So searching a
   statement by id among the proofs of its part returns evaluation's top-k list of that statement;
 * a ``tfidf`` index (no model): the TF-IDF vectors of the proofs, fitted on the indexed
@@ -103,7 +103,7 @@ def tfidf_vectors(docs: Sequence[list[str]], vocab: dict[str, int], idf: np.ndar
 
 
 def top_order(scores: np.ndarray, k: int, gold: int | None = None) -> np.ndarray:
-    """Indices of the first k proofs in :mod:`proofmatch.evaluation.decode`'s total order: score descending,
+    """Indices of the first k proofs in :mod:`proofmatch.decoding.local`'s total order: score descending,
     ``gold`` after the proofs tied with it, then index ascending (so at a tie on the k-th score the
     lowest indices are kept and the gold is the first left out)."""
     n = scores.shape[0]

@@ -12,7 +12,7 @@ A query is one of
   :func:`proofmatch.data.views.text_tokens`; each formula is turned into MathML and read by
   :func:`proofmatch.data.mathml.math_tokens`, so ``$x^2 \\le \\mathbb{R}$`` gives the ``$x``, ``$2``,
   ``$≤``, ``$R~double-struck`` tokens that the corpus's LaTeXML markup gives. The MathML comes
-  from the project's own TeX converter (:mod:`proofmatch.demo.texmath`, the one that wrote the demo
+  from the project's own TeX converter (:mod:`proofmatch.texmath.convert`, the one that wrote the demo
   corpus, in its LaTeXML dialect); a formula outside its TeX subset goes to LaTeXML's
   ``latexmlmath`` when that is installed (about 0.7 s a formula), and is otherwise rejected with
   the command it did not know.
@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
-from proofmatch.demo import texmath
-from proofmatch.demo.texlexer import TexError
+from proofmatch.texmath.convert import render_math
+from proofmatch.texmath.lexer import TexError
 from proofmatch.data.linearize import FragmentError, linearize_element, parse_fragment
 from proofmatch.data.mathml import math_tokens
 from proofmatch.data.mathml_names import local_name
@@ -104,7 +104,7 @@ def formula_tokens(tex: str, display: bool = False) -> tuple[list[str], str]:
     if not tex:
         raise QueryError("empty formula ($$): write the formula between the dollars")
     try:
-        xml = texmath.render_math(tex, "q", "latexml", display)
+        xml = render_math(tex, "q", "latexml", display)
         el, converter = etree.fromstring(xml.encode(), etree.XMLParser(**_SAFE_PARSER)), "texmath"
     except TexError as exc:
         if not latexml_available():

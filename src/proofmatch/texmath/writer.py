@@ -1,18 +1,18 @@
-"""An expression tree of :mod:`proofmatch.demo.texparse` -> presentation and Content MathML.
+"""An expression tree of :mod:`proofmatch.texmath.parse` -> presentation and Content MathML.
 
-:func:`proofmatch.demo.texmath.render_math` puts the two in the ``<math>`` element of each dialect.
+:func:`proofmatch.texmath.convert.render_math` puts the two in the ``<math>`` element of each dialect.
 """
 
 from __future__ import annotations
 
-from proofmatch.demo.mathmarkup import MathMarkup, math_alphabet, math_italic, xml_escape
-from proofmatch.demo.texlexer import ASSOCIATIVE, BIG_OPERATORS, CONTENT_FUNCTIONS, FENCE_CHARS, LIMIT_LIKE, OPERATORS
-from proofmatch.demo.texparse import Node
+from proofmatch.texmath.dialects import MathMarkup, math_alphabet, math_italic, xml_escape
+from proofmatch.texmath.lexer import ASSOCIATIVE, BIG_OPERATORS, CONTENT_FUNCTIONS, FENCE_CHARS, LIMIT_LIKE, OPERATORS
+from proofmatch.texmath.parse import Node
 
 
 class MathWriter(MathMarkup):
     """Render one formula tree as MathML in one dialect (the element conventions of
-    :class:`~proofmatch.demo.mathmarkup.MathMarkup`).
+    :class:`~proofmatch.texmath.dialects.MathMarkup`).
 
     LaTeXML: identifiers in Unicode math alphabets (𝐱, ℝ, 𝒜 + ``ltx_font_mathcaligraphic``),
     upright symbols ``mathvariant="normal"``. arXMLiv: fonts as ``mathvariant`` attributes on

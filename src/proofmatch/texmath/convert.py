@@ -1,47 +1,37 @@
-"""A small TeX subset turned into the MathML that LaTeXML and arXMLiv wrote (for the demo corpus).
+"""A small TeX subset turned into the MathML that LaTeXML and arXMLiv wrote.
 
-The demo generator (:mod:`proofmatch.demo.generate`) writes its formulas as TeX in templates.
-:func:`render_math` parses one (:func:`proofmatch.demo.texparse.parse_tex`, a
-:class:`~proofmatch.demo.texlexer.TexError` for anything outside the subset), writes its
-presentation and Content MathML (:class:`proofmatch.demo.mathwriter.MathWriter`) and puts them in
+:func:`render_math` parses one formula (:func:`proofmatch.texmath.parse.parse_tex`, a
+:class:`~proofmatch.texmath.lexer.TexError` for anything outside the subset), writes its
+presentation and Content MathML (:class:`proofmatch.texmath.writer.MathWriter`) and puts them in
 the ``<math>`` element of one of three dialects: ``latexml`` (presentation MathML in
 ``semantics`` with Content MathML and TeX annotations, Unicode math alphabets), ``arxmliv``
 (``m:``-prefixed, ``mathvariant`` attributes, no TeX, some formulas in Content MathML first or
-only: :func:`arxmliv_form`) and ``arxmliv_ltx`` (the 2011 arXMLiv markup as real articles of that
+only: the ``form`` argument) and ``arxmliv_ltx`` (the 2011 arXMLiv markup as real articles of that
 era have it: ``<math xmlns=MathML>`` with a default namespace, ``semantics`` holding presentation
 MathML, ``annotation-xml encoding="MathML-Content"`` and a TeX annotation; fonts as
 ``mathvariant`` attributes, no inner ids). It exists so that the extraction and linearization
-stages meet the markup variety of real converters without a LaTeX installation.
+stages meet the markup variety of real converters without a LaTeX installation: the demo
+generator (:mod:`proofmatch.demo.generate`) writes its formulas as TeX in templates and renders
+them here, and search (:mod:`proofmatch.search.query`) turns the formulas of a query into the
+LaTeXML dialect. That is why this package is a library of its own below both.
 """
 
 from __future__ import annotations
 
-import zlib
 from functools import lru_cache
 
-from proofmatch.demo.mathmarkup import attr_escape, xml_escape
-from proofmatch.demo.mathwriter import MathWriter
-from proofmatch.demo.texparse import parse_tex
-
-#: arXMLiv formula forms and their per-mille thresholds (the rest is parallel markup).
-ARXMLIV_FORMS = (("content_first", 80), ("content_annotation", 120), ("pure_content", 200))
-
-
-def arxmliv_form(math_id: str, article_id: str) -> str:
-    """Which of the arXMLiv math forms a formula gets: a pure function of its id."""
-    r = zlib.crc32(f"{article_id}/{math_id}".encode()) % 1000
-    for form, threshold in ARXMLIV_FORMS:
-        if r < threshold:
-            return form
-    return "parallel"
-
+from proofmatch.texmath.dialects import attr_escape, xml_escape
+from proofmatch.texmath.parse import parse_tex
+from proofmatch.texmath.writer import MathWriter
 
 _ID_SLOT = "\x00"  # stands for the formula id in cached renderings (never in TeX or text)
 
 
 def render_math(tex: str, math_id: str, dialect: str, display: bool, form: str = "parallel") -> str:
-    """One ``<math>`` element for ``tex`` in ``dialect`` (:data:`~proofmatch.demo.mathmarkup.DIALECTS`) with id ``math_id``;
-    ``form`` (:func:`arxmliv_form`) applies to the ``arxmliv`` dialect only."""
+    """One ``<math>`` element for ``tex`` in ``dialect`` (:data:`~proofmatch.texmath.dialects.DIALECTS`) with id ``math_id``;
+    ``form`` (``parallel``, ``content_first``, ``content_annotation`` or ``pure_content``; the demo
+    corpus draws it per formula, :func:`proofmatch.demo.markup.arxmliv_form`) applies to the
+    ``arxmliv`` dialect only."""
     return _render_math(tex, dialect, display, form).replace(_ID_SLOT, math_id)
 
 

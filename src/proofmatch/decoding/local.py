@@ -8,8 +8,8 @@ the proof ranking to the corresponding statement" (§6). Statement ``i``'s gold 
 for large n: each chunk is one matrix product (:func:`factor_scorer` for the models' low-rank
 factors, a sparse product for the baselines), and from each chunk we keep only the top-k proofs of
 each statement and the gold score and rank, computed exactly over the whole row
-(:mod:`proofmatch.evaluation.topk`, at the cost of the product). Global decoding, one proof per
-statement, reads the result: :mod:`proofmatch.evaluation.assign`.
+(:mod:`proofmatch.decoding.topk`, at the cost of the product). Global decoding, one proof per
+statement, reads the result: :mod:`proofmatch.decoding.assign`.
 
 Local ranks and ties. ``rank_i = 1 + #{j: s_ij > s_ii} + #{j != i: s_ij == s_ii}``, i.e. every
 proof that ties with the gold counts against it, as in the reference implementation
@@ -36,7 +36,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from proofmatch.evaluation.topk import MAX_PROOFS, ChunkResult, chunk_topk_torch, rank_chunk_cpu
+from proofmatch.decoding.topk import MAX_PROOFS, ChunkResult, chunk_topk_torch, rank_chunk_cpu
 from proofmatch.experiments import HUBNESS_BINS
 
 ScoreRows = Callable[[int, int], np.ndarray]

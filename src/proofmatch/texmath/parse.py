@@ -1,7 +1,7 @@
-"""The demo's TeX subset -> an expression tree (:func:`parse_tex`).
+"""The TeX subset -> an expression tree (:func:`parse_tex`).
 
-Recursive descent over the tokens of :func:`proofmatch.demo.texlexer.tokenize_tex` into
-:class:`Node` trees, which :mod:`proofmatch.demo.mathwriter` renders as MathML.
+Recursive descent over the tokens of :func:`proofmatch.texmath.lexer.tokenize_tex` into
+:class:`Node` trees, which :mod:`proofmatch.texmath.writer` renders as MathML.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from proofmatch.demo.texlexer import ASSOCIATIVE, LIMIT_LIKE, OPERATORS, TexError, tokenize_tex
+from proofmatch.texmath.lexer import ASSOCIATIVE, LIMIT_LIKE, OPERATORS, TexError, tokenize_tex
 
 
 @dataclass(eq=False)

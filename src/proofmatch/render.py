@@ -3,6 +3,8 @@
 Markdown comes from ``DataFrame.to_markdown`` (tabulate) and LaTeX from ``DataFrame.to_latex``; this
 module only decides how a cell reads: two decimals, and an en dash for a number not measured.
 The CSV keeps full precision and leaves missing cells empty.
+It stands on the ground floor beside :mod:`proofmatch.artifacts`, because stages on several floors
+write tables: the LaTeX stage its conversion table (:mod:`proofmatch.data.latex`), evaluation the paper's.
 """
 
 from __future__ import annotations

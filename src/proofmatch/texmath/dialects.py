@@ -1,16 +1,16 @@
-"""How MathML elements are written in each dialect of the demo corpus.
+"""How MathML elements are written in each dialect (those of the demo corpus).
 
-The dialects (:data:`DIALECTS`, described in :mod:`proofmatch.demo.texmath`) differ below the
+The dialects (:data:`DIALECTS`, described in :mod:`proofmatch.texmath.convert`) differ below the
 structure of a formula: the ``m:`` prefix of arXMLiv, LaTeXML's ``id``/``xref`` pairs that link
 every presentation element to its Content MathML twin, and the Unicode mathematical alphabets
 (𝐱 ℝ 𝒜, italic 𝑥) LaTeXML writes where arXMLiv writes ``mathvariant`` on a plain letter.
-:class:`MathMarkup` holds these conventions; :class:`proofmatch.demo.mathwriter.MathWriter`
+:class:`MathMarkup` holds these conventions; :class:`proofmatch.texmath.writer.MathWriter`
 builds the structure on top of it.
 """
 
 from __future__ import annotations
 
-from proofmatch.demo.texparse import Node
+from proofmatch.texmath.parse import Node
 
 #: The markups of the demo corpus.
 DIALECTS = ("latexml", "arxmliv", "arxmliv_ltx")

@@ -1,8 +1,8 @@
-"""The vocabulary of the demo's TeX subset and its tokenizer (:func:`tokenize_tex`).
+"""The vocabulary of the TeX subset and its tokenizer (:func:`tokenize_tex`).
 
-The demo templates write their formulas in a small TeX subset. One table per kind of command says
+The demo templates write their formulas in a small TeX subset, and search queries may too. One table per kind of command says
 what it is (an identifier, an operator of some precedence class, a named function, a font...) and
-what :mod:`proofmatch.demo.mathwriter` writes for it; anything else is a :class:`TexError`.
+what :mod:`proofmatch.texmath.writer` writes for it; anything else is a :class:`TexError`.
 """
 
 from __future__ import annotations
@@ -78,7 +78,8 @@ _TEX_TOKEN = re.compile(r"\\[A-Za-z]+|\\[{}|,;! #]|:=|[A-Za-z]|[0-9]+(?:\.[0-9]+
 
 
 class TexError(ValueError):
-    """A template formula outside the supported TeX subset (a bug in demo_data, not in input)."""
+    """A formula outside the supported TeX subset: in a demo template a bug in demo_data; in a
+    search query, a formula that :mod:`proofmatch.search.query` hands to LaTeXML or rejects."""
 
 
 def _font_argument(tex: str, i: int) -> tuple[str, int]:

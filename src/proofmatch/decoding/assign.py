@@ -6,7 +6,7 @@ equivalently, a Linear Assignment Problem (LAP)" (§6). On whole sets "we prune 
 keeping only the 500-best candidate proofs for each statement, and use the LAP-MOD algorithm
 designed for sparse matrices", with "the implementations of the LAP-JV and LAP-MOD algorithms from
 the lap Python package" (§8). Global decoding reads the scores and top-k lists of local decoding
-(:mod:`proofmatch.evaluation.decode`); statement ``i``'s gold proof is proof ``i``. It maximises
+(:mod:`proofmatch.decoding.local`); statement ``i``'s gold proof is proof ``i``. It maximises
 the total score:
 
 * ``n <= exact_max_n``: exact dense Jonker-Volgenant, ``lap.lapjv`` on ``max(S) - S`` (float64,
@@ -49,10 +49,15 @@ from dataclasses import dataclass, field
 import lap
 import numpy as np
 
-from proofmatch.evaluation.decode import (LocalResult, ScoreRows, default_chunk_rows, dense_scores, hubness,
-                                          local_decode)
+from proofmatch.decoding.local import (LocalResult, ScoreRows, default_chunk_rows, dense_scores, hubness,
+                                      local_decode)
 
 log = logging.getLogger(__name__)
+
+# The schema's decode.topk and decode.exact_max_n defaults; here, below both, because training
+# (its dev metrics, proofmatch.models.train) decodes as the evaluation stage does.
+DEFAULT_TOPK = 500
+DEFAULT_EXACT_MAX_N = 2000
 
 # Real sparse costs lie in [0, 1]; a fallback edge costs 2 * 1 + 1 (see the module docstring).
 FALLBACK_COST = 3.0

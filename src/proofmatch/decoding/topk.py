@@ -1,10 +1,10 @@
 """Top-k and gold rank of one chunk of scores: the kernel of local decoding (paper §6, §8).
 
-:func:`proofmatch.evaluation.decode.local_decode` cuts the statement x proof score matrix into row
+:func:`proofmatch.decoding.local.local_decode` cuts the statement x proof score matrix into row
 chunks and hands each chunk here. The proofs of a row are put in one total order: score
 descending, then the gold *after* the proofs tied with it, then proof index ascending. The top-k
 list is the first k proofs of that order, and the gold's rank counts every proof that ties with
-it (:mod:`proofmatch.evaluation.decode` states the rule and why).
+it (:mod:`proofmatch.decoding.local` states the rule and why).
 
 Top-k at the cost of the matrix product. The top-k of a chunk is taken from a candidate set that
 provably holds every row's top-k: the row's columns are cut into ``m >= k`` groups and ``t`` is
