@@ -369,6 +369,8 @@ def test_fusion_weight_from_the_run_or_by_hand(search_demo, fusion_index, tmp_pa
     run = meta["run"]["run_dir"]
     assert meta["fusion"]["file"] == os.path.join(run, "fusion.json") and meta["fusion"]["recorded"]["weight"] == 0.75
     assert meta["bm25"]["idf_over"] == "the indexed proofs" and "proof_tokens" in fusion_index.table
+    tab = fusion_index.table.iloc[::97]
+    assert tab["proof_text"].tolist() == [fragment_text(x) for x in tab["proof_xml"]]  # read once, at build
     assert fusion_index.describe()["scorer"] == "fusion" and fusion_index.describe()["fusion_weight_source"] == "run"
     hand = fusion_weight(run, 2.0)
     assert hand["weight"] == 2.0 and hand["source"] == "hand" and hand["run_weight"] == 0.75

@@ -146,11 +146,14 @@ def _display_columns(data: pd.DataFrame, pairs_parquet: str | os.PathLike | None
 
 def _proofs_table(data: pd.DataFrame, pairs_parquet: str | os.PathLike | None,
                   articles_parquet: str | os.PathLike | None) -> pd.DataFrame:
-    """The rows of ``proofs.parquet``: display columns, ids, part, statement text, statement and proof tokens."""
+    """The rows of ``proofs.parquet``: display columns, ids, part, statement and proof text, statement and
+    proof tokens."""
     table = _display_columns(data, pairs_parquet, articles_parquet)
     table.insert(1, "article_id", data["article_id"].astype(str).to_numpy())
     table.insert(2, "part", data["part"].astype(str).to_numpy())
     table["statement_text"] = [fragment_text(x, t) for x, t in zip(table["statement_xml"], data["statement_tokens"])]
+    # the proof as one line of text, read once here rather than per search result (an XHTML parse each)
+    table["proof_text"] = [fragment_text(x) if isinstance(x, str) else "" for x in table["proof_xml"]]
     table["statement_tokens"] = [list(map(str, t)) for t in data["statement_tokens"]]
     table["proof_tokens"] = [list(map(str, t)) for t in data["proof_tokens"]]  # what an explanation masks
     return table

@@ -9,7 +9,7 @@ An index folder holds
   ``model/``, and loading checks its digest against ``index.json``;
 * ``proofs.parquet``: one row per pair, in the order of :func:`proofmatch.data.splits.read_parts`
   (parts in the order asked, file order within a part): pair_id, article_id, part, kind, title,
-  statement_text, statement_xml, proof_xml, statement_tokens, proof_tokens (an index built before
+  statement_text, statement_xml, proof_xml, proof_text, statement_tokens, proof_tokens (an index built before
   proof tokens were stored cannot explain its results: :mod:`proofmatch.search.explain`);
 * a model index: ``proof_vectors.npy`` ``B``, ``proof_bias.npy``, ``statement_vectors.npy``
   ``A``, ``statement_bias.npy`` from :meth:`proofmatch.models.matcher.Matcher.factors`, so that
@@ -383,13 +383,16 @@ class SearchIndex:
     def record(self, hit: Hit, proof_chars: int | None = 600) -> dict[str, Any]:
         """A hit as a JSON-ready dict (statement and proof as plain text); a fusion hit adds
         ``learned_score``, ``bm25_score``, ``learned_rank`` and ``bm25_rank``."""
-        r = self.table.iloc[hit.row]
-        proof = fragment_text(r["proof_xml"]) if r["proof_xml"] is not None else ""
+        t, i = self.table, hit.row
+        if "proof_text" in t.columns:
+            proof = t["proof_text"].iat[i]
+        else:  # an index built before the text was stored: read it from the XHTML
+            proof = fragment_text(t["proof_xml"].iat[i]) if t["proof_xml"].iat[i] is not None else ""
         if proof_chars is not None and len(proof) > proof_chars:
             proof = proof[:proof_chars].rsplit(" ", 1)[0] + " …"
-        out = {"rank": hit.rank, "pair_id": hit.pair_id, "score": hit.score, "article_id": r["article_id"],
-               "title": r["title"], "kind": r["kind"], "part": r["part"], "statement": r["statement_text"],
-               "proof": proof, "is_own_proof": hit.is_own_proof}
+        out = {"rank": hit.rank, "pair_id": hit.pair_id, "score": hit.score, "article_id": t["article_id"].iat[i],
+               "title": t["title"].iat[i], "kind": t["kind"].iat[i], "part": t["part"].iat[i],
+               "statement": t["statement_text"].iat[i], "proof": proof, "is_own_proof": hit.is_own_proof}
         if hit.learned is not None:
             out.update(learned_score=hit.learned, bm25_score=hit.bm25, learned_rank=hit.learned_rank,
                        bm25_rank=hit.bm25_rank)
