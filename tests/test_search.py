@@ -486,3 +486,39 @@ def test_cli_fusion_index_help_and_explain(search_demo, tmp_path, capsys):
     assert e["method"] == "occlusion" and len(e["proof"]) > 0
     assert cli.main(["search", str(tmp_path / "fx"), pid, "--explain", "no/such"]) == 2
     assert "no proof with id" in capsys.readouterr().err
+
+
+def test_explain_bm25_and_tfidf_indexes_rescore_like_bm25okapi(search_demo, tmp_path):
+    """A BM25 index's explanation against BM25Okapi's own formula, term by term (the masked proof
+    keeps its length, the index's idf and mean length); TF-IDF explains its cosine."""
+    from rank_bm25 import BM25Okapi
+
+    build_index(tmp_path / "bm25", search_demo["data"], method="bm25", parts=["test"])
+    ix = SearchIndex(tmp_path / "bm25")
+    proofs = [list(map(str, p)) for p in ix.table["proof_tokens"]]
+    bm = BM25Okapi(proofs)
+
+    def okapi(query: list[str], doc: list[str]) -> float:
+        norm = bm.k1 * (1 - bm.b + bm.b * len(doc) / bm.avgdl)
+        return sum(bm.idf.get(t, 0.0) * doc.count(t) * (bm.k1 + 1) / (doc.count(t) + norm) for t in query)
+
+    text = r"Let $f$ be continuous on $[a, b]$. Then $f$ is bounded."
+    _, hits = ix.search(text, k=2)
+    e = ix.explain(text, hits[0].pair_id)
+    statement, proof = [t["token"] for t in e["statement"]], proofs[hits[0].row]
+    assert e["scorer"] == "bm25" and e["score"] == pytest.approx(okapi(statement, proof)) == pytest.approx(hits[0].score, rel=1e-5)
+    for i, t in enumerate(e["statement"]):
+        assert t["weight"] == pytest.approx(e["score"] - okapi(statement[:i] + statement[i + 1:], proof), abs=1e-9)
+    for j, t in enumerate(e["proof"]):
+        masked = proof[:j] + ["[UNK]"] + proof[j + 1:]
+        assert t["weight"] == pytest.approx(e["score"] - okapi(statement, masked), abs=1e-9)
+    assert any(t["weight"] > 0 for t in e["proof"])
+    ix.bm25_fit = None  # an index built before the statistics were stored
+    with pytest.raises(Q.QueryError, match="without its BM25 statistics"):
+        ix.explain(text, hits[0].pair_id)
+    build_index(tmp_path / "tfidf", search_demo["data"], method="tfidf", parts=["test"])
+    tf = SearchIndex(tmp_path / "tfidf")
+    _, hits = tf.search(text, k=1)
+    e = tf.explain(text, hits[0].pair_id)
+    assert e["scorer"] == "tfidf" and e["score"] == pytest.approx(hits[0].score, rel=1e-5)
+    assert len(e["proof"]) == len(tf.table["proof_tokens"].iat[hits[0].row])

@@ -78,15 +78,11 @@ def lexical_cross(index: "SearchIndex", statements: list[list[str]], proofs: lis
     if index.method == "tfidf":
         Q, D = tfidf_vectors(statements, index.vocab, index.idf), tfidf_vectors(proofs, index.vocab, index.idf)
     else:
-        from proofmatch.evaluation.baselines import BM25Fit, bm25_doc_weights
+        from proofmatch.evaluation.baselines import bm25_doc_weights
 
-        info = index.meta.get("bm25")
-        if info is None:
+        if index.bm25_fit is None:
             raise QueryError("this BM25 index was built without its BM25 statistics, so a masked proof cannot be "
                              "reweighted; rebuild it with `proofmatch index` to explain its results")
-        if not hasattr(index, "bm25_fit"):
-            index.bm25_fit = BM25Fit(index.vocab, np.load(index.path / info["idf"]), float(info["k1"]),
-                                     float(info["b"]), float(info["avgdl"]))
         Q = count_vectors(statements, index.vocab)
         lengths = np.array([len(p) for p in proofs], np.float64)  # a masked token still counts in |d|
         D = bm25_doc_weights(count_vectors(proofs, index.vocab), lengths, index.bm25_fit)

@@ -208,6 +208,13 @@ class SearchIndex:
             self.vocab = json.loads((self.path / "vocabulary.json").read_text())
             self.weights_t = sp.load_npz(self.path / "proof_weights.npz").T.tocsr()
             self.idf = np.load(self.path / "idf.npy") if self.method == "tfidf" else None
+        self.bm25_fit = None  # BM25's statistics, to weight a changed proof (an explanation's masked one)
+        if self.method in ("bm25", "fusion") and "bm25" in self.meta:
+            from proofmatch.evaluation.baselines import BM25Fit
+
+            info = self.meta["bm25"]
+            self.bm25_fit = BM25Fit(self.vocab, np.load(self.path / info["idf"]), float(info["k1"]),
+                                    float(info["b"]), float(info["avgdl"]))
         if self.method == "fusion":
             self.fusion_weight = float(self.meta["fusion"]["weight"])
 
