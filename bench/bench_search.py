@@ -1,4 +1,4 @@
-"""Benchmark search latency: exact at the paper's 18,408 proofs, FAISS at 1,000,000, with FAISS's recall; fusion and explanations.
+"""Benchmark search latency: exact at 18,408 proofs, FAISS at 1,000,000 (and its recall), fusion, explanations.
 
 A query is timed end to end through ``SearchIndex.search``: parsing its LaTeX-flavoured text
 (the project's TeX converter, then the linearizer's MathML reader), encoding it with the index's
@@ -216,7 +216,8 @@ def http_row(port: int, texts: list[str], clients: int, repeats: int, n: int, sc
     if errors:
         raise RuntimeError(f"{len(errors)} requests failed, e.g. {errors[0]}")
     return {"n": n, "scorer": scorer, "via": "http /api/search", "clients": clients, "queries": len(lat),
-            **percentiles(lat), "throughput_qps": round(len(lat) / wall, 1), "load_avg_1min": round(os.getloadavg()[0], 1)}
+            **percentiles(lat), "throughput_qps": round(len(lat) / wall, 1),
+            "load_avg_1min": round(os.getloadavg()[0], 1)}
 
 
 # ----------------------------------------------------------------------------- explanations
@@ -254,7 +255,8 @@ def explain_rows(ix: SearchIndex, texts: list[str], n_queries: int, lime_samples
             row = ix.row_of[longest] if query == longest else hits[0].row
             others = [list(ix.table["proof_tokens"].iat[h.row]) for h in hits if h.row != row][:9]
             t0 = time.perf_counter()
-            exp = explain_pair(ix.matcher, statement, list(ix.table["proof_tokens"].iat[row]), others, lime_samples, seed)
+            proof = list(ix.table["proof_tokens"].iat[row])
+            exp = explain_pair(ix.matcher, statement, proof, others, lime_samples, seed)
             rows.append({"bench": f"LIME {label} (Figure 2, for comparison)", "method": "lime", "samples": lime_samples,
                          "tokens": len(exp.tokens), "ms": round(1000 * (time.perf_counter() - t0), 1),
                          "r2": round(exp.r2, 3)})

@@ -110,7 +110,8 @@ def fusion_weight(run_dir: str | os.PathLike, weight: float | None = None) -> di
     if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not np.isfinite(weight) or weight < 0:
         raise ValueError(f"fusion weight must be a finite number >= 0; got {weight!r}"
                          + (f" in {path}" if source == "run" else ""))
-    out: dict[str, Any] = {"weight": float(weight), "source": source, "file": str(path) if recorded is not None else None}
+    out: dict[str, Any] = {"weight": float(weight), "source": source,
+                           "file": str(path) if recorded is not None else None}
     if recorded is not None:
         out["file_sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
         out["run_weight"] = recorded.get("weight")
@@ -184,7 +185,8 @@ def _tfidf_fit(statements: list[list[str]], proofs: list[list[str]]) -> tuple[di
     return vocab, np.asarray(vec.idf_, np.float64)
 
 
-def build_index(out_dir: str | os.PathLike, data_parquet: str | os.PathLike, *, run_dir: str | os.PathLike | None = None,
+def build_index(out_dir: str | os.PathLike, data_parquet: str | os.PathLike, *,
+                run_dir: str | os.PathLike | None = None,
                 method: str = "model", pairs_parquet: str | os.PathLike | None = None,
                 articles_parquet: str | os.PathLike | None = None, parts: Sequence[str] = PARTS,
                 backend: str = "auto", batch_size: int = 64, seed: int = 0, target_recall: float = 0.95,
@@ -264,8 +266,9 @@ def build_index(out_dir: str | os.PathLike, data_parquet: str | os.PathLike, *, 
     log.info("index %s: %d proofs (%s, %s backend) in %.1fs", target, meta["n"], method, meta["backend"],
              meta["build_seconds"])
     if fusion is not None:
-        log.info("fusion weight %.4g (%s%s)", fusion["weight"], "given by hand" if fusion["source"] == "hand" else "from ",
-                 "" if fusion["source"] == "hand" else fusion["file"])
+        by_hand = fusion["source"] == "hand"
+        log.info("fusion weight %.4g (%s%s)", fusion["weight"], "given by hand" if by_hand else "from ",
+                 "" if by_hand else fusion["file"])
     return meta
 
 
@@ -306,7 +309,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fusion", action="store_const", const="fusion", dest="method",
                         help="the same as --method fusion")
     parser.add_argument("--fusion-weight", type=float, default=None, metavar="λ",
-                        help=f"fusion: this λ instead of RUN/{FUSION_FILE}'s (recorded in index.json as given by hand)")
+                        help=f"fusion: this λ instead of RUN/{FUSION_FILE}'s (recorded in index.json as given "
+                             "by hand)")
     parser.add_argument("--pairs", help="results/data/pairs.parquet: the XHTML fragments to display")
     parser.add_argument("--articles", help="results/corpus/articles.parquet: article titles")
     parser.add_argument("--parts", nargs="+", default=list(PARTS), choices=PARTS)

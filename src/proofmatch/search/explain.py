@@ -35,7 +35,6 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from proofmatch.data.views import is_math
 from proofmatch.evaluation.figure import DEFAULT_UNK, display_token

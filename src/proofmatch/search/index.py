@@ -3,14 +3,15 @@
 An index folder holds
 
 * ``index.json``: method (``model``, ``tfidf``, ``bm25`` or ``fusion``), size, parts, backend
-  (``exact`` or ``faiss``) and, for a model or fusion index, the run it came from: the digest of the model files, the training
-  run's fingerprint (:func:`proofmatch.models.checkpoint.fingerprint`) and ``metrics.json``
-  (which records the fingerprint). An index never mixes models: the query encoder is the copy in
-  ``model/``, and loading checks its digest against ``index.json``;
+  (``exact`` or ``faiss``) and, for a model or fusion index, the run it came from: the digest of
+  the model files, the training run's fingerprint
+  (:func:`proofmatch.models.checkpoint.fingerprint`) and ``metrics.json`` (which records the
+  fingerprint). An index never mixes models: the query encoder is the copy in ``model/``, and
+  loading checks its digest against ``index.json``;
 * ``proofs.parquet``: one row per pair, in the order of :func:`proofmatch.data.splits.read_parts`
   (parts in the order asked, file order within a part): pair_id, article_id, part, kind, title,
-  statement_text, statement_xml, proof_xml, proof_text, statement_tokens, proof_tokens (an index built before
-  proof tokens were stored cannot explain its results: :mod:`proofmatch.search.explain`);
+  statement_text, statement_xml, proof_xml, proof_text, statement_tokens, proof_tokens (an index
+  built before proof tokens were stored cannot explain its results: :mod:`proofmatch.search.explain`);
 * a model index: ``proof_vectors.npy`` ``B``, ``proof_bias.npy``, ``statement_vectors.npy``
   ``A``, ``statement_bias.npy`` from :meth:`proofmatch.models.matcher.Matcher.factors`, so that
   ``score = A @ B.T + row_bias + col_bias`` (paper §6: ``sᵀWp + b`` with ``sᵀW`` folded into

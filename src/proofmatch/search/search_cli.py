@@ -45,7 +45,8 @@ def _print_text(index, q, hits, lines: int) -> None:
         own = "  [its own proof]" if h.is_own_proof else ""
         halves = (f"  learned {h.learned:.4f} (#{h.learned_rank}), BM25 {h.bm25:.4f} (#{h.bm25_rank})"
                   if h.learned is not None else "")
-        print(f"\n{h.rank:>3}. {h.score:9.4f}  {rec['pair_id']}  ({rec['kind'] or 'proof'}, {rec['part']}){own}{halves}")
+        print(f"\n{h.rank:>3}. {h.score:9.4f}  {rec['pair_id']}  ({rec['kind'] or 'proof'}, {rec['part']})"
+              f"{own}{halves}")
         print(f"     {rec['article_id']}{title}")
         wrapped = textwrap.wrap(rec["proof"], width=96)
         for line in wrapped[:lines]:
