@@ -52,6 +52,7 @@ import scipy.sparse as sp
 from proofmatch.search import ann
 from proofmatch.search.display import fragment_text
 from proofmatch.search.build import EXACT_MAX_N
+from proofmatch.search.explain import explain
 from proofmatch.search.index import SearchIndex
 
 
@@ -231,7 +232,7 @@ def explain_rows(ix: SearchIndex, texts: list[str], n_queries: int, lime_samples
     for t in texts[:n_queries]:
         _, hits = ix.search(t, k=1)
         t0 = time.perf_counter()
-        e = ix.explain(t, hits[0].pair_id)
+        e = explain(ix, t, hits[0].pair_id)
         lat.append(1000 * (time.perf_counter() - t0))
         tokens.append(e["budget"]["tokens"])
     rows.append({"bench": "explain top result", "method": "occlusion", "scorer": ix.method, "n": ix.n,
@@ -242,7 +243,7 @@ def explain_rows(ix: SearchIndex, texts: list[str], n_queries: int, lime_samples
     lat = []
     for _ in range(3):
         t0 = time.perf_counter()
-        e = ix.explain(longest, longest)
+        e = explain(ix, longest, longest)
         lat.append(1000 * (time.perf_counter() - t0))
     rows.append({"bench": "explain longest pair", "method": "occlusion", "scorer": ix.method, "pair_id": longest,
                  "tokens": e["budget"]["tokens"], **percentiles(lat)})

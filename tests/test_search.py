@@ -18,6 +18,7 @@ from proofmatch.evaluation.evaluate import token_lists
 from proofmatch.search import query as Q
 from proofmatch.search.display import fragment_text, safe_html
 from proofmatch.search.build import build_index
+from proofmatch.search.explain import explain
 from proofmatch.search.index import SearchIndex, files_digest, top_order
 from proofmatch.data.splits import read_part
 from searchdata import hostile_row
@@ -345,7 +346,7 @@ def test_fusion_search_is_evaluations_fused_row(search_demo, tmp_path):
     row of ``fusion.fused_scorer`` over the model's factors and the BM25 baseline, as evaluation
     scores the test part."""
     from proofmatch.evaluation.baselines import bm25_scorer
-    from proofmatch.evaluation.decode import factor_scorer
+    from proofmatch.decoding.local import factor_scorer
     from proofmatch.evaluation.fusion import fused_scorer
     from proofmatch.models.matcher import load_matcher
     from searchdata import fusion_index as build
@@ -417,7 +418,7 @@ def test_explain_gives_each_token_its_share_in_a_toy_model(search_demo):
     tab = ix.table
     row = next(i for i, p in enumerate(tab["proof_tokens"]) if list(p).count("$x") >= 2)
     pid, proof = tab["pair_id"].iat[row], list(tab["proof_tokens"].iat[row])
-    e = ix.explain(r"Let $x$ and $y$ be reals with $x < y$.", pid)
+    e = explain(ix, r"Let $x$ and $y$ be reals with $x < y$.", pid)
     q = ix.parse(r"Let $x$ and $y$ be reals with $x < y$.")
     assert e["method"] == "occlusion" and e["scorer"] == "model" and e["budget"]["perturbations"] == len(q.tokens) + len(proof)
     assert [t["token"] for t in e["statement"]] == q.tokens and [t["token"] for t in e["proof"]] == proof
@@ -432,7 +433,7 @@ def test_explain_fusion_splits_each_contribution_into_its_halves(fusion_index):
     ix = fusion_index
     text = r"Let $f$ be continuous on $[a, b]$. Then $f$ is bounded."
     _, hits = ix.search(text, k=3, part="test")
-    e = ix.explain(text, hits[1].pair_id, part="test")
+    e = explain(ix, text, hits[1].pair_id, part="test")
     assert e["scorer"] == "fusion" and e["score"] == pytest.approx(hits[1].score, rel=1e-4, abs=1e-4)
     assert e["fusion"]["learned"] == pytest.approx(hits[1].learned, rel=1e-4)
     assert e["fusion"]["bm25"] == pytest.approx(hits[1].bm25, rel=1e-6)
@@ -455,13 +456,13 @@ def test_explain_refuses_what_it_cannot_explain(fusion_index, search_demo, tmp_p
     for args, message in [(("", pid), "empty query"), (("Let $x$", "nope/S1"), "no proof with id 'nope/S1'"),
                           (("Let $x$", ""), "say which proof"), (("Let $x$", pid, "test"), "not among the proofs of the test part")]:
         with pytest.raises(Q.QueryError, match=message):
-            ix.explain(*args)
+            explain(ix, *args)
     with pytest.raises(Q.QueryError, match=r"have \d+ tokens together, the limit is 20"):
-        ix.explain("Let $x$ be a real number", pid, max_tokens=20)
+        explain(ix, "Let $x$ be a real number", pid, max_tokens=20)
     old = SearchIndex(search_demo["index"])
     old.table = old.table.drop(columns=["proof_tokens"])
     with pytest.raises(Q.QueryError, match="built without its proofs' tokens"):
-        old.explain("Let $x$", pid)
+        explain(old, "Let $x$", pid)
 
 
 def test_cli_fusion_index_help_and_explain(search_demo, tmp_path, capsys):
@@ -504,7 +505,7 @@ def test_explain_bm25_and_tfidf_indexes_rescore_like_bm25okapi(search_demo, tmp_
 
     text = r"Let $f$ be continuous on $[a, b]$. Then $f$ is bounded."
     _, hits = ix.search(text, k=2)
-    e = ix.explain(text, hits[0].pair_id)
+    e = explain(ix, text, hits[0].pair_id)
     statement, proof = [t["token"] for t in e["statement"]], proofs[hits[0].row]
     assert e["scorer"] == "bm25" and e["score"] == pytest.approx(okapi(statement, proof)) == pytest.approx(hits[0].score, rel=1e-5)
     for i, t in enumerate(e["statement"]):
@@ -515,10 +516,10 @@ def test_explain_bm25_and_tfidf_indexes_rescore_like_bm25okapi(search_demo, tmp_
     assert any(t["weight"] > 0 for t in e["proof"])
     ix.bm25_fit = None  # an index built before the statistics were stored
     with pytest.raises(Q.QueryError, match="without its BM25 statistics"):
-        ix.explain(text, hits[0].pair_id)
+        explain(ix, text, hits[0].pair_id)
     build_index(tmp_path / "tfidf", search_demo["data"], method="tfidf", parts=["test"])
     tf = SearchIndex(tmp_path / "tfidf")
     _, hits = tf.search(text, k=1)
-    e = tf.explain(text, hits[0].pair_id)
+    e = explain(tf, text, hits[0].pair_id)
     assert e["scorer"] == "tfidf" and e["score"] == pytest.approx(hits[0].score, rel=1e-5)
     assert len(e["proof"]) == len(tf.table["proof_tokens"].iat[hits[0].row])

@@ -18,6 +18,7 @@ from fastapi.testclient import TestClient
 
 from proofmatch.search.display import fragment_text
 from proofmatch.search.build import build_index
+from proofmatch.search.explain import explain
 from proofmatch.search.index import SearchIndex
 from proofmatch.search.web import CSP, RateLimiter, create_app, is_loopback
 from searchdata import hostile_row
@@ -138,7 +139,7 @@ def test_page_shows_the_halves_and_highlights_an_explanation(fusion_index):
     item = page.text[page.text.index(f'data-pair-id="{pid}"'):]
     item = item[:item.index("</li>")]
     assert 'id="explanation"' in item and "Occlusion" in item
-    e = ix.explain(text, pid, part="test")
+    e = explain(ix, text, pid, part="test")
     spans = re.findall(r'<span class="tok (\w+)(?: math)?" data-weight="([^"]+)"', item)
     assert len(spans) == len(e["statement"]) + len(e["proof"])
     top = max(abs(t["weight"]) for t in e["statement"] + e["proof"])
@@ -306,7 +307,7 @@ def test_browser_explains_a_fusion_result(fusion_index, browser):
         assert browser.find_element(By.ID, "q").get_attribute("value") == text  # the search stays
         statement = panel.find_elements(By.CSS_SELECTOR, "#explain-statement .tok")
         proof = panel.find_elements(By.CSS_SELECTOR, "#explain-proof .tok")
-        e = fusion_index.explain(text, pid, part="test")
+        e = explain(fusion_index, text, pid, part="test")
         assert len(statement) == len(e["statement"]) and len(proof) == len(e["proof"])
         lit = [s for s in statement + proof if s.get_attribute("class").split()[1] != "zero"]
         assert lit and any(float(s.get_attribute("data-weight")) != 0 for s in lit)

@@ -32,16 +32,14 @@ built before proof tokens were stored.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from proofmatch.data.views import is_math
 from proofmatch.evaluation.figure import DEFAULT_UNK, display_token
+from proofmatch.search.index import SearchIndex, count_vectors, tfidf_vectors
 from proofmatch.search.query import MAX_QUERY_CHARS, QueryError
-
-if TYPE_CHECKING:
-    from proofmatch.search.index import SearchIndex
 
 METHOD = "occlusion"
 MAX_EXPLAIN_TOKENS = 1200  # statement + proof tokens masked in one explanation
@@ -61,7 +59,7 @@ def _cross(S: np.ndarray, P: np.ndarray, row: np.ndarray, col: np.ndarray) -> tu
     return S @ P[0] + row + col[0], P @ S[0] + row[0] + col
 
 
-def learned_cross(index: "SearchIndex", statements: list[list[str]], proofs: list[list[str]],
+def learned_cross(index: SearchIndex, statements: list[list[str]], proofs: list[list[str]],
                   batch_size: int = BATCH_SIZE) -> tuple[np.ndarray, np.ndarray]:
     """The model's scores of every masked statement with the proof and of the statement with every
     masked proof: one ``Matcher.factors`` call (each side encoded in batches)."""
@@ -69,11 +67,9 @@ def learned_cross(index: "SearchIndex", statements: list[list[str]], proofs: lis
     return _cross(A, B, row, col)
 
 
-def lexical_cross(index: "SearchIndex", statements: list[list[str]], proofs: list[list[str]]
+def lexical_cross(index: SearchIndex, statements: list[list[str]], proofs: list[list[str]]
                   ) -> tuple[np.ndarray, np.ndarray]:
     """BM25 or TF-IDF scores of the same masked pairs: sparse rows, two products."""
-    from proofmatch.search.index import count_vectors, tfidf_vectors
-
     if index.method == "tfidf":
         Q, D = tfidf_vectors(statements, index.vocab, index.idf), tfidf_vectors(proofs, index.vocab, index.idf)
     else:
@@ -100,7 +96,7 @@ def _z(x: np.ndarray, mean: float, std: float) -> np.ndarray:
     return (x - mean) / std if std > 0 else np.zeros_like(x)
 
 
-def explain(index: "SearchIndex", text: str, pair_id: str, part: str | None = None, kind: str = "auto",
+def explain(index: SearchIndex, text: str, pair_id: str, part: str | None = None, kind: str = "auto",
             max_chars: int = MAX_QUERY_CHARS, max_tokens: int = MAX_EXPLAIN_TOKENS,
             batch_size: int = BATCH_SIZE) -> dict[str, Any]:
     """The contribution of each query and proof token to the score of ``pair_id``'s proof for the

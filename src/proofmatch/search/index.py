@@ -271,7 +271,7 @@ class SearchIndex:
 
     def learned_scores(self, q: Query, part: str | None = None) -> np.ndarray:
         """The model's scores of every candidate (float32 ``a @ Bᵀ``, ``+= row_bias``, ``+= col_bias``,
-        as :func:`proofmatch.evaluation.decode.factor_scorer` computes a row)."""
+        as :func:`proofmatch.decoding.local.factor_scorer` computes a row)."""
         c = self._candidates(part)
         vec, rb = self._learned_query(q)
         mat = c.dense
@@ -360,15 +360,6 @@ class SearchIndex:
             gold = int(own[0]) if len(own) else None
         order = top_order(S[0], len(ids), gold)
         return ids[order], S[0][order]
-
-    def explain(self, text: str, pair_id: str, part: str | None = None, kind: str = "auto",
-                max_chars: int = MAX_QUERY_CHARS, max_tokens: int | None = None) -> dict[str, Any]:
-        """Why ``pair_id``'s proof matches a query: each token's contribution to the score that
-        ranked it (:func:`proofmatch.search.explain.explain`)."""
-        from proofmatch.search import explain as ex
-
-        return ex.explain(self, text, pair_id, part=part, kind=kind, max_chars=max_chars,
-                          max_tokens=ex.MAX_EXPLAIN_TOKENS if max_tokens is None else max_tokens)
 
     # -- results for people ------------------------------------------------------------------
 

@@ -72,7 +72,9 @@ def main(args: argparse.Namespace) -> int:
         if args.page < 1:
             raise QueryError("pages start at 1")
         if args.explain is not None:
-            e = index.explain(text, args.explain, part=args.part, kind=args.kind, max_chars=args.max_chars)
+            from proofmatch.search.explain import explain
+
+            e = explain(index, text, args.explain, part=args.part, kind=args.kind, max_chars=args.max_chars)
             if args.json:
                 print(json.dumps({"index": index.describe(), **e}, ensure_ascii=False, indent=2))
             else:

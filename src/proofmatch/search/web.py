@@ -39,7 +39,7 @@ from fastapi import FastAPI, Request  # at module level: the endpoints' string a
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.templating import Jinja2Templates
 
-from proofmatch.search.explain import MAX_EXPLAIN_TOKENS
+from proofmatch.search.explain import MAX_EXPLAIN_TOKENS, explain
 from proofmatch.search.index import MAX_RESULTS
 from proofmatch.search.query import QueryError
 from proofmatch.data.splits import PARTS
@@ -135,7 +135,7 @@ def create_app(index: Any, *, max_query_chars: int = DEFAULT_MAX_QUERY_CHARS, ra
         if part and part not in parts:
             raise QueryError(f"unknown part {part!r}; this index has {', '.join(parts)}")
         with search_lock:
-            return index.explain(q, pair_id, part=part or None, max_chars=max_query_chars,
+            return explain(index, q, pair_id, part=part or None, max_chars=max_query_chars,
                                  max_tokens=max_explain_tokens)
 
     @app.get("/static/style.css")
