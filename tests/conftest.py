@@ -52,3 +52,12 @@ def search_index(search_demo):
     from proofmatch.search.index import SearchIndex
 
     return SearchIndex(search_demo["index"])
+
+
+@pytest.fixture(scope="session")
+def fusion_index(search_demo, tmp_path_factory):
+    """A fusion index (NPT + BM25, λ from the run's fusion.json) of the small demo build."""
+    from searchdata import fusion_index as build
+    from proofmatch.search.index import SearchIndex
+
+    return SearchIndex(build(search_demo, tmp_path_factory.mktemp("fusion")))

@@ -96,3 +96,28 @@ def hostile_row(pairs_parquet: Path, out: Path) -> tuple[Path, str]:
     write_parquet(pairs, out)
     os.utime(out)
     return out, pid
+
+
+FUSION_WEIGHT = 0.75  # the λ the test run's fusion.json records (any value > 0 exercises both halves)
+
+
+def fusion_index(demo: dict[str, Path], root: Path, parts: tuple[str, ...] = ("train", "dev", "test")) -> Path:
+    """A fusion index of the mini demo's NPT run, its λ read from the run's ``fusion.json`` as the
+    workflow's fusion rule writes it (a copy of the run, so the session's run stays as built)."""
+    import json
+    import shutil
+
+    run = root / "run"
+    if not run.exists():
+        shutil.copytree(demo["run"], run)
+        (run / "fusion.json").write_text(json.dumps({"weight": FUSION_WEIGHT, "dev_mrr": {"0.75": 0.5}}))
+    out = root / ("fusion-" + "-".join(parts))
+    if not (out / "index.json").exists():
+        n = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            build_index(out, demo["data"], run_dir=run, method="fusion", pairs_parquet=demo["pairs"],
+                        articles_parquet=demo["articles"], parts=list(parts))
+        finally:
+            torch.set_num_threads(n)
+    return out

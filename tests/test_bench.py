@@ -45,3 +45,23 @@ def test_bench_paper_train_counts_steps_and_judges_against_chance(tmp_path):
     assert far.returncode == 1 and "goal not reached" in far.stderr
     far_summary = json.loads((tmp_path / "far.json").read_text())
     assert not far_summary["reached"] and far_summary["settings"]["w_init"] == "zeros"
+
+
+def test_bench_search_times_fusion_in_process_over_http_and_explanations(fusion_index, tmp_path):
+    """bench_search on the small demo's fusion index: synthetic proofs with real BM25 rows, the
+    in-process row, 1 and 2 HTTP clients against the served app, and the explanation rows."""
+    out = tmp_path / "rows.json"
+    done = subprocess.run([sys.executable, str(REPO / "bench/bench_search.py"), "--index", str(fusion_index.path),
+                           "--sizes", "300", "--queries", "4", "--repeats", "1", "--clients", "1", "2",
+                           "--explain", "2", "--lime-samples", "50", "--out", str(out)],
+                          timeout=600, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = json.loads(out.read_text())
+    explain = {r["bench"]: r for r in rows if "bench" in r}
+    assert explain["explain top result"]["queries"] == 2 and explain["explain top result"]["method"] == "occlusion"
+    assert explain["explain longest pair"]["tokens"] > 0
+    assert {r["samples"] for k, r in explain.items() if k.startswith("LIME")} == {50}
+    search = [r for r in rows if "bench" not in r]
+    assert [(r["via"], r["clients"], r["queries"]) for r in search] == [
+        ("in-process", 1, 4), ("http /api/search", 1, 4), ("http /api/search", 2, 8)]
+    assert all(r["scorer"] == "fusion" and r["n"] == 300 and r["p95_ms"] >= r["p50_ms"] > 0 for r in search)

@@ -18,6 +18,7 @@ from proofmatch.evaluation.evaluate import token_lists
 from proofmatch.search import query as Q
 from proofmatch.search.display import fragment_text, safe_html
 from proofmatch.search.build import build_index
+from proofmatch.search.explain import explain
 from proofmatch.search.index import SearchIndex, files_digest, top_order
 from proofmatch.data.splits import read_part
 from searchdata import hostile_row
@@ -281,3 +282,244 @@ def test_real_latexml_for_tex_beyond_the_subset():
     q = Q.parse_query(r"If $|X| = \aleph_0$ then $\oint_C f = 0$ for $x \in X$.")
     assert q.converters == ["latexml", "latexml", "texmath"]
     assert {"$ℵ", "$0", "$∮", "$C", "$f"} <= set(q.tokens) and q.tokens[-4:] == ["$x", "$∈", "$X", "."]
+
+
+# ----------------------------------------------------------------------------- fusion
+
+
+def _independent_halves(search_demo, ix, q_id: str, part: str | None):
+    """The learned and BM25 scores of an id query over the part's proofs, computed without the
+    fusion index: the model index's factors, and BM25 weights (idf over every indexed proof)
+    fitted here from the split file."""
+    from proofmatch.evaluation.baselines import bm25_weights
+    from proofmatch.search.index import count_vectors
+
+    model = SearchIndex(search_demo["index"])
+    learned = model.scores(model.parse(q_id), part)
+    data = pd.concat([read_part(search_demo["data"], p) for p in ix.meta["parts"]], ignore_index=True)
+    assert data["pair_id"].tolist() == ix.table["pair_id"].tolist()
+    W, vocab = bm25_weights(token_lists(data["proof_tokens"]))
+    cols = np.arange(len(data)) if part is None else np.flatnonzero(data["part"].to_numpy() == part)
+    st = token_lists(data.loc[data["pair_id"] == q_id, "statement_tokens"])
+    bm25 = np.asarray((count_vectors(st, vocab) @ W[cols].T).toarray()[0], np.float32)
+    return learned, bm25, cols
+
+
+@pytest.mark.parametrize("part", [None, "test"])
+def test_fusion_hits_are_fuse_of_the_two_halves(search_demo, fusion_index, part):
+    from proofmatch.evaluation.fusion import fuse
+
+    ix = fusion_index
+    assert ix.method == "fusion" and ix.fusion_weight == 0.75 and ix.meta["fusion"]["source"] == "run"
+    ids = ix.table.loc[ix.table["part"] == "test", "pair_id"].tolist()
+    for pid in ids[::19]:
+        learned, bm25, cols = _independent_halves(search_demo, ix, pid, part)
+        fused = fuse(learned[None], bm25[None], 0.75)[0]
+        gold = int(np.flatnonzero(ix.table["pair_id"].to_numpy()[cols] == pid)[0])
+        _, hits = ix.search(pid, k=10, part=part)
+        order = top_order(fused, 10, gold)
+        assert [h.row for h in hits] == cols[order].tolist()
+        np.testing.assert_allclose([h.score for h in hits], fused[order], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose([h.learned for h in hits], learned[order], rtol=1e-5)
+        np.testing.assert_allclose([h.bm25 for h in hits], bm25[order], rtol=1e-5)
+        assert [h.learned_rank for h in hits] == [1 + int((learned > learned[i]).sum()) for i in order]
+        assert [h.bm25_rank for h in hits] == [1 + int((bm25 > bm25[i]).sum()) for i in order]
+        assert {ix.table["part"].iat[h.row] for h in hits} <= ({"test"} if part else {"train", "dev", "test"})
+
+
+def test_fusion_part_filter_standardises_over_the_part(fusion_index):
+    """Searching one part standardises each half over that part's proofs, not over the whole index."""
+    from proofmatch.evaluation.fusion import standardize
+
+    ix = fusion_index
+    pid = ix.table.loc[ix.table["part"] == "test", "pair_id"].iloc[4]
+    q = ix.parse(pid)
+    whole, test = ix.halves(q), ix.halves(q, "test")
+    rows = np.flatnonzero(ix.table["part"].to_numpy() == "test")
+    np.testing.assert_allclose(test.learned, whole.learned[rows], rtol=1e-6)  # the same raw halves...
+    np.testing.assert_allclose(test.fused, standardize(test.learned) + 0.75 * standardize(test.bm25), rtol=1e-5)
+    assert not np.allclose(test.fused, whole.fused[rows], atol=1e-3)  # ...standardised over other pools
+
+
+def test_fusion_search_is_evaluations_fused_row(search_demo, tmp_path):
+    """An index of the test part alone: searching a test statement by id returns the top 10 of its
+    row of ``fusion.fused_scorer`` over the model's factors and the BM25 baseline, as evaluation
+    scores the test part."""
+    from proofmatch.evaluation.baselines import bm25_scorer
+    from proofmatch.decoding.local import factor_scorer
+    from proofmatch.evaluation.fusion import fused_scorer
+    from proofmatch.models.matcher import load_matcher
+    from searchdata import fusion_index as build
+
+    ix = SearchIndex(build(search_demo, tmp_path, parts=("test",)))
+    test = read_part(search_demo["data"], "test")
+    st, pf = token_lists(test["statement_tokens"]), token_lists(test["proof_tokens"])
+    A, B, row, col = load_matcher(search_demo["run"]).factors(st, pf)
+    scorer = fused_scorer(factor_scorer(A, B, row, col), bm25_scorer(st, pf), 0.75)
+    local = local_decode(scorer, len(test), 10, progress=False)
+    for i in range(0, len(test), 9):
+        _, hits = ix.search(test["pair_id"].iat[i], k=10)
+        assert [h.row for h in hits] == local.topk_idx[i].tolist()
+        np.testing.assert_allclose([h.score for h in hits], local.topk_score[i], rtol=1e-4, atol=1e-4)
+
+
+def test_fusion_weight_from_the_run_or_by_hand(search_demo, fusion_index, tmp_path):
+    from proofmatch.search.build import fusion_weight
+
+    meta = fusion_index.meta
+    run = meta["run"]["run_dir"]
+    assert meta["fusion"]["file"] == os.path.join(run, "fusion.json") and meta["fusion"]["recorded"]["weight"] == 0.75
+    assert meta["bm25"]["idf_over"] == "the indexed proofs" and "proof_tokens" in fusion_index.table
+    tab = fusion_index.table.iloc[::97]
+    assert tab["proof_text"].tolist() == [fragment_text(x) for x in tab["proof_xml"]]  # read once, at build
+    assert fusion_index.describe()["scorer"] == "fusion" and fusion_index.describe()["fusion_weight_source"] == "run"
+    hand = fusion_weight(run, 2.0)
+    assert hand["weight"] == 2.0 and hand["source"] == "hand" and hand["run_weight"] == 0.75
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    assert fusion_weight(bare, 1.5) == {"weight": 1.5, "source": "hand", "file": None}
+    with pytest.raises(ValueError, match="fusion.json does not exist.*--fusion-weight"):
+        fusion_weight(bare)
+    for content, message in [("{", "is not JSON"), ('{"lambda": 1}', "has no 'weight'"),
+                             ('{"weight": -1}', "finite number >= 0"), ('{"weight": "1"}', "finite number"),
+                             ('[1]', "no JSON object")]:
+        (bare / "fusion.json").write_text(content)
+        with pytest.raises(ValueError, match=message):
+            fusion_weight(bare)
+    with pytest.raises(ValueError, match="finite number"):
+        fusion_weight(run, float("nan"))
+    kw = dict(run_dir=run, method="fusion", parts=["test"])
+    with pytest.raises(ValueError, match="FAISS"):
+        build_index(tmp_path / "f1", search_demo["data"], backend="faiss", **kw)
+    with pytest.raises(ValueError, match=r"above the exact limit \(50\).*--backend exact"):
+        build_index(tmp_path / "f2", search_demo["data"], exact_max_n=50, **kw)
+    assert not (tmp_path / "f2").exists()
+    big = build_index(tmp_path / "f3", search_demo["data"], exact_max_n=50, backend="exact", fusion_weight_by_hand=1.0, **kw)
+    assert big["backend"] == "exact" and big["fusion"]["source"] == "hand" and "faiss" not in big
+    with pytest.raises(ValueError, match="for --method fusion only"):
+        build_index(tmp_path / "f4", search_demo["data"], method="bm25", fusion_weight_by_hand=1.0)
+
+
+# ----------------------------------------------------------------------------- why this proof
+
+
+class CountX:
+    """A toy matcher: score = (number of ``$x`` in the statement) * (number in the proof) + 1."""
+
+    def factors(self, statements, proofs, batch_size=64):
+        A = np.array([[s.count("$x")] for s in statements], np.float32).reshape(-1, 1)
+        B = np.array([[p.count("$x")] for p in proofs], np.float32).reshape(-1, 1)
+        return A, B, np.ones(len(A), np.float32), np.zeros(len(B), np.float32)
+
+
+def test_explain_gives_each_token_its_share_in_a_toy_model(search_demo):
+    ix = SearchIndex(search_demo["index"])
+    ix.matcher = CountX()
+    tab = ix.table
+    row = next(i for i, p in enumerate(tab["proof_tokens"]) if list(p).count("$x") >= 2)
+    pid, proof = tab["pair_id"].iat[row], list(tab["proof_tokens"].iat[row])
+    e = explain(ix, r"Let $x$ and $y$ be reals with $x < y$.", pid)
+    q = ix.parse(r"Let $x$ and $y$ be reals with $x < y$.")
+    assert e["method"] == "occlusion" and e["scorer"] == "model" and e["budget"]["perturbations"] == len(q.tokens) + len(proof)
+    assert [t["token"] for t in e["statement"]] == q.tokens and [t["token"] for t in e["proof"]] == proof
+    assert e["score"] == pytest.approx(2 * proof.count("$x") + 1)
+    for t in e["statement"]:  # masking one $x of the statement loses one proof count of $x
+        assert t["weight"] == pytest.approx(proof.count("$x") if t["token"] == "$x" else 0.0)
+    for t in e["proof"]:
+        assert t["weight"] == pytest.approx(2.0 if t["token"] == "$x" else 0.0)
+
+
+def test_explain_fusion_splits_each_contribution_into_its_halves(fusion_index):
+    ix = fusion_index
+    text = r"Let $f$ be continuous on $[a, b]$. Then $f$ is bounded."
+    _, hits = ix.search(text, k=3, part="test")
+    e = explain(ix, text, hits[1].pair_id, part="test")
+    assert e["scorer"] == "fusion" and e["score"] == pytest.approx(hits[1].score, rel=1e-4, abs=1e-4)
+    assert e["fusion"]["learned"] == pytest.approx(hits[1].learned, rel=1e-4)
+    assert e["fusion"]["bm25"] == pytest.approx(hits[1].bm25, rel=1e-6)
+    assert e["fusion"]["pool"]["n"] == ix.size("test")
+    assert len(e["statement"]) == e["query"]["n_tokens"] and len(e["proof"]) == len(ix.table["proof_tokens"].iat[hits[1].row])
+    for t in e["statement"] + e["proof"]:
+        assert t["weight"] == pytest.approx(t["learned"] + t["bm25"], abs=1e-9)
+    # BM25 is linear in the query's counts, and a proof token the query lacks never changes BM25
+    query_terms = {t["token"] for t in e["statement"]}
+    for t in e["proof"]:
+        if t["token"] not in query_terms:
+            assert t["bm25"] == pytest.approx(0.0, abs=1e-9)
+    assert any(t["bm25"] > 0 for t in e["proof"]) and any(t["learned"] != 0 for t in e["statement"])
+    assert e["max_abs_weight"] == max(abs(t["weight"]) for t in e["statement"] + e["proof"])
+
+
+def test_explain_refuses_what_it_cannot_explain(fusion_index, search_demo, tmp_path):
+    ix = fusion_index
+    pid = ix.table.loc[ix.table["part"] == "train", "pair_id"].iloc[0]
+    for args, message in [(("", pid), "empty query"), (("Let $x$", "nope/S1"), "no proof with id 'nope/S1'"),
+                          (("Let $x$", ""), "say which proof"), (("Let $x$", pid, "test"), "not among the proofs of the test part")]:
+        with pytest.raises(Q.QueryError, match=message):
+            explain(ix, *args)
+    with pytest.raises(Q.QueryError, match=r"have \d+ tokens together, the limit is 20"):
+        explain(ix, "Let $x$ be a real number", pid, max_tokens=20)
+    old = SearchIndex(search_demo["index"])
+    old.table = old.table.drop(columns=["proof_tokens"])
+    with pytest.raises(Q.QueryError, match="built without its proofs' tokens"):
+        explain(old, "Let $x$", pid)
+
+
+def test_cli_fusion_index_help_and_explain(search_demo, tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["index", "--help"])
+    helptext = capsys.readouterr().out
+    assert "fusion" in helptext and "--fusion-weight" in helptext and "fusion.json" in helptext
+    assert cli.main(["index", str(search_demo["data"]), "--out", str(tmp_path / "fx"), "--run", str(search_demo["run"]),
+                     "--fusion", "--parts", "test"]) == 2
+    assert "fusion.json does not exist" in capsys.readouterr().err
+    assert cli.main(["index", str(search_demo["data"]), "--out", str(tmp_path / "fx"), "--run", str(search_demo["run"]),
+                     "--fusion", "--fusion-weight", "1.5", "--parts", "test", "--pairs", str(search_demo["pairs"])]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["fusion_weight_source"] == "hand"
+    pid = str(read_part(search_demo["data"], "test")["pair_id"].iloc[0])
+    assert cli.main(["search", str(tmp_path / "fx"), pid, "--json", "-k", "3"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["scorer"] == "fusion" and {"learned_score", "bm25_score", "learned_rank", "bm25_rank"} <= set(out["results"][0])
+    assert cli.main(["search", str(tmp_path / "fx"), pid, "-k", "2"]) == 0
+    assert "λ = 1.5, given by hand" in capsys.readouterr().out
+    assert cli.main(["search", str(tmp_path / "fx"), pid, "--explain", out["results"][0]["pair_id"], "--json"]) == 0
+    e = json.loads(capsys.readouterr().out)
+    assert e["method"] == "occlusion" and len(e["proof"]) > 0
+    assert cli.main(["search", str(tmp_path / "fx"), pid, "--explain", "no/such"]) == 2
+    assert "no proof with id" in capsys.readouterr().err
+
+
+def test_explain_bm25_and_tfidf_indexes_rescore_like_bm25okapi(search_demo, tmp_path):
+    """A BM25 index's explanation against BM25Okapi's own formula, term by term (the masked proof
+    keeps its length, the index's idf and mean length); TF-IDF explains its cosine."""
+    from rank_bm25 import BM25Okapi
+
+    build_index(tmp_path / "bm25", search_demo["data"], method="bm25", parts=["test"])
+    ix = SearchIndex(tmp_path / "bm25")
+    proofs = [list(map(str, p)) for p in ix.table["proof_tokens"]]
+    bm = BM25Okapi(proofs)
+
+    def okapi(query: list[str], doc: list[str]) -> float:
+        norm = bm.k1 * (1 - bm.b + bm.b * len(doc) / bm.avgdl)
+        return sum(bm.idf.get(t, 0.0) * doc.count(t) * (bm.k1 + 1) / (doc.count(t) + norm) for t in query)
+
+    text = r"Let $f$ be continuous on $[a, b]$. Then $f$ is bounded."
+    _, hits = ix.search(text, k=2)
+    e = explain(ix, text, hits[0].pair_id)
+    statement, proof = [t["token"] for t in e["statement"]], proofs[hits[0].row]
+    assert e["scorer"] == "bm25" and e["score"] == pytest.approx(okapi(statement, proof)) == pytest.approx(hits[0].score, rel=1e-5)
+    for i, t in enumerate(e["statement"]):
+        assert t["weight"] == pytest.approx(e["score"] - okapi(statement[:i] + statement[i + 1:], proof), abs=1e-9)
+    for j, t in enumerate(e["proof"]):
+        masked = proof[:j] + ["[UNK]"] + proof[j + 1:]
+        assert t["weight"] == pytest.approx(e["score"] - okapi(statement, masked), abs=1e-9)
+    assert any(t["weight"] > 0 for t in e["proof"])
+    ix.bm25_fit = None  # an index built before the statistics were stored
+    with pytest.raises(Q.QueryError, match="without its BM25 statistics"):
+        explain(ix, text, hits[0].pair_id)
+    build_index(tmp_path / "tfidf", search_demo["data"], method="tfidf", parts=["test"])
+    tf = SearchIndex(tmp_path / "tfidf")
+    _, hits = tf.search(text, k=1)
+    e = explain(tf, text, hits[0].pair_id)
+    assert e["scorer"] == "tfidf" and e["score"] == pytest.approx(hits[0].score, rel=1e-5)
+    assert len(e["proof"]) == len(tf.table["proof_tokens"].iat[hits[0].row])

@@ -3,7 +3,9 @@ browser (Debian's chromium + chromium-driver, headless, through Selenium)."""
 
 from __future__ import annotations
 
+import math
 import os
+import re
 import shutil
 import socket
 import threading
@@ -16,6 +18,7 @@ from fastapi.testclient import TestClient
 
 from proofmatch.search.display import fragment_text
 from proofmatch.search.build import build_index
+from proofmatch.search.explain import explain
 from proofmatch.search.index import SearchIndex
 from proofmatch.search.web import CSP, RateLimiter, create_app, is_loopback
 from searchdata import hostile_row
@@ -50,7 +53,8 @@ def test_api_returns_the_ranked_proofs(search_index):
     body = r.json()
     _, hits = search_index.search(pid, k=5, part="test")
     assert [x["pair_id"] for x in body["results"]] == [h.pair_id for h in hits]
-    assert body["query"]["kind"] == "id" and body["index"]["method"] == "model"
+    assert body["query"]["kind"] == "id" and body["index"]["method"] == "model" and body["scorer"] == "model"
+    assert "learned_score" not in body["results"][0]
     page2 = client.get("/api/search", params={"q": pid, "k": 5, "page": 2}).json()
     assert [x["rank"] for x in page2["results"]] == [6, 7, 8, 9, 10]
     html = client.get("/", params={"q": pid, "part": "test"})
@@ -81,6 +85,71 @@ def test_rate_limit_per_client(search_index):
     assert lim.take("a", 0.0) == 0 and lim.take("a", 0.0) == 0 and lim.take("a", 0.0) == pytest.approx(1.0)
     assert lim.take("a", 1.0) == 0 and lim.take("b", 1.0) == 0  # refilled one a second; clients apart
     assert is_loopback("127.0.0.1") and is_loopback("::1") and not is_loopback("0.0.0.0")
+
+
+def test_api_fusion_says_which_scorer_answered_and_explains(fusion_index):
+    ix = fusion_index
+    client = TestClient(create_app(ix))
+    text = r"Let $f$ be continuous on $[a, b]$. Then $f$ is bounded."
+    body = client.get("/api/search", params={"q": text, "k": 4, "part": "test"}).json()
+    assert body["scorer"] == "fusion" and body["index"]["fusion_weight"] == 0.75
+    _, hits = ix.search(text, k=4, part="test")
+    for r, h in zip(body["results"], hits):
+        assert (r["pair_id"], r["rank"], r["score"], r["learned_score"], r["bm25_score"], r["learned_rank"],
+                r["bm25_rank"]) == (h.pair_id, h.rank, h.score, h.learned, h.bm25, h.learned_rank, h.bm25_rank)
+    pid = body["results"][2]["pair_id"]
+    r = client.get("/api/explain", params={"q": text, "id": pid, "part": "test"})
+    assert r.status_code == 200 and r.headers["content-security-policy"] == CSP
+    e = r.json()
+    assert e["pair_id"] == pid and e["scorer"] == "fusion" and e["method"] == "occlusion"
+    assert e["budget"]["perturbations"] == len(e["statement"]) + len(e["proof"]) == e["budget"]["tokens"]
+    assert e["score"] == pytest.approx(body["results"][2]["score"], abs=1e-4)
+    assert all(isinstance(t["weight"], float) for t in e["statement"] + e["proof"])
+
+
+def test_explain_errors_and_rate_limit(fusion_index):
+    pid = str(fusion_index.table["pair_id"].iloc[0])
+    client = TestClient(create_app(fusion_index, max_explain_tokens=30, max_query_chars=100))
+    for params, message in [({"q": "", "id": pid}, "empty query"), ({"q": "Let $x$", "id": "no/such"}, "no proof with id"),
+                            ({"q": "Let $x$"}, "say which proof"), ({"q": "x" * 101, "id": pid}, "query too long"),
+                            ({"q": "Let $x$", "id": pid}, "the limit is 30"),
+                            ({"q": "Let $x$", "id": pid, "part": "nope"}, "unknown part")]:
+        r = client.get("/api/explain", params=params)
+        assert r.status_code == 400 and message in r.json()["error"], (params, r.text)
+    page = client.get("/", params={"q": "Let $x$ be real", "explain": "no/such"})
+    assert page.status_code == 400 and 'id="explain-error"' in page.text and "no proof with id" in page.text
+    limited = TestClient(create_app(fusion_index, rate_per_minute=6, burst=2))
+    codes = [limited.get("/api/explain", params={"q": "Let $x$", "id": pid}).status_code for _ in range(3)]
+    assert codes == [200, 200, 429]
+
+
+def test_page_shows_the_halves_and_highlights_an_explanation(fusion_index):
+    ix = fusion_index
+    client = TestClient(create_app(ix))
+    # the query's own text carries markup: its tokens must come back escaped
+    text = r"Let $f$ be continuous on $[a, b]$ <img src=x onerror=alert(1)>. Then $f$ is bounded."
+    html = client.get("/", params={"q": text, "part": "test"}).text
+    assert html.count('<li class="result') == 10 and html.count('class="explain"') == 10
+    assert "fused rank 1" in html and 'class="half learned"' in html and 'class="half bm25"' in html
+    assert "fusion of npt and BM25" in html
+    _, hits = ix.search(text, k=10, part="test")
+    pid = hits[3].pair_id
+    page = client.get("/", params={"q": text, "part": "test", "explain": pid})
+    assert page.status_code == 200
+    item = page.text[page.text.index(f'data-pair-id="{pid}"'):]
+    item = item[:item.index("</li>")]
+    assert 'id="explanation"' in item and "Occlusion" in item
+    e = explain(ix, text, pid, part="test")
+    spans = re.findall(r'<span class="tok (\w+)(?: math)?" data-weight="([^"]+)"', item)
+    assert len(spans) == len(e["statement"]) + len(e["proof"])
+    top = max(abs(t["weight"]) for t in e["statement"] + e["proof"])
+    for (cls, w), t in zip(spans, e["statement"] + e["proof"]):
+        assert float(w) == pytest.approx(t["weight"], rel=1e-4, abs=1e-9)
+        want = "zero" if t["weight"] == 0 else ("pos" if t["weight"] > 0 else "neg") + str(
+            max(1, min(5, math.ceil(5 * abs(t["weight"]) / top - 1e-9))))
+        assert cls == want
+    assert "pos5" in [c for c, _ in spans] or "neg5" in [c for c, _ in spans]
+    assert "<img" not in page.text and "&lt;img" in item
 
 
 def test_hostile_fragment_renders_inert(hostile):
@@ -205,3 +274,49 @@ def test_browser_runs_nothing_from_a_hostile_fragment(hostile, browser):
         item.find_element(By.CSS_SELECTOR, ".proof math mi").click()  # no onclick left to fire
         assert browser.title != "pwned"
         assert browser.execute_script("return document.body.offsetHeight") > 100  # <style> did not hide it
+
+
+def test_browser_explains_a_fusion_result(fusion_index, browser):
+    """Search a fusion index in Chromium, press "Why this proof?" on one result, and get its tokens
+    back highlighted by the style sheet (no script runs: the button is a form)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    text = r"Let $f$ be continuous on $[a, b]$. Then $f$ is bounded."
+    with Server(create_app(fusion_index)) as url:
+        browser.get(url + "/")
+        browser.find_element(By.ID, "q").send_keys(text)
+        Select(browser.find_element(By.ID, "part")).select_by_value("test")
+        browser.find_element(By.ID, "submit").click()
+        WebDriverWait(browser, 30).until(EC.presence_of_element_located((By.ID, "summary")))
+        assert "fusion of npt and BM25" in browser.find_element(By.ID, "index-info").text
+        results = browser.find_elements(By.CSS_SELECTOR, "li.result")
+        assert len(results) == 10
+        second = results[1]
+        pid = second.get_attribute("data-pair-id")
+        meta = second.find_element(By.CSS_SELECTOR, ".meta").text
+        assert "fused rank 2" in meta and "learned" in meta and "BM25" in meta
+        second.find_element(By.CSS_SELECTOR, "button.explain").click()
+        WebDriverWait(browser, 30).until(EC.presence_of_element_located((By.ID, "explanation")))
+        panel = browser.find_element(By.ID, "explanation")
+        assert panel.get_attribute("data-pair-id") == pid
+        owner = panel.find_element(By.XPATH, "ancestor::li[contains(@class, 'result')]")
+        assert owner.get_attribute("data-pair-id") == pid  # shown under the result it explains
+        assert "Occlusion" in browser.find_element(By.ID, "explain-method").text
+        assert browser.find_element(By.ID, "q").get_attribute("value") == text  # the search stays
+        statement = panel.find_elements(By.CSS_SELECTOR, "#explain-statement .tok")
+        proof = panel.find_elements(By.CSS_SELECTOR, "#explain-proof .tok")
+        e = explain(fusion_index, text, pid, part="test")
+        assert len(statement) == len(e["statement"]) and len(proof) == len(e["proof"])
+        lit = [s for s in statement + proof if s.get_attribute("class").split()[1] != "zero"]
+        assert lit and any(float(s.get_attribute("data-weight")) != 0 for s in lit)
+        strongest = max(lit, key=lambda s: abs(float(s.get_attribute("data-weight"))))
+        assert strongest.get_attribute("class").split()[1] in ("pos5", "neg5")
+        colour = strongest.value_of_css_property("background-color")
+        assert colour not in ("rgba(0, 0, 0, 0)", "transparent"), colour  # the style sheet coloured it
+        if SCREENSHOT:
+            shot = Path(SCREENSHOT).with_name(Path(SCREENSHOT).stem + "-why.png")
+            shot.parent.mkdir(parents=True, exist_ok=True)
+            browser.execute_script("arguments[0].scrollIntoView()", panel)
+            browser.save_screenshot(str(shot))

@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
@@ -102,24 +103,50 @@ def tfidf_paper_scorer(train_docs: Sequence[list[str]], statements: Sequence[lis
     return sparse_scorer(transform(statements), transform(proofs))
 
 
-def bm25_weights(proofs: Sequence[list[str]]) -> tuple[sp.csr_matrix, dict[str, int]]:
-    """BM25Okapi document weights ``W`` (proofs x vocabulary) and the vocabulary index."""
+@dataclass(frozen=True)
+class BM25Fit:
+    """What BM25Okapi learns from its corpus (the proofs): the vocabulary, each term's idf, ``k1``,
+    ``b`` and the mean document length. Kept beside the weights so that a changed document (a proof
+    with one token masked, :mod:`proofmatch.search.explain`) is weighted with the corpus's statistics."""
+
+    vocab: dict[str, int]
+    idf: np.ndarray
+    k1: float
+    b: float
+    avgdl: float
+
+
+def bm25_doc_weights(counts: sp.spmatrix, doc_len: np.ndarray, fit: BM25Fit) -> sp.csr_matrix:
+    """BM25Okapi weights ``W[d, t] = idf[t] * tf (k1 + 1) / (tf + k1 (1 - b + b |d| / avgdl))`` of
+    documents given as term counts over ``fit.vocab`` and their lengths (tokens outside the
+    vocabulary count in ``|d|``)."""
+    counts = sp.csr_matrix(counts, dtype=np.float64)
+    norm = fit.k1 * (1.0 - fit.b + fit.b * np.asarray(doc_len, np.float64) / fit.avgdl)  # per document
+    tf = counts.data
+    rows = np.repeat(np.arange(counts.shape[0]), np.diff(counts.indptr))
+    W = counts.copy()
+    W.data = fit.idf[counts.indices] * tf * (fit.k1 + 1.0) / (tf + norm[rows])
+    return W
+
+
+def bm25_fit(proofs: Sequence[list[str]]) -> tuple[sp.csr_matrix, BM25Fit]:
+    """BM25Okapi document weights ``W`` (proofs x vocabulary) and the fitted statistics."""
     from rank_bm25 import BM25Okapi
 
     if not any(len(p) for p in proofs):
         raise ValueError("BM25 needs at least one non-empty proof")
     bm = BM25Okapi(list(proofs))
     vocab = {t: i for i, t in enumerate(bm.idf)}
+    fit = BM25Fit(vocab, np.array([bm.idf[t] for t in vocab], dtype=np.float64), float(bm.k1), float(bm.b),
+                  float(bm.avgdl))
     counts = CountVectorizer(analyzer=_identity, lowercase=False, vocabulary=vocab).transform(list(proofs))
-    counts = sp.csr_matrix(counts, dtype=np.float64)
-    idf = np.array([bm.idf[t] for t in vocab], dtype=np.float64)
-    doc_len = np.asarray(bm.doc_len, dtype=np.float64)
-    norm = bm.k1 * (1.0 - bm.b + bm.b * doc_len / bm.avgdl)  # per document
-    tf = counts.data
-    rows = np.repeat(np.arange(counts.shape[0]), np.diff(counts.indptr))
-    W = counts.copy()
-    W.data = idf[counts.indices] * tf * (bm.k1 + 1.0) / (tf + norm[rows])
-    return W, vocab
+    return bm25_doc_weights(counts, np.asarray(bm.doc_len, dtype=np.float64), fit), fit
+
+
+def bm25_weights(proofs: Sequence[list[str]]) -> tuple[sp.csr_matrix, dict[str, int]]:
+    """BM25Okapi document weights ``W`` (proofs x vocabulary) and the vocabulary index."""
+    W, fit = bm25_fit(proofs)
+    return W, fit.vocab
 
 
 def bm25_scorer(statements: Sequence[list[str]], proofs: Sequence[list[str]]) -> ScoreRows:

@@ -8,10 +8,16 @@ Building reads the parts asked for, in that order, and encodes every proof once:
   is named by :func:`run_identity` (model digest, training fingerprint, metrics);
 * a ``tfidf`` index: vocabulary and idf fitted on the indexed statements and proofs (a search
   engine fits on its corpus; the baseline fits on the train part); a ``bm25`` index: the proofs'
-  :func:`proofmatch.evaluation.baselines.bm25_weights`;
+  BM25Okapi weights and statistics (:func:`proofmatch.evaluation.baselines.bm25_fit`);
+* a ``fusion`` index: both a model index's arrays and a ``bm25`` index's weights, and the weight
+  λ of ``z(learned) + λ · z(BM25)`` (:mod:`proofmatch.evaluation.fusion`): the run's
+  ``fusion.json`` (chosen on its dev part) or a weight given by hand, recorded as such
+  (:func:`fusion_weight`);
 * above ``exact_max_n`` proofs a model index adds a FAISS IVF index whose ``nprobe`` is
   calibrated to a target recall@10 on up to ``CALIBRATION_QUERIES`` indexed statements
-  (:mod:`proofmatch.search.ann`).
+  (:mod:`proofmatch.search.ann`). A fusion index has none: its scores are standardised over every
+  candidate, which FAISS's top-k does not give, so above ``exact_max_n`` it is built only when
+  exact search is asked for (``backend="exact"``) and refused otherwise.
 
 The folder is staged beside the target, ``index.json`` written last, and swapped in whole, so a
 killed build leaves the old index or none, never a mix of the two.
@@ -25,6 +31,7 @@ import json
 import logging
 import os
 import shutil
+import sys
 import time
 from pathlib import Path
 from typing import Any, Sequence
@@ -39,12 +46,14 @@ from proofmatch.evaluation.evaluate import token_lists
 from proofmatch.logs import setup_logging
 from proofmatch.search import ann
 from proofmatch.search.display import fragment_text
-from proofmatch.search.index import (ARRAYS, FORMAT, META_FILE, MODEL_DIR, PROOFS_FILE, as_is, files_digest,
-                                     tfidf_vectors)
+from proofmatch.search.index import (ARRAYS, BM25_IDF_FILE, FORMAT, META_FILE, MODEL_DIR, PROOFS_FILE, as_is,
+                                     files_digest, tfidf_vectors)
 
 log = logging.getLogger(__name__)
 
-METHODS = ("model", "tfidf", "bm25")
+METHODS = ("model", "tfidf", "bm25", "fusion")
+LEARNED = ("model", "fusion")  # methods with a model half
+FUSION_FILE = "fusion.json"  # a run's chosen weight: {"weight": λ, ...}, beside metrics.json
 BACKENDS = ("auto", "exact", "faiss")
 EXACT_MAX_N = 100_000
 CALIBRATION_QUERIES = 1000
@@ -69,6 +78,45 @@ def run_identity(run_dir: str | os.PathLike) -> dict[str, Any]:
         ident["fingerprint"] = metrics.pop("fingerprint", None)  # None: a run trained before it was recorded
         ident["metrics"] = metrics
     return ident
+
+
+def fusion_weight(run_dir: str | os.PathLike, weight: float | None = None) -> dict[str, Any]:
+    """The fusion weight λ of an index and where it came from.
+
+    ``weight`` given: it is used and recorded as given by hand (``source: "hand"``), with the run's
+    own weight beside it when the run has one, so that an index never hides which λ was chosen on
+    dev. Otherwise ``RUN/fusion.json``'s ``weight`` (``source: "run"``) with the file's content and
+    digest. A missing file or a weight that is not a finite number >= 0 is an error that says what
+    to do; there is no default λ."""
+    run_dir = Path(run_dir)
+    path = run_dir / FUSION_FILE
+    recorded: dict[str, Any] | None = None
+    if path.exists():
+        try:
+            recorded = read_json(path)
+        except ValueError as err:
+            raise ValueError(f"{path} is not JSON ({err}); rebuild it or pass a fusion weight by hand") from None
+        if not isinstance(recorded, dict):
+            raise ValueError(f"{path} holds no JSON object with a 'weight'")
+    if weight is None:
+        if recorded is None:
+            raise ValueError(f"{path} does not exist: choose the fusion weight on the run's dev part first "
+                             "(the workflow's fusion rule writes it) or pass --fusion-weight X")
+        if "weight" not in recorded:
+            raise ValueError(f"{path} has no 'weight'")
+        weight, source = recorded["weight"], "run"
+    else:
+        source = "hand"
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not np.isfinite(weight) or weight < 0:
+        raise ValueError(f"fusion weight must be a finite number >= 0; got {weight!r}"
+                         + (f" in {path}" if source == "run" else ""))
+    out: dict[str, Any] = {"weight": float(weight), "source": source,
+                           "file": str(path) if recorded is not None else None}
+    if recorded is not None:
+        out["file_sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+        out["run_weight"] = recorded.get("weight")
+        out["recorded"] = recorded
+    return out
 
 
 # ----------------------------------------------------------------------------- building
@@ -99,12 +147,16 @@ def _display_columns(data: pd.DataFrame, pairs_parquet: str | os.PathLike | None
 
 def _proofs_table(data: pd.DataFrame, pairs_parquet: str | os.PathLike | None,
                   articles_parquet: str | os.PathLike | None) -> pd.DataFrame:
-    """The rows of ``proofs.parquet``: display columns, ids, part, statement text and tokens."""
+    """The rows of ``proofs.parquet``: display columns, ids, part, statement and proof text, statement and
+    proof tokens."""
     table = _display_columns(data, pairs_parquet, articles_parquet)
     table.insert(1, "article_id", data["article_id"].astype(str).to_numpy())
     table.insert(2, "part", data["part"].astype(str).to_numpy())
     table["statement_text"] = [fragment_text(x, t) for x, t in zip(table["statement_xml"], data["statement_tokens"])]
+    # the proof as one line of text, read once here rather than per search result (an XHTML parse each)
+    table["proof_text"] = [fragment_text(x) if isinstance(x, str) else "" for x in table["proof_xml"]]
     table["statement_tokens"] = [list(map(str, t)) for t in data["statement_tokens"]]
+    table["proof_tokens"] = [list(map(str, t)) for t in data["proof_tokens"]]  # what an explanation masks
     return table
 
 
@@ -133,26 +185,39 @@ def _tfidf_fit(statements: list[list[str]], proofs: list[list[str]]) -> tuple[di
     return vocab, np.asarray(vec.idf_, np.float64)
 
 
-def build_index(out_dir: str | os.PathLike, data_parquet: str | os.PathLike, *, run_dir: str | os.PathLike | None = None,
+def build_index(out_dir: str | os.PathLike, data_parquet: str | os.PathLike, *,
+                run_dir: str | os.PathLike | None = None,
                 method: str = "model", pairs_parquet: str | os.PathLike | None = None,
                 articles_parquet: str | os.PathLike | None = None, parts: Sequence[str] = PARTS,
                 backend: str = "auto", batch_size: int = 64, seed: int = 0, target_recall: float = 0.95,
-                exact_max_n: int = EXACT_MAX_N) -> dict[str, Any]:
-    """Build an index folder (module docstring) atomically; return its ``index.json`` content."""
+                exact_max_n: int = EXACT_MAX_N, fusion_weight_by_hand: float | None = None) -> dict[str, Any]:
+    """Build an index folder (module docstring) atomically; return its ``index.json`` content.
+
+    ``fusion_weight_by_hand``: a fusion index's λ instead of ``run_dir/fusion.json``'s (recorded as
+    given by hand)."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; expected one of {METHODS}")
-    if (method == "model") != (run_dir is not None):
-        raise ValueError("a model index needs run_dir (a training run); tfidf and bm25 need none")
+    if (method in LEARNED) != (run_dir is not None):
+        raise ValueError("a model or fusion index needs run_dir (a training run); tfidf and bm25 need none")
+    if fusion_weight_by_hand is not None and method != "fusion":
+        raise ValueError("a fusion weight is for --method fusion only")
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; expected one of {BACKENDS}")
     if backend == "faiss" and method != "model":
-        raise ValueError("the FAISS backend is for model vectors; tfidf/bm25 search is a sparse product")
+        raise ValueError("the FAISS backend is for model vectors: tfidf/bm25 search is a sparse product, and "
+                         "fusion standardises the scores of every candidate, which FAISS's top-k does not give")
+    fusion = fusion_weight(run_dir, fusion_weight_by_hand) if method == "fusion" else None
     parts = list(dict.fromkeys(parts))
     frames = read_parts(data_parquet, parts)
     data = pd.concat(frames, ignore_index=True)
     dup = data["pair_id"][data["pair_id"].duplicated()]
     if not dup.empty:
         raise ValueError(f"{data_parquet}: pair {dup.iloc[0]!r} is in two of the parts {parts}")
+    if method == "fusion" and backend == "auto" and len(data) > exact_max_n:
+        raise ValueError(f"a fusion index of {len(data)} proofs is above the exact limit ({exact_max_n}): fusion "
+                         "standardises the learned and BM25 scores over every candidate, which FAISS's top-k "
+                         "does not give. Pass backend exact (--backend exact) to build it with exact search "
+                         "(every query then scores every proof), or raise --exact-max-n")
     t0 = time.perf_counter()
     target = Path(out_dir)
     with atomic_dir(target) as staging:
@@ -167,7 +232,7 @@ def build_index(out_dir: str | os.PathLike, data_parquet: str | os.PathLike, *, 
         }
         statements = token_lists(data["statement_tokens"])
         proofs = token_lists(data["proof_tokens"])
-        if method == "model":
+        if method in LEARNED:
             arrays, matcher = _model_arrays(Path(run_dir), frames, batch_size)
             for key, value in arrays.items():
                 np.save(staging / f"{key}.npy", value)
@@ -176,25 +241,34 @@ def build_index(out_dir: str | os.PathLike, data_parquet: str | os.PathLike, *, 
             meta["model"] = {"digest": files_digest(staging / MODEL_DIR), "config": matcher.config.to_dict()}
             meta["view"] = matcher.config.view
             meta["dim"] = int(arrays["proof_vectors"].shape[1])
-            if backend == "faiss" or (backend == "auto" and len(data) > exact_max_n):
+            if method == "model" and (backend == "faiss" or (backend == "auto" and len(data) > exact_max_n)):
                 meta["backend"] = "faiss"
                 meta["faiss"] = _build_faiss(staging, arrays, seed, target_recall)
-        elif method == "tfidf":
+        if method == "tfidf":
             vocab, idf = _tfidf_fit(statements, proofs)
             np.save(staging / "idf.npy", idf)
             (staging / "vocabulary.json").write_text(json.dumps(vocab, ensure_ascii=False))
             sp.save_npz(staging / "proof_weights.npz", tfidf_vectors(proofs, vocab, idf))
-        else:
-            from proofmatch.evaluation.baselines import bm25_weights
+        elif method in ("bm25", "fusion"):
+            from proofmatch.evaluation.baselines import bm25_fit
 
-            W, vocab = bm25_weights(proofs)
-            (staging / "vocabulary.json").write_text(json.dumps(vocab, ensure_ascii=False))
+            W, fit = bm25_fit(proofs)
+            (staging / "vocabulary.json").write_text(json.dumps(fit.vocab, ensure_ascii=False))
             sp.save_npz(staging / "proof_weights.npz", sp.csr_matrix(W))
+            np.save(staging / BM25_IDF_FILE, fit.idf)
+            meta["bm25"] = {"k1": fit.k1, "b": fit.b, "avgdl": fit.avgdl, "idf": BM25_IDF_FILE,
+                            "idf_over": "the indexed proofs"}
+        if fusion is not None:
+            meta["fusion"] = fusion
         table.to_parquet(staging / PROOFS_FILE, index=False)
         meta["build_seconds"] = round(time.perf_counter() - t0, 2)
         write_json(meta, staging / META_FILE)
     log.info("index %s: %d proofs (%s, %s backend) in %.1fs", target, meta["n"], method, meta["backend"],
              meta["build_seconds"])
+    if fusion is not None:
+        by_hand = fusion["source"] == "hand"
+        log.info("fusion weight %.4g (%s%s)", fusion["weight"], "given by hand" if by_hand else "from ",
+                 "" if by_hand else fusion["file"])
     return meta
 
 
@@ -217,15 +291,32 @@ def _build_faiss(staging: Path, arrays: dict[str, np.ndarray], seed: int, target
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Encode every proof of a replaced split file once into a search index folder. Methods: model (a "
+        "trained run's factors, --run), tfidf, bm25 (no model), and fusion: z(learned) + λ·z(BM25) per query, "
+        "both standardised over the proofs a query searches (proofmatch.evaluation.fusion). A fusion index "
+        "holds the run's model arrays and the proofs' BM25 weights (idf over the indexed proofs); λ is RUN/"
+        f"{FUSION_FILE}'s 'weight' (chosen on the run's dev part) unless --fusion-weight gives one, which the "
+        "index records as given by hand. Fusion search is exact: above --exact-max-n proofs a fusion index is "
+        "refused unless --backend exact.")
     parser.add_argument("data", help="replaced-split Parquet, e.g. results/replaced/mixed/conservation.parquet")
     parser.add_argument("--out", required=True, help="index folder to write")
-    parser.add_argument("--run", help="training run folder (results/runs/...); required for --method model")
-    parser.add_argument("--method", default="model", choices=METHODS)
+    parser.add_argument("--run", "--run-dir", dest="run",
+                        help="training run folder (results/runs/...); required for --method model and fusion")
+    parser.add_argument("--method", default="model", choices=METHODS,
+                        help="model, tfidf, bm25, or fusion (model + BM25; needs --run and RUN/"
+                             f"{FUSION_FILE} or --fusion-weight)")
+    parser.add_argument("--fusion", action="store_const", const="fusion", dest="method",
+                        help="the same as --method fusion")
+    parser.add_argument("--fusion-weight", type=float, default=None, metavar="λ",
+                        help=f"fusion: this λ instead of RUN/{FUSION_FILE}'s (recorded in index.json as given "
+                             "by hand)")
     parser.add_argument("--pairs", help="results/data/pairs.parquet: the XHTML fragments to display")
     parser.add_argument("--articles", help="results/corpus/articles.parquet: article titles")
     parser.add_argument("--parts", nargs="+", default=list(PARTS), choices=PARTS)
     parser.add_argument("--backend", default="auto", choices=BACKENDS,
-                        help=f"auto: exact up to --exact-max-n proofs, FAISS above (default {EXACT_MAX_N})")
+                        help=f"auto: exact up to --exact-max-n proofs, FAISS above (default {EXACT_MAX_N}); "
+                             "a fusion index is always exact (above the limit only with --backend exact)")
     parser.add_argument("--exact-max-n", type=int, default=EXACT_MAX_N)
     parser.add_argument("--recall", type=float, default=0.95, help="FAISS: target recall@10 for nprobe")
     parser.add_argument("--batch-size", type=int, default=64)
@@ -235,9 +326,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     setup_logging(args.log)
-    meta = build_index(args.out, args.data, run_dir=args.run, method=args.method, pairs_parquet=args.pairs,
-                       articles_parquet=args.articles, parts=args.parts, backend=args.backend,
-                       batch_size=args.batch_size, seed=args.seed, target_recall=args.recall,
-                       exact_max_n=args.exact_max_n)
-    print(json.dumps({k: meta[k] for k in ("method", "n", "parts", "backend")}, sort_keys=True))
+    try:
+        meta = build_index(args.out, args.data, run_dir=args.run, method=args.method, pairs_parquet=args.pairs,
+                           articles_parquet=args.articles, parts=args.parts, backend=args.backend,
+                           batch_size=args.batch_size, seed=args.seed, target_recall=args.recall,
+                           exact_max_n=args.exact_max_n, fusion_weight_by_hand=args.fusion_weight)
+    except (ValueError, FileNotFoundError) as err:
+        print(f"proofmatch index: {err}", file=sys.stderr)
+        return 2
+    summary = {k: meta[k] for k in ("method", "n", "parts", "backend")}
+    if "fusion" in meta:
+        summary["fusion_weight"], summary["fusion_weight_source"] = meta["fusion"]["weight"], meta["fusion"]["source"]
+    print(json.dumps(summary, sort_keys=True))
     return 0

@@ -2,14 +2,16 @@
 
 An index folder holds
 
-* ``index.json``: method (``model``, ``tfidf`` or ``bm25``), size, parts, backend (``exact`` or
-  ``faiss``) and, for a model, the run it came from: the digest of the model files, the training
-  run's fingerprint (:func:`proofmatch.models.checkpoint.fingerprint`) and ``metrics.json``
-  (which records the fingerprint). An index never mixes models: the query encoder is the copy in
-  ``model/``, and loading checks its digest against ``index.json``;
+* ``index.json``: method (``model``, ``tfidf``, ``bm25`` or ``fusion``), size, parts, backend
+  (``exact`` or ``faiss``) and, for a model or fusion index, the run it came from: the digest of
+  the model files, the training run's fingerprint
+  (:func:`proofmatch.models.checkpoint.fingerprint`) and ``metrics.json`` (which records the
+  fingerprint). An index never mixes models: the query encoder is the copy in ``model/``, and
+  loading checks its digest against ``index.json``;
 * ``proofs.parquet``: one row per pair, in the order of :func:`proofmatch.data.splits.read_parts`
   (parts in the order asked, file order within a part): pair_id, article_id, part, kind, title,
-  statement_text, statement_xml, proof_xml, statement_tokens;
+  statement_text, statement_xml, proof_xml, proof_text, statement_tokens, proof_tokens (an index
+  built before proof tokens were stored cannot explain its results: :mod:`proofmatch.search.explain`);
 * a model index: ``proof_vectors.npy`` ``B``, ``proof_bias.npy``, ``statement_vectors.npy``
   ``A``, ``statement_bias.npy`` from :meth:`proofmatch.models.matcher.Matcher.factors`, so that
   ``score = A @ B.T + row_bias + col_bias`` (paper §6: ``sᵀWp + b`` with ``sᵀW`` folded into
@@ -23,8 +25,15 @@ An index folder holds
 * a ``tfidf`` index (no model): the TF-IDF vectors of the proofs, fitted on the indexed
   statements and proofs (a search engine fits on its corpus; the baseline fits on the train
   part), cosine similarity as :mod:`proofmatch.evaluation.baselines`; a ``bm25`` index: the BM25Okapi
-  weights of the proofs (:func:`proofmatch.evaluation.baselines.bm25_weights`, idf over the indexed proofs,
-  as the baseline computes it over the evaluated part);
+  weights of the proofs (:func:`proofmatch.evaluation.baselines.bm25_fit`, idf over the indexed proofs,
+  as the baseline computes it over the evaluated part), with ``bm25_idf.npy`` and ``index.json``'s
+  ``bm25`` (k1, b, avgdl) to weight a changed proof;
+* a ``fusion`` index: a model index's arrays and model and a ``bm25`` index's weights, and
+  ``index.json``'s ``fusion`` (the weight λ, its source ``run`` or ``hand``, the run's
+  ``fusion.json``). A query's learned scores (one product) and BM25 scores (one sparse product)
+  over the proofs it searches (all, or one ``part``) are fused by
+  :func:`proofmatch.evaluation.fusion.fuse`, so each half is standardised over exactly those
+  candidates, as evaluation standardises over its pool. Fusion search is always exact;
 * above ``exact_max_n`` proofs (default 100,000) a model index adds ``faiss.index``
   (:mod:`proofmatch.search.ann`).
 
@@ -61,6 +70,8 @@ META_FILE = "index.json"
 PROOFS_FILE = "proofs.parquet"
 MODEL_DIR = "model"
 ARRAYS = ("statement_vectors", "statement_bias", "proof_vectors", "proof_bias")
+BM25_IDF_FILE = "bm25_idf.npy"
+SCORERS = ("model", "tfidf", "bm25", "fusion")  # what answers a query: the index's method
 
 
 # ----------------------------------------------------------------------------- shared with building
@@ -115,11 +126,44 @@ def top_order(scores: np.ndarray, k: int, gold: int | None = None) -> np.ndarray
 
 @dataclass
 class Hit:
+    """One ranked proof. ``score`` is the score that ranked it (the fused score for a fusion
+    index); a fusion hit also carries its halves and their own ranks among the same candidates
+    (1 + the number of candidates scored strictly higher by that half alone)."""
+
     rank: int
     row: int
     pair_id: str
     score: float
     is_own_proof: bool
+    learned: float | None = None
+    bm25: float | None = None
+    learned_rank: int | None = None
+    bm25_rank: int | None = None
+
+
+@dataclass
+class Candidates:
+    """The proofs one search ranks (all, or one part) and their matrices, cached per part."""
+
+    rows: np.ndarray | None           # index rows of the part; None: every proof
+    dense: np.ndarray | None          # learned: proof vectors transposed (d x n); None with FAISS
+    col_bias: np.ndarray | None       # learned: the proofs' column bias
+    sparse: sp.csr_matrix | None      # tfidf/bm25: vocabulary x n
+
+    @property
+    def n(self) -> int:
+        if self.col_bias is not None:
+            return len(self.col_bias)
+        return self.sparse.shape[1]
+
+
+@dataclass
+class Halves:
+    """A fusion query's scores over its candidates: each half and the fused score."""
+
+    learned: np.ndarray
+    bm25: np.ndarray
+    fused: np.ndarray
 
 
 class SearchIndex:
@@ -138,11 +182,15 @@ class SearchIndex:
         self.ids = pd.Index(self.table["pair_id"])
         self.row_of = {pid: i for i, pid in enumerate(self.table["pair_id"])}
         self.n = len(self.table)
-        self._parts: dict[str | None, tuple[np.ndarray | None, Any]] = {}
+        self._parts: dict[str | None, Candidates] = {}
         self._html: dict[tuple[int, str], str] = {}
         self.matcher = None
         self.faiss = None
-        if self.method == "model":
+        if self.method not in SCORERS:
+            raise ValueError(f"{self.path}: unknown index method {self.method!r}; this proofmatch reads {SCORERS}")
+        self.learned = self.method in ("model", "fusion")
+        self.lexical = self.method in ("tfidf", "bm25", "fusion")
+        if self.learned:
             for key in ARRAYS:
                 setattr(self, key, np.load(self.path / f"{key}.npy"))
             digest = files_digest(self.path / MODEL_DIR)
@@ -153,58 +201,110 @@ class SearchIndex:
 
             self.matcher = load_matcher(self.path / MODEL_DIR, device)
             if self.meta["backend"] == "faiss":
+                if self.method == "fusion":
+                    raise ValueError(f"{self.path}: a fusion index cannot use FAISS (its scores are standardised "
+                                     "over every candidate); rebuild it with --backend exact")
                 self.faiss = ann.load(str(self.path / ann.INDEX_FILE))
-        else:
+        if self.lexical:
             self.vocab = json.loads((self.path / "vocabulary.json").read_text())
             self.weights_t = sp.load_npz(self.path / "proof_weights.npz").T.tocsr()
             self.idf = np.load(self.path / "idf.npy") if self.method == "tfidf" else None
+        self.bm25_fit = None  # BM25's statistics, to weight a changed proof (an explanation's masked one)
+        if self.method in ("bm25", "fusion") and "bm25" in self.meta:
+            from proofmatch.evaluation.baselines import BM25Fit
+
+            info = self.meta["bm25"]
+            self.bm25_fit = BM25Fit(self.vocab, np.load(self.path / info["idf"]), float(info["k1"]),
+                                    float(info["b"]), float(info["avgdl"]))
+        if self.method == "fusion":
+            self.fusion_weight = float(self.meta["fusion"]["weight"])
 
     # -- queries -> vectors ------------------------------------------------------------------
 
     def parse(self, text: str, kind: str = "auto", max_chars: int = MAX_QUERY_CHARS) -> Query:
         return parse_query(text, self.row_of, kind, max_chars)
 
+    def query_tokens(self, q: Query) -> list[str]:
+        """The statement tokens a query scores with (a stored statement's for an id query)."""
+        if q.kind == "id":
+            return [str(t) for t in self.table["statement_tokens"].iat[self.row_of[q.pair_id]]]
+        return list(q.tokens)
+
+    def _learned_query(self, q: Query) -> tuple[np.ndarray, float]:
+        """(statement vector, row bias) of a query: the stored ones for an id, else one encoding."""
+        if q.kind == "id":
+            i = self.row_of[q.pair_id]
+            return self.statement_vectors[i], float(self.statement_bias[i])
+        A, _, row, _ = self.matcher.factors([q.tokens], [], batch_size=1)
+        return A[0], float(row[0])
+
+    def _lexical_query(self, q: Query) -> sp.csr_matrix:
+        """The query's sparse row: TF-IDF vector, or term counts for BM25."""
+        tokens = self.query_tokens(q)
+        if self.method == "tfidf":
+            return tfidf_vectors([tokens], self.vocab, self.idf)
+        return count_vectors([tokens], self.vocab)
+
     def _query_vector(self, q: Query) -> tuple[Any, float]:
         """(vector, row bias) of a model query; (sparse row, 0) for tfidf/bm25."""
         if self.method == "model":
-            if q.kind == "id":
-                i = self.row_of[q.pair_id]
-                return self.statement_vectors[i], float(self.statement_bias[i])
-            A, _, row, _ = self.matcher.factors([q.tokens], [], batch_size=1)
-            return A[0], float(row[0])
-        tokens = list(q.tokens) if q.kind != "id" else list(self.table["statement_tokens"].iloc[self.row_of[q.pair_id]])
-        if self.method == "tfidf":
-            return tfidf_vectors([tokens], self.vocab, self.idf), 0.0
-        return count_vectors([tokens], self.vocab), 0.0
+            return self._learned_query(q)
+        return self._lexical_query(q), 0.0
 
-    def _candidates(self, part: str | None) -> tuple[np.ndarray | None, Any]:
-        """(rows of ``part`` or None for all, the transposed proof matrix over them), cached."""
+    def _candidates(self, part: str | None) -> Candidates:
+        """The proofs a search over ``part`` (None: all) ranks, with their matrices (cached)."""
         if part not in self._parts:
             rows = None
             if part is not None:
                 if part not in self.meta["parts"]:
                     raise QueryError(f"part {part!r} is not in this index (parts: {', '.join(self.meta['parts'])})")
                 rows = np.flatnonzero(self.table["part"].to_numpy() == part)
-            if self.method == "model":
+            dense = col = sparse = None
+            if self.learned:
                 B = self.proof_vectors if rows is None else self.proof_vectors[rows]
-                mat = None if self.faiss is not None else np.ascontiguousarray(B.T)
-            else:
-                mat = self.weights_t if rows is None else self.weights_t[:, rows]
-            self._parts[part] = (rows, mat)
+                dense = None if self.faiss is not None else np.ascontiguousarray(B.T)
+                col = self.proof_bias if rows is None else self.proof_bias[rows]
+            if self.lexical:
+                sparse = self.weights_t if rows is None else self.weights_t[:, rows]
+            self._parts[part] = Candidates(rows, dense, col, sparse)
         return self._parts[part]
 
+    def learned_scores(self, q: Query, part: str | None = None) -> np.ndarray:
+        """The model's scores of every candidate (float32 ``a @ Bᵀ``, ``+= row_bias``, ``+= col_bias``,
+        as :func:`proofmatch.decoding.local.factor_scorer` computes a row)."""
+        c = self._candidates(part)
+        vec, rb = self._learned_query(q)
+        mat = c.dense
+        if mat is None:  # FAISS index: the exact scores on request
+            mat = np.ascontiguousarray((self.proof_vectors if c.rows is None else self.proof_vectors[c.rows]).T)
+        S = np.asarray(vec, np.float32)[None, :] @ mat
+        S += np.float32(rb)
+        S += c.col_bias[None, :]
+        return S[0]
+
+    def lexical_scores(self, q: Query, part: str | None = None) -> np.ndarray:
+        """TF-IDF cosine or BM25 scores of every candidate: one sparse product."""
+        c = self._candidates(part)
+        return np.asarray((self._lexical_query(q) @ c.sparse).toarray()[0], np.float32)
+
+    def halves(self, q: Query, part: str | None = None) -> Halves:
+        """A fusion index's learned, BM25 and fused scores of every candidate of ``part``: each half
+        standardised over exactly these candidates (:func:`proofmatch.evaluation.fusion.fuse`)."""
+        if self.method != "fusion":
+            raise ValueError(f"a {self.method} index has no fusion halves")
+        from proofmatch.evaluation.fusion import fuse
+
+        learned, bm25 = self.learned_scores(q, part), self.lexical_scores(q, part)
+        return Halves(learned, bm25, fuse(learned[None, :], bm25[None, :], self.fusion_weight)[0])
+
     def scores(self, q: Query, part: str | None = None) -> np.ndarray:
-        """All candidate scores of a query (exact), float32, in candidate order."""
-        rows, mat = self._candidates(part)
-        vec, rb = self._query_vector(q)
+        """All candidate scores of a query (exact), float32, in candidate order: the scores that rank
+        (fused for a fusion index)."""
+        if self.method == "fusion":
+            return self.halves(q, part).fused
         if self.method == "model":
-            if mat is None:
-                mat = np.ascontiguousarray((self.proof_vectors if rows is None else self.proof_vectors[rows]).T)
-            S = np.asarray(vec, np.float32)[None, :] @ mat
-            S += np.float32(rb)
-            S += self.proof_bias[None, :] if rows is None else self.proof_bias[rows][None, :]
-            return S[0]
-        return np.asarray((vec @ mat).toarray()[0], np.float32)
+            return self.learned_scores(q, part)
+        return self.lexical_scores(q, part)
 
     def search(self, text: str, k: int = 10, offset: int = 0, part: str | None = None, kind: str = "auto",
                max_chars: int = MAX_QUERY_CHARS) -> tuple[Query, list[Hit]]:
@@ -212,27 +312,41 @@ class SearchIndex:
         if k < 1 or offset < 0 or offset + k > MAX_RESULTS:
             raise QueryError(f"results 1-{MAX_RESULTS} can be shown; asked for {offset + 1}-{offset + k}")
         q = self.parse(text, kind, max_chars)
-        rows, _ = self._candidates(part)
+        rows = self._candidates(part).rows
         gold_row = self.row_of[q.pair_id] if q.kind == "id" else None
+        halves = None
         if self.faiss is not None:
             order_rows, S = self._faiss_top(q, offset + k, rows)
         else:
-            S = self.scores(q, part)
+            if self.method == "fusion":
+                halves = self.halves(q, part)
+                S = halves.fused
+            else:
+                S = self.scores(q, part)
             gold = None
             if gold_row is not None:
                 gold = gold_row if rows is None else int(np.searchsorted(rows, gold_row))
                 if rows is not None and (gold >= len(rows) or rows[gold] != gold_row):
                     gold = None
-            order = top_order(S, offset + k, gold)
+            order = top_order(S, offset + k, gold)[offset:]
             order_rows = order if rows is None else rows[order]
             S = S[order]
+        if self.faiss is not None:
+            order_rows, S = order_rows[offset:], S[offset:]
         hits = [Hit(offset + r + 1, int(i), str(self.table["pair_id"].iat[int(i)]), float(s), int(i) == gold_row)
-                for r, (i, s) in enumerate(zip(order_rows[offset:], S[offset:]))]
+                for r, (i, s) in enumerate(zip(order_rows, S))]
+        if halves is not None and hits:
+            for name, scores in (("learned", halves.learned), ("bm25", halves.bm25)):
+                mine = scores[order]
+                ranks = 1 + (scores[None, :] > mine[:, None]).sum(axis=1)  # one comparison matrix, k x n
+                for h, value, rank in zip(hits, mine, ranks):
+                    setattr(h, name, float(value))
+                    setattr(h, f"{name}_rank", int(rank))
         return q, hits
 
     def _faiss_top(self, q: Query, k: int, rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """FAISS candidates, rescored exactly in float32 and ordered like the exact path."""
-        vec, rb = self._query_vector(q)
+        vec, rb = self._learned_query(q)
         info = self.meta["faiss"]
         qv = ann.augment(np.asarray(vec, np.float32)[None, :], np.ones(1, np.float32) if info["augmented"] else None)
         _, ids = ann.search(self.faiss, qv, k, info["nprobe"], rows)
@@ -266,25 +380,38 @@ class SearchIndex:
         return self._html[key]
 
     def record(self, hit: Hit, proof_chars: int | None = 600) -> dict[str, Any]:
-        """A hit as a JSON-ready dict (statement and proof as plain text)."""
-        r = self.table.iloc[hit.row]
-        proof = fragment_text(r["proof_xml"]) if r["proof_xml"] is not None else ""
+        """A hit as a JSON-ready dict (statement and proof as plain text); a fusion hit adds
+        ``learned_score``, ``bm25_score``, ``learned_rank`` and ``bm25_rank``."""
+        t, i = self.table, hit.row
+        if "proof_text" in t.columns:
+            proof = t["proof_text"].iat[i]
+        else:  # an index built before the text was stored: read it from the XHTML
+            proof = fragment_text(t["proof_xml"].iat[i]) if t["proof_xml"].iat[i] is not None else ""
         if proof_chars is not None and len(proof) > proof_chars:
             proof = proof[:proof_chars].rsplit(" ", 1)[0] + " …"
-        return {"rank": hit.rank, "pair_id": hit.pair_id, "score": hit.score, "article_id": r["article_id"],
-                "title": r["title"], "kind": r["kind"], "part": r["part"], "statement": r["statement_text"],
-                "proof": proof, "is_own_proof": hit.is_own_proof}
+        out = {"rank": hit.rank, "pair_id": hit.pair_id, "score": hit.score, "article_id": t["article_id"].iat[i],
+               "title": t["title"].iat[i], "kind": t["kind"].iat[i], "part": t["part"].iat[i],
+               "statement": t["statement_text"].iat[i], "proof": proof, "is_own_proof": hit.is_own_proof}
+        if hit.learned is not None:
+            out.update(learned_score=hit.learned, bm25_score=hit.bm25, learned_rank=hit.learned_rank,
+                       bm25_rank=hit.bm25_rank)
+        return out
 
     def size(self, part: str | None = None) -> int:
         """How many proofs a search over ``part`` (None: all) ranks."""
         return self.n if part is None else int(self.meta["part_sizes"].get(part, 0))
 
     def describe(self) -> dict[str, Any]:
+        """The index in a few fields (the page's header, the API's ``index``); ``scorer`` names what
+        answers a query (the method)."""
         m = self.meta
-        out = {"method": m["method"], "n": m["n"], "parts": m["parts"], "backend": m["backend"]}
-        if m["method"] == "model":
+        out = {"method": m["method"], "scorer": m["method"], "n": m["n"], "parts": m["parts"], "backend": m["backend"]}
+        if m["method"] in ("model", "fusion"):
             out["run_dir"] = m["run"]["run_dir"]
             out["encoder"] = m["model"]["config"]["encoder"]
+        if m["method"] == "fusion":
+            out["fusion_weight"] = m["fusion"]["weight"]
+            out["fusion_weight_source"] = m["fusion"]["source"]
         if m["backend"] == "faiss":
             out["faiss_recall_at_10"] = m["faiss"]["recall_at_10"]
         return out

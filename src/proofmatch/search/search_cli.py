@@ -27,22 +27,40 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-chars", type=int, default=MAX_QUERY_CHARS)
     parser.add_argument("--lines", type=int, default=3, help="proof lines shown per result")
     parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument("--explain", metavar="PAIR_ID",
+                        help="instead of the results: why this proof matches the query (each token's contribution "
+                             "to the score that ranks it; proofmatch.search.explain)")
 
 
 def _print_text(index, q, hits, lines: int) -> None:
     d = index.describe()
-    print(f"{len(hits)} proofs for a {q.kind} query, {d['method']} index of {d['n']} proofs ({d['backend']})")
+    scorer = d["scorer"]
+    if scorer == "fusion":
+        scorer = (f"fusion ({d['encoder']} + BM25, λ = {d['fusion_weight']:g}, "
+                  f"{'given by hand' if d['fusion_weight_source'] == 'hand' else 'chosen on dev'})")
+    print(f"{len(hits)} proofs for a {q.kind} query, {scorer} index of {d['n']} proofs ({d['backend']})")
     for h in hits:
         rec = index.record(h, proof_chars=None)
         title = f" — {rec['title']}" if rec["title"] else ""
         own = "  [its own proof]" if h.is_own_proof else ""
-        print(f"\n{h.rank:>3}. {h.score:9.4f}  {rec['pair_id']}  ({rec['kind'] or 'proof'}, {rec['part']}){own}")
+        halves = (f"  learned {h.learned:.4f} (#{h.learned_rank}), BM25 {h.bm25:.4f} (#{h.bm25_rank})"
+                  if h.learned is not None else "")
+        print(f"\n{h.rank:>3}. {h.score:9.4f}  {rec['pair_id']}  ({rec['kind'] or 'proof'}, {rec['part']})"
+              f"{own}{halves}")
         print(f"     {rec['article_id']}{title}")
         wrapped = textwrap.wrap(rec["proof"], width=96)
         for line in wrapped[:lines]:
             print(f"     {line}")
         if len(wrapped) > lines:
             print("     …")
+
+
+def _print_explanation(e: dict) -> None:
+    print(f"why {e['pair_id']}: {e['method']} of {e['budget']['tokens']} tokens, {e['seconds']:.2f} s; "
+          f"it explains {e['explains']} = {e['score']:.4f}")
+    for side in ("statement", "proof"):
+        top = sorted(e[side], key=lambda t: -abs(t["weight"]))[:8]
+        print(f"  {side}: " + ", ".join(f"{t['shown']} {t['weight']:+.3f}" for t in top))
 
 
 def main(args: argparse.Namespace) -> int:
@@ -53,14 +71,23 @@ def main(args: argparse.Namespace) -> int:
     try:
         if args.page < 1:
             raise QueryError("pages start at 1")
+        if args.explain is not None:
+            from proofmatch.search.explain import explain
+
+            e = explain(index, text, args.explain, part=args.part, kind=args.kind, max_chars=args.max_chars)
+            if args.json:
+                print(json.dumps({"index": index.describe(), **e}, ensure_ascii=False, indent=2))
+            else:
+                _print_explanation(e)
+            return 0
         q, hits = index.search(text, k=args.k, offset=(args.page - 1) * args.k, part=args.part,
                                kind=args.kind, max_chars=args.max_chars)
     except QueryError as err:
         print(f"proofmatch search: {err}", file=sys.stderr)
         return 2
     if args.json:
-        out = {"index": index.describe(), "query": {"kind": q.kind, "n_tokens": len(q.tokens),
-                                                    "pair_id": q.pair_id, "converters": q.converters},
+        out = {"index": index.describe(), "scorer": index.method,
+               "query": {"kind": q.kind, "n_tokens": len(q.tokens), "pair_id": q.pair_id, "converters": q.converters},
                "page": args.page, "k": args.k, "part": args.part,
                "results": [index.record(h) for h in hits]}
         print(json.dumps(out, ensure_ascii=False, indent=2))

@@ -4,8 +4,13 @@
   article titles, and statement and proof rendered as MathML (browsers render MathML Core),
   ten per page;
 * ``GET /api/search?q=…&k=…&page=…&part=…``: the same results as JSON (plain-text statement and
-  proof, :meth:`proofmatch.search.index.SearchIndex.record`); a bad query is a 400 with
-  ``{"error": …}``.
+  proof, :meth:`proofmatch.search.index.SearchIndex.record`) and ``scorer``, what ranked them
+  (``fusion``, ``model``, ``bm25`` or ``tfidf``); a bad query is a 400 with ``{"error": …}``;
+* ``GET /api/explain?q=…&id=…&part=…``: why proof ``id`` matches query ``q``: each query and proof
+  token's contribution to the score that ranked it, with the method and its budget
+  (:mod:`proofmatch.search.explain`); ``GET /?q=…&explain=ID`` shows the same on the page (the
+  "Why this proof?" button of each result is a plain form: the page runs no script), tokens
+  highlighted by sign and size of their contribution.
 
 Safety. The server binds to 127.0.0.1 unless told otherwise. Stored fragments are shown only
 after :func:`proofmatch.search.display.safe_html` (allow-list sanitizer: no scripts, no event
@@ -13,7 +18,8 @@ handlers, no URLs); every response also carries a Content-Security-Policy that a
 and no resource from anywhere but this server's own style sheet, so even a sanitizer bug could
 not run code or fetch anything. Queries are bounded in size (``max_query_chars``) and each
 client address in rate (a token bucket: ``rate_per_minute`` with bursts of ``burst``; a 429 with
-``Retry-After`` beyond it). Searches run one at a time (one model, two cores).
+``Retry-After`` beyond it); explanations count against the same budget and are bounded in
+tokens (``max_explain_tokens``). Searches and explanations run one at a time (one model, two cores).
 """
 
 from __future__ import annotations
@@ -27,10 +33,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
+import numpy as np
+
 from fastapi import FastAPI, Request  # at module level: the endpoints' string annotations resolve here
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.templating import Jinja2Templates
 
+from proofmatch.search.explain import MAX_EXPLAIN_TOKENS, explain
 from proofmatch.search.index import MAX_RESULTS
 from proofmatch.search.query import QueryError
 from proofmatch.data.splits import PARTS
@@ -44,6 +53,23 @@ DEFAULT_MAX_QUERY_CHARS = 4000
 CSP = ("default-src 'none'; style-src 'self'; img-src 'none'; script-src 'none'; form-action 'self'; "
        "base-uri 'none'; frame-ancestors 'none'")
 EXAMPLE = r"Let $f$ be continuous on $[a, b]$. Then $f$ attains its maximum."
+HIGHLIGHT_LEVELS = 5  # colour steps per sign (style.css: .tok.pos1-5, .tok.neg1-5)
+
+
+def highlight(explanation: dict[str, Any]) -> dict[str, Any]:
+    """The explanation with a CSS class per token: ``pos``/``neg`` by the sign of its contribution
+    and 1-5 by its size relative to the largest one (``zero`` for none). Classes, not inline
+    colours: the Content-Security-Policy allows no inline style."""
+    top = float(explanation.get("max_abs_weight") or 0.0)
+
+    def cls(w: float) -> str:
+        if top <= 0 or w == 0:
+            return "zero"
+        level = max(1, min(HIGHLIGHT_LEVELS, int(np.ceil(HIGHLIGHT_LEVELS * abs(w) / top - 1e-9))))
+        return f"{'pos' if w > 0 else 'neg'}{level}"
+
+    return {**explanation, **{side: [{**t, "cls": cls(t["weight"])} for t in explanation[side]]
+                              for side in ("statement", "proof")}}
 
 
 class RateLimiter:
@@ -72,7 +98,7 @@ class RateLimiter:
 
 
 def create_app(index: Any, *, max_query_chars: int = DEFAULT_MAX_QUERY_CHARS, rate_per_minute: float = 60,
-               burst: int = 20):
+               burst: int = 20, max_explain_tokens: int = MAX_EXPLAIN_TOKENS):
     """The FastAPI application over a loaded :class:`proofmatch.search.index.SearchIndex`."""
     app = FastAPI(title="proofmatch search", docs_url=None, redoc_url=None, openapi_url=None)
     templates = Jinja2Templates(directory=str(HERE / "templates"))
@@ -105,6 +131,13 @@ def create_app(index: Any, *, max_query_chars: int = DEFAULT_MAX_QUERY_CHARS, ra
         with search_lock:
             return index.search(q, k=k, offset=(page - 1) * k, part=part or None, max_chars=max_query_chars)
 
+    def why(q: str, pair_id: str, part: str) -> dict[str, Any]:
+        if part and part not in parts:
+            raise QueryError(f"unknown part {part!r}; this index has {', '.join(parts)}")
+        with search_lock:
+            return explain(index, q, pair_id, part=part or None, max_chars=max_query_chars,
+                                 max_tokens=max_explain_tokens)
+
     @app.get("/static/style.css")
     def style():
         return FileResponse(HERE / "static" / "style.css", media_type="text/css")
@@ -115,15 +148,25 @@ def create_app(index: Any, *, max_query_chars: int = DEFAULT_MAX_QUERY_CHARS, ra
             query, hits = run(q, k, page, part)
         except QueryError as err:
             return JSONResponse({"error": str(err)}, status_code=400)
-        return {"index": info, "query": {"kind": query.kind, "n_tokens": len(query.tokens),
-                                         "pair_id": query.pair_id, "converters": query.converters},
+        return {"index": info, "scorer": info["scorer"],
+                "query": {"kind": query.kind, "n_tokens": len(query.tokens),
+                          "pair_id": query.pair_id, "converters": query.converters},
                 "page": page, "k": k, "part": part or None, "results": [index.record(h) for h in hits]}
 
+    @app.get("/api/explain")
+    def api_explain(q: str = "", id: str = "", part: str = ""):
+        try:
+            out = why(q, id, part)
+        except QueryError as err:
+            return JSONResponse({"error": str(err)}, status_code=400)
+        return {"index": info, **out}
+
     @app.get("/", response_class=HTMLResponse)
-    def page(request: Request, q: str = "", page: int = 1, part: str = ""):
+    def page(request: Request, q: str = "", page: int = 1, part: str = "", explain: str = ""):
         ctx: dict[str, Any] = {"q": q, "part": part, "parts": parts, "info": info, "hits": [], "error": None,
                                "max_chars": max_query_chars, "example": EXAMPLE, "page": page, "query": None,
-                               "prev_url": None, "next_url": None}
+                               "prev_url": None, "next_url": None, "explanation": None, "explain_error": None,
+                               "explain_on_page": False}
         status = 200
         if q.strip():
             try:
@@ -139,6 +182,12 @@ def create_app(index: Any, *, max_query_chars: int = DEFAULT_MAX_QUERY_CHARS, ra
                     ctx["prev_url"] = "/?" + urlencode({**base, "page": page - 1})
                 if page * PAGE_SIZE < min(index.size(part or None), MAX_RESULTS):
                     ctx["next_url"] = "/?" + urlencode({**base, "page": page + 1})
+                if explain:
+                    try:
+                        ctx["explanation"] = highlight(why(q, explain, part))
+                    except QueryError as err:
+                        ctx["explain_error"], status = str(err), 400
+                    ctx["explain_on_page"] = any(h.pair_id == explain for h in hits)
         return templates.TemplateResponse(request, "search.html", ctx, status_code=status)
 
     return app
@@ -158,6 +207,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-query-chars", type=int, default=DEFAULT_MAX_QUERY_CHARS)
     parser.add_argument("--rate-per-minute", type=float, default=60, help="searches per minute per client")
     parser.add_argument("--burst", type=int, default=20)
+    parser.add_argument("--max-explain-tokens", type=int, default=MAX_EXPLAIN_TOKENS,
+                        help="explanations: most query + proof tokens masked (one rescoring each)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads for encoding queries")
 
 
@@ -174,7 +225,7 @@ def main(args: argparse.Namespace) -> int:
         log.warning("binding %s: the page is reachable from other machines", args.host)
     index = SearchIndex(args.index)
     app = create_app(index, max_query_chars=args.max_query_chars, rate_per_minute=args.rate_per_minute,
-                     burst=args.burst)
+                     burst=args.burst, max_explain_tokens=args.max_explain_tokens)
     log.info("serving %s (%d proofs) on http://%s:%d/", args.index, index.n, args.host, args.port)
     uvicorn.run(app, host=args.host, port=args.port, log_level="info", server_header=False)
     return 0
