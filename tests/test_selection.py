@@ -180,7 +180,8 @@ def test_hybrid_global_selection_decodes_the_dev_part_globally(toy, tmp_path):
     res = train_run(toy, out, "npt", "hybrid", "both", dict(TINY, epochs=2, hybrid_selection="global"), seed=0)
     hist = pd.read_csv(out / "metrics.csv")
     assert hist["dev_global_acc"].notna().all() and res["select_on"] == "dev_global_acc"
-    dev = evaluate_run(out, toy, "dev", tmp_path / "dev.parquet", tmp_path / "dev.json", topk=5)
+    dev = evaluate_run(out, toy, "dev", tmp_path / "dev.parquet", tmp_path / "dev.json", topk=5, exact_max_n=2000,
+                       seed=0)
     assert dev["global_method"] == "exact"
     assert (dev["global_acc"], dev["mrr"], dev["acc"]) == (res["dev_global_acc"], res["dev_mrr"], res["dev_acc"])
 
