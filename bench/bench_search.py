@@ -31,7 +31,7 @@ import torch
 
 from proofmatch.search import ann
 from proofmatch.search.display import fragment_text
-from proofmatch.search.build import EXACT_MAX_N
+from proofmatch.search.build import FAISS_ABOVE
 from proofmatch.search.index import SearchIndex
 
 
@@ -130,7 +130,7 @@ def main() -> None:
         ix.search(t)
     rows = []
     for n in args.sizes:
-        backend = "exact" if n <= EXACT_MAX_N else "faiss"
+        backend = "exact" if n <= FAISS_ABOVE else "faiss"
         V, col = synthetic(ix, n, args.noise, args.seed)
         info = install(ix, V, col, backend, calib, args.seed, args.recall)
         for t in texts[:3]:

@@ -9,7 +9,7 @@ Building reads the parts asked for, in that order, and encodes every proof once:
 * a ``tfidf`` index: vocabulary and idf fitted on the indexed statements and proofs (a search
   engine fits on its corpus; the baseline fits on the train part); a ``bm25`` index: the proofs'
   :func:`proofmatch.evaluation.baselines.bm25_weights`;
-* above ``exact_max_n`` proofs a model index adds a FAISS IVF index whose ``nprobe`` is
+* above ``faiss_above`` proofs a model index adds a FAISS IVF index whose ``nprobe`` is
   calibrated to a target recall@10 on up to ``CALIBRATION_QUERIES`` indexed statements
   (:mod:`proofmatch.search.ann`).
 
@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from proofmatch import config
 from proofmatch.artifacts import atomic_dir, read_json, read_parquet, write_json
 from proofmatch.data.splits import PARTS, read_parts
 from proofmatch.evaluation.evaluate import token_lists
@@ -46,7 +47,7 @@ log = logging.getLogger(__name__)
 
 METHODS = ("model", "tfidf", "bm25")
 BACKENDS = ("auto", "exact", "faiss")
-EXACT_MAX_N = 100_000
+FAISS_ABOVE = 100_000  # backend auto: exact search up to this many proofs, FAISS above (not decode.exact_max_n)
 CALIBRATION_QUERIES = 1000
 
 
@@ -136,8 +137,8 @@ def _tfidf_fit(statements: list[list[str]], proofs: list[list[str]]) -> tuple[di
 def build_index(out_dir: str | os.PathLike, data_parquet: str | os.PathLike, *, run_dir: str | os.PathLike | None = None,
                 method: str = "model", pairs_parquet: str | os.PathLike | None = None,
                 articles_parquet: str | os.PathLike | None = None, parts: Sequence[str] = PARTS,
-                backend: str = "auto", batch_size: int = 64, seed: int = 0, target_recall: float = 0.95,
-                exact_max_n: int = EXACT_MAX_N) -> dict[str, Any]:
+                backend: str = "auto", batch_size: int = 64, seed: int = config.default("seed"),
+                target_recall: float = 0.95, faiss_above: int = FAISS_ABOVE) -> dict[str, Any]:
     """Build an index folder (module docstring) atomically; return its ``index.json`` content."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; expected one of {METHODS}")
@@ -176,7 +177,7 @@ def build_index(out_dir: str | os.PathLike, data_parquet: str | os.PathLike, *, 
             meta["model"] = {"digest": files_digest(staging / MODEL_DIR), "config": matcher.config.to_dict()}
             meta["view"] = matcher.config.view
             meta["dim"] = int(arrays["proof_vectors"].shape[1])
-            if backend == "faiss" or (backend == "auto" and len(data) > exact_max_n):
+            if backend == "faiss" or (backend == "auto" and len(data) > faiss_above):
                 meta["backend"] = "faiss"
                 meta["faiss"] = _build_faiss(staging, arrays, seed, target_recall)
         elif method == "tfidf":
@@ -225,11 +226,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--articles", help="results/corpus/articles.parquet: article titles")
     parser.add_argument("--parts", nargs="+", default=list(PARTS), choices=PARTS)
     parser.add_argument("--backend", default="auto", choices=BACKENDS,
-                        help=f"auto: exact up to --exact-max-n proofs, FAISS above (default {EXACT_MAX_N})")
-    parser.add_argument("--exact-max-n", type=int, default=EXACT_MAX_N)
+                        help=f"auto: exact up to --faiss-above proofs, FAISS above (default {FAISS_ABOVE})")
+    parser.add_argument("--faiss-above", "--exact-max-n", dest="faiss_above", type=int, default=FAISS_ABOVE,
+                        help="backend auto: FAISS above this many proofs (--exact-max-n: its former name)")
     parser.add_argument("--recall", type=float, default=0.95, help="FAISS: target recall@10 for nprobe")
     parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--seed", type=int, default=0)
+    config.add_option(parser, "--seed", key="seed", type=int, help="seed of the FAISS training and calibration")
     parser.add_argument("--log", default=None)
 
 
@@ -238,6 +240,6 @@ def main(args: argparse.Namespace) -> int:
     meta = build_index(args.out, args.data, run_dir=args.run, method=args.method, pairs_parquet=args.pairs,
                        articles_parquet=args.articles, parts=args.parts, backend=args.backend,
                        batch_size=args.batch_size, seed=args.seed, target_recall=args.recall,
-                       exact_max_n=args.exact_max_n)
+                       faiss_above=args.faiss_above)
     print(json.dumps({k: meta[k] for k in ("method", "n", "parts", "backend")}, sort_keys=True))
     return 0

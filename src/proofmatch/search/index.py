@@ -25,7 +25,7 @@ An index folder holds
   part), cosine similarity as :mod:`proofmatch.evaluation.baselines`; a ``bm25`` index: the BM25Okapi
   weights of the proofs (:func:`proofmatch.evaluation.baselines.bm25_weights`, idf over the indexed proofs,
   as the baseline computes it over the evaluated part);
-* above ``exact_max_n`` proofs (default 100,000) a model index adds ``faiss.index``
+* above ``faiss_above`` proofs (default 100,000) a model index adds ``faiss.index``
   (:mod:`proofmatch.search.ann`).
 
 Displayed fragments are the corpus's original XHTML (``pairs.parquet``); an index built from a
