@@ -32,8 +32,9 @@ import numpy as np
 import torch
 
 from proofmatch.config import load_config
-from proofmatch.models import checkpoint, runtime, sampling
-from proofmatch.models.train import build_run, rank_metrics, run_params, train_step
+from proofmatch.models import runtime, sampling
+from proofmatch.models.params import TrainParams, run_params
+from proofmatch.models.train import build_run, rank_metrics, train_step
 
 
 def chance_mrr(n: int) -> float:
@@ -91,8 +92,7 @@ def main() -> int:
         for part in path[:-1]:
             node = node[part]
         node[path[-1]] = yaml.safe_load(value)
-    params = run_params(cfg["matching"], args.encoder)
-    p = checkpoint.typed_params(checkpoint.TrainParams, params)
+    p = TrainParams.from_config(cfg["matching"], args.encoder)
     seed = cfg["seed"] if args.seed is None else args.seed
     rt = runtime.init_runtime()
     sampling.seed_everything(seed, deterministic=rt.device.type == "cpu")
@@ -107,7 +107,7 @@ def main() -> int:
         dev = run.dev if args.dev <= 0 else run.dev.head(args.dev)
         chance = chance_mrr(len(dev))
         per_epoch = len(sampling.epoch_batches(len(run.train), p.batch_size, seed, 0))
-        head = {"encoder": args.encoder, "settings": dict(params),
+        head = {"encoder": args.encoder, "settings": run_params(cfg["matching"], args.encoder),
                 "n_train": len(run.train), "n_dev": len(dev), "steps_per_epoch": per_epoch,
                 "chance_mrr": chance, "goal_mrr": args.times * chance, "threads": torch.get_num_threads()}
         print(json.dumps(head), flush=True)

@@ -51,7 +51,7 @@ import scipy.sparse as sp
 
 from proofmatch.search import ann
 from proofmatch.search.display import fragment_text
-from proofmatch.search.build import EXACT_MAX_N
+from proofmatch.search.build import FAISS_ABOVE
 from proofmatch.search.explain import explain
 from proofmatch.search.index import SearchIndex
 
@@ -307,7 +307,7 @@ def main() -> None:
     real = {"proof_vectors": ix.proof_vectors, "proof_bias": ix.proof_bias, "table": ix.table,
             "weights": ix.weights_t.T.tocsr() if fusion else None}
     for n in sizes:
-        backend = "exact" if fusion or n <= EXACT_MAX_N else "faiss"
+        backend = "exact" if fusion or n <= FAISS_ABOVE else "faiss"
         V, col, pick = synthetic(real, n, args.noise, args.seed)
         info = install(ix, V, col, backend, calib, args.seed, args.recall,
                        weights=real["weights"][pick] if fusion else None, table=real["table"].iloc[pick])

@@ -31,6 +31,7 @@ from proofmatch.data import corpus, extract, filters, linearize, replace, splits
 from proofmatch.data.splits import read_part
 from proofmatch.demo import generate as demo
 from proofmatch.models import train as train_mod
+from proofmatch.models.params import TrainParams
 
 REPO = Path(__file__).resolve().parents[1]
 RULES = {"default (dev MRR)": {"local": "dev_mrr", "hybrid": "dev_mrr"},
@@ -58,7 +59,7 @@ def build_data(root: Path, cfg: dict) -> Path:
     return data
 
 
-def train_recorded(data: Path, out: Path, mode: str, params: dict, seed: int) -> pd.DataFrame:
+def train_recorded(data: Path, out: Path, mode: str, params: TrainParams, seed: int) -> pd.DataFrame:
     """One run; every dev evaluation also decodes dev globally and scores the test part."""
     test = read_part(data, "test")
     real = train_mod.rank_metrics
@@ -95,7 +96,7 @@ def main() -> None:
     torch.set_num_threads(1)
     cfg = load_config(REPO / "config/config.yaml")
     data = build_data(args.out / "data", cfg)
-    params = train_mod.run_params(cfg["matching"], "npt")
+    params = TrainParams.from_config(cfg["matching"], "npt")
     rows = []
     for mode in args.modes:
         for seed in args.seeds:

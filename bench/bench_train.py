@@ -16,6 +16,7 @@ optimizer, the losses read once at the epoch's end) over ``--steps`` batches: th
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import time
 
@@ -25,10 +26,11 @@ import torch
 
 from proofmatch.models import runtime
 from proofmatch.models.batching import TokenTable
-from proofmatch.models.checkpoint import TrainParams
+from proofmatch.config import validate_config
+from proofmatch.models.params import TrainParams
 from proofmatch.models.encoders import NPTConfig, NPTEncoder
 from proofmatch.models.matcher import Matcher, MatcherConfig, global_loss, local_loss
-from proofmatch.models.train import Run, make_optimizer, train_epoch
+from proofmatch.models.train import Training, make_optimizer, train_epoch
 
 # (vocab, d_model, n_layers, n_heads, d_k, batch, statement length, proof length, max_length);
 # the paper's NPT has 15M parameters, i.e. a word vocabulary of about 44k entries at d = 300
@@ -105,9 +107,10 @@ def bench_npt_epoch(size: str, device: torch.device, warmup: int, steps: int) ->
     rng = np.random.default_rng(0)
     n = batch * steps
     tables = [TokenTable.build(rng.integers(3, vocab, size=(n, length)).tolist(), 0, device) for length in (ls, lp)]
-    p = TrainParams(epochs=warmup + 1, batch_size=batch, learning_rate=0.005, lr_decay=1.0, eval_every=1,
-                    max_length=max_len)
-    run = Run(out=None, rt=runtime.Runtime(device), p=p, seed=0, mode="local", train=pd.DataFrame(index=range(n)),
+    p = dataclasses.replace(TrainParams.from_config(validate_config({})["matching"], "npt"), epochs=warmup + 1,
+                            batch_size=batch, learning_rate=0.005, lr_decay=1.0, eval_every=1, max_length=max_len,
+                            optimizer="asgd")
+    run = Training(out=None, rt=runtime.Runtime(device), p=p, seed=0, mode="local", train=pd.DataFrame(index=range(n)),
               dev=None, matcher=m, model=m, optimizer=opt,
               scheduler=torch.optim.lr_scheduler.ExponentialLR(opt, gamma=1.0), fingerprint={},
               statements=tables[0], proofs=tables[1], articles=np.zeros(n, dtype=np.int64))

@@ -26,7 +26,7 @@ import matplotlib.image as mpimg
 import numpy as np
 import pandas as pd
 
-LEVELS = {"Conservation": "conservation", "Partial": "partial", "Full": "full", "Transposition": "trans",
+LEVEL_BY_LABEL = {"Conservation": "conservation", "Partial": "partial", "Full": "full", "Transposition": "trans",
           "Partial+P": "partial_p", "Full+P": "full_p"}
 ENCODERS = {"NPT": "npt", "ScratchBERT": "scratchbert", "MathBERT": "mathbert", "SPECTER-style": "specter"}
 VIEWS = {"Text": "text", "Math": "math", "Both": "both"}
@@ -54,11 +54,11 @@ def _row_spec(table: str, row: pd.Series) -> tuple[str, str, str, str, str | Non
         mode, decoding = T3_ROWS[suffix]
         return "mixed", ENCODERS[label[: -len(suffix)]], mode, "both", None, decoding
     if table == "table4":
-        return SPLITS[row["Split"]], "scratchbert", "local", "both", LEVELS[row["Training"]], "local"
+        return SPLITS[row["Split"]], "scratchbert", "local", "both", LEVEL_BY_LABEL[row["Training"]], "local"
     if table == "table5":
         return "mixed", ENCODERS[row["Encoder"]], "local", VIEWS[row["Input"]], None, "local"
     if table == "table6":
-        return "pr", "scratchbert", "local", "both", LEVELS[row["Training"]], "local"
+        return "pr", "scratchbert", "local", "both", LEVEL_BY_LABEL[row["Training"]], "local"
     if table == "baselines":
         method, decoding = row["Method"].rsplit("-", 1)
         return "mixed", METHODS[method], "none", "both", None, decoding.lower()
@@ -84,7 +84,7 @@ def check_eval_table(tables: Path, table: str, eval_root: Path, part: str = "tes
         split, enc, mode, view, train, decoding = _row_spec(table, row)
         not_run = str(row["Note"]).startswith("not run")
         for col in metric_cols:
-            level = LEVELS[col.removeprefix("Test ").rsplit(" ", 1)[0]]
+            level = LEVEL_BY_LABEL[col.removeprefix("Test ").rsplit(" ", 1)[0]]
             metric = col.rsplit(" ", 1)[1]
             value, shown = row[col], md_rows[i][list(df.columns).index(col)]
             where = f"{table} row {i} ({' / '.join(map(str, row[labels]))}) column {col!r}"

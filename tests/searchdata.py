@@ -6,6 +6,7 @@ rules call, so its files have the workflow's columns and layout."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
@@ -59,9 +60,10 @@ def build(root: Path) -> dict[str, Path]:
                              root / "data/filter_report.json", f["language"], f["min_tokens"], f["max_tokens"])
         splits.write_splits(p["pairs"], p["articles"], {"mixed": p["split"]}, seed=cfg["seed"])
         replace.replace_split_file(p["pairs"], p["split"], "conservation", p["data"], seed=cfg["seed"])
-        from proofmatch.models.train import run_params, train_run
+        from proofmatch.models.params import TrainParams
+        from proofmatch.models.train import train_run
 
-        params = {**run_params(cfg["matching"], "npt"), "epochs": EPOCHS, "eval_every": EPOCHS}
+        params = dataclasses.replace(TrainParams.from_config(cfg["matching"], "npt"), epochs=EPOCHS, eval_every=EPOCHS)
         train_run(p["data"], p["run"], "npt", "local", "both", params, seed=cfg["seed"])
         evaluate_run(p["run"], p["data"], "test", p["eval"], p["eval"].with_suffix(".json"),
                      topk=cfg["decode"]["topk"], exact_max_n=cfg["decode"]["exact_max_n"], seed=cfg["seed"])

@@ -21,7 +21,7 @@ import torch
 
 from proofmatch.models import runtime, sampling
 from proofmatch.artifacts import write_parquet
-from toydata import toy_pairs
+from toydata import toy_pairs, train_params
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -33,7 +33,7 @@ def cpu_only(monkeypatch):
 
 NPT = dict(epochs=3, batch_size=13, learning_rate=0.01, lr_decay=0.9, eval_every=2, max_length=48,
            d_model=16, n_layers=1, n_heads=2, d_k=8, dropout=0.0, attention_dropout=0.0,
-           optimizer="asgd")
+           optimizer="asgd", scale_scores=False)
 MLM = dict(hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
            max_length=24, mlm_probability=0.2, epochs=1, batch_size=7, micro_batch_size=2,
            learning_rate=2e-3, eval_every_steps=3, warmup_fraction=0.1, dropout=0.0)
@@ -67,7 +67,6 @@ def _step_worker(data: str, batch: list[int]) -> dict:
     """Loss and parameter gradients of one step of each kind on ``batch`` (NPT, dropout off)."""
     from proofmatch.data.splits import read_part
     from proofmatch.models.batching import TokenTable
-    from proofmatch.models.checkpoint import TrainParams, typed_params
     from proofmatch.models.matcher import build_matcher
     from proofmatch.models.train import batch_loss
 
@@ -78,7 +77,7 @@ def _step_worker(data: str, batch: list[int]) -> dict:
     for kind in ("local", "global", "triplet"):
         torch.manual_seed(0)
         mode = "triplet" if kind == "triplet" else "local"
-        matcher = build_matcher("npt", mode, "both", typed_params(TrainParams, NPT), train)
+        matcher = build_matcher("npt", mode, "both", train_params("npt", **NPT), train)
         model = runtime.wrap_ddp(matcher, rt)
         statements, proofs = (TokenTable.build(matcher.codec.ids(list(train[col]), NPT["max_length"]),
                                                matcher.codec.pad_id, rt.device)
@@ -171,11 +170,11 @@ def _records(folder: Path) -> dict[int, dict]:
 def test_npt_training_on_two_ranks_equals_one_process(toy, tmp_path):
     from proofmatch.models.train import train_run
 
-    one = train_run(toy, tmp_path / "one", "npt", "hybrid", "both", NPT, seed=4)
+    one = train_run(toy, tmp_path / "one", "npt", "hybrid", "both", train_params("npt", **NPT), seed=4)
     rec = tmp_path / "rec"
     rec.mkdir()
     two = runtime.launch(2, _instrumented, str(rec), "proofmatch.models.train:train_run", toy, tmp_path / "two",
-                         "npt", "hybrid", "both", NPT, seed=4, watch=tmp_path / "two")
+                         "npt", "hybrid", "both", train_params("npt", **NPT), seed=4, watch=tmp_path / "two")
     records = _records(rec)
     assert sorted(records) == [0, 1]
     assert records[0]["steps"] == records[1]["steps"] > 0  # every step on both ranks

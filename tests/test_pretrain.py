@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from proofmatch.models import pretrain as pt
-from proofmatch.models.checkpoint import PretrainParams, typed_params
+from proofmatch.models.params import PretrainParams, typed_params
 from proofmatch.data.splits import read_part
 from proofmatch.artifacts import write_parquet
 from proofmatch.models.tokenizer import train_tokenizer

@@ -34,7 +34,7 @@ from proofmatch.data.symbols import (
     unchanged_reason,
 )
 from proofmatch.data.views import is_math, split_math
-from proofmatch.experiments import ALL_LEVELS as LEVELS
+from proofmatch.experiments import ALL_LEVELS
 
 XHTML = "http://www.w3.org/1999/xhtml"
 MML = "http://www.w3.org/1998/Math/MathML"
@@ -453,7 +453,7 @@ def test_level_summary_counts_unchanged_pairs_by_reason(tmp_path):
     sums = {
         level: replace_level_file(tmp_path / "symbols.parquet", level, tmp_path / f"{level}.parquet", tmp_path / f"{level}.json",
                                   seed=1, alpha=0.5 if level.startswith("partial") else None)
-        for level in LEVELS
+        for level in ALL_LEVELS
     }
     trans = sums["trans"]
     assert trans["changed"] == 3  # {a, b}, {G, x} and {a, α} are permuted

@@ -392,9 +392,9 @@ def test_fusion_weight_from_the_run_or_by_hand(search_demo, fusion_index, tmp_pa
     with pytest.raises(ValueError, match="FAISS"):
         build_index(tmp_path / "f1", search_demo["data"], backend="faiss", **kw)
     with pytest.raises(ValueError, match=r"above the exact limit \(50\).*--backend exact"):
-        build_index(tmp_path / "f2", search_demo["data"], exact_max_n=50, **kw)
+        build_index(tmp_path / "f2", search_demo["data"], faiss_above=50, **kw)
     assert not (tmp_path / "f2").exists()
-    big = build_index(tmp_path / "f3", search_demo["data"], exact_max_n=50, backend="exact", fusion_weight_by_hand=1.0, **kw)
+    big = build_index(tmp_path / "f3", search_demo["data"], faiss_above=50, backend="exact", fusion_weight_by_hand=1.0, **kw)
     assert big["backend"] == "exact" and big["fusion"]["source"] == "hand" and "faiss" not in big
     with pytest.raises(ValueError, match="for --method fusion only"):
         build_index(tmp_path / "f4", search_demo["data"], method="bm25", fusion_weight_by_hand=1.0)

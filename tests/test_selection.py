@@ -19,14 +19,22 @@ from proofmatch.config import ConfigError, default, load_config, validate_config
 from proofmatch.decoding.local import factor_scorer
 from proofmatch.evaluation.evaluate import evaluate_run
 from proofmatch.models import train as train_mod
-from proofmatch.models.checkpoint import TrainParams, typed_params
 from proofmatch.models.matcher import load_matcher
-from proofmatch.models.train import decoded_metrics, run_params, selection_column, train_run
-from toydata import toy_pairs
+from proofmatch.models.params import TrainParams
+from proofmatch.models.train import decoded_metrics, selection_column, train_run
+from toydata import toy_pairs, train_params
 
 CONFIG = Path(__file__).resolve().parents[1] / "config"
+# what these tests change of the schema's NPT settings (asgd, unscaled scores and dropout 0.1:
+# the settings they were written with)
 TINY = dict(epochs=4, batch_size=16, learning_rate=0.01, lr_decay=1.0, eval_every=1, max_length=64,
-            d_model=16, n_layers=1, n_heads=2, d_k=8)
+            d_model=16, n_layers=1, n_heads=2, d_k=8, optimizer="asgd", scale_scores=False, dropout=0.1,
+            attention_dropout=0.1)
+
+
+def tiny(**changes) -> TrainParams:
+    """The TrainParams of a test run: :data:`TINY`, then ``changes``."""
+    return train_params("npt", **{**TINY, **changes})
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -42,17 +50,17 @@ def toy(tmp_path_factory):
 
 
 def test_defaults_agree_and_paper_yaml_sets_the_references_selection():
-    p = typed_params(TrainParams, TINY)
-    for block in ("npt", "bert"):  # the schema's defaults are TrainParams' defaults: today's behaviour
+    for block, encoder in (("npt", "npt"), ("bert", "scratchbert")):  # the schema's defaults: today's behaviour
+        p = TrainParams.from_config(validate_config({})["matching"], encoder)
         assert default(f"matching.{block}.eval_weights") == p.eval_weights == "average"
         assert default(f"matching.{block}.select_metric") == p.select_metric == "mrr"
         assert default(f"matching.{block}.hybrid_selection") == p.hybrid_selection == "local"
     paper = load_config(CONFIG / "config.yaml", CONFIG / "paper.yaml")["matching"]
     for encoder in ("npt", "scratchbert", "mathbert"):
-        q = typed_params(TrainParams, run_params(paper, encoder))
+        q = TrainParams.from_config(paper, encoder)
         assert (q.eval_weights, q.select_metric, q.hybrid_selection) == ("raw", "accuracy", "global")
         assert selection_column(q, "local") == "dev_acc" and selection_column(q, "hybrid") == "dev_global_acc"
-    demo = typed_params(TrainParams, run_params(load_config(CONFIG / "config.yaml")["matching"], "npt"))
+    demo = TrainParams.from_config(load_config(CONFIG / "config.yaml")["matching"], "npt")
     assert selection_column(demo, "local") == selection_column(demo, "hybrid") == "dev_mrr"
 
 
@@ -64,7 +72,7 @@ def test_unknown_selection_values_are_refused(toy, tmp_path):
         validate_config(bad)
     for key, value in (("select_metric", "loss"), ("hybrid_selection", "both"), ("eval_weights", "ema")):
         with pytest.raises(ValueError, match=f"unknown {key} '{value}'"):
-            train_run(toy, tmp_path / key, "npt", "local", "both", dict(TINY, **{key: value}), seed=0)
+            train_run(toy, tmp_path / key, "npt", "local", "both", tiny(**{key: value}), seed=0)
         assert not (tmp_path / key / "metrics.csv").exists()
 
 
@@ -81,7 +89,7 @@ def test_saved_model_holds_the_chosen_weights(weights, toy, tmp_path, monkeypatc
     monkeypatch.setattr(train_mod.checkpoint, "discard", lambda *args, **kwargs: None)
     out = tmp_path / weights
     train_run(toy, out, "npt", "local", "both",
-              dict(TINY, epochs=1, optimizer="asgd", learning_rate=0.5, eval_weights=weights), seed=0)
+              tiny(epochs=1, optimizer="asgd", learning_rate=0.5, eval_weights=weights), seed=0)
     state = torch.load(out / "checkpoint" / "state.pt", weights_only=False)
     raw = state["model"]
     names = [name for name, _ in load_matcher(out, device="cpu").named_parameters()]
@@ -98,8 +106,9 @@ def test_saved_model_holds_the_chosen_weights(weights, toy, tmp_path, monkeypatc
 
 def test_under_adamw_both_weights_give_the_same_run(toy, tmp_path):
     """AdamW has no average: ``eval_weights`` changes nothing but the fingerprint."""
-    a = train_run(toy, tmp_path / "a", "npt", "local", "both", dict(TINY, epochs=2), seed=0)
-    b = train_run(toy, tmp_path / "b", "npt", "local", "both", dict(TINY, epochs=2, eval_weights="raw"), seed=0)
+    a = train_run(toy, tmp_path / "a", "npt", "local", "both", tiny(epochs=2, optimizer="adamw"), seed=0)
+    b = train_run(toy, tmp_path / "b", "npt", "local", "both", tiny(epochs=2, optimizer="adamw", eval_weights="raw"),
+                  seed=0)
     assert a.pop("fingerprint") != b.pop("fingerprint") and a == b
     assert ((tmp_path / "a" / "model" / "model.safetensors").read_bytes()
             == (tmp_path / "b" / "model" / "model.safetensors").read_bytes())
@@ -130,7 +139,7 @@ def scripted_run(toy, out: Path, mode: str, monkeypatch, **keys) -> tuple[dict, 
         return m
 
     monkeypatch.setattr(train_mod, "rank_metrics", scripted)
-    res = train_run(toy, out, "npt", mode, "both", dict(TINY, **keys), seed=0)
+    res = train_run(toy, out, "npt", mode, "both", tiny(**keys), seed=0)
     return res, pd.read_csv(out / "metrics.csv"), snapshots, asked
 
 
@@ -177,10 +186,11 @@ def test_hybrid_global_selection_decodes_the_dev_part_globally(toy, tmp_path):
     """Unscripted: the recorded global accuracy is the evaluation stage's own global decoding of
     the saved model (exact lapjv at this size)."""
     out = tmp_path / "hyb"
-    res = train_run(toy, out, "npt", "hybrid", "both", dict(TINY, epochs=2, hybrid_selection="global"), seed=0)
+    res = train_run(toy, out, "npt", "hybrid", "both", tiny(epochs=2, hybrid_selection="global"), seed=0)
     hist = pd.read_csv(out / "metrics.csv")
     assert hist["dev_global_acc"].notna().all() and res["select_on"] == "dev_global_acc"
-    dev = evaluate_run(out, toy, "dev", tmp_path / "dev.parquet", tmp_path / "dev.json", topk=5)
+    dev = evaluate_run(out, toy, "dev", tmp_path / "dev.parquet", tmp_path / "dev.json", topk=5, exact_max_n=2000,
+                       seed=0)
     assert dev["global_method"] == "exact"
     assert (dev["global_acc"], dev["mrr"], dev["acc"]) == (res["dev_global_acc"], res["dev_mrr"], res["dev_acc"])
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import logging
@@ -15,7 +16,7 @@ import torch
 from proofmatch import cli
 
 from proofmatch.models import runtime
-from proofmatch.models.checkpoint import PretrainParams, TrainParams, typed_params
+from proofmatch.models.params import UNREAD, PretrainParams, TrainParams, run_params, start_checkpoint, typed_params
 from proofmatch.config import run_matching
 from proofmatch.models.sampling import epoch_batches, sample_negatives
 from proofmatch.models.encoders import NPTConfig, NPTEncoder, WordVocab, pad_batch
@@ -25,13 +26,21 @@ from proofmatch.models.matcher import (Matcher, MatcherConfig, NotConfigured, gl
 from proofmatch.artifacts import write_parquet
 from proofmatch.models import train as train_mod
 from proofmatch.models.batching import TokenTable
-from proofmatch.models.train import make_optimizer, rank_metrics, run_params, step_schedule, train_run
-from toydata import toy_pairs
+from proofmatch.models.train import make_optimizer, rank_metrics, step_schedule, train_run
+from toydata import toy_pairs, train_params
 
 CONFIG = Path(__file__).resolve().parents[1] / "config"  # independent of the working directory
 
+# what these tests change of the schema's NPT settings (asgd, unscaled scores and dropout 0.1:
+# the settings they were written with)
 NPT = dict(epochs=30, batch_size=30, learning_rate=0.01, lr_decay=0.99, eval_every=5, max_length=64,
-           d_model=64, n_layers=2, n_heads=4, d_k=16)
+           d_model=64, n_layers=2, n_heads=4, d_k=16, optimizer="asgd", scale_scores=False, dropout=0.1,
+           attention_dropout=0.1)
+
+
+def npt(**changes) -> TrainParams:
+    """The TrainParams of an NPT test run: :data:`NPT`, then ``changes``."""
+    return train_params("npt", **{**NPT, **changes})
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -248,12 +257,61 @@ def test_sample_negatives_hard_and_easy():
 # ---------------------------------------------------------------- training runs
 
 
-def test_train_params_are_typed_and_refuse_unknown_keys(toy, tmp_path):
-    p = typed_params(TrainParams, dict(NPT, learning_rate=1, optimizer="adamw", scale_scores=None))
+def test_train_params_are_typed_and_refuse_unknown_missing_and_null_keys():
+    flat = dataclasses.asdict(npt())
+    p = typed_params(TrainParams, dict(flat, learning_rate=1, optimizer="adamw"))
     assert p.learning_rate == 1.0 and isinstance(p.learning_rate, float) and p.optimizer == "adamw"
-    assert (p.lr_decay_start, p.min_count, p.scale_scores) == (0, 2, False)  # the defaults, in one place
     with pytest.raises(ValueError, match=r"unknown TrainParams keys \['lerning_rate'\]"):
-        train_run(toy, tmp_path / "typo", "npt", "local", "both", dict(NPT, lerning_rate=0.1), seed=0)
+        typed_params(TrainParams, dict(flat, lerning_rate=0.1))
+    with pytest.raises(ValueError, match=r"missing TrainParams keys \['min_count', 'optimizer'\]"):
+        typed_params(TrainParams, {k: v for k, v in flat.items() if k not in ("optimizer", "min_count")})
+    with pytest.raises(ValueError, match=r"TrainParams keys \['scale_scores'\] cannot be None"):
+        typed_params(TrainParams, dict(flat, scale_scores=None))
+    matching = train_matching()
+    matching["npt"]["lerning_rate"] = 0.1  # a block that skipped validation
+    with pytest.raises(ValueError, match=r"unknown TrainParams keys \['lerning_rate'\]"):
+        TrainParams.from_config(matching, "npt")
+    with pytest.raises(TypeError, match="TrainParams"):  # one shape of parameters
+        train_run("unused.parquet", "unused", "npt", "local", "both", flat, seed=0)
+
+
+def train_matching() -> dict:
+    from proofmatch.config import validate_config
+
+    return validate_config({})["matching"]
+
+
+# What main's TrainParams recorded for the fields each encoder does not read (its field defaults),
+# typed here rather than read from the code: a run's fingerprint must stay what it was.
+RECORDED_UNREAD = {
+    "npt": {"pooling": "cls", "margin": 1.0, "hard_fraction": 0.0},
+    "scratchbert": {"d_model": None, "n_layers": None, "n_heads": None, "d_k": None, "min_count": 2,
+                    "dropout": 0.1, "attention_dropout": 0.1, "positions": True, "margin": 1.0, "hard_fraction": 0.0},
+    "specter": {"d_model": None, "n_layers": None, "n_heads": None, "d_k": None, "min_count": 2,
+                "dropout": 0.1, "attention_dropout": 0.1, "positions": True},
+}
+
+
+@pytest.mark.parametrize("encoder", ["npt", "scratchbert", "specter"])
+def test_train_params_come_from_the_config_and_fingerprints_stay(encoder):
+    """Every field an encoder reads is its config block's; the others hold what fingerprints
+    recorded before, so a run's fingerprint (metrics.json, a resume state) is unchanged, and a
+    recorded ``params`` dict reads back."""
+    from proofmatch.models.checkpoint import fingerprint
+
+    matching = train_matching()
+    p = TrainParams.from_config(matching, encoder)
+    flat = dataclasses.asdict(p)
+    block = matching["npt" if encoder == "npt" else "bert"]
+    read = {**block, **(matching["specter"] if encoder == "specter" else {})}
+    assert {k: flat[k] for k in read} == read
+    assert flat["max_length"] == (block["max_length"] if encoder == "npt" else matching["max_length"])
+    assert {k: flat[k] for k in RECORDED_UNREAD[encoder]} == RECORDED_UNREAD[encoder]
+    assert set(read) | set(RECORDED_UNREAD[encoder]) | {"max_length"} == set(flat)
+    recorded = fingerprint(p, 0, ["a/1"])["params"]
+    assert typed_params(TrainParams, recorded) == p  # a fingerprint's params load back
+    assert p == TrainParams.from_config(run_matching(matching, encoder), encoder)  # the workflow's part
+    assert set(UNREAD) >= set(RECORDED_UNREAD[encoder])
 
 
 def test_make_optimizer():
@@ -296,7 +354,7 @@ def test_a_non_finite_loss_fails_its_epoch_before_the_checkpoint(toy, tmp_path, 
     n_batches = len(epoch_batches(int((pd.read_parquet(toy)["part"] == "train").sum()), NPT["batch_size"], 0, 0))
     monkeypatch.setattr(train_mod, "batch_loss", failing)
     with pytest.raises(FloatingPointError, match="local loss is nan at epoch 2, step 2; lower learning_rate"):
-        train_run(toy, tmp_path / "r", "npt", "local", "both", dict(NPT, epochs=3), seed=0)
+        train_run(toy, tmp_path / "r", "npt", "local", "both", npt(epochs=3), seed=0)
     assert torch.load(tmp_path / "r" / "checkpoint" / "state.pt", weights_only=False)["epoch"] == 1
     assert train_mod.step_losses([torch.tensor(1.5), torch.tensor(0.5)], ["local", "global"], 0).tolist() == [1.5, 0.5]
 
@@ -306,7 +364,7 @@ def test_a_non_finite_loss_fails_its_epoch_before_the_checkpoint(toy, tmp_path, 
     ("adamw", 0.002, False, False)])
 def test_npt_local_learns_and_writes_outputs(optimizer, lr, scaled, positions, toy, tmp_path):
     out = tmp_path / "npt"
-    params = dict(NPT, optimizer=optimizer, learning_rate=lr, scale_scores=scaled, positions=positions)
+    params = npt(optimizer=optimizer, learning_rate=lr, scale_scores=scaled, positions=positions)
     res = train_run(toy, out, "npt", "local", "both", params, seed=3)
     hist = pd.read_csv(out / "metrics.csv")
     assert len(hist) == NPT["epochs"] and hist["loss"].iloc[-1] < hist["loss"].iloc[0] - 1.0
@@ -322,7 +380,8 @@ def test_npt_local_learns_and_writes_outputs(optimizer, lr, scaled, positions, t
     assert m.config.score_scale == (1.0 / NPT["d_model"] if scaled else 1.0)
     assert m.encoder.config.positions is positions
     # the dev MRR is the evaluation stage's own local decoding of the saved model, to the bit
-    dev = evaluate_run(out, toy, "dev", tmp_path / "dev.parquet", tmp_path / "dev.json", topk=5)
+    dev = evaluate_run(out, toy, "dev", tmp_path / "dev.parquet", tmp_path / "dev.json", topk=5, exact_max_n=2000,
+                       seed=0)
     assert (dev["mrr"], dev["acc"]) == (res["dev_mrr"], res["dev_acc"])
     assert hist.loc[hist["best"], "epoch"].iloc[-1] == res["best_epoch"]
 
@@ -338,7 +397,7 @@ def test_hybrid_gives_every_batch_a_local_and_a_global_step(toy, tmp_path, monke
         return real(model, rt, kind, idx, *args, **kwargs)
 
     monkeypatch.setattr(train_mod, "batch_loss", recording)
-    params = dict(NPT, epochs=2, eval_every=1)
+    params = npt(epochs=2, eval_every=1)
     train_run(toy, tmp_path / "loc", "npt", "local", "math", params, seed=0)
     local_calls, calls[:] = list(calls), []
     train_run(toy, tmp_path / "hyb", "npt", "hybrid", "math", params, seed=0)
@@ -355,13 +414,13 @@ def test_hybrid_gives_every_batch_a_local_and_a_global_step(toy, tmp_path, monke
 def test_lr_decay_starts_late_and_dev_is_checked_every_eval_every_epochs(toy, tmp_path):
     """§8: the rate is "multiplied by 0.996 after each epoch ... (after 300 epochs)"; the model
     is evaluated every ``eval_every`` epochs (and after the last)."""
-    params = dict(NPT, epochs=5, eval_every=2, lr_decay=0.5, lr_decay_start=3, d_model=16, d_k=8)
+    params = npt(epochs=5, eval_every=2, lr_decay=0.5, lr_decay_start=3, d_model=16, d_k=8)
     train_run(toy, tmp_path / "late", "npt", "local", "both", params, seed=0)
     hist = pd.read_csv(tmp_path / "late" / "metrics.csv")
     lr = NPT["learning_rate"]
     assert hist["lr"].tolist() == pytest.approx([lr, lr, lr, lr / 2, lr / 4])
     assert hist.loc[hist["dev_mrr"].notna(), "epoch"].tolist() == [2, 4, 5]
-    train_run(toy, tmp_path / "now", "npt", "local", "both", dict(params, lr_decay_start=0), seed=0)
+    train_run(toy, tmp_path / "now", "npt", "local", "both", dataclasses.replace(params, lr_decay_start=0), seed=0)
     assert pd.read_csv(tmp_path / "now" / "metrics.csv")["lr"].tolist() == pytest.approx(
         [lr, lr / 2, lr / 4, lr / 8, lr / 16])
 
@@ -381,7 +440,7 @@ def test_text_view_vocabulary_and_model_do_not_depend_on_replacement(toy, tmp_pa
     assert npt_vocab(train, "both", 2).itos != npt_vocab(full.query("part == 'train'"), "both", 2).itos
     assert not any(t.startswith("$") for t in npt_vocab(train, "text", 1).itos)
     write_parquet(full, tmp_path / "full.parquet")
-    params = dict(NPT, epochs=1, d_model=16, d_k=8)
+    params = npt(epochs=1, d_model=16, d_k=8)
     a = train_run(toy, tmp_path / "cons", "npt", "local", "text", params, seed=0)
     b = train_run(tmp_path / "full.parquet", tmp_path / "full", "npt", "local", "text", params, seed=0)
     assert a == b
@@ -391,11 +450,11 @@ def test_text_view_vocabulary_and_model_do_not_depend_on_replacement(toy, tmp_pa
 
 def test_argument_checks(toy, tmp_path):
     with pytest.raises(NotConfigured, match="mathbert"):
-        train_run(toy, tmp_path / "m", "mathbert", "local", "both", NPT, seed=0)
+        train_run(toy, tmp_path / "m", "mathbert", "local", "both", npt(), seed=0)
     with pytest.raises(ValueError, match="triplet"):
-        train_run(toy, tmp_path / "s", "specter", "local", "both", NPT, seed=0)
+        train_run(toy, tmp_path / "s", "specter", "local", "both", npt(), seed=0)
     with pytest.raises(ValueError, match="view"):
-        train_run(toy, tmp_path / "v", "npt", "local", "all", NPT, seed=0)
+        train_run(toy, tmp_path / "v", "npt", "local", "all", npt(), seed=0)
 
 
 def _unfinished(monkeypatch, *args, **kwargs) -> None:
@@ -412,7 +471,7 @@ def _unfinished(monkeypatch, *args, **kwargs) -> None:
 def test_a_finished_run_trains_again_from_epoch_1(toy, tmp_path, caplog, monkeypatch):
     """A run killed after its last epoch resumes into its outputs; once finished it keeps no
     resume state, so running it again (``snakemake --forcerun``) trains it again from epoch 1."""
-    params = dict(NPT, epochs=2, eval_every=1)
+    params = npt(epochs=2, eval_every=1)
     run = tmp_path / "r"
     _unfinished(monkeypatch, toy, run, "npt", "local", "both", params, seed=0)
     assert (run / "checkpoint" / "state.pt").exists() and (run / "checkpoint" / "model").is_dir()
@@ -435,9 +494,9 @@ def test_changed_params_start_afresh_instead_of_resuming(toy, tmp_path, caplog, 
     """A rerun with other params (Snakemake's answer to a config change) is a new run: the old
     checkpoint (of a run that did not finish) is not resumed, and the result equals a run in an
     empty folder."""
-    params = dict(NPT, epochs=2, eval_every=1)
+    params = npt(epochs=2, eval_every=1)
     _unfinished(monkeypatch, toy, tmp_path / "r", "npt", "local", "both", params, seed=0)
-    changed = dict(params, learning_rate=0.1)
+    changed = dataclasses.replace(params, learning_rate=0.1)
     with caplog.at_level(logging.WARNING, logger="proofmatch.models.checkpoint"):
         rerun = train_run(toy, tmp_path / "r", "npt", "local", "both", changed, seed=0)
     assert "(changed: params.learning_rate); starting afresh" in caplog.text
@@ -467,8 +526,8 @@ def tiny_scratchbert(toy, tmp_path_factory):
 
 @pytest.mark.parametrize("encoder,mode", [("scratchbert", "hybrid"), ("specter", "triplet")])
 def test_bert_runs_save_loadable_models(encoder, mode, toy, tiny_scratchbert, tmp_path):
-    params = dict(epochs=2, batch_size=16, learning_rate=0.002, lr_decay=0.99, eval_every=1,
-                  max_length=64, margin=1.0, hard_fraction=0.5)
+    params = train_params(encoder, epochs=2, batch_size=16, learning_rate=0.002, lr_decay=0.99, eval_every=1,
+                          max_length=64, margin=1.0, hard_fraction=0.5, optimizer="asgd", pooling="cls")
     res = train_run(toy, tmp_path / encoder, encoder, mode, "both", params, seed=0,
                     pretrained_dir=tiny_scratchbert)
     m = load_matcher(tmp_path / encoder, device="cpu")
@@ -488,15 +547,22 @@ def test_cli_train_with_project_config(toy, tmp_path):
     assert rc == 3  # matching.mathbert is null in the demo config: reported as not run
 
 
-def test_train_run_takes_the_config_matching_block(toy, tmp_path):
+def test_train_run_takes_params_built_from_the_config_matching_block(toy, tmp_path):
     from proofmatch.config import load_config
 
     matching = load_config(CONFIG / "config.yaml")["matching"]
     matching["npt"] = dict(matching["npt"], epochs=1, d_model=16, d_k=8)
-    res = train_run(toy, tmp_path / "blk", "npt", "local", "both", matching, seed=0)
+    res = train_run(toy, tmp_path / "blk", "npt", "local", "both", TrainParams.from_config(matching, "npt"), seed=0)
     assert res["epochs"] == 1 and load_matcher(tmp_path / "blk").config.npt["d_model"] == 16
-    with pytest.raises(NotConfigured):  # matching.mathbert is null
-        train_run(toy, tmp_path / "mb", "mathbert", "local", "both", matching, seed=0)
+    assert start_checkpoint(matching, "mathbert", None) is None  # matching.mathbert is null ...
+    with pytest.raises(NotConfigured):  # ... so MathBERT is not run
+        train_run(toy, tmp_path / "mb", "mathbert", "local", "both", TrainParams.from_config(matching, "mathbert"),
+                  seed=0, pretrained_dir=start_checkpoint(matching, "mathbert", None))
+    given = {**matching, "mathbert": "some/mathbert"}
+    assert start_checkpoint(given, "mathbert", None) == "some/mathbert"
+    scratchbert = "results/models/scratchbert/mixed"
+    assert start_checkpoint(given, "scratchbert", scratchbert) == scratchbert
+    assert start_checkpoint(given, "npt", None) is None
 
 
 def test_run_params_flattens_config_blocks():

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -30,3 +33,13 @@ def toy_pairs(n_articles: int = 24, pairs_per_article: int = 6, seed: int = 0, n
             rows.append({"pair_id": f"toy{a:03d}/s{k}", "article_id": f"toy{a:03d}", "part": part,
                          "statement_tokens": ["Lemma", "."] + st, "proof_tokens": ["Proof", "."] + pf})
     return pd.DataFrame(rows)
+
+
+def train_params(encoder: str, **fields: Any):
+    """The :class:`~proofmatch.models.params.TrainParams` of an ``encoder`` run under the schema's
+    defaults (the demo config), with ``fields`` (flat TrainParams names) replaced: a test states
+    what it changes, and every other value comes from the one place that holds defaults."""
+    from proofmatch.config import validate_config
+    from proofmatch.models.params import TrainParams
+
+    return dataclasses.replace(TrainParams.from_config(validate_config({})["matching"], encoder), **fields)

@@ -4,7 +4,9 @@
 description and a default. :func:`validate_config` runs once before any job (the workflow) or
 command (the CLI): a wrong value is reported with its dotted key, what is wrong and what the
 schema accepts, so a user can fix it without reading code, and every key left out gets its
-default, so no rule or function repeats one. ``config/README.md`` is generated from the schema
+default, so no rule or function repeats one: a library parameter or command-line option that
+mirrors a key takes :func:`default` (:func:`add_option`), held to it by ``tests/test_defaults.py``.
+``config/README.md`` is generated from the schema
 (:func:`schema_markdown`, ``proofmatch config --readme config/README.md``).
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import functools
 import json
 import os
 import sys
@@ -116,8 +119,9 @@ def run_matching(matching: dict[str, Any], encoder: str) -> dict[str, Any]:
     """The part of the config's ``matching`` block that one training run of ``encoder`` depends on.
 
     The workflow passes exactly this as a job's ``params`` (Snakemake reruns a job when its params
-    change, so changing BERT settings never retrains NPT), and :func:`proofmatch.models.train.run_params`
-    flattens it: one definition of what a run reads, torch-free so the Snakefile can import it.
+    change, so changing BERT settings never retrains NPT), and
+    :meth:`proofmatch.models.params.TrainParams.from_config` flattens it: one definition of what a
+    run reads, torch-free so the Snakefile can import it.
     """
     block = "npt" if encoder == "npt" else "bert"
     part = {"max_length": matching["max_length"], block: matching[block]}
@@ -221,13 +225,30 @@ def schema_keys(root: dict[str, Any] | None = None) -> list[tuple[str, dict[str,
     return out
 
 
+@functools.lru_cache(maxsize=1)
+def _defaults() -> dict[str, Any]:
+    """Every schema key's default by dotted path, read once: library signatures take their
+    defaults from here at import time, and parsing the schema for each would cost seconds."""
+    return {path: s["default"] for path, s, _ in schema_keys() if "default" in s}
+
+
 def default(key: str) -> Any:
-    """The schema's default of a dotted key (``"filter.min_tokens"``): what a CLI option that
-    mirrors a config key defaults to, instead of repeating the value."""
-    found = {path: s for path, s, _ in schema_keys()}
-    if key not in found or "default" not in found[key]:
+    """The schema's default of a dotted key (``"filter.min_tokens"``, ``"transfer.corpora[].latex.timeout_s"``):
+    what a library parameter or a CLI option that mirrors a config key defaults to, instead of
+    repeating the value (``tests/test_defaults.py`` holds them to it). A fresh copy each call."""
+    found = _defaults()
+    if key not in found:
         raise KeyError(f"no config key {key!r} with a default in the schema (see config/README.md)")
-    return copy.deepcopy(found[key]["default"])
+    return copy.deepcopy(found[key])
+
+
+def add_option(parser: argparse.ArgumentParser, *flags: str, key: str, help: str = "",
+               **kwargs: Any) -> argparse.Action:
+    """A command-line option that mirrors the config key ``key``: its default is the schema's
+    (:func:`default`) and its help names the key and that default, so no CLI retypes a value the
+    workflow takes from the config. ``kwargs`` go to ``add_argument`` (type, nargs, choices, ...)."""
+    text = f"{help} (config {key}; default %(default)s)" if help else f"config {key}; default %(default)s"
+    return parser.add_argument(*flags, default=default(key), help=text, **kwargs)
 
 
 def schema_markdown(root: dict[str, Any] | None = None) -> str:

@@ -29,7 +29,8 @@ ENCODER_MODES: dict[str, tuple[str, ...]] = {
     "npt": ("local", "hybrid"), "scratchbert": ("local", "hybrid"), "mathbert": ("local", "hybrid"),
     "specter": ("triplet",)}
 MODES = tuple(dict.fromkeys(m for modes in ENCODER_MODES.values() for m in modes))
-# Symbol replacement levels (§5); the *_p levels keep the protected symbols (§9.4, Table 6).
+# Symbol replacement levels (§5): LEVELS are the four of Tables 3-5; the *_p levels keep the
+# protected symbols (§9.4, Table 6); ALL_LEVELS is every level a pair can be replaced at.
 LEVELS = ("conservation", "partial", "full", "trans")
 PROTECTED_LEVELS = ("partial_p", "full_p")
 ALL_LEVELS = LEVELS + PROTECTED_LEVELS
@@ -113,7 +114,8 @@ def no_result(path: str | Path) -> str:
 
 @dataclass(frozen=True)
 class Run:
-    """One trained model: ``encoder`` trained in ``mode`` on ``split`` at ``level`` with input ``view``."""
+    """One trained model: ``encoder`` trained in ``mode`` on ``split`` at ``level`` with input ``view``
+    (its spec and paths; the live state of a run in training is :class:`proofmatch.models.train.Training`)."""
 
     split: str
     encoder: str

@@ -6,6 +6,7 @@ not the experiment.
 """
 from pathlib import Path
 
+from proofmatch.models.params import TrainParams, start_checkpoint
 from proofmatch.models.runtime import launch, set_threads
 from proofmatch.logs import run_logged
 from proofmatch.models.train import train_run
@@ -13,8 +14,8 @@ from proofmatch.models.train import train_run
 if __name__ == "__main__":
     set_threads(snakemake.threads)
     w = snakemake.wildcards
-    pretrained = snakemake.input.get("pretrained")
+    matching = dict(snakemake.params.matching)  # this run's part of the config's matching block
     run_logged(snakemake.log[0], launch, int(snakemake.resources.get("gpu", 0)), train_run,
                snakemake.input.data, Path(snakemake.output[0]).parent, w.encoder, w.mode, w.view,
-               dict(snakemake.params.matching), seed=snakemake.params.seed,
-               pretrained_dir=pretrained)
+               TrainParams.from_config(matching, w.encoder), seed=snakemake.params.seed,
+               pretrained_dir=start_checkpoint(matching, w.encoder, snakemake.input.get("pretrained")))

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+from proofmatch import config
 from proofmatch.artifacts import atomic_path
 
 #: Why an article was not converted, in the order the checks run.
@@ -52,7 +53,6 @@ REASONS: dict[str, str] = {
     "latexml_fatal": "LaTeXML stopped with a fatal error (its log says which) or wrote no output",
     "internal_error": "an unexpected exception (a bug), logged with its traceback",
 }
-DEFAULTS = {"timeout_s": 600.0, "max_archive_mb": 256.0, "max_files": 5000}
 
 
 class ArticleError(Exception):
@@ -70,9 +70,9 @@ class ArticleError(Exception):
 class Limits:
     """Per-article bounds (config ``corpus.latex``)."""
 
-    timeout_s: float = DEFAULTS["timeout_s"]
-    max_archive_mb: float = DEFAULTS["max_archive_mb"]
-    max_files: int = DEFAULTS["max_files"]
+    timeout_s: float = config.default("corpus.latex.timeout_s")
+    max_archive_mb: float = config.default("corpus.latex.max_archive_mb")
+    max_files: int = config.default("corpus.latex.max_files")
 
     @property
     def max_bytes(self) -> int:
@@ -80,10 +80,11 @@ class Limits:
 
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any] | None) -> "Limits":
-        cfg = cfg or {}
-        return cls(float(cfg.get("timeout_s", DEFAULTS["timeout_s"])),
-                   float(cfg.get("max_archive_mb", DEFAULTS["max_archive_mb"])),
-                   int(cfg.get("max_files", DEFAULTS["max_files"])))
+        """The limits of a validated ``latex`` config block (``corpus.latex`` or a transfer
+        corpus's; every key filled in by validation); None: the schema's defaults."""
+        if cfg is None:
+            return cls()
+        return cls(float(cfg["timeout_s"]), float(cfg["max_archive_mb"]), int(cfg["max_files"]))
 
 
 _KINDS = ((".tar.gz", "tar"), (".tar.bz2", "tar"), (".tar.xz", "tar"), (".tgz", "tar"), (".tar", "tar"),

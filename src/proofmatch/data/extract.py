@@ -22,6 +22,7 @@ from typing import Any, Iterable, Sequence
 import pyarrow as pa
 from tqdm import tqdm
 
+from proofmatch import config
 from proofmatch.data import corpus
 from proofmatch.data.statements import ArticleResult, find_pairs
 from proofmatch.data.xmlsafe import SkipFile, check_text, is_html_path, parse_document, read_bounded, replace_html_entities
@@ -47,7 +48,8 @@ PAIRS_SCHEMA = pa.schema(
 # one article
 
 
-def extract_bytes(data: bytes, article_id: str, *, max_depth: int = 256, allow_html: bool = False) -> ArticleResult:
+def extract_bytes(data: bytes, article_id: str, *, max_depth: int = config.default("extract.max_depth"),
+                  allow_html: bool = False) -> ArticleResult:
     """Pairs from one article's (decompressed) bytes; raises :class:`SkipFile` for a bad input."""
     check_text(data)
     data, replaced, unknown = replace_html_entities(data)
@@ -59,7 +61,8 @@ def extract_bytes(data: bytes, article_id: str, *, max_depth: int = 256, allow_h
 
 
 def extract_file(
-    path: str | os.PathLike, article_id: str, *, max_file_mb: float = 64, max_depth: int = 256
+    path: str | os.PathLike, article_id: str, *, max_file_mb: float = config.default("extract.max_file_mb"),
+    max_depth: int = config.default("extract.max_depth"),
 ) -> ArticleResult:
     """Pairs from one article file (``.xhtml``, ``.html``, optionally ``.gz``); may raise SkipFile."""
     data = read_bounded(path, int(max_file_mb * 2**20))
@@ -132,8 +135,8 @@ def _sorted_counts(report: dict[str, Any]) -> dict[str, Any]:
 def extract_files(
     items: Sequence[tuple[str, str]],
     *,
-    max_file_mb: float = 64,
-    max_depth: int = 256,
+    max_file_mb: float = config.default("extract.max_file_mb"),
+    max_depth: int = config.default("extract.max_depth"),
     desc: str = "extract",
 ) -> tuple[pa.Table, dict[str, Any]]:
     """Extract (article_id, path) items in order; return (pairs, report). Never raises per file.
@@ -197,8 +200,8 @@ def extract_shard(
     shard: int,
     out_parquet: str | os.PathLike,
     report_json: str | os.PathLike,
-    max_file_mb: float = 64,
-    max_depth: int = 256,
+    max_file_mb: float = config.default("extract.max_file_mb"),
+    max_depth: int = config.default("extract.max_depth"),
 ) -> dict[str, Any]:
     """Extract the pairs of one manifest shard; write the pairs Parquet and the JSON report."""
     manifest, n_shards = corpus.read_manifest(manifest_path)
@@ -220,8 +223,8 @@ def extract_dir(
     report_json: str | os.PathLike | None = None,
     *,
     metadata: str | os.PathLike | None = None,
-    max_file_mb: float = 64,
-    max_depth: int = 256,
+    max_file_mb: float = config.default("extract.max_file_mb"),
+    max_depth: int = config.default("extract.max_depth"),
 ) -> dict[str, Any]:
     """Extract every article under ``corpus_dir`` into one table (report beside it by default)."""
     paths = corpus.list_articles(corpus_dir)
@@ -250,19 +253,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, help="output pairs Parquet")
     parser.add_argument("--report", help="report JSON (default: beside --out as NAME.report.json)")
     parser.add_argument("--metadata", help="metadata table for article ids (folder mode only)")
-    parser.add_argument("--config", action="append", default=[], help="config YAML (repeatable): extract.max_file_mb / max_depth")
-    parser.add_argument("--max-file-mb", type=float, default=None, help="skip files larger than this (decompressed); default 64")
-    parser.add_argument("--max-depth", type=int, default=None, help="skip files nested deeper than this; default 256")
+    parser.add_argument("--config", action="append", default=[],
+                        help="config YAML (repeatable): extract.max_file_mb / max_depth (default: the schema's)")
+    parser.add_argument("--max-file-mb", type=float, default=None,
+                        help="skip files larger than this (decompressed); overrides the config's extract.max_file_mb")
+    parser.add_argument("--max-depth", type=int, default=None,
+                        help="skip files nested deeper than this; overrides the config's extract.max_depth")
     parser.add_argument("--log", default=None, help="also log to this file")
 
 
 def main(args: argparse.Namespace) -> int:
     setup_logging(args.log)
-    limits: dict[str, Any] = {"max_file_mb": 64, "max_depth": 256}
-    if args.config:
-        from proofmatch.config import load_config
-
-        limits.update(load_config(*args.config).get("extract", {}))
+    limits: dict[str, Any] = dict(config.load_config(*args.config)["extract"])  # none given: the schema's
     if args.max_file_mb is not None:
         limits["max_file_mb"] = args.max_file_mb
     if args.max_depth is not None:

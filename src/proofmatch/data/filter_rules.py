@@ -56,6 +56,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from proofmatch import config
 from proofmatch.data.stats import body_counts, paper_counts, token_counts
 from proofmatch.data.views import view
 
@@ -189,8 +190,10 @@ def _example(proof_tokens: Sequence[str], proof_title: int, proof_short: bool, s
     return "other", None
 
 
-def classify(df: pd.DataFrame, language: str | None = "en", min_tokens: int = 20,
-             max_tokens: int = 500, duplicate: np.ndarray | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
+def classify(df: pd.DataFrame, language: str | None = config.default("filter.language"),
+             min_tokens: int = config.default("filter.min_tokens"),
+             max_tokens: int = config.default("filter.max_tokens"),
+             duplicate: np.ndarray | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Give every row its drop reason (None = kept), example, detail and token lengths.
 
     Returns the frame ``reason, example, detail, statement_length, proof_length`` aligned with

@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
+from proofmatch import config
 from proofmatch.logs import setup_logging
 from proofmatch.data.filter_rules import AUDIT_COLUMNS, EXAMPLES, MIN_LANGUAGE_WORDS, REASONS, REQUIRED_COLUMNS, classify
 from proofmatch.artifacts import atomic_path, read_json, write_json, write_parquet
@@ -180,8 +181,10 @@ def _input_keys(shard_parquets: Sequence[str]) -> tuple[list[int], np.ndarray, s
 
 
 def filter_pairs(shard_parquets: list[str], report_jsons: list[str], out_pairs: str | os.PathLike,
-                 out_audit: str | os.PathLike, out_report: str | os.PathLike, language: str | None = "en",
-                 min_tokens: int = 20, max_tokens: int = 500) -> dict[str, Any]:
+                 out_audit: str | os.PathLike, out_report: str | os.PathLike,
+                 language: str | None = config.default("filter.language"),
+                 min_tokens: int = config.default("filter.min_tokens"),
+                 max_tokens: int = config.default("filter.max_tokens")) -> dict[str, Any]:
     """Filter the linearized shards; write kept pairs, the audit of dropped pairs and a report.
 
     Memory holds one shard, not the corpus: the shards are judged one at a time, with the
@@ -287,9 +290,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out-pairs", required=True)
     parser.add_argument("--out-audit", required=True)
     parser.add_argument("--out-report", required=True)
-    parser.add_argument("--language", default="en", help="language code to keep; 'none' disables the filter")
-    parser.add_argument("--min-tokens", type=int, default=20)
-    parser.add_argument("--max-tokens", type=int, default=500)
+    config.add_option(parser, "--language", key="filter.language",
+                      help="language code to keep; 'none' disables the filter")
+    config.add_option(parser, "--min-tokens", key="filter.min_tokens", type=int,
+                      help="fewest tokens of a statement or proof")
+    config.add_option(parser, "--max-tokens", key="filter.max_tokens", type=int,
+                      help="most tokens of a statement or proof")
     parser.add_argument("--log", help="log file")
 
 

@@ -54,7 +54,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import pandas as pd
 from tqdm import tqdm
 
-from proofmatch.data.archives import DEFAULTS, REASONS, ArticleError, Limits, source_stem, unpack
+from proofmatch import config
+from proofmatch.data.archives import REASONS, ArticleError, Limits, source_stem, unpack
 from proofmatch.data.corpus import read_metadata
 from proofmatch.data.latex_inventory import read_inventory, write_inventory
 from proofmatch.logs import setup_logging
@@ -402,9 +403,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("src_dir", help="folder of article sources: sub-folders, .tar.gz, .tar, .gz or .tex")
     parser.add_argument("--out", required=True, help="output folder (xhtml/, metadata.csv, report.json, cache)")
     parser.add_argument("--metadata", default=None, help="CSV/TSV/Parquet: article_id, title, categories[, file]")
-    parser.add_argument("--timeout-s", type=float, default=DEFAULTS["timeout_s"], help="per-article time limit")
-    parser.add_argument("--max-archive-mb", type=float, default=DEFAULTS["max_archive_mb"])
-    parser.add_argument("--max-files", type=int, default=DEFAULTS["max_files"])
+    config.add_option(parser, "--timeout-s", key="corpus.latex.timeout_s", type=float, help="per-article time limit")
+    config.add_option(parser, "--max-archive-mb", key="corpus.latex.max_archive_mb", type=float,
+                      help="most unpacked megabytes of one article")
+    config.add_option(parser, "--max-files", key="corpus.latex.max_files", type=int, help="most files in one article")
     parser.add_argument("--log", default=None, help="also log to this file")
 
 

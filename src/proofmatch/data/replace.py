@@ -39,9 +39,11 @@ from proofmatch.data.linearize import FragmentError, iter_maths, linearize_eleme
 from proofmatch import config
 from proofmatch.logs import setup_logging
 from proofmatch.data.mathml import presentation
-from proofmatch.experiments import ALL_LEVELS as LEVELS
+from proofmatch.experiments import ALL_LEVELS
 from proofmatch.data.symbols import (
+    DEFAULT_ALPHA,
     DEFAULT_PROTECTED,
+    DEFAULT_ROUNDING,
     ROUNDINGS,
     UNCHANGED_REASONS,
     Symbols,
@@ -131,9 +133,9 @@ def replace_pair(
     proof_xml: str,
     level: str,
     rng: random.Random,
-    alpha: float | None = 0.5,
-    protected: Sequence[str] = (),
-    rounding: str | None = "half_up",
+    alpha: float | None = DEFAULT_ALPHA,
+    protected: Sequence[str] = DEFAULT_PROTECTED,
+    rounding: str | None = DEFAULT_ROUNDING,
 ) -> tuple[list[str], dict[str, str]]:
     """(proof tokens after replacement, mapping) for one pair; ``protected`` counts for ``*_p``
     only, ``alpha`` (the fraction of shared groups kept) and ``rounding`` for ``partial*`` only."""
@@ -242,10 +244,10 @@ def replace_level_file(
     level: str,
     out_parquet: str | os.PathLike,
     summary_json: str | os.PathLike,
-    seed: int = 0,
-    alpha: float | None = 0.5,
+    seed: int = config.default("seed"),
+    alpha: float | None = DEFAULT_ALPHA,
     protected: Sequence[str] = DEFAULT_PROTECTED,
-    rounding: str | None = "half_up",
+    rounding: str | None = DEFAULT_ROUNDING,
 ) -> dict[str, Any]:
     """Replace the symbols of every pair of the symbols file at one level; returns the summary.
 
@@ -372,11 +374,11 @@ def replace_split_file(
     split_parquet: str | os.PathLike,
     level: str,
     out_parquet: str | os.PathLike,
-    seed: int = 0,
-    alpha: float | None = 0.5,
+    seed: int = config.default("seed"),
+    alpha: float | None = DEFAULT_ALPHA,
     protected: Sequence[str] = DEFAULT_PROTECTED,
     summary_json: str | os.PathLike | None = None,
-    rounding: str | None = "half_up",
+    rounding: str | None = DEFAULT_ROUNDING,
 ) -> dict[str, Any]:
     """One split at one level in one call (the CLI): :func:`analyze_file` of the split's pairs,
     :func:`replace_level_file`, :func:`select_split`; returns the level's summary."""
@@ -400,20 +402,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("split", nargs="?", default=None,
                         help="split assignment (results/splits/SPLIT.parquet); without it every pair is replaced "
                              "and the output has no part column (results/replaced/LEVEL.parquet)")
-    parser.add_argument("--level", required=True, choices=LEVELS, help="replacement level")
+    parser.add_argument("--level", required=True, choices=ALL_LEVELS, help="replacement level")
     parser.add_argument("--out", required=True, help="output Parquet (results/replaced/SPLIT/LEVEL.parquet)")
     parser.add_argument("--summary", default=None, help="also write the level's summary JSON here")
-    parser.add_argument("--seed", type=int, default=0, help="global seed (default 0)")
-    parser.add_argument("--alpha", type=float, default=config.default("replace.partial_alpha"),
-                        help="partial levels: fraction of the shared symbol groups that keep their names "
-                             "(config replace.partial_alpha; default %(default)s)")
-    parser.add_argument("--rounding", choices=ROUNDINGS, default=config.default("replace.partial_rounding"),
-                        help="partial levels: how (1 - alpha) x shared groups is rounded; half_even is the reference's "
-                             "round() (config replace.partial_rounding; default %(default)s)")
-    parser.add_argument(
-        "--protected", nargs="*", default=list(DEFAULT_PROTECTED),
-        help="symbols kept by the *_p levels (default: P E V σ ρ)",
-    )
+    config.add_option(parser, "--seed", key="seed", type=int, help="global seed")
+    config.add_option(parser, "--alpha", key="replace.partial_alpha", type=float,
+                      help="partial levels: fraction of the shared symbol groups that keep their names")
+    config.add_option(parser, "--rounding", key="replace.partial_rounding", choices=ROUNDINGS,
+                      help="partial levels: how (1 - alpha) x shared groups is rounded; "
+                           "half_even is the reference's round()")
+    config.add_option(parser, "--protected", key="replace.protected", nargs="*", help="symbols kept by the *_p levels")
     parser.add_argument("--log", default=None, help="also log to this file")
 
 

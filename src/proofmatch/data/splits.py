@@ -31,6 +31,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from proofmatch import config
 from proofmatch.experiments import SPLITS
 from proofmatch.logs import setup_logging
 from proofmatch.artifacts import read_parquet, write_parquet
@@ -129,8 +130,9 @@ def _chapters(pairs: pd.DataFrame, articles: pd.DataFrame | None) -> pd.Series:
     return chapter.where(chapter.notna(), ids).astype(str)
 
 
-def make_splits(pairs: pd.DataFrame, articles: pd.DataFrame | None, fractions: Sequence[float] = (0.8, 0.1, 0.1),
-                seed: int = 13, pr_category: str | None = "math.PR",
+def make_splits(pairs: pd.DataFrame, articles: pd.DataFrame | None,
+                fractions: Sequence[float] = tuple(config.default("splits.fractions")),
+                seed: int = config.default("seed"), pr_category: str | None = config.default("splits.pr_category"),
                 which: Sequence[str] = SPLITS) -> dict[str, pd.DataFrame]:
     """The splits named in ``which`` (default: ``mixed``, ``unmixed`` and ``pr``).
 
@@ -210,8 +212,10 @@ def split_counts(splits: dict[str, pd.DataFrame]) -> dict[str, dict[str, dict[st
 
 
 def write_splits(pairs_parquet: str | os.PathLike, articles_parquet: str | os.PathLike | None,
-                 out_paths: dict[str, str | os.PathLike], fractions: Sequence[float] = (0.8, 0.1, 0.1),
-                 seed: int = 13, pr_category: str | None = "math.PR") -> dict[str, dict[str, dict[str, int]]]:
+                 out_paths: dict[str, str | os.PathLike],
+                 fractions: Sequence[float] = tuple(config.default("splits.fractions")),
+                 seed: int = config.default("seed"),
+                 pr_category: str | None = config.default("splits.pr_category")) -> dict[str, dict[str, dict[str, int]]]:
     """Compute the splits named in ``out_paths`` and write each to its Parquet atomically."""
     if not out_paths:
         raise ValueError(f"out_paths must name at least one of {SPLITS}")
@@ -232,9 +236,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--articles", help="results/corpus/articles.parquet (primary categories)")
     for name in SPLITS:
         parser.add_argument(f"--{name}", metavar="PATH", help=f"write the {name} split here")
-    parser.add_argument("--fractions", type=float, nargs=3, default=[0.8, 0.1, 0.1], metavar=("TRAIN", "DEV", "TEST"))
-    parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--pr-category", default="math.PR", help="'none': unstratified unmixed, no pr")
+    config.add_option(parser, "--fractions", key="splits.fractions", type=float, nargs=3,
+                      metavar=("TRAIN", "DEV", "TEST"),
+                      help="train, dev and test shares")
+    config.add_option(parser, "--seed", key="seed", type=int, help="global seed")
+    config.add_option(parser, "--pr-category", key="splits.pr_category",
+                      help="primary category of the pr split; 'none': unstratified unmixed, no pr")
     parser.add_argument("--log", help="log file")
 
 
@@ -244,7 +251,7 @@ def main(args: argparse.Namespace) -> int:
     if not out_paths:
         log.error("nothing to do: pass at least one of --mixed, --unmixed, --pr")
         return 2
-    if args.pr_category.lower() in ("none", "null", ""):
+    if args.pr_category is not None and args.pr_category.lower() in ("none", "null", ""):
         args.pr_category = None
     if args.pr_category is not None and not args.articles and ({"unmixed", "pr"} & set(out_paths)):
         log.error("--unmixed/--pr are stratified by --pr-category and need --articles (or --pr-category none)")

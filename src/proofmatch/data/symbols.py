@@ -68,10 +68,14 @@ from typing import Callable, Iterable, Sequence
 
 from lxml import etree
 
+from proofmatch import config
 from proofmatch.data.mathml import single_char_identifiers
-from proofmatch.experiments import ALL_LEVELS as LEVELS
+from proofmatch.experiments import ALL_LEVELS
 
-DEFAULT_PROTECTED = ("P", "E", "V", "σ", "ρ")
+# the schema's replace.* defaults, for callers that leave them out (the workflow passes its config's)
+DEFAULT_PROTECTED = tuple(config.default("replace.protected"))
+DEFAULT_ALPHA = config.default("replace.partial_alpha")
+DEFAULT_ROUNDING = config.default("replace.partial_rounding")
 
 LATIN = string.ascii_lowercase
 GREEK = "αβγδεζηθικλμνξοπρστυφχψω"  # lowercase base letters; π is a constant, never a target
@@ -191,9 +195,9 @@ def _image(char: str, target: str) -> str:
     return target.upper() if char != char.lower() else target
 
 
-def check_level(level: str, alpha: float | None, rounding: str | None = "half_up") -> None:
-    if level not in LEVELS:
-        raise ValueError(f"unknown replacement level {level!r}; expected one of {', '.join(LEVELS)}")
+def check_level(level: str, alpha: float | None, rounding: str | None = DEFAULT_ROUNDING) -> None:
+    if level not in ALL_LEVELS:
+        raise ValueError(f"unknown replacement level {level!r}; expected one of {', '.join(ALL_LEVELS)}")
     if level.startswith("partial") and alpha is None:
         raise ValueError(f"level {level!r} needs alpha (the fraction of shared symbol groups that keep their names)")
     if alpha is not None and not 0.0 <= alpha <= 1.0:
@@ -219,7 +223,8 @@ def check_protected(protected: Sequence[str]) -> None:
         raise ValueError(f"protected symbols must be single characters, got {bad}")
 
 
-def shared_groups(statement: Symbols, proof: Symbols, level: str, protected: Iterable[str] = ()) -> list[str]:
+def shared_groups(statement: Symbols, proof: Symbols, level: str,
+                  protected: Iterable[str] = DEFAULT_PROTECTED) -> list[str]:
     """The replaceable groups of a pair at ``level``: groups of a letter in both fragments.
 
     Protected letters do not make a group shared at the ``*_p`` levels; at ``trans``, groups
@@ -312,9 +317,9 @@ def plan_mapping(
     proof: Symbols,
     level: str,
     rng: random.Random,
-    alpha: float | None = 0.5,
-    protected: Iterable[str] = (),
-    rounding: str | None = "half_up",
+    alpha: float | None = DEFAULT_ALPHA,
+    protected: Iterable[str] = DEFAULT_PROTECTED,
+    rounding: str | None = DEFAULT_ROUNDING,
 ) -> dict[str, str]:
     """Letter -> letter for the proof's replaceable letters; ``c→c`` marks an exhausted pool.
 
@@ -352,7 +357,7 @@ def plan_mapping(
 
 
 def unchanged_reason(n_groups: int, level: str, alpha: float | None, mapping: dict[str, str],
-                     rounding: str | None = "half_up") -> str:
+                     rounding: str | None = DEFAULT_ROUNDING) -> str:
     """Why a proof kept its Conservation tokens at ``level`` (one of :data:`UNCHANGED_REASONS`)."""
     if level == "conservation":
         return "conservation"

@@ -38,6 +38,8 @@ from typing import Any, Sequence
 
 from lxml import etree
 
+from proofmatch import config
+
 #: Why a file was skipped, in the order the checks run.
 REASONS = (
     "unreadable",  # open/read failed (permissions, vanished, not a regular file)
@@ -246,7 +248,8 @@ def classify_errors(errors: Sequence[Any], data: bytes) -> tuple[str, str]:
     return "malformed", detail
 
 
-def parse_document(data: bytes, *, max_depth: int = 256, allow_html: bool = False) -> tuple[etree._Element, str]:
+def parse_document(data: bytes, *, max_depth: int = config.default("extract.max_depth"),
+                   allow_html: bool = False) -> tuple[etree._Element, str]:
     """Parse article bytes into a root element; return (root, "xml" | "html") or raise SkipFile."""
     parser = xml_parser()
     try:

@@ -54,11 +54,6 @@ from proofmatch.decoding.local import (LocalResult, ScoreRows, default_chunk_row
 
 log = logging.getLogger(__name__)
 
-# The schema's decode.topk and decode.exact_max_n defaults; here, below both, because training
-# (its dev metrics, proofmatch.models.train) decodes as the evaluation stage does.
-DEFAULT_TOPK = 500
-DEFAULT_EXACT_MAX_N = 2000
-
 # Real sparse costs lie in [0, 1]; a fallback edge costs 2 * 1 + 1 (see the module docstring).
 FALLBACK_COST = 3.0
 

@@ -51,6 +51,7 @@ import io
 import logging
 from pathlib import Path
 
+from proofmatch import config
 from proofmatch.artifacts import atomic_path, write_text
 from proofmatch.demo.article import Spec, article_specs
 from proofmatch.demo.hostile import HOSTILE, hostile_files
@@ -68,7 +69,8 @@ def _write_bytes(data: bytes, path: Path) -> None:
         tmp.write_bytes(data)
 
 
-def generate(out_dir: str | Path, n_articles: int = 72, seed: int = 7) -> None:
+def generate(out_dir: str | Path, n_articles: int = config.default("corpus.demo.n_articles"),
+             seed: int = config.default("corpus.demo.seed")) -> None:
     """Write the demo corpus: ``out_dir/xhtml/<article_id>.xhtml[.gz]`` and ``out_dir/metadata.csv``.
 
     ``n_articles`` regular articles (one of them, a survey, has no theorem) plus the
@@ -140,8 +142,9 @@ def _metadata_row(spec: Spec, file_name: str, title: str, article_id: str | None
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("out_dir", help="output folder (gets xhtml/ and metadata.csv)")
-    parser.add_argument("--articles", type=int, default=72, help="number of regular articles (default 72, at least 12)")
-    parser.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
+    config.add_option(parser, "--articles", key="corpus.demo.n_articles", type=int,
+                      help="number of regular articles (at least 12)")
+    config.add_option(parser, "--seed", key="corpus.demo.seed", type=int, help="seed of the generator")
     parser.add_argument("--log", default=None, help="also log to this file")
 
 

@@ -25,8 +25,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from proofmatch import config
 from proofmatch.data import views as tok
-from proofmatch.decoding.assign import DEFAULT_EXACT_MAX_N, DEFAULT_TOPK, GlobalResult, decode_all, decode_metrics
+from proofmatch.decoding.assign import GlobalResult, decode_all, decode_metrics
 from proofmatch.decoding.local import LocalResult, factor_scorer
 from proofmatch.logs import setup_logging
 from proofmatch.data.splits import PARTS, read_part
@@ -112,10 +113,12 @@ def _load_matcher(run_dir: str | os.PathLike) -> PairScorer:
 
 
 def evaluate_run(run_dir: str | os.PathLike, data_parquet: str | os.PathLike, part: str,
-                 out_parquet: str | os.PathLike, out_json: str | os.PathLike, topk: int = DEFAULT_TOPK,
-                 exact_max_n: int = DEFAULT_EXACT_MAX_N, seed: int = 0, view: str = "both",
-                 batch_size: int = 64) -> dict[str, Any]:
-    """Evaluate the model of ``run_dir`` on ``part`` of ``data_parquet``; write Parquet + JSON."""
+                 out_parquet: str | os.PathLike, out_json: str | os.PathLike, topk: int, exact_max_n: int,
+                 seed: int, view: str = "both", batch_size: int = 64) -> dict[str, Any]:
+    """Evaluate the model of ``run_dir`` on ``part`` of ``data_parquet``; write Parquet + JSON.
+
+    ``topk``, ``exact_max_n`` (config ``decode.*``) and ``seed`` have no defaults: the workflow
+    passes its config's, the CLI the schema's (:func:`add_decode_arguments`)."""
     if view not in tok.VIEWS:
         raise ValueError(f"unknown input view {view!r}; expected one of {tok.VIEWS}")
     data = read_part(data_parquet, part)
@@ -135,10 +138,10 @@ def add_decode_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--part", default="test", choices=PARTS)
     parser.add_argument("--out-parquet", required=True)
     parser.add_argument("--out-json", required=True)
-    parser.add_argument("--topk", type=int, default=DEFAULT_TOPK, help="k of the k-best lists (config decode.topk)")
-    parser.add_argument("--exact-max-n", type=int, default=DEFAULT_EXACT_MAX_N,
-                        help="exact dense LAP up to this n, sparse k-best LAPMOD above (config decode.exact_max_n)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the fallback permutation")
+    config.add_option(parser, "--topk", key="decode.topk", type=int, help="k of the k-best lists")
+    config.add_option(parser, "--exact-max-n", key="decode.exact_max_n", type=int,
+                      help="exact dense LAP up to this n, sparse k-best LAPMOD above")
+    config.add_option(parser, "--seed", key="seed", type=int, help="seed of the fallback permutation")
     parser.add_argument("--log", default=None, help="log file")
 
 

@@ -50,6 +50,7 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
+from proofmatch import config
 from proofmatch.data import views as tok
 from proofmatch.evaluation.evaluate import PairScorer, token_lists
 from proofmatch.logs import setup_logging
@@ -313,8 +314,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", required=True, help="the conservation-level data, e.g. results/replaced/mixed/conservation.parquet")
     parser.add_argument("--out-png", required=True)
     parser.add_argument("--out-pdf", required=True)
-    parser.add_argument("--samples", type=int, default=300, help="LIME samples (config figure.lime_samples)")
-    parser.add_argument("--seed", type=int, default=0)
+    config.add_option(parser, "--samples", key="figure.lime_samples", type=int, help="LIME samples")
+    config.add_option(parser, "--seed", key="seed", type=int, help="LIME's seed and the other proofs' draw")
     parser.add_argument("--part", default="test", choices=["dev", "test"])
     parser.add_argument("--pairs", type=int, default=2, help="test pairs to explain (the paper's Figure 2 shows two)")
     parser.add_argument("--log", default=None)

@@ -1,5 +1,6 @@
 """A run's resumable state, shared by training and pretraining: what makes a run itself (its
-typed parameters and fingerprint), an atomic save, and resume.
+fingerprint: the typed parameters of :mod:`proofmatch.models.params`, seed and training pairs),
+an atomic save, and resume.
 
 A checkpoint is one file, ``state.pt`` in the run's resume folder (training:
 ``<run>/checkpoint/``, pretraining: ``<out>.checkpoint/`` beside its output folder): the model,
@@ -27,9 +28,8 @@ import logging
 import os
 import random
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence, TypeVar
+from typing import Any, Sequence
 
 import numpy as np
 import torch
@@ -39,10 +39,6 @@ from proofmatch.artifacts import atomic_path
 log = logging.getLogger(__name__)
 
 STATE_FILE = "state.pt"
-P = TypeVar("P")
-_CAST = {"int": int, "float": float, "bool": bool, "str": str}
-
-
 TEMPORARIES = (f".{STATE_FILE}.*",)  # what a killed checkpoint write leaves in the resume folder
 
 
@@ -58,74 +54,6 @@ def discard(resume_dir: str | os.PathLike) -> None:
     if folder.exists():
         shutil.rmtree(folder)
         log.info("removed the resume state %s", folder)
-
-
-@dataclass(frozen=True)
-class TrainParams:
-    """The settings of one training run (the config's ``matching`` part for one encoder, flat);
-    what its checkpoint's fingerprint hashes."""
-
-    epochs: int
-    batch_size: int                  # the global batch, whatever the number of processes
-    learning_rate: float
-    lr_decay: float                  # the rate is multiplied by this after each epoch ...
-    eval_every: int                  # dev evaluation every this many epochs, and after the last
-    max_length: int                  # token positions per text
-    lr_decay_start: int = 0          # ... from this epoch on (counted from 1)
-    optimizer: str = "asgd"
-    scale_scores: bool = False       # bilinear scores divided by d (model.score_scale)
-    w_init: str = "identity"         # start of the bilinear W (matcher.W_INITS)
-    d_model: int | None = None       # NPT: width, layers, heads, query/key size per head
-    n_layers: int | None = None
-    n_heads: int | None = None
-    d_k: int | None = None
-    min_count: int = 2               # NPT vocabulary: tokens seen at least this often
-    dropout: float = 0.1
-    attention_dropout: float = 0.1
-    positions: bool = True           # NPT: sinusoidal position table
-    pooling: str = "cls"             # ScratchBERT/MathBERT: cls | mean
-    margin: float = 1.0              # SPECTER triplets: margin and share of same-article negatives
-    hard_fraction: float = 0.0
-    eval_weights: str = "average"    # ASGD: dev evaluation and model/ read its average (ax) or the raw weights
-    select_metric: str = "mrr"       # model selection on dev MRR or dev accuracy (local decoding) ...
-    hybrid_selection: str = "local"  # ... or, for hybrid runs, "global": dev accuracy of global decoding
-
-
-@dataclass(frozen=True)
-class PretrainParams:
-    """The settings of one MLM pretraining run (the config's ``pretrain`` block); what its
-    checkpoint's fingerprint hashes."""
-
-    hidden_size: int
-    num_hidden_layers: int
-    num_attention_heads: int
-    intermediate_size: int
-    max_length: int                  # tokens per packed chunk
-    epochs: int
-    batch_size: int                  # chunks per step: the global batch, whatever the processes
-    learning_rate: float
-    eval_every_steps: int            # validation (and a checkpoint) every this many steps
-    mlm_probability: float = 0.2
-    warmup_fraction: float = 0.06    # linear warm-up over this share of the steps, then linear decay
-    weight_decay: float = 0.01
-    dropout: float = 0.1
-    micro_batch_size: int | None = None  # chunks a process runs at once (None: its whole share)
-    compile: bool = False            # torch.compile the model on a GPU (ignored on a CPU)
-    max_position_embeddings: int | None = None  # None: max(512, max_length)
-
-
-def typed_params(cls: type[P], values: Mapping[str, Any]) -> P:
-    """``values`` (a config block) as the dataclass ``cls``: unknown keys are refused (a typo
-    would otherwise be ignored), given values are cast to the field's type (``1`` -> ``1.0``),
-    missing ones take the field's default."""
-    names = {f.name: f for f in dataclasses.fields(cls)}
-    unknown = sorted(set(values) - set(names))
-    if unknown:
-        raise ValueError(f"unknown {cls.__name__} keys {unknown}; expected some of {sorted(names)}")
-    def kind(f: dataclasses.Field) -> type:  # "int | None" -> int (annotations are strings here)
-        return _CAST[f.type.split(" |")[0] if isinstance(f.type, str) else f.type.__name__]
-
-    return cls(**{k: kind(names[k])(v) for k, v in values.items() if v is not None})
 
 
 def fingerprint(params: Any, seed: int, pair_ids: Sequence[Any], **fields: Any) -> dict[str, Any]:

@@ -70,7 +70,7 @@ class WordVocab:
             raise ValueError("duplicate tokens in vocabulary")
 
     @classmethod
-    def build(cls, sequences: Iterable[Sequence[str]], min_count: int = 2) -> "WordVocab":
+    def build(cls, sequences: Iterable[Sequence[str]], min_count: int) -> "WordVocab":
         """Tokens seen at least ``min_count`` times, most frequent first (ties by token: deterministic)."""
         counts = Counter(t for seq in sequences for t in seq)
         kept = sorted((t for t, c in counts.items() if c >= min_count and t not in (PAD, UNK, CLS)),
@@ -148,19 +148,22 @@ class Encoder(nn.Module):
 
 @dataclass
 class NPTConfig:
-    """Hyper-parameters of the NPT encoder (paper §8 values as defaults)."""
+    """Hyper-parameters of the NPT encoder, saved with the model (``config.json``). The shape has
+    no defaults: a run sets it from its params (config ``matching.npt``; the paper's §8 values are
+    ``config/paper.yaml``'s). The defaults left are those of the reference code, what a model
+    saved before its key existed was built with."""
 
     vocab_size: int
-    d_model: int = 300
-    n_layers: int = 2
-    n_heads: int = 4
-    d_k: int = 128
+    d_model: int
+    n_layers: int
+    n_heads: int
+    d_k: int
+    max_length: int
     d_ff: int | None = None  # None: d_model (the reference did not widen the FFN)
     dropout: float = 0.1
     # Dropout on the attention probabilities (the reference's 0.1). On a CPU it dominates a step's
     # cost (one random draw per query-key pair), so the demo config turns it off.
     attention_dropout: float = 0.1
-    max_length: int = 200
     # The reference code adds a fixed sinusoidal position table to the word embeddings (the paper
     # names none). Without it the encoder sees a bag of tokens in context: a token's input no
     # longer depends on where it stands, and on a corpus of a few thousand pairs that learns

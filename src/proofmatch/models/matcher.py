@@ -44,7 +44,7 @@ from proofmatch.data.views import VIEWS, view as token_view
 if TYPE_CHECKING:
     import pandas as pd
 
-    from proofmatch.models.checkpoint import TrainParams
+    from proofmatch.models.params import TrainParams
 
 log = logging.getLogger(__name__)
 

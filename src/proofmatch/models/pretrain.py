@@ -53,7 +53,9 @@ import numpy as np
 import pandas as pd
 import torch
 
+from proofmatch import config
 from proofmatch.models import checkpoint
+from proofmatch.models.params import PretrainParams
 
 from proofmatch.models import runtime, sampling
 from proofmatch.data.splits import read_parts
@@ -96,7 +98,7 @@ def packed_chunks(tokenizer, texts: list[str], max_length: int) -> list[list[int
     return pack(ids, max_length)
 
 
-def bert_config(p: checkpoint.PretrainParams, tokenizer):
+def bert_config(p: PretrainParams, tokenizer):
     from transformers import BertConfig
 
     return BertConfig(
@@ -196,7 +198,7 @@ class Pretraining:
 
     out: Path
     rt: runtime.Runtime
-    p: checkpoint.PretrainParams
+    p: PretrainParams
     seed: int
     tokenizer: Any
     train_chunks: list[list[int]]   # packed token ids of the train part
@@ -209,7 +211,7 @@ class Pretraining:
     scheduler: torch.optim.lr_scheduler.LRScheduler
     steps_per_epoch: int
     fingerprint: dict[str, Any]
-    eval_every_unit: str = "steps"  # what eval_every_steps counts (check_due)
+    eval_every_unit: str = config.default("pretrain.eval_every_unit")  # what eval_every_steps counts (check_due)
 
     @property
     def resume_dir(self) -> Path:
@@ -239,8 +241,8 @@ class Progress:
 
 
 def build_pretraining(data_parquet: str | os.PathLike, tokenizer_dir: str | os.PathLike, out: Path,
-                      rt: runtime.Runtime, p: checkpoint.PretrainParams, seed: int,
-                      eval_every_unit: str = "steps") -> Pretraining:
+                      rt: runtime.Runtime, p: PretrainParams, seed: int,
+                      eval_every_unit: str = config.default("pretrain.eval_every_unit")) -> Pretraining:
     """Pack the texts, draw the validation masks, build the model, its optimizer and schedule."""
     from transformers import BertForMaskedLM, get_linear_schedule_with_warmup
 
@@ -301,7 +303,8 @@ def pretrain_step(run: Pretraining, progress: Progress, idx: np.ndarray) -> None
 EVAL_UNITS = ("steps", "examples")
 
 
-def check_due(step: int, batch_size: int, every: int, unit: str = "steps") -> bool:
+def check_due(step: int, batch_size: int, every: int,
+              unit: str = config.default("pretrain.eval_every_unit")) -> bool:
     """Whether a validation is due after optimizer step ``step`` (counted from 1).
 
     ``steps``: every ``every`` optimizer steps. ``examples``: the paper's (§8) "every 500 steps,
@@ -389,16 +392,15 @@ def pretrain(data_parquet: str | os.PathLike, tokenizer_dir: str | os.PathLike,
              out_dir: str | os.PathLike, params: dict[str, Any], seed: int) -> None:
     """Pretrain ``BertForMaskedLM`` from scratch with MLM; resume from :func:`resume_dir`.
 
-    ``params``: the config's ``pretrain`` block (:class:`proofmatch.models.checkpoint.PretrainParams`,
-    plus ``eval_every_unit``).
+    ``params``: the config's ``pretrain`` block (:meth:`proofmatch.models.params.PretrainParams.from_config`;
+    ``eval_every_unit``, the schema's when left out, is read here, not a fingerprinted field).
     """
     from tqdm.auto import tqdm
 
-    params = dict(params)
-    unit = params.pop("eval_every_unit", None) or "steps"  # not a PretrainParams field: read by check_due
+    unit = params.get("eval_every_unit", config.default("pretrain.eval_every_unit"))
     if unit not in EVAL_UNITS:
         raise ValueError(f"pretrain.eval_every_unit must be one of {EVAL_UNITS}, not {unit!r}")
-    p = checkpoint.typed_params(checkpoint.PretrainParams, params)
+    p = PretrainParams.from_config(params)
     rt = runtime.init_runtime()
     sampling.seed_everything(seed, deterministic=rt.device.type == "cpu")
     run = build_pretraining(data_parquet, tokenizer_dir, Path(out_dir), rt, p, seed, eval_every_unit=unit)

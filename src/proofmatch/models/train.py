@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -58,13 +59,14 @@ import torch
 from proofmatch.models import checkpoint
 
 from proofmatch.models import runtime, sampling
-from proofmatch.config import run_matching
-from proofmatch.decoding.assign import DEFAULT_EXACT_MAX_N, DEFAULT_TOPK, global_decode
+from proofmatch import config
+from proofmatch.decoding.assign import global_decode
 from proofmatch.decoding.local import factor_scorer, local_decode
 from proofmatch.models.batching import TokenTable
 from proofmatch.models.matcher import (ENCODERS, MODES, Matcher, NotConfigured, build_matcher, check_run, global_loss,
                               local_loss, triplet_loss)
 from proofmatch.data.splits import read_parts
+from proofmatch.models.params import TrainParams, start_checkpoint
 from proofmatch.artifacts import atomic_dir, atomic_path, write_csv, write_json
 from proofmatch.data.views import VIEWS, view as token_view
 
@@ -81,16 +83,11 @@ TEMPORARIES = (".model.*", ".metrics.*", ".curve.png.*", f"{RESUME_DIR}/.{BEST_D
 EVAL_WEIGHTS = ("average", "raw")        # ASGD's averaged parameters, or the parameters themselves
 SELECT_METRICS = {"mrr": "dev_mrr", "accuracy": "dev_acc"}  # select_metric -> metrics.csv column
 HYBRID_SELECTION = ("local", "global")   # global: hybrid runs select on dev_global_acc
-
-
-def run_params(matching: dict[str, Any], encoder: str) -> dict[str, Any]:
-    """Flatten the config's ``matching`` block (whole, or the workflow's
-    :func:`proofmatch.config.run_matching` part of it) into the ``params`` of one :func:`train_run`."""
-    part = run_matching(matching, encoder)
-    params = {"max_length": part["max_length"]}
-    params.update(part["npt" if encoder == "npt" else "bert"])
-    params.update(part.get("specter", {}))
-    return params
+# Dev decoding during training (global accuracy, for hybrid_selection: global) uses the schema's
+# decode settings: a job's params are only its part of `matching` (config.run_matching), so a
+# change of decode.* re-evaluates every run but retrains none.
+DEFAULT_TOPK = config.default("decode.topk")
+DEFAULT_EXACT_MAX_N = config.default("decode.exact_max_n")
 
 
 def make_optimizer(name: str, parameters: Iterable[torch.nn.Parameter], lr: float) -> torch.optim.Optimizer:
@@ -144,7 +141,7 @@ def step_schedule(mode: str, batches: Sequence[np.ndarray]) -> list[tuple[str, n
 
 def batch_loss(model: torch.nn.Module, rt: runtime.Runtime, kind: str, idx: np.ndarray,
                statements: TokenTable, proofs: TokenTable, negatives: np.ndarray | None = None,
-               margin: float = 1.0) -> tuple[torch.Tensor, float]:
+               margin: float = config.default("matching.specter.margin")) -> tuple[torch.Tensor, float]:
     """The ``kind`` loss of the global batch ``idx`` (train rows of the ``statements`` and
     ``proofs`` tables; ``negatives``: one negative proof per row, triplet only) and the batch
     accuracy of the global step's assignment (NaN for the others). ``model`` is the Matcher, or
@@ -173,7 +170,8 @@ def batch_loss(model: torch.nn.Module, rt: runtime.Runtime, kind: str, idx: np.n
 
 @torch.no_grad()
 def rank_metrics(matcher: Matcher, statements: Sequence[Sequence[str]], proofs: Sequence[Sequence[str]],
-                 batch_size: int = 64, global_decoding: bool = False, seed: int = 0) -> dict[str, float]:
+                 batch_size: int = 64, global_decoding: bool = False,
+                 seed: int = config.default("seed")) -> dict[str, float]:
     """MRR and accuracy of local decoding (:func:`proofmatch.decoding.local.local_decode`, a tie with the
     gold counts against it) of aligned statements/proofs (gold = same index); with
     ``global_decoding`` also ``global_acc`` (:func:`decoded_metrics`)."""
@@ -181,7 +179,8 @@ def rank_metrics(matcher: Matcher, statements: Sequence[Sequence[str]], proofs: 
     return decoded_metrics(scorer, len(statements), global_decoding, seed)
 
 
-def decoded_metrics(scorer, n: int, global_decoding: bool = False, seed: int = 0) -> dict[str, float]:
+def decoded_metrics(scorer, n: int, global_decoding: bool = False,
+                    seed: int = config.default("seed")) -> dict[str, float]:
     """Local MRR and accuracy of the score function ``scorer`` over n aligned pairs, and with
     ``global_decoding`` the accuracy of global decoding as the evaluation stage does it: exact
     ``lapjv`` on the score matrix (assembled by row-chunk matrix products) up to
@@ -195,7 +194,7 @@ def decoded_metrics(scorer, n: int, global_decoding: bool = False, seed: int = 0
     return out
 
 
-def selection_column(p: checkpoint.TrainParams, mode: str) -> str:
+def selection_column(p: TrainParams, mode: str) -> str:
     """The ``metrics.csv`` column whose best value selects the saved model: ``dev_global_acc`` for
     a hybrid run with ``hybrid_selection: global`` (the reference's ``-G`` runs), else ``dev_mrr``
     or ``dev_acc`` (``select_metric``). Refuses unknown values of the selection keys."""
@@ -238,12 +237,14 @@ def averaged_weights(optimizer: torch.optim.Optimizer) -> Iterator[None]:
 
 
 @dataclass
-class Run:
-    """What a training run is made of (built once, the same on every rank)."""
+class Training:
+    """The live state of one training run: its data, model, optimizer and schedule (built once,
+    the same on every rank). Not :class:`proofmatch.experiments.Run`, which names a run of the
+    experiment grid (split, encoder, mode, level, view) and its paths."""
 
     out: Path
     rt: runtime.Runtime
-    p: checkpoint.TrainParams
+    p: TrainParams
     seed: int
     mode: str
     train: pd.DataFrame
@@ -281,8 +282,8 @@ class Progress:
 
 
 def build_run(data_parquet: str | os.PathLike, out: Path, rt: runtime.Runtime, encoder: str, mode: str,
-              view: str, p: checkpoint.TrainParams, seed: int, tokenizer_dir: str | os.PathLike | None,
-              pretrained_dir: str | os.PathLike | None) -> Run:
+              view: str, p: TrainParams, seed: int, tokenizer_dir: str | os.PathLike | None,
+              pretrained_dir: str | os.PathLike | None) -> Training:
     """Read the data, build the model, its optimizer and schedule (seeded weights)."""
     selection_column(p, mode)  # unknown selection keys fail before any work
     train, dev = read_parts(data_parquet, ["train", "dev"])
@@ -297,11 +298,11 @@ def build_run(data_parquet: str | os.PathLike, out: Path, rt: runtime.Runtime, e
     statements, proofs = (
         TokenTable.build(matcher.codec.ids([token_view(t, view) for t in train[col]], p.max_length),
                          matcher.codec.pad_id, rt.device) for col in ("statement_tokens", "proof_tokens"))
-    return Run(out, rt, p, seed, mode, train, dev, matcher, runtime.wrap_ddp(matcher, rt), optimizer,
-               scheduler, fp, statements, proofs, pd.factorize(train["article_id"])[0])
+    return Training(out, rt, p, seed, mode, train, dev, matcher, runtime.wrap_ddp(matcher, rt), optimizer,
+                    scheduler, fp, statements, proofs, pd.factorize(train["article_id"])[0])
 
 
-def resume(run: Run) -> Progress:
+def resume(run: Training) -> Progress:
     """Where the run starts: after the last epoch of this run's checkpoint, or at the beginning."""
     if run.rt.is_main:
         checkpoint.remove_temporaries(run.out, TEMPORARIES)
@@ -316,7 +317,7 @@ def resume(run: Run) -> Progress:
     return Progress(saved["epoch"], saved["best"], saved["history"])
 
 
-def train_step(run: Run, kind: str, idx: np.ndarray, epoch: int, k: int) -> tuple[torch.Tensor, float]:
+def train_step(run: Training, kind: str, idx: np.ndarray, epoch: int, k: int) -> tuple[torch.Tensor, float]:
     """One optimizer step of the ``kind`` loss on batch ``idx`` (the ``k``-th step of ``epoch``);
     its loss stays on the device (reading it would make the host wait for the step)."""
     negatives = None
@@ -343,7 +344,7 @@ def step_losses(losses: Sequence[torch.Tensor], kinds: Sequence[str], epoch: int
     return values
 
 
-def train_epoch(run: Run, epoch: int, bar) -> dict[str, Any]:
+def train_epoch(run: Training, epoch: int, bar) -> dict[str, Any]:
     """One shuffled pass over the train part, then the epoch's learning-rate decay; the epoch's
     row of ``metrics.csv`` (mean losses per kind; the dev columns are filled by :func:`evaluate_dev`)."""
     t0 = time.perf_counter()
@@ -371,7 +372,7 @@ def train_epoch(run: Run, epoch: int, bar) -> dict[str, Any]:
             "train_seconds": time.perf_counter() - t0}
 
 
-def evaluate_dev(run: Run, progress: Progress, row: dict[str, Any]) -> None:
+def evaluate_dev(run: Training, progress: Progress, row: dict[str, Any]) -> None:
     """Dev MRR and accuracy (and global accuracy where it selects) into ``row`` (rank 0; the
     ``eval_weights``); a better value of the ``select_on`` column than so far is the new best, and
     its model is saved to ``model/``."""
@@ -393,7 +394,7 @@ def evaluate_dev(run: Run, progress: Progress, row: dict[str, Any]) -> None:
              row["dev_mrr"], row["dev_acc"], row["dev_global_acc"], "  (best)" if row["best"] else "")
 
 
-def save_progress(run: Run, progress: Progress) -> None:
+def save_progress(run: Training, progress: Progress) -> None:
     """``metrics.csv`` and the checkpoint (rank 0), then every rank waits for them."""
     if run.rt.is_main:
         write_csv(pd.DataFrame(progress.history), run.out / "metrics.csv")
@@ -402,7 +403,7 @@ def save_progress(run: Run, progress: Progress) -> None:
     run.rt.barrier()
 
 
-def finish(run: Run, progress: Progress, encoder: str, view: str) -> dict[str, Any]:
+def finish(run: Training, progress: Progress, encoder: str, view: str) -> dict[str, Any]:
     """The run's outputs: its best model (``model/``, copied from the resume folder),
     ``metrics.csv``, training curve (``curve.png``) and result (``metrics.json``, last); then the
     resume folder is removed. All are written again here because a workflow manager deletes a
@@ -426,7 +427,7 @@ def finish(run: Run, progress: Progress, encoder: str, view: str) -> dict[str, A
     return result
 
 
-def publish_best(run: Run) -> None:
+def publish_best(run: Training) -> None:
     """Copy the best model into the run's ``model/``, swapped in whole; the copy in the resume
     folder stays until the run's last output is written (a kill before then resumes into
     :func:`finish` again)."""
@@ -440,24 +441,21 @@ def publish_best(run: Run) -> None:
 
 
 def train_run(data_parquet: str | os.PathLike, out_dir: str | os.PathLike, encoder: str, mode: str,
-              view: str, params: dict[str, Any], seed: int,
+              view: str, p: TrainParams, seed: int,
               tokenizer_dir: str | os.PathLike | None = None,
               pretrained_dir: str | os.PathLike | None = None) -> dict[str, Any]:
     """Train (or resume) one matching model; return the final metrics (also ``metrics.json``).
 
-    ``params``: the config's ``matching`` block, whole or as the workflow's part of it (flattened
-    with :func:`run_params`; its ``mathbert`` entry is the MathBERT checkpoint when
-    ``pretrained_dir`` is None), or already flat (:class:`proofmatch.models.checkpoint.TrainParams`).
+    ``p``: the run's settings, :meth:`TrainParams.from_config` of the config's ``matching`` block.
+    ``pretrained_dir``: the BERT checkpoint the run starts from
+    (:func:`proofmatch.models.params.start_checkpoint`; MathBERT's is ``matching.mathbert``).
     ``tokenizer_dir`` matters only for ScratchBERT/SPECTER (default: the checkpoint's own files).
     """
     from tqdm.auto import tqdm
 
-    if "npt" in params or "bert" in params:  # the config's matching block
-        if encoder == "mathbert" and pretrained_dir is None:
-            pretrained_dir = params.get("mathbert")
-        params = run_params(params, encoder)
+    if not isinstance(p, TrainParams):
+        raise TypeError(f"train_run takes TrainParams (TrainParams.from_config), not {type(p).__name__}")
     check_run(encoder, mode, view)
-    p = checkpoint.typed_params(checkpoint.TrainParams, params)
     rt = runtime.init_runtime()
     sampling.seed_everything(seed, deterministic=rt.device.type == "cpu")
     run = build_run(data_parquet, Path(out_dir), rt, encoder, mode, view, p, seed, tokenizer_dir,
@@ -530,16 +528,14 @@ def main(args: argparse.Namespace) -> int:
 
     setup_logging(args.log)
     cfg = load_config(args.config)
-    params = run_params(cfg["matching"], args.encoder)
+    p = TrainParams.from_config(cfg["matching"], args.encoder)
     if args.epochs:
-        params["epochs"] = args.epochs
-    pretrained = args.pretrained_dir
-    if args.encoder == "mathbert" and pretrained is None:
-        pretrained = cfg["matching"].get("mathbert")
+        p = dataclasses.replace(p, epochs=args.epochs)
     seed = cfg["seed"] if args.seed is None else args.seed
     try:
-        result = train_run(args.data, args.out, args.encoder, args.mode, args.view, params, seed,
-                           tokenizer_dir=args.tokenizer_dir, pretrained_dir=pretrained)
+        result = train_run(args.data, args.out, args.encoder, args.mode, args.view, p, seed,
+                           tokenizer_dir=args.tokenizer_dir,
+                           pretrained_dir=start_checkpoint(cfg["matching"], args.encoder, args.pretrained_dir))
     except NotConfigured as err:
         logging.getLogger("proofmatch").error("not run: %s", err)
         return 3

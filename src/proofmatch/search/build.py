@@ -13,10 +13,10 @@ Building reads the parts asked for, in that order, and encodes every proof once:
   λ of ``z(learned) + λ · z(BM25)`` (:mod:`proofmatch.evaluation.fusion`): the run's
   ``fusion.json`` (chosen on its dev part) or a weight given by hand, recorded as such
   (:func:`fusion_weight`);
-* above ``exact_max_n`` proofs a model index adds a FAISS IVF index whose ``nprobe`` is
+* above ``faiss_above`` proofs a model index adds a FAISS IVF index whose ``nprobe`` is
   calibrated to a target recall@10 on up to ``CALIBRATION_QUERIES`` indexed statements
   (:mod:`proofmatch.search.ann`). A fusion index has none: its scores are standardised over every
-  candidate, which FAISS's top-k does not give, so above ``exact_max_n`` it is built only when
+  candidate, which FAISS's top-k does not give, so above ``faiss_above`` it is built only when
   exact search is asked for (``backend="exact"``) and refused otherwise.
 
 The folder is staged beside the target, ``index.json`` written last, and swapped in whole, so a
@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from proofmatch import config
 from proofmatch.artifacts import atomic_dir, read_json, read_parquet, write_json
 from proofmatch.data.splits import PARTS, read_parts
 from proofmatch.evaluation.evaluate import token_lists
@@ -55,7 +56,7 @@ METHODS = ("model", "tfidf", "bm25", "fusion")
 LEARNED = ("model", "fusion")  # methods with a model half
 FUSION_FILE = "fusion.json"  # a run's chosen weight: {"weight": λ, ...}, beside metrics.json
 BACKENDS = ("auto", "exact", "faiss")
-EXACT_MAX_N = 100_000
+FAISS_ABOVE = 100_000  # backend auto: exact search up to this many proofs, FAISS above (not decode.exact_max_n)
 CALIBRATION_QUERIES = 1000
 
 
@@ -189,8 +190,9 @@ def build_index(out_dir: str | os.PathLike, data_parquet: str | os.PathLike, *,
                 run_dir: str | os.PathLike | None = None,
                 method: str = "model", pairs_parquet: str | os.PathLike | None = None,
                 articles_parquet: str | os.PathLike | None = None, parts: Sequence[str] = PARTS,
-                backend: str = "auto", batch_size: int = 64, seed: int = 0, target_recall: float = 0.95,
-                exact_max_n: int = EXACT_MAX_N, fusion_weight_by_hand: float | None = None) -> dict[str, Any]:
+                backend: str = "auto", batch_size: int = 64, seed: int = config.default("seed"),
+                target_recall: float = 0.95, faiss_above: int = FAISS_ABOVE,
+                fusion_weight_by_hand: float | None = None) -> dict[str, Any]:
     """Build an index folder (module docstring) atomically; return its ``index.json`` content.
 
     ``fusion_weight_by_hand``: a fusion index's λ instead of ``run_dir/fusion.json``'s (recorded as
@@ -213,11 +215,11 @@ def build_index(out_dir: str | os.PathLike, data_parquet: str | os.PathLike, *,
     dup = data["pair_id"][data["pair_id"].duplicated()]
     if not dup.empty:
         raise ValueError(f"{data_parquet}: pair {dup.iloc[0]!r} is in two of the parts {parts}")
-    if method == "fusion" and backend == "auto" and len(data) > exact_max_n:
-        raise ValueError(f"a fusion index of {len(data)} proofs is above the exact limit ({exact_max_n}): fusion "
+    if method == "fusion" and backend == "auto" and len(data) > faiss_above:
+        raise ValueError(f"a fusion index of {len(data)} proofs is above the exact limit ({faiss_above}): fusion "
                          "standardises the learned and BM25 scores over every candidate, which FAISS's top-k "
                          "does not give. Pass backend exact (--backend exact) to build it with exact search "
-                         "(every query then scores every proof), or raise --exact-max-n")
+                         "(every query then scores every proof), or raise --faiss-above")
     t0 = time.perf_counter()
     target = Path(out_dir)
     with atomic_dir(target) as staging:
@@ -241,7 +243,7 @@ def build_index(out_dir: str | os.PathLike, data_parquet: str | os.PathLike, *,
             meta["model"] = {"digest": files_digest(staging / MODEL_DIR), "config": matcher.config.to_dict()}
             meta["view"] = matcher.config.view
             meta["dim"] = int(arrays["proof_vectors"].shape[1])
-            if method == "model" and (backend == "faiss" or (backend == "auto" and len(data) > exact_max_n)):
+            if method == "model" and (backend == "faiss" or (backend == "auto" and len(data) > faiss_above)):
                 meta["backend"] = "faiss"
                 meta["faiss"] = _build_faiss(staging, arrays, seed, target_recall)
         if method == "tfidf":
@@ -315,12 +317,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--articles", help="results/corpus/articles.parquet: article titles")
     parser.add_argument("--parts", nargs="+", default=list(PARTS), choices=PARTS)
     parser.add_argument("--backend", default="auto", choices=BACKENDS,
-                        help=f"auto: exact up to --exact-max-n proofs, FAISS above (default {EXACT_MAX_N}); "
+                        help=f"auto: exact up to --faiss-above proofs, FAISS above (default {FAISS_ABOVE}); "
                              "a fusion index is always exact (above the limit only with --backend exact)")
-    parser.add_argument("--exact-max-n", type=int, default=EXACT_MAX_N)
+    parser.add_argument("--faiss-above", "--exact-max-n", dest="faiss_above", type=int, default=FAISS_ABOVE,
+                        help="backend auto: FAISS above this many proofs (--exact-max-n: its former name)")
     parser.add_argument("--recall", type=float, default=0.95, help="FAISS: target recall@10 for nprobe")
     parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--seed", type=int, default=0)
+    config.add_option(parser, "--seed", key="seed", type=int, help="seed of the FAISS training and calibration")
     parser.add_argument("--log", default=None)
 
 
@@ -330,7 +333,7 @@ def main(args: argparse.Namespace) -> int:
         meta = build_index(args.out, args.data, run_dir=args.run, method=args.method, pairs_parquet=args.pairs,
                            articles_parquet=args.articles, parts=args.parts, backend=args.backend,
                            batch_size=args.batch_size, seed=args.seed, target_recall=args.recall,
-                           exact_max_n=args.exact_max_n, fusion_weight_by_hand=args.fusion_weight)
+                           faiss_above=args.faiss_above, fusion_weight_by_hand=args.fusion_weight)
     except (ValueError, FileNotFoundError) as err:
         print(f"proofmatch index: {err}", file=sys.stderr)
         return 2

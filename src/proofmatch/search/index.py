@@ -34,7 +34,7 @@ An index folder holds
   over the proofs it searches (all, or one ``part``) are fused by
   :func:`proofmatch.evaluation.fusion.fuse`, so each half is standardised over exactly those
   candidates, as evaluation standardises over its pool. Fusion search is always exact;
-* above ``exact_max_n`` proofs (default 100,000) a model index adds ``faiss.index``
+* above ``faiss_above`` proofs (default 100,000) a model index adds ``faiss.index``
   (:mod:`proofmatch.search.ann`).
 
 Displayed fragments are the corpus's original XHTML (``pairs.parquet``); an index built from a
