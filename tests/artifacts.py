@@ -36,6 +36,9 @@ METHODS = {"TF-IDF": "tfidf", "TF-IDF (reference code)": "tfidf_paper", "BM25": 
 T3_ROWS = {"-Local-Local": ("local", "local"), "-Local-Global": ("local", "global"),
            "-Global-Global": ("hybrid", "global"), "-Triplet-Local": ("triplet", "local"),
            "-Triplet-Global": ("triplet", "global")}
+# A fusion row of the baselines table and the folder name of a training mode.
+FUSION_ROW = re.compile(r"(.+)-(Local|Global|Triplet) \+ BM25-(Local|Global) \(fusion, this project\)")
+MODES = {"Local": "local", "Global": "hybrid", "Triplet": "triplet"}
 HUBNESS_ROWS = {"≥20": ">=20", "≥10": ">=10", "≥5": ">=5", "≥2": ">=2", "=1": "=1", "<1": "<1"}
 FIGURE_WIDTH_PX = 11 * 150  # figure.draw_panels's width_in x dpi
 EVAL_TABLES = ("table3", "table4", "table5", "table6", "baselines")
@@ -60,6 +63,10 @@ def _row_spec(table: str, row: pd.Series) -> tuple[str, str, str, str, str | Non
     if table == "table6":
         return "pr", "scratchbert", "local", "both", LEVEL_BY_LABEL[row["Training"]], "local"
     if table == "baselines":
+        fusion = FUSION_ROW.fullmatch(row["Method"])
+        if fusion:  # "NPT-Local + BM25-Global (fusion, this project)": evaluated as npt+bm25-local
+            encoder, mode, decoding = fusion.groups()
+            return "mixed", f"{ENCODERS[encoder]}+bm25", MODES[mode], "both", None, decoding.lower()
         method, decoding = row["Method"].rsplit("-", 1)
         return "mixed", METHODS[method], "none", "both", None, decoding.lower()
     raise ValueError(table)

@@ -177,6 +177,8 @@ def fake_eval(path: Path, n: int, rng: np.random.Generator) -> float:
     metrics = {"n": n, "mrr": float(np.mean(1 / gold)), "acc": float(np.mean(gold == 1)),
                "global_acc": float(np.mean(glob == np.array(ids))), "global_method": "exact", "part": "test",
                "hubness": {b: {"proofs": int(c), "percent": 100 * int(c) / n} for b, c in counts.items()}}
+    if "+bm25-" in str(path):  # a fusion records the weight it was scored with
+        metrics.update(weight=float(rng.choice([0.5, 1.0, 2.0])), normalize="zscore", lexical="bm25")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(metrics))
     pd.DataFrame({"pair_id": ids, "gold_rank": gold, "top1": top1, "global_pred": glob}).to_parquet(
@@ -198,6 +200,7 @@ def eval_tree(root: Path, mathbert: bool = True) -> list[Path]:
     specs += [("pr", "scratchbert", "local", tr, "both", te) for tr in
               ("conservation", "partial", "partial_p", "full", "full_p") for te in ("conservation", "partial_p")]
     specs += [("mixed", m, "none", lv, "both", lv) for m in ("tfidf", "tfidf_paper", "bm25") for lv in levels]
+    specs += [("mixed", f"{e}+bm25", "local", lv, "both", lv) for e in ("npt", "scratchbert") for lv in levels]
     rng = np.random.default_rng(0)
     paths = sorted({eval_path(root, s, e, m, lv, v, "test", te) for s, e, m, lv, v, te in specs})
     for p in paths:

@@ -38,6 +38,9 @@ def test_schema_choices_are_the_specs_values():
     """The config schema names runs, baselines and splits by the spec's values."""
     transfer = schema()["properties"]["transfer"]["properties"]
     assert transfer["runs"]["items"]["enum"] == [f"{e}-{m}" for e in X.ENCODERS for m in X.ENCODER_MODES[e]]
+    fusion = schema()["properties"]["fusion"]["properties"]
+    assert fusion["runs"]["items"]["enum"] == transfer["runs"]["items"]["enum"]
+    assert X.fusion_runs(validate_config({})) == X.FUSION_RUNS
     assert transfer["baselines"]["items"]["enum"] == list(X.METHODS)
     assert transfer["split"]["enum"] == list(X.FAMILIES)
 
@@ -48,7 +51,7 @@ def test_tables_cells():
     shapes = {name: (len(t.rows), len(t.groups), len(t.evaluations())) for name, t in tables.items()}
     # Table 3: 7 trained runs (local and hybrid per bilinear encoder, SPECTER-style triplet) at 4 levels
     assert shapes == {"table3": (11, 4, 28), "table4": (8, 4, 32), "table5": (6, 2, 12), "table6": (5, 2, 10),
-                      "baselines": (6, 4, 12), "table7": (1, 0, 1)}
+                      "baselines": (10, 4, 20), "table7": (1, 0, 1)}
     for table in tables.values():
         for row in table.rows:
             assert len(row.cells) == max(len(table.groups), 1)
@@ -56,8 +59,10 @@ def test_tables_cells():
             for ev in row.cells:  # every cell is a value the workflow's wildcards accept
                 assert ev.split in X.SPLITS and ev.level in X.ALL_LEVELS and ev.test_level in X.ALL_LEVELS
                 assert ev.view in X.VIEWS and ev.part in X.PARTS
-                assert (ev.model in X.ENCODERS and ev.mode in X.ENCODER_MODES[ev.model]) or (
+                learned = X.learned_encoder(ev.model)
+                assert (learned is not None and ev.mode in X.ENCODER_MODES[learned]) or (
                     ev.model in X.METHODS and ev.mode == X.BASELINE_MODE and ev.test_level == ev.level)
+                assert ev.fused == (ev.model not in X.ENCODERS and learned is not None)
     assert tables["table7"].rows[0].cells[0].path() == Path(
         "results/eval/mixed/scratchbert-local/conservation-both/dev-conservation.json")
     assert X.tables("dev")["table3"].rows[0].cells[0].part == "dev"
@@ -74,6 +79,29 @@ def test_model_folders_behind_evaluations():
                                       "results/runs/pr/scratchbert-hybrid/full_p-math/model",
                                       "results/models/tokenizer/unmixed", "results/models/scratchbert/unmixed"]
     assert X.model_folders([], [npt, npt]) == ["results/runs/mixed/npt-local/conservation-both/model"]
+    # a fusion reads its learned half's model (and its fusion.json, beside it)
+    assert X.model_folders([npt.fusion("test"), X.Run("mixed", "npt", "local", "full").fusion("dev")]) == [
+        "results/runs/mixed/npt-local/conservation-both/model", "results/runs/mixed/npt-local/full-both/model"]
+    assert npt.fusion_json() == Path("results/runs/mixed/npt-local/conservation-both/fusion.json")
+
+
+def test_fusion_names_and_labels():
+    """A fusion's model name is distinct from every encoder's and baseline's, so its evaluations
+    have their own folder; its row label says it is this project's."""
+    assert X.fusion_model("npt") == "npt+bm25" and X.learned_encoder("npt+bm25") == "npt"
+    assert X.learned_encoder("bm25") is None and X.learned_encoder("scratchbert") == "scratchbert"
+    assert not X.is_fusion("bm25") and not X.is_fusion("npt") and not X.is_fusion("foo+bm25")
+    with pytest.raises(ValueError, match="unknown encoder"):
+        X.fusion_model("bm25")
+    ev = X.Run("mixed", "scratchbert", "local", "full").fusion("test", "conservation")
+    assert ev.path() == Path("results/eval/mixed/scratchbert+bm25-local/full-both/test-conservation.json")
+    assert ev.run() == X.Run("mixed", "scratchbert", "local", "full") and X.baseline("mixed", "bm25", "full",
+                                                                                      "test").run() is None
+    for enc in X.ENCODERS:  # no wildcard value of the model rules matches a fusion's folder name
+        assert not re.fullmatch(X.pattern(X.ENCODERS), X.fusion_model(enc))
+        assert not re.fullmatch(X.pattern(X.METHODS), X.fusion_model(enc))
+    assert X.model_label("npt+bm25", "local", "global") == "NPT-Local + BM25-Global (fusion, this project)"
+    assert X.fusion_runs({"fusion": {"runs": ["specter-triplet"]}}) == (("specter", "triplet"),)
 
 
 def test_not_run_follows_the_config():

@@ -314,7 +314,7 @@ def test_fusion_hits_are_fuse_of_the_two_halves(search_demo, fusion_index, part)
     ids = ix.table.loc[ix.table["part"] == "test", "pair_id"].tolist()
     for pid in ids[::19]:
         learned, bm25, cols = _independent_halves(search_demo, ix, pid, part)
-        fused = fuse(learned[None], bm25[None], 0.75)[0]
+        fused = fuse(learned[None], bm25[None], 0.75, normalize="zscore")[0]
         gold = int(np.flatnonzero(ix.table["pair_id"].to_numpy()[cols] == pid)[0])
         _, hits = ix.search(pid, k=10, part=part)
         order = top_order(fused, 10, gold)
@@ -355,7 +355,7 @@ def test_fusion_search_is_evaluations_fused_row(search_demo, tmp_path):
     test = read_part(search_demo["data"], "test")
     st, pf = token_lists(test["statement_tokens"]), token_lists(test["proof_tokens"])
     A, B, row, col = load_matcher(search_demo["run"]).factors(st, pf)
-    scorer = fused_scorer(factor_scorer(A, B, row, col), bm25_scorer(st, pf), 0.75)
+    scorer = fused_scorer(factor_scorer(A, B, row, col), bm25_scorer(st, pf), 0.75, normalize="zscore")
     local = local_decode(scorer, len(test), 10, progress=False)
     for i in range(0, len(test), 9):
         _, hits = ix.search(test["pair_id"].iat[i], k=10)
@@ -382,7 +382,8 @@ def test_fusion_weight_from_the_run_or_by_hand(search_demo, fusion_index, tmp_pa
         fusion_weight(bare)
     for content, message in [("{", "is not JSON"), ('{"lambda": 1}', "has no 'weight'"),
                              ('{"weight": -1}', "finite number >= 0"), ('{"weight": "1"}', "finite number"),
-                             ('[1]', "no JSON object")]:
+                             ('[1]', "no JSON object"),
+                             ('{"weight": 1, "normalize": "rank"}', "chosen for 'rank' fusion; search fuses z-scores")]:
         (bare / "fusion.json").write_text(content)
         with pytest.raises(ValueError, match=message):
             fusion_weight(bare)

@@ -27,6 +27,11 @@ def read(prefix) -> tuple[str, str, pd.DataFrame]:
             pd.read_csv(prefix.with_suffix(".csv")))
 
 
+def fused(m: dict, weight: float = 1.5) -> dict:
+    """An evaluation JSON of a fusion: the metrics and the weight it was scored with."""
+    return {**m, "weight": weight, "normalize": "zscore", "lexical": "bm25"}
+
+
 def fill(table: X.Table, value, keep=lambda ev: True) -> dict:
     """Every evaluation of ``table`` that ``keep`` accepts, with the metrics ``value(ev)``."""
     return {ev: value(ev) for row in table.rows for ev in row.cells if keep(ev)}
@@ -130,7 +135,7 @@ def test_table7_hubness_from_json(tmp_path):
 
 
 def test_baselines_table_with_not_run_method(tmp_path):
-    table = X.baselines()
+    table = X.baselines(fusion=())
     results = fill(table, lambda ev: metrics(0.298, 0.114, 0.2), lambda ev: ev.model != "bm25")
     df = T.render_table(table, results, tmp_path / "baselines", not_run={"bm25": "rank_bm25 not installed"})
     md, _, _ = read(tmp_path / "baselines")
@@ -138,6 +143,41 @@ def test_baselines_table_with_not_run_method(tmp_path):
                                      "TF-IDF (reference code)-Global", "BM25-Local", "BM25-Global"]
     assert "| TF-IDF-Local | 29.80 | 11.40 |" in md and "| TF-IDF-Global | – | 20.00 |" in md
     assert md.count("not run: rank_bm25 not installed") == 2
+
+
+def test_baselines_table_fusion_rows(tmp_path):
+    """Each fused run: a Local and a Global row marked as this project's, one cell per level from
+    the run trained and tested there; a run not made (MathBERT) says not run; the caption says how
+    λ was chosen and which λ each cell used."""
+    table = X.baselines(fusion=[("npt", "local"), ("mathbert", "local")])
+    labels = [row.labels[0] for row in table.rows]
+    assert labels[6:] == ["NPT-Local + BM25-Local (fusion, this project)",
+                          "NPT-Local + BM25-Global (fusion, this project)",
+                          "MathBERT-Local + BM25-Local (fusion, this project)",
+                          "MathBERT-Local + BM25-Global (fusion, this project)"]
+    npt_row = table.rows[6]
+    assert [str(ev.path()) for ev in npt_row.cells] == [
+        f"results/eval/mixed/npt+bm25-local/{lv}-both/test-{lv}.json" for lv in X.LEVELS]
+    assert all(ev.fused and ev.run() == X.Run("mixed", "npt", "local", ev.level) for ev in npt_row.cells)
+    not_run = {"mathbert": X.NOT_RUN_MATHBERT}
+    assert len(table.evaluations(not_run)) == 12 + 4
+    weights = dict(zip(X.LEVELS, (0.5, 1.0, 2.0, 0.0)))
+    results = fill(table, lambda ev: fused(metrics(0.6, 0.5, 0.55), weights[ev.level]) if ev.fused
+                   else metrics(0.3, 0.2, 0.25), lambda ev: ev.model != "mathbert+bm25")
+    df = T.render_table(table, results, tmp_path / "baselines", not_run=not_run)
+    md, _, _ = read(tmp_path / "baselines")
+    assert "| NPT-Local + BM25-Local (fusion, this project) | 60.00 | 50.00 | 60.00 |" in md
+    assert "| NPT-Local + BM25-Global (fusion, this project) | – | 55.00 |" in md
+    assert md.count(X.NOT_RUN_MATHBERT) == 2 and (df["Note"].iloc[:8] == "").all()
+    assert "this project's addition" in md and "chosen per trained run on its own dev part" in md
+    assert "λ chosen: NPT-Local (zscore): Conservation 0.5, Partial 1, Full 2, Transposition 0." in md
+    # a fusion result without its weight is no fusion result
+    results[npt_row.cells[0]] = metrics(0.6, 0.5, 0.55)
+    with pytest.raises(ValueError, match="without its weight"):
+        T.render_table(table, results, tmp_path / "b2", not_run=not_run)
+    # no fusion rows, no fusion caption
+    T.render_table(X.baselines(fusion=()), results, tmp_path / "b3")
+    assert "fusion" not in (tmp_path / "b3.md").read_text()
 
 
 def test_tables_from_eval_root(tmp_path):
@@ -162,7 +202,8 @@ def test_rows_not_run_need_no_results(tmp_path):
     reasons = {"mathbert": X.NOT_RUN_MATHBERT, "pr": X.NOT_RUN_PR}
     for table in X.tables().values():
         for ev in table.evaluations(reasons):
-            write_json(metrics(0.5, 0.4, 0.45), ev.path(root))
+            m = metrics(0.5, 0.4, 0.45)
+            write_json(fused(m) if ev.fused else m, ev.path(root))
     T.tables_from_eval_root(root, tmp_path / "tables", not_run=reasons)
     assert compact((tmp_path / "tables" / "table3.md").read_text()).count(f"| {X.NOT_RUN_MATHBERT} |") == 3
     assert compact((tmp_path / "tables" / "table6.md").read_text()).count(f"| {X.NOT_RUN_PR} |") == 5

@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from proofmatch import experiments as X
 from proofmatch.evaluation import transfer
 from proofmatch.config import validate_config
 from proofmatch.demo.generate import generate
@@ -64,13 +65,18 @@ def test_a_pool_that_overlaps_the_training_corpus_is_flagged(tmp_path):
         transfer.build_pool(empty, tmp_path / "train.parquet", tmp_path / "p2.parquet", tmp_path / "p2.json")
 
 
-def fake_eval(path: Path, mrr: float, acc: float, global_acc: float, n: int) -> str:
-    path.write_text(json.dumps({"mrr": mrr, "acc": acc, "global_acc": global_acc, "n": n}))
+def fake_eval(path: Path, mrr: float, acc: float, global_acc: float, n: int, weight: float | None = None) -> str:
+    extra = {} if weight is None else {"weight": weight, "normalize": "zscore", "lexical": "bm25"}
+    path.write_text(json.dumps({"mrr": mrr, "acc": acc, "global_acc": global_acc, "n": n, **extra}))
     return str(path)
 
 
-def settings_of(transfer_block: dict, n_shards: int = 2) -> dict:
-    return transfer.transfer_settings(validate_config({"corpus": {"n_shards": n_shards}, "transfer": transfer_block}))
+def settings_of(transfer_block: dict, n_shards: int = 2, **config) -> dict:
+    return transfer.transfer_settings(validate_config({"corpus": {"n_shards": n_shards}, "transfer": transfer_block,
+                                                       **config}))
+
+
+MODELS = ["npt", "scratchbert", "tfidf", "bm25", "npt+bm25", "scratchbert+bm25"]
 
 
 def test_table_sets_each_pool_beside_the_in_corpus_numbers(tmp_path, monkeypatch):
@@ -80,13 +86,17 @@ def test_table_sets_each_pool_beside_the_in_corpus_numbers(tmp_path, monkeypatch
     assert "results/eval/mixed/npt-local/conservation-both/test-conservation.json" in inputs
     assert "results/transfer/stacks/eval/mixed/bm25-none/conservation-both/test-conservation.json" in inputs
     assert "results/transfer/pr/pool/mixed/conservation.json" in inputs
-    assert len(inputs) == 2 + 3 * 4  # two pools; four rows (2 runs, 2 baselines) in three column groups
+    # the fusion's in-corpus cell is the baselines table's Conservation cell; on a pool its own
+    assert "results/eval/mixed/npt+bm25-local/conservation-both/test-conservation.json" in inputs
+    assert "results/transfer/pr/eval/mixed/scratchbert+bm25-local/conservation-both/test-conservation.json" in inputs
+    assert len(inputs) == 2 + 3 * 6  # two pools; six rows (2 runs, 2 baselines, 2 fusions) in three column groups
     monkeypatch.chdir(tmp_path)
     base = {None: 0.1, "pr": 0.2, "stacks": 0.3}
     for (corpus, ev), path in transfer.table_cells(settings).items():
-        bonus = 0.01 * ["npt", "scratchbert", "tfidf", "bm25"].index(ev.model)
+        bonus = 0.01 * MODELS.index(ev.model)
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        fake_eval(Path(path), base[corpus] + bonus, 0.05, 0.07, 100 if corpus is None else 50)
+        fake_eval(Path(path), base[corpus] + bonus, 0.05, 0.07, 100 if corpus is None else 50,
+                  weight=0.75 if ev.fused else None)
     for name, articles, shared, duplicates in (("pr", 5, 0, 0), ("stacks", 4, 2, 1)):
         pool = Path(transfer.pool_json(settings, name))
         pool.parent.mkdir(parents=True)
@@ -95,15 +105,21 @@ def test_table_sets_each_pool_beside_the_in_corpus_numbers(tmp_path, monkeypatch
     df = transfer.render_transfer(inputs, tmp_path / "transfer", settings)
     assert df["Model"].tolist() == ["NPT-Local-Local", "NPT-Local-Global", "ScratchBERT-Local-Local",
                                     "ScratchBERT-Local-Global", "TF-IDF-Local", "TF-IDF-Global", "BM25-Local",
-                                    "BM25-Global"]
+                                    "BM25-Global", "NPT-Local + BM25-Local (fusion, this project)",
+                                    "NPT-Local + BM25-Global (fusion, this project)",
+                                    "ScratchBERT-Local + BM25-Local (fusion, this project)",
+                                    "ScratchBERT-Local + BM25-Global (fusion, this project)"]
     assert list(df.columns) == ["Model", "In-corpus MRR (n=100)", "In-corpus Acc", "pr MRR (n=50)", "pr Acc",
-                                "stacks MRR (n=50)", "stacks Acc"]
+                                "stacks MRR (n=50)", "stacks Acc", "Note"]
     row = df.set_index("Model").loc["TF-IDF-Local"]
-    assert row.tolist() == pytest.approx([12.0, 5.0, 22.0, 5.0, 32.0, 5.0])
-    assert df.set_index("Model").loc["BM25-Global"].tolist()[1::2] == pytest.approx([7.0, 7.0, 7.0])
+    assert row.tolist()[:-1] == pytest.approx([12.0, 5.0, 22.0, 5.0, 32.0, 5.0]) and row["Note"] == ""
+    assert df.set_index("Model").loc["BM25-Global"].tolist()[1:-1:2] == pytest.approx([7.0, 7.0, 7.0])
     assert np.isnan(df.set_index("Model").loc["BM25-Global", "pr MRR (n=50)"])  # global decoding has no MRR
+    fusion = df.set_index("Model").loc["ScratchBERT-Local + BM25-Local (fusion, this project)"]
+    assert fusion.tolist()[:-1:2] == pytest.approx([15.0, 25.0, 35.0])
     md = (tmp_path / "transfer.md").read_text()
     assert "stacks: 50 pairs from 4 articles, NOT a clean transfer" in md and "pr: 50 pairs from 5 articles;" in md
+    assert "never tuned on a pool: NPT-Local λ = 0.75 (zscore); ScratchBERT-Local λ = 0.75 (zscore)." in md
     tfidf_on_pr = "results/transfer/pr/eval/mixed/tfidf-none/conservation-both/test-conservation.json"
     with pytest.raises(ValueError, match="absent"):
         transfer.render_transfer([p for p in inputs if p != tfidf_on_pr], tmp_path / "t2", settings)
@@ -111,6 +127,38 @@ def test_table_sets_each_pool_beside_the_in_corpus_numbers(tmp_path, monkeypatch
     del cells[next(k for k, v in cells.items() if v == tfidf_on_pr)]
     with pytest.raises(KeyError, match="pr"):
         transfer.transfer_table(cells, {"pr": transfer.pool_json(settings, "pr")}, tmp_path / "t3")
+    # one λ serves every pool: a pool scored with another weight is an error
+    fused_on_pr = "results/transfer/pr/eval/mixed/npt+bm25-local/conservation-both/test-conservation.json"
+    fake_eval(Path(fused_on_pr), 0.5, 0.4, 0.4, 50, weight=2.0)
+    with pytest.raises(ValueError, match="different weights"):
+        transfer.render_transfer(inputs, tmp_path / "t4", settings)
+
+
+def test_rows_of_a_run_not_made_say_not_run(tmp_path, monkeypatch):
+    """MathBERT without a checkpoint: its run and its fusion are rows that say why, and the
+    workflow is asked for none of their evaluations."""
+    settings = settings_of({"corpora": [{"name": "pr", "source": "demo"}], "runs": ["mathbert-local", "npt-local"],
+                            "baselines": ["bm25"]})
+    assert settings["not_run"] == {"mathbert": X.NOT_RUN_MATHBERT}
+    inputs = transfer.table_inputs(settings)
+    assert not any("mathbert" in p for p in inputs) and len(inputs) == 1 + 2 * 3
+    monkeypatch.chdir(tmp_path)
+    for (corpus, ev), path in transfer.table_cells(settings).items():
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        fake_eval(Path(path), 0.4, 0.3, 0.3, 60, weight=1.0 if ev.fused else None)
+    pool = Path(transfer.pool_json(settings, "pr"))
+    pool.parent.mkdir(parents=True)
+    pool.write_text(json.dumps({"pairs": 60, "articles": 3}))
+    df = transfer.render_transfer(inputs, tmp_path / "transfer", settings).set_index("Model")
+    assert df.index.tolist()[::2] == ["MathBERT-Local-Local", "NPT-Local-Local", "BM25-Local",
+                                      "MathBERT-Local + BM25-Local (fusion, this project)",
+                                      "NPT-Local + BM25-Local (fusion, this project)"]
+    mathbert = df.loc[df.index.str.startswith("MathBERT")]
+    assert (mathbert["Note"] == X.NOT_RUN_MATHBERT).all() and mathbert.drop(columns="Note").isna().all().all()
+    assert (df.loc[~df.index.str.startswith("MathBERT"), "Note"] == "").all()
+    configured = settings_of({"corpora": [{"name": "pr", "source": "demo"}], "runs": ["mathbert-local"]},
+                             matching={"mathbert": "some/checkpoint"})
+    assert configured["not_run"] == {} and any("mathbert+bm25" in p for p in transfer.table_inputs(configured))
 
 
 def test_settings_defaults_and_errors():
@@ -173,13 +221,20 @@ def test_transfer_table_on_the_demo_math_pr_articles(tmp_path):
     assert set(test["article_id"]) == set(kept["article_id"])
     table = pd.read_csv(res / "tables/transfer.csv").set_index("Model")
     assert table.index.tolist() == ["NPT-Local-Local", "NPT-Local-Global", "TF-IDF-Local", "TF-IDF-Global",
-                                    "BM25-Local", "BM25-Global"]
-    assert table.notna().sum().sum() == 6 * 4 - 3 * 2  # every cell but the MRR of global decoding
+                                    "BM25-Local", "BM25-Global", "NPT-Local + BM25-Local (fusion, this project)",
+                                    "NPT-Local + BM25-Global (fusion, this project)"]
+    assert table.notna().sum().sum() == 8 * 4 - 4 * 2  # every cell but the MRR of global decoding (no notes)
     pool_mrr = next(c for c in table.columns if c.startswith("pr MRR"))
     chance = np.mean(1.0 / np.arange(1, len(kept) + 1)) * 100
     # One domain, one notation: harder than the in-corpus test part of seven categories, but above chance.
     assert table.loc["TF-IDF-Local", pool_mrr] > 1.5 * chance and table.loc["BM25-Local", pool_mrr] > 1.5 * chance
-    for method in ("npt-local", "tfidf-none", "bm25-none"):
+    for method in ("npt-local", "tfidf-none", "bm25-none", "npt+bm25-local"):
         summary = json.loads((res / f"transfer/pr/eval/mixed/{method}/conservation-both/test-conservation.json").read_text())
         assert summary["n"] == len(kept)
     assert "In-corpus MRR" in (res / "tables/transfer.md").read_text()
+    # the fusion's λ is chosen once, on the training corpus's dev part, and used on the pool unchanged
+    chosen = json.loads((res / "runs/mixed/npt-local/conservation-both/fusion.json").read_text())
+    assert chosen["part"] == "dev" and chosen["weight"] in chosen["weights"]
+    for root in (res / "eval", res / "transfer/pr/eval"):
+        fused = json.loads((root / "mixed/npt+bm25-local/conservation-both/test-conservation.json").read_text())
+        assert fused["weight"] == chosen["weight"] and fused["normalize"] == chosen["normalize"]

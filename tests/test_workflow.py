@@ -114,7 +114,8 @@ def test_models_are_declared_folders_that_their_readers_name(tmp_path):
     jobs = planned_io(dry.stdout)
     outputs = {f for _, _, out in jobs for f in out}
     folders = {f for f in outputs if f.startswith(("results/models/", "results/index/")) or f.endswith("/model")}
-    model_readers = {"evaluate_run", "search_index", "figure2", "train_matcher", "pretrain_scratchbert", "all"}
+    model_readers = {"evaluate_run", "search_index", "figure2", "train_matcher", "pretrain_scratchbert", "all",
+                     "fusion_weight", "fusion_evaluate"}
     seen = set()
     for rule, inputs, outs in jobs:
         if rule == "train_tokenizer":
@@ -131,8 +132,11 @@ def test_models_are_declared_folders_that_their_readers_name(tmp_path):
             assert outs[0].startswith("results/index/") and len(outs) == 1
         used = [f for f in inputs if f.startswith(("results/models/", "results/runs/"))]
         for f in used:
-            # a model is read through its folder; search_index also records its run's metrics.json
-            assert f in folders or (rule == "search_index" and f.replace("metrics.json", "model") in inputs), (rule, f)
+            # a model is read through its folder; search_index also records its run's metrics.json, a
+            # fusion evaluation reads the weight chosen beside the model (fusion.json)
+            beside = {"search_index": "metrics.json", "fusion_evaluate": "fusion.json"}.get(rule)
+            assert f in folders or (beside and f.endswith(f"/{beside}")
+                                    and f.replace(beside, "model") in inputs), (rule, f)
         if used:
             seen.add(rule)
     assert seen == model_readers, seen
@@ -140,6 +144,38 @@ def test_models_are_declared_folders_that_their_readers_name(tmp_path):
     assert folders <= targets, sorted(folders - targets)
     assert {"results/models/scratchbert/mixed", "results/models/tokenizer/unmixed",
             "results/index/mixed/npt-local/conservation-both"} <= folders
+
+
+def test_fusion_weights_come_from_dev_and_serve_every_evaluation(tmp_path):
+    """The fusion rows of the baselines and transfer tables: one weight per fused run and level,
+    chosen on that run's own replaced data (its dev part), never on a pool; every fused evaluation
+    (in-corpus at each level, and on the transfer pool) reads that run's model and fusion.json."""
+    wd = copy_workflow(tmp_path)
+    (wd / "t.yaml").write_text("transfer:\n  corpora: [{name: other, source: demo}]\n  runs: [npt-local, mathbert-local]\n")
+    dry = subprocess.run(SNAKEMAKE + ["-n", "results/tables/baselines.md", "results/tables/transfer.md",
+                                      "--configfile", "config/config.yaml", "t.yaml"],
+                         cwd=wd, capture_output=True, text=True, timeout=300)
+    assert dry.returncode == 0, (dry.stdout + dry.stderr)[-3000:]
+    levels = ("conservation", "partial", "full", "trans")
+    fused = {("npt", "local"), ("scratchbert", "local")}  # config fusion.runs' default
+    jobs = {(rule, tuple(i), tuple(o)) for rule, i, o in planned_io(dry.stdout)}
+    weights = [(i, o) for rule, i, o in jobs if rule == "fusion_weight"]
+    runs = {f"results/runs/mixed/{e}-{m}/{lv}-both" for e, m in fused for lv in levels}
+    assert sorted(o for _, o in weights) == sorted((f"{r}/fusion.json",) for r in runs)
+    for inputs, (out,) in weights:
+        run = out.removesuffix("/fusion.json")
+        level = run.rsplit("/", 1)[1].removesuffix("-both")
+        assert inputs == (f"{run}/model", f"results/replaced/mixed/{level}.parquet"), inputs
+    evals = {o[1]: i for rule, i, o in jobs if rule in ("fusion_evaluate", "transfer_fusion_evaluate")}
+    expected = {f"results/eval/mixed/{e}+bm25-{m}/{lv}-both/test-{lv}.json" for e, m in fused for lv in levels}
+    expected.add("results/transfer/other/eval/mixed/npt+bm25-local/conservation-both/test-conservation.json")
+    assert set(evals) == expected  # no MathBERT fusion (no checkpoint: its rows say not run)
+    for out, inputs in evals.items():
+        run = "results/runs/mixed/" + "/".join(out.split("/")[-3:-1]).replace("+bm25", "")
+        pool = out.startswith("results/transfer/")
+        data = "results/transfer/other/pool/mixed/conservation.parquet" if pool else \
+            f"results/replaced/mixed/{out.rsplit('-', 1)[1].removesuffix('.json')}.parquet"
+        assert inputs == (f"{run}/model", f"{run}/fusion.json", data), (out, inputs)
 
 
 # ----------------------------------------------------------------------------- models as artifacts
@@ -359,11 +395,18 @@ def check_replacement_change(wd: Path) -> None:
     evals = [p.relative_to(results / "eval").parts for p in results.glob("eval/*/*/*/*.json")]
     evals = [(s, em, lv, f.removesuffix(".json")) for s, em, lv, f in evals]
     affected = [e for e in evals if e[2].rsplit("-", 1)[0] in changed or e[3].split("-", 1)[1] in changed]
-    expected_eval = {e for e in affected if not e[1].endswith("-none")}
+    expected_fused = {e for e in affected if "+bm25-" in e[1]}
+    expected_eval = {e for e in affected if not e[1].endswith("-none") and e not in expected_fused}
     expected_base = {e for e in affected if e[1].endswith("-none")}
-    assert expected_train and expected_eval and expected_base
+    assert expected_train and expected_eval and expected_base and expected_fused
     assert set(jobs) == {"replace_symbols", "replaced_split", "train_matcher", "evaluate_run", "baseline",
-                         "table3", "table4", "table6", "baselines_table", "paper_comparison", "all"}, sorted(jobs)
+                         "fusion_weight", "fusion_evaluate", "table3", "table4", "table6", "baselines_table",
+                         "paper_comparison", "all"}, sorted(jobs)
+    assert {(w["split"], f"{w['encoder']}+bm25-{w['mode']}", f"{w['level']}-{w['view']}",
+             f"{w['part']}-{w['test_level']}") for w in jobs["fusion_evaluate"]} == expected_fused
+    assert {(w["split"], f"{w['encoder']}-{w['mode']}", f"{w['level']}-{w['view']}")
+            for w in jobs["fusion_weight"]} == {r for r in expected_train if (r[0], r[1]) in
+                                                {("mixed", "npt-local"), ("mixed", "scratchbert-local")}}
     assert sorted(w["level"] for w in jobs["replace_symbols"]) == sorted(changed)
     assert {w["level"] for w in jobs["replaced_split"]} == changed
     assert {(w["split"], f"{w['encoder']}-{w['mode']}", f"{w['level']}-{w['view']}")

@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "train": ("proofmatch.models.train", "train a matching model"),
     "evaluate": ("proofmatch.evaluation.evaluate", "encode, score and decode a test set"),
     "baselines": ("proofmatch.evaluation.baselines", "TF-IDF and BM25 baselines"),
+    "fusion": ("proofmatch.evaluation.fused", "a trained run + BM25: choose λ on dev (weight), evaluate (evaluate)"),
     "tables": ("proofmatch.evaluation.tables", "render Tables 3-7"),
     "figure": ("proofmatch.evaluation.figure", "LIME explanations (Figure 2)"),
     "index": ("proofmatch.search.build", "encode a corpus's proofs into a search index"),

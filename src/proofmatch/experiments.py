@@ -10,7 +10,10 @@ the Snakefile imports it before any job runs.
 The paths follow docs/architecture.md: a run lives in
 ``results/runs/{split}/{encoder}-{mode}/{level}-{view}/`` and its evaluation on ``part`` at
 ``test_level`` in ``results/eval/{split}/{encoder}-{mode}/{level}-{view}/{part}-{test_level}.json``;
-a baseline takes the encoder's place with mode ``none`` and view ``both``.
+a baseline takes the encoder's place with mode ``none`` and view ``both``. A run fused with BM25
+(this project's addition, :mod:`proofmatch.evaluation.fusion`) is evaluated under the model name
+``{encoder}+bm25`` (``results/eval/{split}/{encoder}+bm25-{mode}/{level}-{view}/...``), with the
+weight chosen on the run's dev part stored beside the run (``results/runs/.../fusion.json``).
 """
 
 from __future__ import annotations
@@ -41,6 +44,12 @@ PARTS = ("dev", "test")  # the evaluated parts (train is only trained on)
 METHODS = ("tfidf", "tfidf_paper", "bm25")  # baselines
 BASELINE_MODE = "none"  # a baseline's mode in its evaluation path
 DECODINGS = ("local", "global")  # local: rank every proof (MRR, Acc); global: assignment (Acc)
+# Fusion (this project's addition): a trained run's scores + λ · BM25's, evaluated under the model
+# name "{encoder}+bm25"; λ is chosen on the run's dev part and stored in the run's fusion.json.
+FUSION_LEXICAL = "bm25"
+FUSION_JOIN = "+"
+FUSION_FILE = "fusion.json"
+FUSION_RUNS = (("npt", "local"), ("scratchbert", "local"))  # config fusion.runs' default
 PRETRAINED_ENCODERS = ("scratchbert", "specter")  # start from the family's ScratchBERT
 
 EVAL_ROOT = "results/eval"
@@ -74,11 +83,40 @@ def configured_splits(config: Mapping[str, Any]) -> tuple[str, ...]:
     return SPLITS if config["splits"]["pr_category"] else FAMILIES
 
 
+def fusion_model(encoder: str) -> str:
+    """The model name of ``encoder``'s runs fused with BM25 (``npt+bm25``)."""
+    if encoder not in ENCODERS:
+        raise ValueError(f"unknown encoder {encoder!r}; expected one of {ENCODERS}")
+    return f"{encoder}{FUSION_JOIN}{FUSION_LEXICAL}"
+
+
+def learned_encoder(model: str) -> str | None:
+    """The encoder of an evaluation's model name: itself, the learned half of a fusion, or None
+    for a baseline."""
+    encoder = model.removesuffix(FUSION_JOIN + FUSION_LEXICAL)
+    return encoder if encoder in ENCODERS else None
+
+
+def is_fusion(model: str) -> bool:
+    return model.endswith(FUSION_JOIN + FUSION_LEXICAL) and learned_encoder(model) is not None
+
+
 def model_label(model: str, mode: str, decoding: str) -> str:
-    """A table row's model: ``NPT-Local-Global`` (encoder, training, decoding) or ``BM25-Local``."""
+    """A table row's model: ``NPT-Local-Global`` (encoder, training, decoding), ``BM25-Local``, or
+    a fusion, marked as this project's: ``NPT-Local + BM25-Local (fusion, this project)``."""
     if mode == BASELINE_MODE:
         return f"{METHOD_NAMES[model]}-{DECODING_NAMES[decoding]}"
+    if is_fusion(model):
+        encoder = learned_encoder(model)
+        return (f"{ENCODER_NAMES[encoder]}-{MODE_NAMES[mode]} + {METHOD_NAMES[FUSION_LEXICAL]}-"
+                f"{DECODING_NAMES[decoding]} (fusion, this project)")
     return f"{ENCODER_NAMES[model]}-{MODE_NAMES[mode]}-{DECODING_NAMES[decoding]}"
+
+
+def fusion_runs(config: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The validated config's ``fusion.runs`` as (encoder, mode) pairs (the schema's
+    "encoder-mode" names): the learned halves of the baselines table's fusion rows."""
+    return tuple(tuple(r.split("-", 1)) for r in config["fusion"]["runs"])  # type: ignore[misc]
 
 
 # ----------------------------------------------------------------------------- not run
@@ -138,6 +176,15 @@ class Run:
         return Evaluation(self.split, self.encoder, self.mode, self.level, self.view, part,
                           test_level or self.level)
 
+    def fusion_json(self, root: str | Path = RUNS_ROOT) -> Path:
+        """The fusion weight chosen on the run's dev part (``fusion.json``, beside ``model/``)."""
+        return self.dir(root) / FUSION_FILE
+
+    def fusion(self, part: str, test_level: str | None = None) -> "Evaluation":
+        """The run fused with BM25 (its stored weight), scored on ``part`` at ``test_level``."""
+        return Evaluation(self.split, fusion_model(self.encoder), self.mode, self.level, self.view, part,
+                          test_level or self.level)
+
 
 @dataclass(frozen=True)
 class Evaluation:
@@ -156,13 +203,25 @@ class Evaluation:
         return (Path(root) / self.split / f"{self.model}-{self.mode}" / f"{self.level}-{self.view}"
                 / f"{self.part}-{self.test_level}.json")
 
+    @property
+    def fused(self) -> bool:
+        """A trained run fused with BM25 (model ``{encoder}+bm25``)."""
+        return is_fusion(self.model)
+
+    def run(self) -> Run | None:
+        """The trained run behind the evaluation (a fusion's learned half); None for a baseline."""
+        encoder = learned_encoder(self.model)
+        if self.mode == BASELINE_MODE or encoder is None:
+            return None
+        return Run(self.split, encoder, self.mode, self.level, self.view)
+
 
 def model_folders(evaluations: Iterable[Evaluation], runs: Iterable[Run] = ()) -> list[str]:
     """The model folders behind ``evaluations`` (a baseline has none) and ``runs``: each run's
     ``model/``, then the tokenizer and ScratchBERT folders of the families its ScratchBERT and
     SPECTER runs start from. The workflow's ``rule all`` names them: Snakemake plans a missing
     file again only when a target needs it, not when what was made from it is up to date."""
-    found = {Run(e.split, e.model, e.mode, e.level, e.view) for e in evaluations if e.mode != BASELINE_MODE}
+    found = {run for run in (e.run() for e in evaluations) if run is not None}
     ordered = sorted(found.union(runs), key=lambda r: str(r.dir()))
     families = sorted({family(r.split) for r in ordered if r.encoder in PRETRAINED_ENCODERS})
     return [*(str(r.model()) for r in ordered), *(f"{TOKENIZER_ROOT}/{f}" for f in families),
@@ -276,16 +335,26 @@ def table7(run: Run = TABLE7_RUN) -> Table:
     return Table("table7", (), (), (Row((), (run.evaluation("dev"),), "local", ()),), kind="hubness")
 
 
-def baselines(part: str = "test", methods: Iterable[str] = METHODS, levels: Iterable[str] = LEVELS) -> Table:
-    """TF-IDF, the reference code's TF-IDF and BM25 on Mixed, local and global decoding, by level."""
+def baselines(part: str = "test", methods: Iterable[str] = METHODS, levels: Iterable[str] = LEVELS,
+              fusion: Iterable[tuple[str, str]] = FUSION_RUNS) -> Table:
+    """TF-IDF, the reference code's TF-IDF and BM25 on Mixed, local and global decoding, by level;
+    then each run of ``fusion`` ((encoder, mode) pairs) fused with BM25, trained and tested on the
+    column's level (this project's rows; a fused run not made is not run for its encoder's reason)."""
     levels = tuple(levels)
     rows = tuple(Row((model_label(method, BASELINE_MODE, dec),),
                      tuple(baseline("mixed", method, lv, part) for lv in levels), dec, (method,))
                  for method in methods for dec in DECODINGS)
+    rows += tuple(Row((model_label(fusion_model(enc), mode, dec),),
+                      tuple(Run("mixed", enc, mode, lv).fusion(part) for lv in levels), dec,
+                      ((fusion_model(enc), mode), (enc, mode), enc))
+                  for enc, mode in fusion for dec in DECODINGS)
     return Table("baselines", ("Method",), tuple(LEVEL_NAMES[lv] for lv in levels), rows)
 
 
-def tables(part: str = "test", hubness_run: Run = TABLE7_RUN) -> dict[str, Table]:
-    """Tables 3-7 and the baselines table by name, in the order they are written."""
-    made = (table3(part), table4(part), table5(part), table6(part), baselines(part), table7(hubness_run))
+def tables(part: str = "test", hubness_run: Run = TABLE7_RUN,
+           fusion: Iterable[tuple[str, str]] = FUSION_RUNS) -> dict[str, Table]:
+    """Tables 3-7 and the baselines table by name, in the order they are written; ``fusion``: the
+    runs fused with BM25 in the baselines table (config ``fusion.runs``, :func:`fusion_runs`)."""
+    made = (table3(part), table4(part), table5(part), table6(part), baselines(part, fusion=fusion),
+            table7(hubness_run))
     return {t.name: t for t in made}

@@ -12,6 +12,8 @@ SHARDS = [f"{i:03d}" for i in range(config["corpus"]["n_shards"])]
 SPLITS = X.configured_splits(config)
 # Why a table part was not run (rendered in the table instead of numbers).
 NOT_RUN = X.not_run(config)
+# The runs fused with BM25 in the baselines table (config fusion.runs).
+FUSION_RUNS = X.fusion_runs(config)
 CONDA = "../../envs/proofmatch.yaml"
 
 
@@ -67,4 +69,6 @@ def matching_params(wildcards):
 
 def table_inputs(name):
     """The evaluation JSONs of table `name` (proofmatch.experiments): its rows not marked not run."""
-    return [str(ev.path()) for ev in X.tables()[name].evaluations(NOT_RUN)]
+    return [
+        str(ev.path()) for ev in X.tables(fusion=FUSION_RUNS)[name].evaluations(NOT_RUN)
+    ]

@@ -5,7 +5,11 @@
 # `rule all` names every model folder the results read (MODEL_TARGETS): Snakemake replans a
 # missing file only when a target needs it, so a deleted model is retrained, with all it feeds.
 MODEL_TARGETS = X.model_folders(
-    (ev for table in X.tables().values() for ev in table.evaluations(NOT_RUN)),
+    (
+        ev
+        for table in X.tables(fusion=FUSION_RUNS).values()
+        for ev in table.evaluations(NOT_RUN)
+    ),
     [*X.FIGURE2_RUNS.values(), X.SEARCH_DEMO_RUN],
 )
 

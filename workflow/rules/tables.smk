@@ -25,6 +25,7 @@ rule table3:
         runtime=10,
     params:
         not_run=NOT_RUN,
+        fusion=FUSION_RUNS,
     script:
         "../scripts/render_table.py"
 

@@ -111,6 +111,21 @@ use rule baseline as transfer_baseline with:
         "results/benchmarks/transfer/{tname}/baseline/{split}/{method}/{part}-{level}.tsv"
 
 
+# A run fused with BM25 on a pool, at the λ chosen on the training corpus's dev part (fusion.json).
+use rule fusion_evaluate as transfer_fusion_evaluate with:
+    input:
+        model="results/runs/{split}/{encoder}-{mode}/{level}-{view}/model",
+        weight="results/runs/{split}/{encoder}-{mode}/{level}-{view}/fusion.json",
+        data="results/transfer/{tname}/pool/{split}/{test_level}.parquet",
+    output:
+        ranks="results/transfer/{tname}/eval/{split}/{encoder}+bm25-{mode}/{level}-{view}/{part}-{test_level}.parquet",
+        summary="results/transfer/{tname}/eval/{split}/{encoder}+bm25-{mode}/{level}-{view}/{part}-{test_level}.json",
+    log:
+        "results/logs/transfer/{tname}/fusion_evaluate/{split}/{encoder}-{mode}/{level}-{view}/{part}-{test_level}.log",
+    benchmark:
+        "results/benchmarks/transfer/{tname}/fusion_evaluate/{split}/{encoder}-{mode}/{level}-{view}/{part}-{test_level}.tsv"
+
+
 rule transfer_table:
     input:
         lambda w: transfer.table_inputs(TRANSFER),

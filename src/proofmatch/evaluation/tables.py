@@ -60,6 +60,13 @@ CAPTIONS = {
                  "the linearized tokens and BM25 are this project's, TF-IDF (reference code) is the paper's public "
                  "code's vectorizer (scikit-learn defaults: lowercased, one-character tokens dropped).",
 }
+# Added to a table's caption when it has fusion rows (the baselines table, config fusion.runs).
+FUSION_CAPTION = (" The rows 'X + BM25 (fusion, this project)' are this project's addition, not in the paper: "
+                  "per statement, the trained run's scores and BM25's over the candidate proofs are each "
+                  "normalised (zscore: mean 0, SD 1; rank: 1 / (60 + rank)) and added as run + λ · BM25, with λ "
+                  "chosen per trained run on its own dev part by local MRR over the grid fusion.weights (the "
+                  "run's fusion.json), never on the test part; BM25 is fitted on the evaluated part's proofs, as "
+                  "in the BM25 rows.")
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -119,12 +126,13 @@ def render_table(table: Table, results: Mapping[Evaluation, Source], out_prefix:
         return hubness_table(results[row.cells[0]], out_prefix)
     not_run = not_run or {}
     rows, missing = [], []
+    loaded = {ev: load_metrics(source) for ev, source in results.items()}
     for row in table.rows:
         reason = table.reason(row, not_run)
         values: list[float | None] = []
         for ev in row.cells:
-            if ev in results:
-                values += cells(load_metrics(results[ev]), row.decoding)
+            if ev in loaded:
+                values += cells(loaded[ev], row.decoding)
             else:
                 values += cells(None, row.decoding)
                 if reason is None:
@@ -133,7 +141,29 @@ def render_table(table: Table, results: Mapping[Evaluation, Source], out_prefix:
     _raise_missing(TITLES[table.name], missing)
     metric_columns = [f"{group} {m}" for group in table.groups for m in ("MRR", "Acc")]
     df = pd.DataFrame(rows, columns=[*table.label_columns, *metric_columns, "Note"])
-    return _write(df, out_prefix, CAPTIONS[table.name])
+    return _write(df, out_prefix, CAPTIONS[table.name] + fusion_caption(table, loaded))
+
+
+def fusion_caption(table: Table, loaded: Mapping[Evaluation, Mapping[str, Any]]) -> str:
+    """What a table with fusion rows adds to its caption: how they were made, and each fused
+    run's normalization and λ per level as its evaluations record them ("" without fusion rows)."""
+    fused = [row for row in table.rows if any(ev.fused for ev in row.cells)]
+    if not fused:
+        return ""
+    weights = []
+    for row in fused:
+        if row.decoding != "local":  # the global row reads the same evaluations
+            continue
+        found = [(group, loaded[ev]) for group, ev in zip(table.groups, row.cells) if ev in loaded]
+        for (_, m), ev in zip(found, (ev for ev in row.cells if ev in loaded)):
+            if "weight" not in m or "normalize" not in m:
+                raise ValueError(f"{ev.path()}: a fusion evaluation without its weight and normalization "
+                                 "(proofmatch.evaluation.fused.evaluate_fusion writes them)")
+        if found:
+            run = row.labels[0].split(" + ", 1)[0]
+            norms = sorted({str(m.get("normalize")) for _, m in found})
+            weights.append(f"{run} ({'/'.join(norms)}): " + ", ".join(f"{g} {float(m['weight']):g}" for g, m in found))
+    return FUSION_CAPTION + (" λ chosen: " + "; ".join(weights) + "." if weights else "")
 
 
 def hubness_table(result: Source, out_prefix: str | os.PathLike) -> pd.DataFrame:
@@ -243,10 +273,12 @@ def write_table2(pairs: str | os.PathLike | pd.DataFrame, out_prefix: str | os.P
 
 
 def table_from_inputs(name: str, inputs: Iterable[str | os.PathLike], out_prefix: str | os.PathLike,
-                      not_run: NotRun | None = None, eval_root: str | os.PathLike = X.EVAL_ROOT) -> pd.DataFrame:
+                      not_run: NotRun | None = None, eval_root: str | os.PathLike = X.EVAL_ROOT,
+                      fusion: Iterable[tuple[str, str]] = X.FUSION_RUNS) -> pd.DataFrame:
     """Render table ``name`` from the workflow's inputs: exactly the evaluation JSONs under
-    ``eval_root`` of its rows not marked in ``not_run`` (what workflow/rules/common.smk lists)."""
-    every = X.tables()
+    ``eval_root`` of its rows not marked in ``not_run`` (what workflow/rules/common.smk lists);
+    ``fusion``: the runs fused with BM25 in the baselines table (config fusion.runs)."""
+    every = X.tables(fusion=tuple(fusion))
     if name not in every:
         raise ValueError(f"unknown table {name!r}; expected one of {', '.join(every)}")
     table = every[name]
@@ -261,14 +293,15 @@ def table_from_inputs(name: str, inputs: Iterable[str | os.PathLike], out_prefix
 
 def tables_from_eval_root(eval_root: str | os.PathLike, out_dir: str | os.PathLike, part: str = "test",
                           hubness_run: Run = X.TABLE7_RUN, not_run: NotRun | None = None,
-                          allow_missing: bool = False) -> None:
+                          allow_missing: bool = False,
+                          fusion: Iterable[tuple[str, str]] = X.FUSION_RUNS) -> None:
     """Render every table from the evaluation tree (path layout of docs/architecture.md).
 
     With ``allow_missing``, a result file that does not exist makes its cell "–" and its row's
     note "not run: no result"; otherwise it is an error.
     """
     out = Path(out_dir)
-    for table in X.tables(part, hubness_run).values():
+    for table in X.tables(part, hubness_run, tuple(fusion)).values():
         if table.kind == "hubness":
             path = table.rows[0].cells[0].path(eval_root)
             if path.exists():
@@ -303,7 +336,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--table7-run", default=f"{run.split}/{run.encoder}/{run.mode}/{run.level}",
                         help="split/encoder/mode/level of the dev evaluation used for Table 7")
     parser.add_argument("--config", default=None, help="config YAML: what it leaves out (matching.mathbert null, "
-                        "splits.pr_category null) is marked not run")
+                        "splits.pr_category null) is marked not run; its fusion.runs are the fusion rows")
     parser.add_argument("--allow-missing", action="store_true", help="render missing results as 'not run'")
     parser.add_argument("--log", default=None)
 
@@ -311,12 +344,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     setup_logging(args.log)
     not_run: dict[Hashable, str] = {}
+    fusion = X.FUSION_RUNS
     if args.config:
         from proofmatch.config import load_config
 
-        not_run = X.not_run(load_config(args.config))
+        config = load_config(args.config)
+        not_run, fusion = X.not_run(config), X.fusion_runs(config)
     parts = args.table7_run.split("/")
     if len(parts) != 4:
         raise SystemExit("--table7-run must be split/encoder/mode/level")
-    tables_from_eval_root(args.eval_root, args.out_dir, args.part, Run(*parts), not_run, args.allow_missing)
+    tables_from_eval_root(args.eval_root, args.out_dir, args.part, Run(*parts), not_run, args.allow_missing, fusion)
     return 0

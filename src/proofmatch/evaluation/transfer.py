@@ -17,6 +17,11 @@ linearized (Conservation: no symbol is replaced). :func:`proofmatch.evaluation.e
 :func:`proofmatch.evaluation.baselines.run_baseline` then read it like any split. Pairs of the pool that also
 occur in the training corpus (same article id, or the same statement and proof tokens) are
 counted in the pool's JSON and shown in the table note: such a pool is no clean transfer.
+
+Each run is also fused with BM25 (this project's addition, :mod:`proofmatch.evaluation.fused`):
+in-corpus and on every pool with the one λ chosen on the training corpus's dev part (the run's
+``fusion.json``), never tuned on a pool. A run the config does not make (MathBERT without a
+checkpoint) and its fusion are rows that say "not run" and why, as in the other tables.
 """
 
 from __future__ import annotations
@@ -24,12 +29,15 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 import pyarrow as pa
 
-from proofmatch.experiments import EVAL_ROOT, LEVEL_NAMES, SPLIT_NAMES, Evaluation, Run, baseline, model_label
+from proofmatch.experiments import (EVAL_ROOT, LEVEL_NAMES, SPLIT_NAMES, Evaluation, Run, baseline, learned_encoder,
+                                    model_label)
+from proofmatch.experiments import not_run as config_not_run
+from proofmatch.experiments import note as not_run_note
 from proofmatch.data.replace import OUTPUT_SCHEMA
 from proofmatch.render import write_table
 from proofmatch.data.splits import read_part
@@ -45,8 +53,9 @@ LEVEL = "conservation"  # the issue's setting: runs trained on Conservation, poo
 
 def transfer_settings(config: Mapping[str, Any]) -> dict[str, Any]:
     """The validated config's ``transfer`` block (:func:`proofmatch.config.validate_config`):
-    split, level, runs as (encoder, mode), baselines and corpora by name (each with its
-    ``n_shards``). Empty ``corpora`` when none is configured."""
+    split, level, runs as (encoder, mode), baselines, corpora by name (each with its
+    ``n_shards``; empty when none is configured) and why parts of the config are not run
+    (:func:`proofmatch.experiments.not_run`)."""
     block = config["transfer"]
     corpora: dict[str, dict[str, Any]] = {}
     for entry in block["corpora"]:
@@ -55,7 +64,7 @@ def transfer_settings(config: Mapping[str, Any]) -> dict[str, Any]:
         corpora[entry["name"]] = {**entry, "n_shards": int(entry["n_shards"] or config["corpus"]["n_shards"])}
     runs = [tuple(r.split("-", 1)) for r in block["runs"]]  # the schema's "encoder-mode" run names
     return {"split": block["split"], "level": LEVEL, "runs": runs, "baselines": list(block["baselines"]),
-            "corpora": corpora}
+            "corpora": corpora, "not_run": config_not_run(config)}
 
 
 def corpus_entry(settings: Mapping[str, Any], name: str) -> dict[str, Any]:
@@ -86,11 +95,19 @@ def shard_files(settings: Mapping[str, Any], name: str, stage: str, suffix: str)
 
 
 def evaluations(settings: Mapping[str, Any]) -> list[Evaluation]:
-    """The table's rows: each run, then each baseline, trained (fitted) on the split's train
-    part at the transfer level and tested on the test part at the same level."""
+    """The table's rows: each run, each baseline, then each run fused with BM25, trained (fitted)
+    on the split's train part at the transfer level and tested on the test part at the same level."""
     split, level = settings["split"], settings["level"]
-    runs = [Run(split, encoder, mode, level).evaluation("test") for encoder, mode in settings["runs"]]
-    return runs + [baseline(split, method, level, "test") for method in settings["baselines"]]
+    runs = [Run(split, encoder, mode, level) for encoder, mode in settings["runs"]]
+    return ([run.evaluation("test") for run in runs] + [baseline(split, method, level, "test")
+                                                         for method in settings["baselines"]]
+            + [run.fusion("test") for run in runs])
+
+
+def row_reason(settings: Mapping[str, Any], ev: Evaluation) -> str | None:
+    """Why a row is not run (its encoder or split left out by the config), or None."""
+    reasons = settings.get("not_run", {})
+    return next((reasons[k] for k in (learned_encoder(ev.model), ev.split) if k in reasons), None)
 
 
 def eval_root(corpus: str | None) -> str:
@@ -104,9 +121,11 @@ def pool_json(settings: Mapping[str, Any], corpus: str) -> str:
 
 
 def table_cells(settings: Mapping[str, Any]) -> dict[tuple[str | None, Evaluation], str]:
-    """Every cell's evaluation JSON by (corpus, evaluation): None = the in-corpus test part."""
+    """Every cell's evaluation JSON by (corpus, evaluation): None = the in-corpus test part; the
+    rows not run have none."""
     corpora = [None, *settings["corpora"]]
-    return {(c, ev): str(ev.path(eval_root(c))) for c in corpora for ev in evaluations(settings)}
+    return {(c, ev): str(ev.path(eval_root(c))) for c in corpora for ev in evaluations(settings)
+            if row_reason(settings, ev) is None}
 
 
 def table_inputs(settings: Mapping[str, Any]) -> list[str]:
@@ -151,33 +170,42 @@ def build_pool(pairs_parquet: str | os.PathLike, train_data_parquet: str | os.Pa
 
 
 def transfer_table(results: Mapping[tuple[str | None, Evaluation], Any], pools: Mapping[str, Any],
-                   out_prefix: str | os.PathLike, split: str = "mixed") -> pd.DataFrame:
-    """MRR and accuracy (%) of every run and baseline in-corpus and on each transfer pool.
+                   out_prefix: str | os.PathLike, split: str = "mixed",
+                   not_run: Mapping[Evaluation, str] | None = None,
+                   rows: Sequence[Evaluation] | None = None) -> pd.DataFrame:
+    """MRR and accuracy (%) of every run, baseline and fusion in-corpus and on each transfer pool.
 
     ``results`` maps (None for in-corpus or a corpus name, evaluation) to an evaluation JSON or
-    its loaded dict; ``pools`` maps a corpus name to its pool JSON (:func:`build_pool`). Rows:
-    each run or baseline with local decoding (MRR, Acc) and global decoding (Acc).
+    its loaded dict; ``pools`` maps a corpus name to its pool JSON (:func:`build_pool`);
+    ``not_run`` maps the evaluations of rows not run to the reason, shown instead of numbers.
+    Rows: each evaluation (in the order of ``rows``, default: as the results come, then the rows
+    not run) with local decoding (MRR, Acc) and global decoding (Acc).
     """
     corpora = list(pools)
-    rows_of = list(dict.fromkeys(ev for _, ev in results))
-    missing = [(c, ev) for ev in rows_of for c in [None, *corpora] if (c, ev) not in results]
+    not_run = dict(not_run or {})
+    rows_of = list(dict.fromkeys(rows if rows is not None else [*(ev for _, ev in results), *not_run]))
+    missing = [(c, ev) for ev in rows_of for c in [None, *corpora] if ev not in not_run and (c, ev) not in results]
     if missing:
         raise KeyError(f"transfer table: results missing for {missing[:5]}")
+    run_rows = [ev for ev in rows_of if ev not in not_run]
+    if not run_rows:
+        raise ValueError("transfer table: every row is marked not run")
     pool_info = {c: dict(p) if isinstance(p, Mapping) else read_json(p) for c, p in pools.items()}
     loaded = {k: load_metrics(v) for k, v in results.items()}
-    rows = []
+    body = []
     for ev in rows_of:
         for decoding in ("local", "global"):
             values: list[float | None] = []
             for c in [None, *corpora]:
-                values += cells(loaded[(c, ev)], decoding)
-            rows.append([model_label(ev.model, ev.mode, decoding), *values])
+                values += cells(loaded.get((c, ev)) if ev not in not_run else None, decoding)
+            body.append([model_label(ev.model, ev.mode, decoding), *values,
+                         not_run_note(not_run[ev]) if ev in not_run else ""])
     split_name = SPLIT_NAMES[split]
-    in_n = loaded[(None, rows_of[0])]["n"]
+    in_n = loaded[(None, run_rows[0])]["n"]
     columns = ["Model", f"In-corpus MRR (n={in_n})", "In-corpus Acc"]
     for c in corpora:
         columns += [f"{c} MRR (n={pool_info[c]['pairs']})", f"{c} Acc"]
-    df = pd.DataFrame(rows, columns=columns)
+    df = pd.DataFrame(body, columns=[*columns, "Note"])
     notes = []
     for c, info in pool_info.items():
         note = f"{c}: {info['pairs']} pairs from {info['articles']} articles"
@@ -188,7 +216,8 @@ def transfer_table(results: Mapping[tuple[str | None, Evaluation], Any], pools: 
     caption = (f"Transfer: MRR and accuracy (%) of models trained on the {split_name} train part of the training "
                f"corpus ({LEVEL_NAMES[LEVEL]}; baselines fitted on the same part), tested on its {split_name} test "
                "part (In-corpus) and on every pair of each transfer corpus after the same extraction, filters and "
-               "linearization. No MRR for global decoding. Pools: " + "; ".join(notes) + ".")
+               "linearization. No MRR for global decoding. Pools: " + "; ".join(notes) + "."
+               + fusion_caption(loaded))
     out = str(out_prefix)
     write_table(df, f"{out}.md", f"{out}.tex", f"{out}.csv", caption=caption, label=Path(out).name)
     log.info("wrote %s.{md,tex,csv} (%d rows, %d transfer corpora)", out, len(df), len(corpora))
@@ -204,4 +233,26 @@ def render_transfer(inputs: Iterable[str | os.PathLike], out_prefix: str | os.Pa
         raise ValueError(f"transfer table: the inputs are not the table's files: unexpected "
                          f"{sorted(given - expected)[:3]}, absent {sorted(expected - given)[:3]}")
     pools = {c: pool_json(settings, c) for c in settings["corpora"]}
-    return transfer_table(table_cells(settings), pools, out_prefix, settings["split"])
+    reasons = {ev: reason for ev in evaluations(settings) if (reason := row_reason(settings, ev)) is not None}
+    return transfer_table(table_cells(settings), pools, out_prefix, settings["split"], reasons,
+                          evaluations(settings))
+
+
+def fusion_caption(loaded: Mapping[tuple[str | None, Evaluation], Mapping[str, Any]]) -> str:
+    """What the fusion rows add to the caption: how they were made and each run's λ, which is
+    the same in-corpus and on every pool (each pool's evaluation records it; checked here)."""
+    weights: dict[Evaluation, set[tuple[float, str]]] = {}
+    for (_, ev), metrics in loaded.items():
+        if ev.fused:
+            weights.setdefault(ev, set()).add((float(metrics["weight"]), str(metrics["normalize"])))
+    if not weights:
+        return ""
+    for ev, seen in weights.items():
+        if len(seen) != 1:
+            raise ValueError(f"transfer table: {ev.model}-{ev.mode} was fused with different weights {sorted(seen)}; "
+                             "one λ, chosen on the training corpus's dev part, must serve every pool")
+    chosen = "; ".join(f"{model_label(ev.model, ev.mode, 'local').split(' + ', 1)[0]} λ = {w:g} ({norm})"
+                       for ev, ((w, norm),) in weights.items())
+    return (" Rows 'X + BM25 (fusion, this project)' are this project's addition: per statement, the run's and "
+            "BM25's scores over the candidate proofs, each normalised, added as run + λ · BM25, with λ chosen on "
+            "the training corpus's dev part by local MRR and never tuned on a pool: " + chosen + ".")

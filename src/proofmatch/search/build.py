@@ -47,7 +47,7 @@ from proofmatch.evaluation.evaluate import token_lists
 from proofmatch.logs import setup_logging
 from proofmatch.search import ann
 from proofmatch.search.display import fragment_text
-from proofmatch.search.index import (ARRAYS, BM25_IDF_FILE, FORMAT, META_FILE, MODEL_DIR, PROOFS_FILE, as_is,
+from proofmatch.search.index import (ARRAYS, FUSION_NORMALIZE, BM25_IDF_FILE, FORMAT, META_FILE, MODEL_DIR, PROOFS_FILE, as_is,
                                      files_digest, tfidf_vectors)
 
 log = logging.getLogger(__name__)
@@ -108,6 +108,10 @@ def fusion_weight(run_dir: str | os.PathLike, weight: float | None = None) -> di
         weight, source = recorded["weight"], "run"
     else:
         source = "hand"
+    if source == "run" and recorded.get("normalize", FUSION_NORMALIZE) != FUSION_NORMALIZE:
+        raise ValueError(f"{path}: λ was chosen for {recorded['normalize']!r} fusion; search fuses z-scores "
+                         f"({FUSION_NORMALIZE!r}, whose pool statistics an explanation holds fixed): choose the "
+                         "run's weight with fusion.normalize: zscore or pass --fusion-weight X")
     if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not np.isfinite(weight) or weight < 0:
         raise ValueError(f"fusion weight must be a finite number >= 0; got {weight!r}"
                          + (f" in {path}" if source == "run" else ""))

@@ -67,6 +67,7 @@ from proofmatch.search.query import MAX_QUERY_CHARS, Query, QueryError, parse_qu
 FORMAT = 1
 MAX_RESULTS = 1000  # deepest rank a search may page to
 META_FILE = "index.json"
+FUSION_NORMALIZE = "zscore"  # search fuses z-scores (evaluation.fusion.standardize); explain holds their pool statistics
 PROOFS_FILE = "proofs.parquet"
 MODEL_DIR = "model"
 ARRAYS = ("statement_vectors", "statement_bias", "proof_vectors", "proof_bias")
@@ -295,7 +296,7 @@ class SearchIndex:
         from proofmatch.evaluation.fusion import fuse
 
         learned, bm25 = self.learned_scores(q, part), self.lexical_scores(q, part)
-        return Halves(learned, bm25, fuse(learned[None, :], bm25[None, :], self.fusion_weight)[0])
+        return Halves(learned, bm25, fuse(learned[None, :], bm25[None, :], self.fusion_weight, normalize=FUSION_NORMALIZE)[0])
 
     def scores(self, q: Query, part: str | None = None) -> np.ndarray:
         """All candidate scores of a query (exact), float32, in candidate order: the scores that rank

@@ -1,0 +1,156 @@
+"""A trained run fused with BM25, evaluated like every other method (this project's addition).
+
+The scoring core is :mod:`proofmatch.evaluation.fusion` (shared with the search index); this module
+applies it to a trained run in the workflow's two steps:
+
+1. :func:`fusion_weight` (rule ``fusion_weight``): the run's model and BM25 score the run's **dev**
+   part; the local MRR of the fused scores is measured for every λ of the grid (config
+   ``fusion.weights``) and the best λ is written with the run, ``results/runs/.../fusion.json``
+   (keys: ``weight``, ``mrr_by_weight``, ``part``, ``n``, ``lexical``, ``normalize``, and what each
+   half reaches alone). The search index reads the same file, so a run has one λ everywhere.
+2. :func:`evaluate_fusion` (rules ``fusion_evaluate``, ``transfer_fusion_evaluate``): a part at a
+   test level (an in-corpus test part, or a transfer pool) is scored with the stored λ, never
+   re-tuned, and decoded locally and globally (:func:`proofmatch.decoding.assign.decode_all`);
+   :func:`proofmatch.evaluation.evaluate.write_outputs` writes the Parquet and JSON of a model's
+   evaluation, plus ``weight``, ``normalize`` and ``lexical``.
+
+BM25 is the baseline's (:func:`proofmatch.evaluation.baselines.bm25_scorer`): fitted on the
+evaluated part's proofs, on both inputs (text and math), whatever input view the learned half
+reads. The learned half's scores are its factors (``Matcher.factors``), as in
+:func:`proofmatch.evaluation.evaluate.evaluate_matcher`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import time
+from typing import Any, Mapping, Sequence
+
+import pandas as pd
+
+from proofmatch import config
+from proofmatch.artifacts import read_json, write_json
+from proofmatch.data import views as tok
+from proofmatch.data.splits import read_part
+from proofmatch.decoding.assign import decode_all
+from proofmatch.evaluation.baselines import bm25_scorer
+from proofmatch.decoding.local import ScoreRows, factor_scorer
+from proofmatch.evaluation.evaluate import PairScorer, _load_matcher, add_decode_arguments, token_lists, write_outputs
+from proofmatch.evaluation.fusion import (NORMALIZE, choose_weight, fused_scorer, scorer_mrr,
+                                          weight_mrr)
+from proofmatch.experiments import FUSION_LEXICAL
+from proofmatch.logs import setup_logging
+
+log = logging.getLogger(__name__)
+
+WEIGHT_PART = "dev"  # λ is chosen here, never on a test part or a transfer pool
+
+
+def halves(matcher: PairScorer, data: pd.DataFrame, view: str = "both",
+           batch_size: int = 64) -> tuple[ScoreRows, ScoreRows]:
+    """The learned and the BM25 row-chunk scorers of one part (statement i's gold is proof i).
+
+    The learned half reads the run's input ``view``; BM25 reads both inputs, as the baseline."""
+    if view not in tok.VIEWS:
+        raise ValueError(f"unknown input view {view!r}; expected one of {tok.VIEWS}")
+    if len(data) == 0:
+        raise ValueError("fusion needs at least one pair")
+    t0 = time.perf_counter()
+    A, B, row_bias, col_bias = matcher.factors(token_lists(data["statement_tokens"], view),
+                                               token_lists(data["proof_tokens"], view), batch_size=batch_size)
+    log.info("encoded %d statements and proofs in %.1fs", len(data), time.perf_counter() - t0)
+    learned = factor_scorer(A, B, row_bias, col_bias, device=getattr(matcher, "device", None))
+    lexical = bm25_scorer(token_lists(data["statement_tokens"]), token_lists(data["proof_tokens"]))
+    return learned, lexical
+
+
+def measure_weights(learned: ScoreRows, lexical: ScoreRows, n: int, weights: Sequence[float],
+                    normalize: str) -> dict[str, Any]:
+    """The content of a ``fusion.json`` for one part: the dev MRR of every weight, the chosen
+    weight (best MRR, the smaller λ on a tie) and the MRR of each half alone."""
+    if normalize not in NORMALIZE:
+        raise ValueError(f"unknown fusion normalization {normalize!r}; expected one of {NORMALIZE}")
+    by_weight = weight_mrr(learned, lexical, n, weights, normalize=normalize)
+    weight = choose_weight(by_weight)
+    return {"weight": weight, "mrr": by_weight[weight], "normalize": normalize, "lexical": FUSION_LEXICAL, "n": n,
+            "mrr_by_weight": {repr(w): m for w, m in by_weight.items()},
+            "learned_mrr": scorer_mrr(learned, n), "lexical_mrr": scorer_mrr(lexical, n)}
+
+
+def fusion_weight(run_dir: str | os.PathLike, data_parquet: str | os.PathLike, out_json: str | os.PathLike,
+                  weights: Sequence[float], normalize: str, view: str = "both",
+                  batch_size: int = 64) -> dict[str, Any]:
+    """Choose the fusion weight of ``run_dir`` on the dev part of ``data_parquet`` (the data the
+    run was trained on) and write it to ``out_json`` (the run's ``fusion.json``)."""
+    data = read_part(data_parquet, WEIGHT_PART)
+    learned, lexical = halves(_load_matcher(run_dir), data, view, batch_size)
+    info = measure_weights(learned, lexical, len(data), weights, normalize)
+    info.update(part=WEIGHT_PART, view=view, run_dir=str(run_dir), data=str(data_parquet),
+                weights=[float(w) for w in weights])
+    write_json(info, out_json)
+    log.info("fusion weight of %s: λ = %g (%s), dev MRR %.4f; the run alone %.4f, BM25 alone %.4f (n=%d)", run_dir,
+             info["weight"], normalize, info["mrr"], info["learned_mrr"], info["lexical_mrr"], info["n"])
+    return info
+
+
+def read_weight(fusion_json: str | os.PathLike | Mapping[str, Any]) -> tuple[float, str]:
+    """(λ, normalization) of a run's ``fusion.json``, checked: chosen on a dev part, for BM25."""
+    info = dict(fusion_json) if isinstance(fusion_json, Mapping) else read_json(fusion_json)
+    missing = [k for k in ("weight", "normalize", "lexical", "part") if k not in info]
+    if missing:
+        raise ValueError(f"{fusion_json}: not a fusion weight file (no {missing})")
+    if info["part"] != WEIGHT_PART or info["lexical"] != FUSION_LEXICAL:
+        raise ValueError(f"{fusion_json}: the weight must be chosen on {WEIGHT_PART} for {FUSION_LEXICAL}; "
+                         f"got part {info['part']!r}, lexical {info['lexical']!r}")
+    return float(info["weight"]), str(info["normalize"])
+
+
+def evaluate_fusion(run_dir: str | os.PathLike, fusion_json: str | os.PathLike, data_parquet: str | os.PathLike,
+                    part: str, out_parquet: str | os.PathLike, out_json: str | os.PathLike, topk: int,
+                    exact_max_n: int, seed: int, view: str = "both", batch_size: int = 64) -> dict[str, Any]:
+    """Score ``part`` of ``data_parquet`` with the run fused with BM25 at the run's stored weight,
+    decode it locally and globally, write Parquet + JSON (the keys of a model's evaluation)."""
+    weight, normalize = read_weight(fusion_json)
+    data = read_part(data_parquet, part)
+    learned, lexical = halves(_load_matcher(run_dir), data, view, batch_size)
+    scorer = fused_scorer(learned, lexical, weight, normalize=normalize)
+    local, glob = decode_all(scorer, len(data), topk, exact_max_n, seed)
+    meta = {"part": part, "view": view, "run_dir": str(run_dir), "data": str(data_parquet), "seed": int(seed),
+            "exact_max_n": int(exact_max_n), "method": "fusion", "lexical": FUSION_LEXICAL, "weight": weight,
+            "normalize": normalize, "weight_file": str(fusion_json)}
+    return write_outputs(data["pair_id"].tolist(), local, glob, out_parquet, out_json, meta)
+
+
+# ----------------------------------------------------------------------------- CLI
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="step", required=True)
+    weight = sub.add_parser("weight", help="choose λ on a run's dev part and write its fusion.json")
+    weight.add_argument("--run-dir", required=True, help="results/runs/{split}/{encoder}-{mode}/{level}-{view}")
+    weight.add_argument("--data", required=True, help="the run's results/replaced/{split}/{level}.parquet")
+    weight.add_argument("--out", required=True, help="the run's fusion.json")
+    config.add_option(weight, "--weights", key="fusion.weights", type=float, nargs="+", help="λ tried")
+    config.add_option(weight, "--normalize", key="fusion.normalize", choices=NORMALIZE,
+                      help="z-scores or reciprocal ranks")
+    weight.add_argument("--view", default="both", choices=tok.VIEWS)
+    weight.add_argument("--batch-size", type=int, default=64)
+    weight.add_argument("--log", default=None, help="log file")
+    evaluate = sub.add_parser("evaluate", help="score and decode a part with a run fused with BM25")
+    evaluate.add_argument("--run-dir", required=True)
+    evaluate.add_argument("--weight-file", required=True, help="the run's fusion.json")
+    add_decode_arguments(evaluate)
+    evaluate.add_argument("--view", default="both", choices=tok.VIEWS)
+    evaluate.add_argument("--batch-size", type=int, default=64)
+
+
+def main(args: argparse.Namespace) -> int:
+    setup_logging(args.log)
+    if args.step == "weight":
+        fusion_weight(args.run_dir, args.data, args.out, args.weights, args.normalize, args.view, args.batch_size)
+    else:
+        evaluate_fusion(args.run_dir, args.weight_file, args.data, args.part, args.out_parquet, args.out_json,
+                        args.topk, args.exact_max_n, args.seed, args.view, args.batch_size)
+    return 0

@@ -1,0 +1,14 @@
+"""Score and decode one dev/test set with a trained run fused with BM25 at its stored weight (thin
+wrapper around proofmatch.evaluation.fused)."""
+from pathlib import Path
+
+from proofmatch.models.runtime import set_threads
+from proofmatch.evaluation.fused import evaluate_fusion
+from proofmatch.logs import run_logged
+
+set_threads(snakemake.threads)
+w = snakemake.wildcards
+run_logged(snakemake.log[0], evaluate_fusion, Path(snakemake.input.model).parent, snakemake.input.weight,
+           snakemake.input.data, w.part, snakemake.output.ranks, snakemake.output.summary,
+           topk=snakemake.params.topk, exact_max_n=snakemake.params.exact_max_n, seed=snakemake.params.seed,
+           view=w.view)
