@@ -132,11 +132,11 @@ def test_models_are_declared_folders_that_their_readers_name(tmp_path):
             assert outs[0].startswith("results/index/") and len(outs) == 1
         used = [f for f in inputs if f.startswith(("results/models/", "results/runs/"))]
         for f in used:
-            # a model is read through its folder; search_index also records its run's metrics.json, a
-            # fusion evaluation reads the weight chosen beside the model (fusion.json)
-            beside = {"search_index": "metrics.json", "fusion_evaluate": "fusion.json"}.get(rule)
-            assert f in folders or (beside and f.endswith(f"/{beside}")
-                                    and f.replace(beside, "model") in inputs), (rule, f)
+            # a model is read through its folder; search_index also records its run's metrics.json and
+            # fuses with its weight, a fusion evaluation reads that weight chosen beside the model
+            beside = {"search_index": ("metrics.json", "fusion.json"), "fusion_evaluate": ("fusion.json",)}.get(rule, ())
+            assert f in folders or any(f.endswith(f"/{b}") and f.replace(b, "model") in inputs
+                                       for b in beside), (rule, f)
         if used:
             seen.add(rule)
     assert seen == model_readers, seen

@@ -1,6 +1,7 @@
-# Search index of a trained run (`proofmatch index`): every proof of every part encoded once, for
-# `proofmatch search` and `proofmatch serve`; the index folder is the declared output, the run's
-# model/ folder its input. `rule all` (and `snakemake -c2 search_demo`) builds the index of the
+# Search index of a trained run (`proofmatch index --fusion`): every proof of every part encoded
+# once, with the proofs' BM25 weights and the run's fusion weight λ (chosen on its dev part,
+# rule fusion_weight), for `proofmatch search` and `proofmatch serve`; the index folder is the
+# declared output, the run's model/ folder and fusion.json its inputs. `rule all` (and `snakemake -c2 search_demo`) builds the index of the
 # demo corpus from its NPT run (proofmatch.experiments.SEARCH_DEMO_RUN).
 
 
@@ -8,6 +9,7 @@ rule search_index:
     input:
         model="results/runs/{split}/{encoder}-{mode}/{level}-{view}/model",
         run="results/runs/{split}/{encoder}-{mode}/{level}-{view}/metrics.json",
+        fusion="results/runs/{split}/{encoder}-{mode}/{level}-{view}/fusion.json",
         data="results/replaced/{split}/{level}.parquet",
         pairs="results/data/pairs.parquet",
         articles="results/corpus/articles.parquet",

@@ -1,4 +1,5 @@
-"""Build the search index of one training run (thin wrapper around proofmatch.search.build)."""
+"""Build the fusion search index of one training run (thin wrapper around proofmatch.search.build):
+the run's model and BM25, fused with the λ of the run's fusion.json (a declared input)."""
 from pathlib import Path
 
 from proofmatch.models.runtime import set_threads
@@ -7,5 +8,5 @@ from proofmatch.search.build import build_index
 
 set_threads(snakemake.threads)
 run_logged(snakemake.log[0], build_index, snakemake.output[0], snakemake.input.data,
-           run_dir=Path(snakemake.input.run).parent, pairs_parquet=snakemake.input.pairs,
+           run_dir=Path(snakemake.input.run).parent, method="fusion", pairs_parquet=snakemake.input.pairs,
            articles_parquet=snakemake.input.articles, seed=snakemake.params.seed)
