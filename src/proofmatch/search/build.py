@@ -1,4 +1,4 @@
-"""``proofmatch index``: build a search index folder (its layout: :mod:`proofmatch.search.index`).
+"""``proofmatch index``: build a search index folder (its layout: :mod:`proofmatch.search.folder`).
 
 Building reads the parts asked for, in that order, and encodes every proof once:
 
@@ -47,8 +47,8 @@ from proofmatch.evaluation.evaluate import token_lists
 from proofmatch.logs import setup_logging
 from proofmatch.search import ann
 from proofmatch.search.display import fragment_text
-from proofmatch.search.index import (ARRAYS, FUSION_NORMALIZE, BM25_IDF_FILE, FORMAT, META_FILE, MODEL_DIR, PROOFS_FILE, as_is,
-                                     files_digest, tfidf_vectors)
+from proofmatch.search.folder import (ARRAYS, BM25_IDF_FILE, FORMAT, FUSION_NORMALIZE, META_FILE, MODEL_DIR,
+                                      PROOFS_FILE, as_is, files_digest, tfidf_vectors)
 
 log = logging.getLogger(__name__)
 

@@ -38,7 +38,8 @@ import numpy as np
 
 from proofmatch.data.views import is_math
 from proofmatch.evaluation.figure import DEFAULT_UNK, display_token
-from proofmatch.search.index import SearchIndex, count_vectors, tfidf_vectors
+from proofmatch.search.folder import count_vectors, tfidf_vectors
+from proofmatch.search.index import SearchIndex
 from proofmatch.search.query import MAX_QUERY_CHARS, Query, QueryError
 
 METHOD = "occlusion"
