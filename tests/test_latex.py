@@ -1,5 +1,5 @@
 """corpus.source: latex — LaTeX sources to XHTML+MathML with LaTeXML (proofmatch.data.latex,
-.latex_inventory and .archives).
+.latexml, .latex_inventory and .archives).
 
 The unit tests (unpacking untrusted archives, main-file detection, ids, cache rules) need no
 LaTeXML. The workflow test converts the articles of tests/data/latex (three good ones, one with a
@@ -27,7 +27,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from proofmatch.data import archives, latex, latex_inventory
+from proofmatch.data import archives, latex, latex_inventory, latexml
 from proofmatch.data.archives import ArticleError, Limits
 from test_workflow import copy_workflow
 
@@ -175,18 +175,18 @@ def test_main_file_detection(tmp_path):
     (root / "figs" / "deep.tex").write_text("\\documentclass{article}\n\\begin{document}\n\\end{document}\n")
     (root / "commented.tex").write_text("% \\documentclass{article}\n\\begin{document}\n")
     (root / "paper.tex").write_text("\\documentclass[11pt]{amsart}\n\\begin{document}\nx\n\\end{document}\n")
-    main, n = latex.find_main_file(root)
+    main, n = latexml.find_main_file(root)
     assert main.name == "paper.tex" and n == 3  # shallowest, not the standalone figure; the comment is no candidate
     (root / "00README.XXX").write_text("figs/deep.tex toplevelfile\n")
-    assert latex.find_main_file(root)[0] == root / "figs" / "deep.tex"
+    assert latexml.find_main_file(root)[0] == root / "figs" / "deep.tex"
     (root / "00README.XXX").unlink()
     (root / "00README.json").write_text(json.dumps({"sources": [{"filename": "fig.tex", "usage": "toplevel"}]}))
-    assert latex.find_main_file(root)[0].name == "fig.tex"
+    assert latexml.find_main_file(root)[0].name == "fig.tex"
     empty = tmp_path / "b"
     empty.mkdir()
     (empty / "chapter.tex").write_text("\\section{x}\n")
     with pytest.raises(ArticleError) as err:
-        latex.find_main_file(empty)
+        latexml.find_main_file(empty)
     assert err.value.reason == "no_main_file"
 
 
@@ -241,7 +241,7 @@ def test_cache_rules(tmp_path):
 def test_missing_latexmlc_says_what_to_install(monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")
     with pytest.raises(RuntimeError, match=r"scripts/install.sh --latex.*apt-get install latexml"):
-        latex.latexmlc_path()
+        latexml.latexmlc_path()
 
 
 def test_workflow_settings():

@@ -19,7 +19,8 @@ from proofmatch.search import query as Q
 from proofmatch.search.display import fragment_text, safe_html
 from proofmatch.search.build import build_index
 from proofmatch.search.explain import explain
-from proofmatch.search.index import SearchIndex, files_digest, top_order
+from proofmatch.search.folder import files_digest
+from proofmatch.search.index import SearchIndex, top_order
 from proofmatch.data.splits import read_part
 from searchdata import hostile_row
 
@@ -292,7 +293,7 @@ def _independent_halves(search_demo, ix, q_id: str, part: str | None):
     fusion index: the model index's factors, and BM25 weights (idf over every indexed proof)
     fitted here from the split file."""
     from proofmatch.evaluation.baselines import bm25_weights
-    from proofmatch.search.index import count_vectors
+    from proofmatch.search.folder import count_vectors
 
     model = SearchIndex(search_demo["index"])
     learned = model.scores(model.parse(q_id), part)

@@ -206,51 +206,53 @@ def read_metadata(path: str | os.PathLike) -> pd.DataFrame:
     raw = _read_table(path)
     missing = [c for c in ("article_id", "title", "categories") if c not in raw.columns]
     if missing:
-        raise CorpusError(
-            f"metadata table {path}: missing column(s) {', '.join(missing)} "
-            f"(has: {', '.join(map(str, raw.columns))})"
-        )
-    has_primary = "primary_category" in raw.columns
-    has_file = "file" in raw.columns
-    has_chapter = "chapter" in raw.columns
+        raise CorpusError(f"metadata table {path}: missing column(s) {', '.join(missing)} "
+                          f"(has: {', '.join(map(str, raw.columns))})")
     rows: list[dict[str, Any]] = []
     first_row: dict[str, int] = {}
     file_row: dict[tuple[str, ...], int] = {}
     for i, rec in enumerate(raw.to_dict("records"), start=1):
-        aid = _text_or_none(rec["article_id"])
-        if aid is None:
-            raise CorpusError(f"metadata table {path}, data row {i}: empty article_id")
-        if aid in first_row:
-            raise CorpusError(
-                f"metadata table {path}: duplicate article_id {aid!r} in data rows {first_row[aid]} and {i}"
-            )
-        first_row[aid] = i
-        file = _text_or_none(rec["file"]) if has_file else None
-        if file is not None:
-            key = _path_parts(file)
-            if key in file_row:
-                raise CorpusError(
-                    f"metadata table {path}: file {file!r} is listed in data rows {file_row[key]} and {i}"
-                )
-            file_row[key] = i
-        try:
-            cats = parse_categories(rec["categories"])
-        except TypeError as exc:
-            raise CorpusError(f"metadata table {path}, data row {i} ({aid}): {exc}") from exc
-        primary = _text_or_none(rec["primary_category"]) if has_primary else None
-        if primary is not None:
-            cats = [primary] + [c for c in cats if c != primary]
-        rows.append(
-            {
-                "article_id": aid,
-                "title": _text_or_none(rec["title"]),
-                "categories": cats,
-                "primary_category": cats[0] if cats else UNKNOWN_CATEGORY,
-                "file": file,
-                "chapter": (_text_or_none(rec["chapter"]) if has_chapter else None) or aid,
-            }
-        )
+        aid = _unique_article_id(path, i, rec, first_row)
+        file = _unique_file(path, i, rec, file_row)
+        cats = _categories(path, i, aid, rec)
+        rows.append({"article_id": aid, "title": _text_or_none(rec["title"]), "categories": cats,
+                     "primary_category": cats[0] if cats else UNKNOWN_CATEGORY, "file": file,
+                     "chapter": _text_or_none(rec.get("chapter")) or aid})
     return pd.DataFrame(rows, columns=["article_id", "title", "categories", "primary_category", "file", "chapter"])
+
+
+def _unique_article_id(path: Path, i: int, rec: dict[str, Any], first_row: dict[str, int]) -> str:
+    """Data row ``i``'s article id, recorded in ``first_row``; empty or seen before: an error."""
+    aid = _text_or_none(rec["article_id"])
+    if aid is None:
+        raise CorpusError(f"metadata table {path}, data row {i}: empty article_id")
+    if aid in first_row:
+        raise CorpusError(f"metadata table {path}: duplicate article_id {aid!r} in data rows {first_row[aid]} and {i}")
+    first_row[aid] = i
+    return aid
+
+
+def _unique_file(path: Path, i: int, rec: dict[str, Any], file_row: dict[tuple[str, ...], int]) -> str | None:
+    """Data row ``i``'s ``file`` (or None), recorded in ``file_row``; a file two rows name: an error."""
+    file = _text_or_none(rec.get("file"))
+    if file is not None:
+        key = _path_parts(file)
+        if key in file_row:
+            raise CorpusError(f"metadata table {path}: file {file!r} is listed in data rows {file_row[key]} and {i}")
+        file_row[key] = i
+    return file
+
+
+def _categories(path: Path, i: int, aid: str, rec: dict[str, Any]) -> list[str]:
+    """Data row ``i``'s categories, its ``primary_category`` (when given) moved or inserted first."""
+    try:
+        cats = parse_categories(rec["categories"])
+    except TypeError as exc:
+        raise CorpusError(f"metadata table {path}, data row {i} ({aid}): {exc}") from exc
+    primary = _text_or_none(rec.get("primary_category"))
+    if primary is not None:
+        cats = [primary] + [c for c in cats if c != primary]
+    return cats
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""``proofmatch index``: build a search index folder (its layout: :mod:`proofmatch.search.index`).
+"""``proofmatch index``: build a search index folder (its layout: :mod:`proofmatch.search.folder`).
 
 Building reads the parts asked for, in that order, and encodes every proof once:
 
@@ -47,8 +47,8 @@ from proofmatch.evaluation.evaluate import token_lists
 from proofmatch.logs import setup_logging
 from proofmatch.search import ann
 from proofmatch.search.display import fragment_text
-from proofmatch.search.index import (ARRAYS, FUSION_NORMALIZE, BM25_IDF_FILE, FORMAT, META_FILE, MODEL_DIR, PROOFS_FILE, as_is,
-                                     files_digest, tfidf_vectors)
+from proofmatch.search.folder import (ARRAYS, BM25_IDF_FILE, FORMAT, FUSION_NORMALIZE, META_FILE, MODEL_DIR,
+                                      PROOFS_FILE, as_is, files_digest, tfidf_vectors)
 
 log = logging.getLogger(__name__)
 
@@ -201,24 +201,10 @@ def build_index(out_dir: str | os.PathLike, data_parquet: str | os.PathLike, *,
 
     ``fusion_weight_by_hand``: a fusion index's λ instead of ``run_dir/fusion.json``'s (recorded as
     given by hand)."""
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; expected one of {METHODS}")
-    if (method in LEARNED) != (run_dir is not None):
-        raise ValueError("a model or fusion index needs run_dir (a training run); tfidf and bm25 need none")
-    if fusion_weight_by_hand is not None and method != "fusion":
-        raise ValueError("a fusion weight is for --method fusion only")
-    if backend not in BACKENDS:
-        raise ValueError(f"unknown backend {backend!r}; expected one of {BACKENDS}")
-    if backend == "faiss" and method != "model":
-        raise ValueError("the FAISS backend is for model vectors: tfidf/bm25 search is a sparse product, and "
-                         "fusion standardises the scores of every candidate, which FAISS's top-k does not give")
+    _check_request(method, run_dir, backend, fusion_weight_by_hand)
     fusion = fusion_weight(run_dir, fusion_weight_by_hand) if method == "fusion" else None
     parts = list(dict.fromkeys(parts))
-    frames = read_parts(data_parquet, parts)
-    data = pd.concat(frames, ignore_index=True)
-    dup = data["pair_id"][data["pair_id"].duplicated()]
-    if not dup.empty:
-        raise ValueError(f"{data_parquet}: pair {dup.iloc[0]!r} is in two of the parts {parts}")
+    frames, data = _indexed_pairs(data_parquet, parts)
     if method == "fusion" and backend == "auto" and len(data) > faiss_above:
         raise ValueError(f"a fusion index of {len(data)} proofs is above the exact limit ({faiss_above}): fusion "
                          "standardises the learned and BM25 scores over every candidate, which FAISS's top-k "
@@ -236,46 +222,94 @@ def build_index(out_dir: str | os.PathLike, data_parquet: str | os.PathLike, *,
             "pair_ids_sha256": hashlib.sha256("\n".join(table["pair_id"]).encode()).hexdigest(),
             "backend": "exact", "seed": int(seed),
         }
-        statements = token_lists(data["statement_tokens"])
-        proofs = token_lists(data["proof_tokens"])
         if method in LEARNED:
-            arrays, matcher = _model_arrays(Path(run_dir), frames, batch_size)
-            for key, value in arrays.items():
-                np.save(staging / f"{key}.npy", value)
-            shutil.copytree(_model_dir(Path(run_dir)), staging / MODEL_DIR, ignore=shutil.ignore_patterns(".*"))
-            meta["run"] = run_identity(run_dir)
-            meta["model"] = {"digest": files_digest(staging / MODEL_DIR), "config": matcher.config.to_dict()}
-            meta["view"] = matcher.config.view
-            meta["dim"] = int(arrays["proof_vectors"].shape[1])
-            if method == "model" and (backend == "faiss" or (backend == "auto" and len(data) > faiss_above)):
-                meta["backend"] = "faiss"
-                meta["faiss"] = _build_faiss(staging, arrays, seed, target_recall)
-        if method == "tfidf":
-            vocab, idf = _tfidf_fit(statements, proofs)
-            np.save(staging / "idf.npy", idf)
-            (staging / "vocabulary.json").write_text(json.dumps(vocab, ensure_ascii=False))
-            sp.save_npz(staging / "proof_weights.npz", tfidf_vectors(proofs, vocab, idf))
-        elif method in ("bm25", "fusion"):
-            from proofmatch.evaluation.baselines import bm25_fit
-
-            W, fit = bm25_fit(proofs)
-            (staging / "vocabulary.json").write_text(json.dumps(fit.vocab, ensure_ascii=False))
-            sp.save_npz(staging / "proof_weights.npz", sp.csr_matrix(W))
-            np.save(staging / BM25_IDF_FILE, fit.idf)
-            meta["bm25"] = {"k1": fit.k1, "b": fit.b, "avgdl": fit.avgdl, "idf": BM25_IDF_FILE,
-                            "idf_over": "the indexed proofs"}
+            use_faiss = method == "model" and (backend == "faiss" or (backend == "auto" and len(data) > faiss_above))
+            meta.update(_write_learned(staging, Path(run_dir), frames, batch_size, use_faiss, seed, target_recall))
+        if method in ("tfidf", "bm25", "fusion"):
+            meta.update(_write_lexical(staging, method, data))
         if fusion is not None:
             meta["fusion"] = fusion
         table.to_parquet(staging / PROOFS_FILE, index=False)
         meta["build_seconds"] = round(time.perf_counter() - t0, 2)
         write_json(meta, staging / META_FILE)
-    log.info("index %s: %d proofs (%s, %s backend) in %.1fs", target, meta["n"], method, meta["backend"],
+    _log_built(target, meta, fusion)
+    return meta
+
+
+def _check_request(method: str, run_dir: str | os.PathLike | None, backend: str,
+                   fusion_weight_by_hand: float | None) -> None:
+    """Refuse a method, backend and run that do not go together, before anything is read."""
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; expected one of {METHODS}")
+    if (method in LEARNED) != (run_dir is not None):
+        raise ValueError("a model or fusion index needs run_dir (a training run); tfidf and bm25 need none")
+    if fusion_weight_by_hand is not None and method != "fusion":
+        raise ValueError("a fusion weight is for --method fusion only")
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; expected one of {BACKENDS}")
+    if backend == "faiss" and method != "model":
+        raise ValueError("the FAISS backend is for model vectors: tfidf/bm25 search is a sparse product, and "
+                         "fusion standardises the scores of every candidate, which FAISS's top-k does not give")
+
+
+def _indexed_pairs(data_parquet: str | os.PathLike, parts: list[str]) -> tuple[list[pd.DataFrame], pd.DataFrame]:
+    """The parts' rows (one frame per part, as each is encoded) and all of them in one frame; a pair
+    in two parts is an error (its row would be ambiguous)."""
+    frames = read_parts(data_parquet, parts)
+    data = pd.concat(frames, ignore_index=True)
+    dup = data["pair_id"][data["pair_id"].duplicated()]
+    if not dup.empty:
+        raise ValueError(f"{data_parquet}: pair {dup.iloc[0]!r} is in two of the parts {parts}")
+    return frames, data
+
+
+def _write_learned(staging: Path, run_dir: Path, frames: Sequence[pd.DataFrame], batch_size: int, use_faiss: bool,
+                   seed: int, target_recall: float) -> dict[str, Any]:
+    """A model or fusion index's half: the factor arrays, the model copy and, above the exact limit,
+    the FAISS index; returns its ``index.json`` fields (``run``, ``model``, ``view``, ``dim``, FAISS's)."""
+    arrays, matcher = _model_arrays(run_dir, frames, batch_size)
+    for key, value in arrays.items():
+        np.save(staging / f"{key}.npy", value)
+    shutil.copytree(_model_dir(run_dir), staging / MODEL_DIR, ignore=shutil.ignore_patterns(".*"))
+    meta: dict[str, Any] = {
+        "run": run_identity(run_dir),
+        "model": {"digest": files_digest(staging / MODEL_DIR), "config": matcher.config.to_dict()},
+        "view": matcher.config.view,
+        "dim": int(arrays["proof_vectors"].shape[1]),
+    }
+    if use_faiss:
+        meta["backend"] = "faiss"
+        meta["faiss"] = _build_faiss(staging, arrays, seed, target_recall)
+    return meta
+
+
+def _write_lexical(staging: Path, method: str, data: pd.DataFrame) -> dict[str, Any]:
+    """A tfidf index's vocabulary, idf and proof vectors, or a bm25 or fusion index's BM25 weights
+    and statistics; returns its ``index.json`` fields (``bm25``; none for tfidf)."""
+    proofs = token_lists(data["proof_tokens"])
+    if method == "tfidf":
+        vocab, idf = _tfidf_fit(token_lists(data["statement_tokens"]), proofs)
+        np.save(staging / "idf.npy", idf)
+        (staging / "vocabulary.json").write_text(json.dumps(vocab, ensure_ascii=False))
+        sp.save_npz(staging / "proof_weights.npz", tfidf_vectors(proofs, vocab, idf))
+        return {}
+    from proofmatch.evaluation.baselines import bm25_fit
+
+    W, fit = bm25_fit(proofs)
+    (staging / "vocabulary.json").write_text(json.dumps(fit.vocab, ensure_ascii=False))
+    sp.save_npz(staging / "proof_weights.npz", sp.csr_matrix(W))
+    np.save(staging / BM25_IDF_FILE, fit.idf)
+    return {"bm25": {"k1": fit.k1, "b": fit.b, "avgdl": fit.avgdl, "idf": BM25_IDF_FILE,
+                     "idf_over": "the indexed proofs"}}
+
+
+def _log_built(target: Path, meta: dict[str, Any], fusion: dict[str, Any] | None) -> None:
+    log.info("index %s: %d proofs (%s, %s backend) in %.1fs", target, meta["n"], meta["method"], meta["backend"],
              meta["build_seconds"])
     if fusion is not None:
         by_hand = fusion["source"] == "hand"
         log.info("fusion weight %.4g (%s%s)", fusion["weight"], "given by hand" if by_hand else "from ",
                  "" if by_hand else fusion["file"])
-    return meta
 
 
 def _build_faiss(staging: Path, arrays: dict[str, np.ndarray], seed: int, target_recall: float) -> dict:

@@ -38,8 +38,9 @@ import numpy as np
 
 from proofmatch.data.views import is_math
 from proofmatch.evaluation.figure import DEFAULT_UNK, display_token
-from proofmatch.search.index import SearchIndex, count_vectors, tfidf_vectors
-from proofmatch.search.query import MAX_QUERY_CHARS, QueryError
+from proofmatch.search.folder import count_vectors, tfidf_vectors
+from proofmatch.search.index import SearchIndex
+from proofmatch.search.query import MAX_QUERY_CHARS, Query, QueryError
 
 METHOD = "occlusion"
 MAX_EXPLAIN_TOKENS = 1200  # statement + proof tokens masked in one explanation
@@ -103,17 +104,7 @@ def explain(index: SearchIndex, text: str, pair_id: str, part: str | None = None
     query ``text`` (module docstring); a JSON-ready dict."""
     t0 = time.perf_counter()
     q = index.parse(text, kind, max_chars)
-    if not isinstance(pair_id, str) or not pair_id.strip():
-        raise QueryError("say which proof to explain: its pair id (id=…)")
-    row = index.row_of.get(pair_id)
-    if row is None:
-        raise QueryError(f"no proof with id {pair_id!r} in this index")
-    cands = index._candidates(part)
-    if cands.rows is not None and index.table["part"].iat[row] != part:
-        raise QueryError(f"proof {pair_id!r} is not among the proofs of the {part} part searched")
-    if "proof_tokens" not in index.table.columns:
-        raise QueryError("this index was built without its proofs' tokens, so it cannot explain a result; "
-                         "rebuild it with `proofmatch index`")
+    row = _proof_row(index, pair_id, part)
     statement = index.query_tokens(q)
     proof = [str(t) for t in index.table["proof_tokens"].iat[row]]
     n_tokens = len(statement) + len(proof)
@@ -127,41 +118,11 @@ def explain(index: SearchIndex, text: str, pair_id: str, part: str | None = None
 
     out: dict[str, Any] = {"pair_id": pair_id, "part": part, "scorer": index.method, "method": METHOD,
                            "mask": mask, "query": {"kind": q.kind, "n_tokens": len(statement), "pair_id": q.pair_id}}
-    halves: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    if index.learned:
-        halves["learned"] = learned_cross(index, statements, proofs, batch_size)
-    if index.lexical:
-        halves["bm25" if index.method in ("bm25", "fusion") else "tfidf"] = lexical_cross(index, statements, proofs)
-
-    if index.method == "fusion":
-        learned_all, bm25_all = index.learned_scores(q, part), index.lexical_scores(q, part)
-        (ml, sl), (mb, sb) = _pool_stats(learned_all), _pool_stats(bm25_all)
-        w = index.fusion_weight
-        parts = {"learned": (_z(halves["learned"][0], ml, sl), _z(halves["learned"][1], ml, sl)),
-                 "bm25": (w * _z(halves["bm25"][0], mb, sb), w * _z(halves["bm25"][1], mb, sb))}
-        s_scores = parts["learned"][0] + parts["bm25"][0]
-        p_scores = parts["learned"][1] + parts["bm25"][1]
-        out["explains"] = ("the fused score z(learned) + λ·z(BM25) of this pair, with the mean and standard "
-                           "deviation of each half over the query's candidates held fixed")
-        out["fusion"] = {"weight": w, "learned": float(halves["learned"][0][0]), "bm25": float(halves["bm25"][0][0]),
-                         "pool": {"n": int(len(learned_all)), "learned_mean": ml, "learned_std": sl,
-                                  "bm25_mean": mb, "bm25_std": sb}}
-    else:
-        ((_, (s_scores, p_scores)),) = halves.items()
-        parts = {}
-        out["explains"] = {"model": "the model's matching score of this pair", "bm25": "the pair's BM25 score",
-                           "tfidf": "the pair's TF-IDF cosine"}[index.method]
-    base = float(s_scores[0])
-    out["score"] = base
-
-    def tokens(toks: list[str], side: int, scores: np.ndarray) -> list[dict[str, Any]]:
-        contrib = scores[0] - scores[1:]
-        split = {k: v[side][0] - v[side][1:] for k, v in parts.items()}
-        return [{"token": t, "shown": display_token(t), "math": is_math(t), "weight": float(contrib[i]),
-                 **{k: float(v[i]) for k, v in split.items()}} for i, t in enumerate(toks)]
-
-    out["statement"] = tokens(statement, 0, s_scores)
-    out["proof"] = tokens(proof, 1, p_scores)
+    s_scores, p_scores, parts, about = _variant_scores(index, q, part, statements, proofs, batch_size)
+    out.update(about)
+    out["score"] = float(s_scores[0])
+    out["statement"] = _token_weights(statement, 0, s_scores, parts)
+    out["proof"] = _token_weights(proof, 1, p_scores, parts)
     weights = [abs(t["weight"]) for t in out["statement"] + out["proof"]]
     out["max_abs_weight"] = max(weights)
     passes = 0 if not index.learned else -(-len(statements) // batch_size) + -(-len(proofs) // batch_size)
@@ -169,3 +130,72 @@ def explain(index: SearchIndex, text: str, pair_id: str, part: str | None = None
                      "encoder_batches": passes}
     out["seconds"] = round(time.perf_counter() - t0, 4)
     return out
+
+
+def _proof_row(index: SearchIndex, pair_id: str, part: str | None) -> int:
+    """The index row of the proof to explain; refused when it is not one the search could rank or
+    the index kept no proof tokens to mask."""
+    if not isinstance(pair_id, str) or not pair_id.strip():
+        raise QueryError("say which proof to explain: its pair id (id=…)")
+    row = index.row_of.get(pair_id)
+    if row is None:
+        raise QueryError(f"no proof with id {pair_id!r} in this index")
+    cands = index._candidates(part)
+    if cands.rows is not None and index.table["part"].iat[row] != part:
+        raise QueryError(f"proof {pair_id!r} is not among the proofs of the {part} part searched")
+    if "proof_tokens" not in index.table.columns:
+        raise QueryError("this index was built without its proofs' tokens, so it cannot explain a result; "
+                         "rebuild it with `proofmatch index`")
+    return row
+
+
+#: Per side (statement, proof): each half's scores of the unmasked pair (index 0) and of every masked variant.
+Parts = dict[str, tuple[np.ndarray, np.ndarray]]
+
+
+def _variant_scores(index: SearchIndex, q: Query, part: str | None, statements: list[list[str]],
+                    proofs: list[list[str]], batch_size: int
+                    ) -> tuple[np.ndarray, np.ndarray, Parts, dict[str, Any]]:
+    """The explained score of the pair and of each masked variant, per side; for a fusion index also
+    each half's share of it (empty otherwise); and the explanation's ``explains`` (and ``fusion``) fields."""
+    halves: Parts = {}
+    if index.learned:
+        halves["learned"] = learned_cross(index, statements, proofs, batch_size)
+    if index.lexical:
+        halves["bm25" if index.method in ("bm25", "fusion") else "tfidf"] = lexical_cross(index, statements, proofs)
+    if index.method == "fusion":
+        return _fused_scores(index, q, part, halves)
+    ((_, (s_scores, p_scores)),) = halves.items()
+    explains = {"model": "the model's matching score of this pair", "bm25": "the pair's BM25 score",
+                "tfidf": "the pair's TF-IDF cosine"}[index.method]
+    return s_scores, p_scores, {}, {"explains": explains}
+
+
+def _fused_scores(index: SearchIndex, q: Query, part: str | None, halves: Parts
+                  ) -> tuple[np.ndarray, np.ndarray, Parts, dict[str, Any]]:
+    """The fused score of each variant, each half standardised with the pool's mean and standard
+    deviation held fixed (module docstring), and the two halves' shares of it."""
+    learned_all, bm25_all = index.learned_scores(q, part), index.lexical_scores(q, part)
+    (ml, sl), (mb, sb) = _pool_stats(learned_all), _pool_stats(bm25_all)
+    w = index.fusion_weight
+    parts = {"learned": (_z(halves["learned"][0], ml, sl), _z(halves["learned"][1], ml, sl)),
+             "bm25": (w * _z(halves["bm25"][0], mb, sb), w * _z(halves["bm25"][1], mb, sb))}
+    s_scores = parts["learned"][0] + parts["bm25"][0]
+    p_scores = parts["learned"][1] + parts["bm25"][1]
+    about = {
+        "explains": ("the fused score z(learned) + λ·z(BM25) of this pair, with the mean and standard "
+                     "deviation of each half over the query's candidates held fixed"),
+        "fusion": {"weight": w, "learned": float(halves["learned"][0][0]), "bm25": float(halves["bm25"][0][0]),
+                   "pool": {"n": int(len(learned_all)), "learned_mean": ml, "learned_std": sl,
+                            "bm25_mean": mb, "bm25_std": sb}},
+    }
+    return s_scores, p_scores, parts, about
+
+
+def _token_weights(toks: list[str], side: int, scores: np.ndarray, parts: Parts) -> list[dict[str, Any]]:
+    """Each token of one side with its contribution (the unmasked score minus its masked variant's)
+    and, for fusion, each half's share."""
+    contrib = scores[0] - scores[1:]
+    split = {k: v[side][0] - v[side][1:] for k, v in parts.items()}
+    return [{"token": t, "shown": display_token(t), "math": is_math(t), "weight": float(contrib[i]),
+             **{k: float(v[i]) for k, v in split.items()}} for i, t in enumerate(toks)]

@@ -1,59 +1,35 @@
 """A loaded search index: a query is one product against proof vectors encoded once.
 
-An index folder holds
+:mod:`proofmatch.search.build` writes an index folder (``proofmatch index``; its files and what
+building and searching share: :mod:`proofmatch.search.folder`); this module reads it
+(:class:`SearchIndex`, used by ``proofmatch search`` and ``proofmatch serve``) and answers queries.
 
-* ``index.json``: method (``model``, ``tfidf``, ``bm25`` or ``fusion``), size, parts, backend
-  (``exact`` or ``faiss``) and, for a model or fusion index, the run it came from: the digest of
-  the model files, the training run's fingerprint
-  (:func:`proofmatch.models.checkpoint.fingerprint`) and ``metrics.json`` (which records the
-  fingerprint). An index never mixes models: the query encoder is the copy in ``model/``, and
-  loading checks its digest against ``index.json``;
-* ``proofs.parquet``: one row per pair, in the order of :func:`proofmatch.data.splits.read_parts`
-  (parts in the order asked, file order within a part): pair_id, article_id, part, kind, title,
-  statement_text, statement_xml, proof_xml, proof_text, statement_tokens, proof_tokens (an index
-  built before proof tokens were stored cannot explain its results: :mod:`proofmatch.search.explain`);
-* a model index: ``proof_vectors.npy`` ``B``, ``proof_bias.npy``, ``statement_vectors.npy``
-  ``A``, ``statement_bias.npy`` from :meth:`proofmatch.models.matcher.Matcher.factors`, so that
-  ``score = A @ B.T + row_bias + col_bias`` (paper §6: ``sᵀWp + b`` with ``sᵀW`` folded into
-  ``A``) and a query costs one vector-matrix product. Each part is encoded with one ``factors``
-  call on that part's statements and proofs, exactly as :func:`proofmatch.evaluation.evaluate.evaluate_run`
-  encodes the part it evaluates, and a query's scores are computed as
-  :func:`proofmatch.decoding.local.factor_scorer` computes a row (float32 ``a @ Bᵀ``, then ``+= row_bias``,
-  then ``+= col_bias``) and ordered as :mod:`proofmatch.decoding.local` orders a top-k list (score
-  descending; the statement's own proof after proofs tied with it; then index). So searching a
-  statement by id among the proofs of its part returns evaluation's top-k list of that statement;
-* a ``tfidf`` index (no model): the TF-IDF vectors of the proofs, fitted on the indexed
-  statements and proofs (a search engine fits on its corpus; the baseline fits on the train
-  part), cosine similarity as :mod:`proofmatch.evaluation.baselines`; a ``bm25`` index: the BM25Okapi
-  weights of the proofs (:func:`proofmatch.evaluation.baselines.bm25_fit`, idf over the indexed proofs,
-  as the baseline computes it over the evaluated part), with ``bm25_idf.npy`` and ``index.json``'s
-  ``bm25`` (k1, b, avgdl) to weight a changed proof;
-* a ``fusion`` index: a model index's arrays and model and a ``bm25`` index's weights, and
-  ``index.json``'s ``fusion`` (the weight λ, its source ``run`` or ``hand``, the run's
-  ``fusion.json``). A query's learned scores (one product) and BM25 scores (one sparse product)
+* A model index: a query's scores are computed as :func:`proofmatch.decoding.local.factor_scorer`
+  computes a row (float32 ``a @ Bᵀ``, then ``+= row_bias``, then ``+= col_bias``) and ordered as
+  :mod:`proofmatch.decoding.local` orders a top-k list (score descending; the statement's own proof
+  after proofs tied with it; then index). So searching a statement by id among the proofs of its
+  part returns evaluation's top-k list of that statement. An index never mixes models: the query
+  encoder is the copy in ``model/``, and loading checks its digest against ``index.json``;
+* a ``tfidf`` index scores by cosine similarity as :mod:`proofmatch.evaluation.baselines`; a
+  ``bm25`` index by the BM25Okapi weights of the proofs;
+* a ``fusion`` index: a query's learned scores (one product) and BM25 scores (one sparse product)
   over the proofs it searches (all, or one ``part``) are fused by
   :func:`proofmatch.evaluation.fusion.fuse`, so each half is standardised over exactly those
   candidates, as evaluation standardises over its pool. Fusion search is always exact;
-* above ``faiss_above`` proofs (default 100,000) a model index adds ``faiss.index``
-  (:mod:`proofmatch.search.ann`).
+* above ``faiss_above`` proofs (default 100,000) a model index searches FAISS's candidates
+  (:mod:`proofmatch.search.ann`) and rescores them exactly.
 
 Displayed fragments are the corpus's original XHTML (``pairs.parquet``); an index built from a
 symbol-replaced level other than ``conservation`` scores the replaced tokens.
-
-:mod:`proofmatch.search.build` writes the folder (``proofmatch index``); this module is what
-reads it (:class:`SearchIndex`, used by ``proofmatch search`` and ``proofmatch serve``) and what
-both sides share: the folder's names and format, the model digest, and the sparse vectors of a
-query or a proof.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -62,53 +38,12 @@ import scipy.sparse as sp
 from proofmatch.artifacts import read_json
 from proofmatch.search import ann
 from proofmatch.search.display import fragment_text, safe_html
+from proofmatch.search.folder import (ARRAYS, FORMAT, FUSION_NORMALIZE, META_FILE, MODEL_DIR, PROOFS_FILE,
+                                      count_vectors, files_digest, tfidf_vectors)
 from proofmatch.search.query import MAX_QUERY_CHARS, Query, QueryError, parse_query
 
-FORMAT = 1
 MAX_RESULTS = 1000  # deepest rank a search may page to
-META_FILE = "index.json"
-FUSION_NORMALIZE = "zscore"  # search fuses z-scores (evaluation.fusion.standardize); explain holds their pool statistics
-PROOFS_FILE = "proofs.parquet"
-MODEL_DIR = "model"
-ARRAYS = ("statement_vectors", "statement_bias", "proof_vectors", "proof_bias")
-BM25_IDF_FILE = "bm25_idf.npy"
 SCORERS = ("model", "tfidf", "bm25", "fusion")  # what answers a query: the index's method
-
-
-# ----------------------------------------------------------------------------- shared with building
-
-
-def files_digest(folder: str | os.PathLike) -> str:
-    """sha256 over the names and bytes of a folder's files (sorted): a model's identity. Hidden
-    files are not the model's (Snakemake's ``.snakemake_timestamp`` in a declared folder)."""
-    h = hashlib.sha256()
-    files = (p for p in Path(folder).rglob("*") if p.is_file())
-    for path in sorted(p for p in files if not any(n.startswith(".") for n in p.relative_to(folder).parts)):
-        h.update(str(path.relative_to(folder)).encode() + b"\0")
-        with open(path, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
-    return h.hexdigest()
-
-
-def as_is(tokens: list[str]) -> list[str]:
-    """Analyzer that takes linearized tokens as they are (as the baselines do)."""
-    return tokens
-
-
-def count_vectors(docs: Sequence[list[str]], vocab: dict[str, int]) -> sp.csr_matrix:
-    """Raw token counts over a fixed vocabulary (a ``bm25`` query; the base of :func:`tfidf_vectors`)."""
-    from sklearn.feature_extraction.text import CountVectorizer
-
-    cv = CountVectorizer(analyzer=as_is, lowercase=False, vocabulary=vocab)
-    return sp.csr_matrix(cv.transform(list(docs)), dtype=np.float64)
-
-
-def tfidf_vectors(docs: Sequence[list[str]], vocab: dict[str, int], idf: np.ndarray) -> sp.csr_matrix:
-    """scikit-learn's TfidfVectorizer transform (raw counts x idf, rows L2-normalised)."""
-    from sklearn.preprocessing import normalize
-
-    return normalize(count_vectors(docs, vocab) @ sp.diags(idf), norm="l2", copy=False).tocsr()
 
 
 # ----------------------------------------------------------------------------- searching

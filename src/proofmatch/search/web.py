@@ -103,9 +103,50 @@ def create_app(index: Any, *, max_query_chars: int = DEFAULT_MAX_QUERY_CHARS, ra
     app = FastAPI(title="proofmatch search", docs_url=None, redoc_url=None, openapi_url=None)
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     limiter = RateLimiter(rate_per_minute, burst)
-    search_lock = threading.Lock()
-    info = index.describe()
-    parts = [p for p in PARTS if p in index.meta["parts"]]
+    searcher = Searcher(index, max_query_chars, max_explain_tokens)
+    _add_guard(app, limiter)
+    _add_api_routes(app, searcher)
+    _add_page_route(app, searcher, templates)
+    return app
+
+
+class Searcher:
+    """The one index every request shares: its searches and explanations checked (page size, page,
+    part) and run one at a time (one model, two cores)."""
+
+    def __init__(self, index: Any, max_query_chars: int, max_explain_tokens: int) -> None:
+        self.index = index
+        self.max_query_chars = max_query_chars
+        self.max_explain_tokens = max_explain_tokens
+        self.lock = threading.Lock()
+        self.info = index.describe()
+        self.parts = [p for p in PARTS if p in index.meta["parts"]]
+
+    def _check_part(self, part: str) -> None:
+        if part and part not in self.parts:
+            raise QueryError(f"unknown part {part!r}; this index has {', '.join(self.parts)}")
+
+    def run(self, q: str, k: int, page: int, part: str) -> tuple[Any, list]:
+        """Results ``page`` of ``k`` for query ``q`` (``part`` empty: all parts)."""
+        if not 1 <= k <= MAX_PAGE_SIZE:
+            raise QueryError(f"k must be between 1 and {MAX_PAGE_SIZE}")
+        if page < 1:
+            raise QueryError("pages start at 1")
+        self._check_part(part)
+        with self.lock:
+            return self.index.search(q, k=k, offset=(page - 1) * k, part=part or None,
+                                     max_chars=self.max_query_chars)
+
+    def why(self, q: str, pair_id: str, part: str) -> dict[str, Any]:
+        """Why proof ``pair_id`` matches query ``q`` (:func:`proofmatch.search.explain.explain`)."""
+        self._check_part(part)
+        with self.lock:
+            return explain(self.index, q, pair_id, part=part or None, max_chars=self.max_query_chars,
+                           max_tokens=self.max_explain_tokens)
+
+
+def _add_guard(app: FastAPI, limiter: RateLimiter) -> None:
+    """Every response: the rate limit per client (style sheet exempt) and the security headers."""
 
     @app.middleware("http")
     async def guard(request: Request, call_next):
@@ -121,22 +162,10 @@ def create_app(index: Any, *, max_query_chars: int = DEFAULT_MAX_QUERY_CHARS, ra
         response.headers["Referrer-Policy"] = "no-referrer"
         return response
 
-    def run(q: str, k: int, page: int, part: str) -> tuple[Any, list]:
-        if not 1 <= k <= MAX_PAGE_SIZE:
-            raise QueryError(f"k must be between 1 and {MAX_PAGE_SIZE}")
-        if page < 1:
-            raise QueryError("pages start at 1")
-        if part and part not in parts:
-            raise QueryError(f"unknown part {part!r}; this index has {', '.join(parts)}")
-        with search_lock:
-            return index.search(q, k=k, offset=(page - 1) * k, part=part or None, max_chars=max_query_chars)
 
-    def why(q: str, pair_id: str, part: str) -> dict[str, Any]:
-        if part and part not in parts:
-            raise QueryError(f"unknown part {part!r}; this index has {', '.join(parts)}")
-        with search_lock:
-            return explain(index, q, pair_id, part=part or None, max_chars=max_query_chars,
-                                 max_tokens=max_explain_tokens)
+def _add_api_routes(app: FastAPI, searcher: Searcher) -> None:
+    """The style sheet, ``/api/search`` and ``/api/explain`` (a bad query: 400 with ``{"error": …}``)."""
+    index, info = searcher.index, searcher.info
 
     @app.get("/static/style.css")
     def style():
@@ -145,7 +174,7 @@ def create_app(index: Any, *, max_query_chars: int = DEFAULT_MAX_QUERY_CHARS, ra
     @app.get("/api/search")
     def api_search(q: str = "", k: int = PAGE_SIZE, page: int = 1, part: str = ""):
         try:
-            query, hits = run(q, k, page, part)
+            query, hits = searcher.run(q, k, page, part)
         except QueryError as err:
             return JSONResponse({"error": str(err)}, status_code=400)
         return {"index": info, "scorer": info["scorer"],
@@ -156,41 +185,52 @@ def create_app(index: Any, *, max_query_chars: int = DEFAULT_MAX_QUERY_CHARS, ra
     @app.get("/api/explain")
     def api_explain(q: str = "", id: str = "", part: str = ""):
         try:
-            out = why(q, id, part)
+            out = searcher.why(q, id, part)
         except QueryError as err:
             return JSONResponse({"error": str(err)}, status_code=400)
         return {"index": info, **out}
 
+
+def _add_page_route(app: FastAPI, searcher: Searcher, templates: Jinja2Templates) -> None:
+    """``/``: the search page (``explain``: also why that proof matches)."""
+
     @app.get("/", response_class=HTMLResponse)
     def page(request: Request, q: str = "", page: int = 1, part: str = "", explain: str = ""):
-        ctx: dict[str, Any] = {"q": q, "part": part, "parts": parts, "info": info, "hits": [], "error": None,
-                               "max_chars": max_query_chars, "example": EXAMPLE, "page": page, "query": None,
-                               "prev_url": None, "next_url": None, "explanation": None, "explain_error": None,
-                               "explain_on_page": False}
-        status = 200
-        if q.strip():
-            try:
-                query, hits = run(q, PAGE_SIZE, page, part)
-            except QueryError as err:
-                ctx["error"], status = str(err), 400
-            else:
-                ctx["query"] = query
-                ctx["hits"] = [{**index.record(h), "statement_html": index.html(h.row, "statement"),
-                                "proof_html": index.html(h.row, "proof")} for h in hits]
-                base = {"q": q, "part": part}
-                if page > 1:
-                    ctx["prev_url"] = "/?" + urlencode({**base, "page": page - 1})
-                if page * PAGE_SIZE < min(index.size(part or None), MAX_RESULTS):
-                    ctx["next_url"] = "/?" + urlencode({**base, "page": page + 1})
-                if explain:
-                    try:
-                        ctx["explanation"] = highlight(why(q, explain, part))
-                    except QueryError as err:
-                        ctx["explain_error"], status = str(err), 400
-                    ctx["explain_on_page"] = any(h.pair_id == explain for h in hits)
+        ctx, status = _page_context(searcher, q, page, part, explain)
         return templates.TemplateResponse(request, "search.html", ctx, status_code=status)
 
-    return app
+
+def _page_context(searcher: Searcher, q: str, page: int, part: str, explain_id: str) -> tuple[dict[str, Any], int]:
+    """The search page's template context and HTTP status: the hits with their HTML, links to the
+    previous and next page, and the explanation asked for (a bad query or id: its error, 400)."""
+    index = searcher.index
+    ctx: dict[str, Any] = {"q": q, "part": part, "parts": searcher.parts, "info": searcher.info, "hits": [],
+                           "error": None, "max_chars": searcher.max_query_chars, "example": EXAMPLE, "page": page,
+                           "query": None, "prev_url": None, "next_url": None, "explanation": None,
+                           "explain_error": None, "explain_on_page": False}
+    status = 200
+    if not q.strip():
+        return ctx, status
+    try:
+        query, hits = searcher.run(q, PAGE_SIZE, page, part)
+    except QueryError as err:
+        ctx["error"], status = str(err), 400
+        return ctx, status
+    ctx["query"] = query
+    ctx["hits"] = [{**index.record(h), "statement_html": index.html(h.row, "statement"),
+                    "proof_html": index.html(h.row, "proof")} for h in hits]
+    base = {"q": q, "part": part}
+    if page > 1:
+        ctx["prev_url"] = "/?" + urlencode({**base, "page": page - 1})
+    if page * PAGE_SIZE < min(index.size(part or None), MAX_RESULTS):
+        ctx["next_url"] = "/?" + urlencode({**base, "page": page + 1})
+    if explain_id:
+        try:
+            ctx["explanation"] = highlight(searcher.why(q, explain_id, part))
+        except QueryError as err:
+            ctx["explain_error"], status = str(err), 400
+        ctx["explain_on_page"] = any(h.pair_id == explain_id for h in hits)
+    return ctx, status
 
 
 def is_loopback(host: str) -> bool:

@@ -92,10 +92,14 @@ def _font_argument(tex: str, i: int) -> tuple[str, int]:
     return tex[i + 1 : j].strip(), j + 1
 
 
-def tokenize_tex(tex: str) -> list[tuple[str, str, str | None]]:
+#: One token: ``(type, value, variant)``, ``variant`` a font of :data:`FONTS` or ``None``.
+Token = tuple[str, str, str | None]
+
+
+def tokenize_tex(tex: str) -> list[Token]:
     """Tokens ``(type, value, variant)``; types: id num op open close big fn frac binom sqrt accent
     ``^ _ ' ! { } , |`` norm restrict."""
-    out: list[tuple[str, str, str | None]] = []
+    out: list[Token] = []
     i = 0
     while i < len(tex):
         m = _TEX_TOKEN.match(tex, i)
@@ -103,66 +107,84 @@ def tokenize_tex(tex: str) -> list[tuple[str, str, str | None]]:
             i += 1  # whitespace
             continue
         tok, i = m.group(0), m.end()
+        token: Token | None
         if tok.startswith("\\") and len(tok) > 1 and tok[1:].isalpha():
-            name = tok[1:]
-            if name in FONTS or name == "operatorname":
-                arg, i = _font_argument(tex, i)
-                if name == "operatorname" or (len(arg) > 1 and not arg.startswith("\\")):
-                    out.append(("fn", arg, None))
-                else:
-                    ch = GREEK.get(arg[1:], None) if arg.startswith("\\") else arg
-                    if ch is None:
-                        raise TexError(f"unsupported font argument {arg!r} in {tex!r}")
-                    out.append(("id", ch, FONTS[name]))
-            elif name in GREEK:
-                ch = GREEK[name]
-                out.append(("id", ch, "normal" if ch.isupper() else None))
-            elif name in UPRIGHT_SYMBOLS:
-                out.append(("id", UPRIGHT_SYMBOLS[name], "normal"))
-            elif name in OPERATORS:
-                out.append(("op", name, None))
-            elif name in BIG_OPERATORS:
-                out.append(("big", name, None))
-            elif name in FUNCTIONS:
-                out.append(("fn", name, None))
-            elif name in ("frac", "binom", "sqrt"):
-                out.append((name, name, None))
-            elif name in ACCENTS:
-                out.append(("accent", ACCENTS[name], None))
-            elif name == "langle":
-                out.append(("open", "\\langle", None))
-            elif name == "rangle":
-                out.append(("close", "\\rangle", None))
-            elif name == "prime":
-                out.append(("'", "'", None))
-            elif name in IGNORED:
-                continue
-            else:
-                raise TexError(f"unsupported TeX command \\{name} in {tex!r}")
-        elif tok in ("\\{",):
-            out.append(("open", "\\{", None))
-        elif tok in ("\\}",):
-            out.append(("close", "\\}", None))
-        elif tok == "\\|":
-            out.append(("norm", "\\|", None))
-        elif tok == "\\#":
-            out.append(("id", "#", "normal"))
-        elif tok.startswith("\\"):
-            continue  # \, \; \! and friends: spacing
-        elif tok.isalpha():
-            out.append(("id", tok, None))
-        elif tok[0].isdigit():
-            out.append(("num", tok, None))
-        elif tok in ("(", "["):
-            out.append(("open", tok, None))
-        elif tok in (")", "]"):
-            out.append(("close", tok, None))
-        elif tok == "|":
-            out.append(("restrict", "|", None) if tex[i : i + 1] == "_" else ("|", "|", None))
-        elif tok in ("^", "_", "'", "!", "{", "}", ","):
-            out.append((tok, tok, None))
-        elif tok in OPERATORS:
-            out.append(("op", tok, None))
+            token, i = _command_token(tok[1:], tex, i)
         else:
-            raise TexError(f"unsupported character {tok!r} in {tex!r}")
+            token = _symbol_token(tok, tex, i)
+        if token is not None:
+            out.append(token)
     return out
+
+
+def _command_token(name: str, tex: str, i: int) -> tuple[Token | None, int]:
+    """The token of the command ``\\name`` (``None`` for spacing and sizing commands) and the index
+    after it: a font command also reads its braced argument."""
+    if name in FONTS or name == "operatorname":
+        return _font_token(name, tex, i)
+    if name in GREEK:
+        ch = GREEK[name]
+        return ("id", ch, "normal" if ch.isupper() else None), i
+    if name in UPRIGHT_SYMBOLS:
+        return ("id", UPRIGHT_SYMBOLS[name], "normal"), i
+    if name in OPERATORS:
+        return ("op", name, None), i
+    if name in BIG_OPERATORS:
+        return ("big", name, None), i
+    if name in FUNCTIONS:
+        return ("fn", name, None), i
+    if name in ("frac", "binom", "sqrt"):
+        return (name, name, None), i
+    if name in ACCENTS:
+        return ("accent", ACCENTS[name], None), i
+    if name == "langle":
+        return ("open", "\\langle", None), i
+    if name == "rangle":
+        return ("close", "\\rangle", None), i
+    if name == "prime":
+        return ("'", "'", None), i
+    if name in IGNORED:
+        return None, i
+    raise TexError(f"unsupported TeX command \\{name} in {tex!r}")
+
+
+def _font_token(name: str, tex: str, i: int) -> tuple[Token, int]:
+    """``\\operatorname{..}`` or a font command with a word (a named function) or with one letter or
+    Greek letter (an identifier in that font), and the index after its argument."""
+    arg, i = _font_argument(tex, i)
+    if name == "operatorname" or (len(arg) > 1 and not arg.startswith("\\")):
+        return ("fn", arg, None), i
+    ch = GREEK.get(arg[1:], None) if arg.startswith("\\") else arg
+    if ch is None:
+        raise TexError(f"unsupported font argument {arg!r} in {tex!r}")
+    return ("id", ch, FONTS[name]), i
+
+
+def _symbol_token(tok: str, tex: str, i: int) -> Token | None:
+    """The token of a character or an escaped symbol ``tok`` that ends just before ``tex[i]``
+    (``None`` for spacing such as ``\\,``); a ``|`` followed by ``_`` is a restriction (f|_U)."""
+    if tok in ("\\{",):
+        return ("open", "\\{", None)
+    if tok in ("\\}",):
+        return ("close", "\\}", None)
+    if tok == "\\|":
+        return ("norm", "\\|", None)
+    if tok == "\\#":
+        return ("id", "#", "normal")
+    if tok.startswith("\\"):
+        return None  # \, \; \! and friends: spacing
+    if tok.isalpha():
+        return ("id", tok, None)
+    if tok[0].isdigit():
+        return ("num", tok, None)
+    if tok in ("(", "["):
+        return ("open", tok, None)
+    if tok in (")", "]"):
+        return ("close", tok, None)
+    if tok == "|":
+        return ("restrict", "|", None) if tex[i : i + 1] == "_" else ("|", "|", None)
+    if tok in ("^", "_", "'", "!", "{", "}", ","):
+        return (tok, tok, None)
+    if tok in OPERATORS:
+        return ("op", tok, None)
+    raise TexError(f"unsupported character {tok!r} in {tex!r}")

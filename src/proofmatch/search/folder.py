@@ -1,0 +1,88 @@
+"""A search index folder: what :mod:`proofmatch.search.build` writes and :mod:`proofmatch.search.index` reads.
+
+An index folder holds
+
+* ``index.json``: method (``model``, ``tfidf``, ``bm25`` or ``fusion``), size, parts, backend
+  (``exact`` or ``faiss``) and, for a model or fusion index, the run it came from: the digest of
+  the model files (:func:`files_digest`; loading checks it against the query encoder's copy in
+  ``model/``), the training run's fingerprint (:func:`proofmatch.models.checkpoint.fingerprint`)
+  and ``metrics.json`` (which records the fingerprint);
+* ``proofs.parquet``: one row per pair, in the order of :func:`proofmatch.data.splits.read_parts`
+  (parts in the order asked, file order within a part): pair_id, article_id, part, kind, title,
+  statement_text, statement_xml, proof_xml, proof_text, statement_tokens, proof_tokens (an index
+  built before proof tokens were stored cannot explain its results: :mod:`proofmatch.search.explain`);
+* a model index: ``proof_vectors.npy`` ``B``, ``proof_bias.npy``, ``statement_vectors.npy``
+  ``A``, ``statement_bias.npy`` from :meth:`proofmatch.models.matcher.Matcher.factors`, so that
+  ``score = A @ B.T + row_bias + col_bias`` (paper §6: ``sᵀWp + b`` with ``sᵀW`` folded into
+  ``A``) and a query costs one vector-matrix product. Each part is encoded with one ``factors``
+  call on that part's statements and proofs, exactly as :func:`proofmatch.evaluation.evaluate.evaluate_run`
+  encodes the part it evaluates;
+* a ``tfidf`` index (no model): ``vocabulary.json``, ``idf.npy`` and the TF-IDF vectors of the
+  proofs (``proof_weights.npz``), fitted on the indexed statements and proofs (a search engine
+  fits on its corpus; the baseline fits on the train part); a ``bm25`` index: the BM25Okapi
+  weights of the proofs (:func:`proofmatch.evaluation.baselines.bm25_fit`, idf over the indexed proofs,
+  as the baseline computes it over the evaluated part), with ``bm25_idf.npy`` and ``index.json``'s
+  ``bm25`` (k1, b, avgdl) to weight a changed proof;
+* a ``fusion`` index: a model index's arrays and model and a ``bm25`` index's weights, and
+  ``index.json``'s ``fusion`` (the weight λ, its source ``run`` or ``hand``, the run's
+  ``fusion.json``);
+* above ``faiss_above`` proofs (default 100,000) a model index adds ``faiss.index``
+  (:mod:`proofmatch.search.ann`).
+
+The sparse vectors of a list of tokens (:func:`count_vectors`, :func:`tfidf_vectors`) are here
+too: building writes the proofs' vectors with them, and searching and explaining must compute a
+query's (or a masked proof's) the same way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+FORMAT = 1
+META_FILE = "index.json"
+PROOFS_FILE = "proofs.parquet"
+MODEL_DIR = "model"
+ARRAYS = ("statement_vectors", "statement_bias", "proof_vectors", "proof_bias")
+BM25_IDF_FILE = "bm25_idf.npy"
+#: A fusion index's λ is for z-score fusion: search fuses z-scores (evaluation.fusion.standardize) and
+#: explain holds their pool statistics; building refuses a run's λ chosen for another normalisation.
+FUSION_NORMALIZE = "zscore"
+
+
+def files_digest(folder: str | os.PathLike) -> str:
+    """sha256 over the names and bytes of a folder's files (sorted): a model's identity. Hidden
+    files are not the model's (Snakemake's ``.snakemake_timestamp`` in a declared folder)."""
+    h = hashlib.sha256()
+    files = (p for p in Path(folder).rglob("*") if p.is_file())
+    for path in sorted(p for p in files if not any(n.startswith(".") for n in p.relative_to(folder).parts)):
+        h.update(str(path.relative_to(folder)).encode() + b"\0")
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+    return h.hexdigest()
+
+
+def as_is(tokens: list[str]) -> list[str]:
+    """Analyzer that takes linearized tokens as they are (as the baselines do)."""
+    return tokens
+
+
+def count_vectors(docs: Sequence[list[str]], vocab: dict[str, int]) -> sp.csr_matrix:
+    """Raw token counts over a fixed vocabulary (a ``bm25`` query; the base of :func:`tfidf_vectors`)."""
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    cv = CountVectorizer(analyzer=as_is, lowercase=False, vocabulary=vocab)
+    return sp.csr_matrix(cv.transform(list(docs)), dtype=np.float64)
+
+
+def tfidf_vectors(docs: Sequence[list[str]], vocab: dict[str, int], idf: np.ndarray) -> sp.csr_matrix:
+    """scikit-learn's TfidfVectorizer transform (raw counts x idf, rows L2-normalised)."""
+    from sklearn.preprocessing import normalize
+
+    return normalize(count_vectors(docs, vocab) @ sp.diags(idf), norm="l2", copy=False).tocsr()
