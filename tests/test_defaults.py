@@ -48,7 +48,7 @@ MIRRORS: dict[str, dict[str, str]] = {
     "proofmatch.data.symbols:plan_mapping": REPLACE,
     "proofmatch.data.symbols:unchanged_reason": {"alpha": "replace.partial_alpha",
                                                  "rounding": "replace.partial_rounding"},
-    "proofmatch.data.replace:replace_pair": REPLACE,
+    "proofmatch.data.slots:replace_pair": REPLACE,
     "proofmatch.data.replace:replace_level_file": {**REPLACE, "seed": "seed"},
     "proofmatch.data.replace:replace_split_file": {**REPLACE, "seed": "seed"},
     "proofmatch.data.splits:make_splits": SPLITS,

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 import torch
 
+from proofmatch.models import mlm
 from proofmatch.models import pretrain as pt
 from proofmatch.models.params import PretrainParams, typed_params
 from proofmatch.data.splits import read_part
@@ -33,7 +34,7 @@ def corpus(tmp_path_factory):
 
 
 def test_pack_concatenates_then_chunks():
-    chunks = pt.pack([[1, 2, 3], [4, 5], [6, 7, 8, 9]], 4)
+    chunks = mlm.pack([[1, 2, 3], [4, 5], [6, 7, 8, 9]], 4)
     assert chunks == [[1, 2, 3, 4], [5, 6, 7, 8], [9]]
 
 
@@ -49,18 +50,18 @@ def test_mlm_loss_decreases_and_checkpoint_reloads(corpus):
     # a finished run leaves no resume state
     assert not pt.resume_dir(out).exists() and not list(corpus.glob(".*"))
     # out_dir is a complete checkpoint: model + tokenizer
-    mlm = BertForMaskedLM.from_pretrained(str(out), local_files_only=True)
+    model = BertForMaskedLM.from_pretrained(str(out), local_files_only=True)
     tok = AutoTokenizer.from_pretrained(str(out))
-    assert mlm.config.vocab_size == len(tok) and mlm.config.max_position_embeddings >= PARAMS["max_length"]
+    assert model.config.vocab_size == len(tok) and model.config.max_position_embeddings >= PARAMS["max_length"]
     enc = BertModel.from_pretrained(str(out), local_files_only=True, add_pooling_layer=False)
     batch = tok(["Lemma . Let $a be"], return_tensors="pt")
     assert enc(**batch).last_hidden_state.shape[-1] == PARAMS["hidden_size"]
     # the model on disk is the best one: it reproduces the best validation loss
-    dev = pt.packed_chunks(tok, pt.corpus_texts(read_part(corpus / "data.parquet", "dev")), 32)
-    batches = pt.validation_batches(pt.mlm_collator(tok, PARAMS["mlm_probability"]), dev, PARAMS["batch_size"],
-                                    seed=1)
+    dev = mlm.packed_chunks(tok, mlm.corpus_texts(read_part(corpus / "data.parquet", "dev")), 32)
+    batches = mlm.validation_batches(mlm.mlm_collator(tok, PARAMS["mlm_probability"]), dev, PARAMS["batch_size"],
+                                     seed=1)
     rt = pt.runtime.Runtime(torch.device("cpu"))
-    assert pt.validation_loss(mlm, batches, rt) == pytest.approx(metrics["best_val_loss"], rel=1e-5)
+    assert mlm.validation_loss(model, batches, rt) == pytest.approx(metrics["best_val_loss"], rel=1e-5)
 
 
 def test_changed_params_start_afresh_instead_of_resuming(corpus, caplog, monkeypatch):
@@ -139,6 +140,6 @@ def test_validation_loss_skips_batches_without_masked_tokens():
     some = {"input_ids": torch.ones(1, 4, dtype=torch.long), "labels": torch.tensor([[-100, 3, -100, -100]])}
     none = {"input_ids": torch.ones(1, 2, dtype=torch.long), "labels": torch.tensor([[-100, -100]])}
     rt = runtime.Runtime(torch.device("cpu"))
-    assert pt.validation_loss(Fake(), [some, none], rt) == 2.0
+    assert mlm.validation_loss(Fake(), [some, none], rt) == 2.0
     with pytest.raises(ValueError, match="no masked token"):
-        pt.validation_loss(Fake(), [none], rt)
+        mlm.validation_loss(Fake(), [none], rt)

@@ -11,15 +11,8 @@ import pytest
 
 from proofmatch import cli
 from proofmatch.data.linearize import linearize_element, linearize_fragment, parse_fragment
-from proofmatch.data.replace import (
-    _presentation_in_place,
-    analyze_file,
-    analyze_pair,
-    replace_level_file,
-    replace_pair,
-    replace_split_file,
-    select_split,
-)
+from proofmatch.data.replace import analyze_file, replace_level_file, replace_split_file, select_split
+from proofmatch.data.slots import _presentation_in_place, analyze_pair, replace_pair
 from proofmatch.data.symbols import (
     DEFAULT_PROTECTED,
     GREEK_CAPITAL_TARGETS,

@@ -50,6 +50,7 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
@@ -190,6 +191,149 @@ def _example(proof_tokens: Sequence[str], proof_title: int, proof_short: bool, s
     return "other", None
 
 
+@dataclass
+class _Lengths:
+    """Each row's statement and proof length (:func:`proofmatch.data.stats.paper_counts`; -1
+    where not ``checked``) and whether its statement or proof has nothing after its title.
+    Only the rows whose tokens exist (``checked``) are measured."""
+
+    checked: np.ndarray
+    statement: np.ndarray
+    proof: np.ndarray
+    statement_empty: np.ndarray
+    proof_empty: np.ndarray
+
+    @classmethod
+    def measure(cls, df: pd.DataFrame, usable: np.ndarray) -> _Lengths:
+        n = len(df)
+        m = cls(np.zeros(n, dtype=bool), np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64),
+                np.zeros(n, dtype=bool), np.zeros(n, dtype=bool))
+        m.checked[usable] = True
+        if len(usable):
+            sub = df.iloc[usable]
+            st, pr = paper_counts(sub, "statement"), paper_counts(sub, "proof")
+            m.statement[usable] = (st["text"] + st["math"]).to_numpy()
+            m.proof[usable] = (pr["text"] + pr["math"]).to_numpy()
+            st_body, pr_body = body_counts(sub, "statement"), body_counts(sub, "proof")
+            m.statement_empty[usable] = (st_body["words"] + st_body["math"]).to_numpy() == 0
+            m.proof_empty[usable] = (pr_body["words"] + pr_body["math"]).to_numpy() == 0
+        return m
+
+    def detail(self, st_bad: np.ndarray, pr_bad: np.ndarray, op: str, bound: int) -> np.ndarray:
+        """"statement 12 < 20; proof 3 < 20": the sides out of ``bound``, per row."""
+        return np.array([
+            "; ".join(([f"statement {a} {op} {bound}"] if sb else []) + ([f"proof {b} {op} {bound}"] if pb else []))
+            for a, b, sb, pb in zip(self.statement, self.proof, st_bad, pr_bad)
+        ], dtype=object)
+
+    def frame_columns(self) -> dict[str, Any]:
+        """The ``statement_length`` and ``proof_length`` columns (missing where not measured)."""
+        return {k: pd.array(np.where(v >= 0, v, None), dtype="Int64") for k, v in
+                (("statement_length", self.statement), ("proof_length", self.proof))}
+
+
+@dataclass
+class _Verdict:
+    """The reason, example and detail of every row, filled rule by rule: a row keeps the first
+    reason that matches it (None while it passes every rule so far)."""
+
+    reason: np.ndarray
+    example: np.ndarray
+    detail: np.ndarray
+
+    @classmethod
+    def pending(cls, n: int) -> _Verdict:
+        return cls(*(np.full(n, None, dtype=object) for _ in range(3)))
+
+    def assign(self, name: str, mask: np.ndarray, details: np.ndarray | str | None = None) -> None:
+        """Give ``name`` to the still-pending rows of ``mask`` (first match wins)."""
+        take = mask & pd.isna(self.reason)
+        self.reason[take] = name
+        self.detail[take] = details[take] if isinstance(details, np.ndarray) else details
+
+    def pending_rows(self) -> np.ndarray:
+        return np.flatnonzero(pd.isna(self.reason))
+
+    def frame(self, lengths: _Lengths) -> pd.DataFrame:
+        return pd.DataFrame({"reason": pd.Series(self.reason, dtype=object),
+                             "example": pd.Series(self.example, dtype=object),
+                             "detail": pd.Series(self.detail, dtype=object), **lengths.frame_columns()})
+
+
+def _check_columns(df: pd.DataFrame) -> None:
+    missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
+    if missing:
+        raise ValueError(f"linearized shard lacks columns {missing}")
+    if df["pair_id"].isna().any():
+        raise ValueError(f"{int(df['pair_id'].isna().sum())} rows have no pair_id")
+
+
+def _linearize_error(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray | None]:
+    """Rule 1: the rows whose linearizer recorded an error, and the error (cut to 300 characters)."""
+    if "linearize_error" not in df.columns:
+        return np.zeros(len(df), dtype=bool), None
+    err = df["linearize_error"].astype(object)
+    has_err = (err.notna() & (err.astype(str).str.strip() != "")).to_numpy()
+    return has_err, err.astype(str).str.slice(0, 300).to_numpy()
+
+
+def _duplicate_pair_id(df: pd.DataFrame, duplicate: np.ndarray | None) -> np.ndarray:
+    """Rule 2: the rows whose ``pair_id`` came earlier (``duplicate``, or earlier in ``df``)."""
+    if duplicate is None:
+        return df["pair_id"].astype(str).duplicated(keep="first").to_numpy()
+    if len(duplicate) != len(df):
+        raise ValueError(f"duplicate marks {len(duplicate)} rows, the frame has {len(df)}")
+    return np.asarray(duplicate, dtype=bool)
+
+
+def _foreign_article(df: pd.DataFrame, foreign: dict[str, tuple[str, float]]) -> tuple[np.ndarray, np.ndarray]:
+    """Rule 3: the rows of an article detected in another language, and that language."""
+    articles = df["article_id"].astype(str)
+    return (articles.isin(list(foreign)).to_numpy(),
+            articles.map(lambda a: f"article in {foreign[a][0]} ({foreign[a][1]:.0f}%)" if a in foreign else None)
+            .to_numpy(dtype=object))
+
+
+def _judge_language(df: pd.DataFrame, usable: np.ndarray, language: str | None,
+                    verdict: _Verdict) -> dict[str, Any]:
+    """Rule 3 applied (when ``language`` is set); the language statistics, ``dropped_pairs`` added."""
+    if language is None:
+        return {"articles": 0, "languages": Counter(), "short": 0, "unreliable": 0, "undetected": 0,
+                "dropped_articles": Counter(), "dropped_pairs": Counter()}
+    foreign, lang = article_languages(df, usable, language)
+    verdict.assign("language", *_foreign_article(df, foreign))
+    articles = df["article_id"].astype(str)
+    lang["dropped_pairs"] = Counter(foreign[a][0] for a in articles[verdict.reason == "language"])
+    return lang
+
+
+def _too_short(lengths: _Lengths, min_tokens: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rule 4: a statement or proof of fewer than ``min_tokens`` tokens, and which."""
+    short_st = lengths.checked & (lengths.statement < min_tokens)
+    short_pr = lengths.checked & (lengths.proof < min_tokens)
+    return short_st | short_pr, lengths.detail(short_st, short_pr, "<", min_tokens)
+
+
+def _too_long(lengths: _Lengths, max_tokens: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rule 5: a statement or proof of more than ``max_tokens`` tokens, and which."""
+    long_st = lengths.checked & (lengths.statement > max_tokens)
+    long_pr = lengths.checked & (lengths.proof > max_tokens)
+    return long_st | long_pr, lengths.detail(long_st, long_pr, ">", max_tokens)
+
+
+def _label_examples(df: pd.DataFrame, lengths: _Lengths, min_tokens: int, verdict: _Verdict) -> None:
+    """The paper's example that each ``too_short`` row is (:func:`_example`), its match added to the detail."""
+    short_pr = lengths.checked & (lengths.proof < min_tokens)
+    p_tok = df["proof_tokens"].to_numpy()
+    p_title = df["proof_title_tokens"].fillna(0).astype(int).to_numpy()
+    for i in np.flatnonzero(verdict.reason == "too_short"):
+        name, what = _example(_tokens(p_tok[i]), p_title[i], bool(short_pr[i]), bool(lengths.statement_empty[i]),
+                              bool(lengths.proof_empty[i]))
+        verdict.example[i] = name
+        if what is not None:
+            verdict.detail[i] = f"{verdict.detail[i]}; {name}: {what}"
+
+
 def classify(df: pd.DataFrame, language: str | None = config.default("filter.language"),
              min_tokens: int = config.default("filter.min_tokens"),
              max_tokens: int = config.default("filter.max_tokens"),
@@ -202,84 +346,19 @@ def classify(df: pd.DataFrame, language: str | None = config.default("filter.lan
     pair of each of its articles: the language decision needs them all. ``duplicate`` (aligned
     with ``df``) marks the rows whose ``pair_id`` came earlier in the whole input, when ``df`` is
     a part of it; by default a row is a duplicate of an earlier row of ``df``.
+
+    The rules run in the order of :data:`REASONS`, each on the rows that passed the ones before.
     """
-    missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
-    if missing:
-        raise ValueError(f"linearized shard lacks columns {missing}")
-    if df["pair_id"].isna().any():
-        raise ValueError(f"{int(df['pair_id'].isna().sum())} rows have no pair_id")
+    _check_columns(df)
     df = df.reset_index(drop=True)
-    n = len(df)
-    reason = np.full(n, None, dtype=object)
-    example = np.full(n, None, dtype=object)
-    detail = np.full(n, None, dtype=object)
-
-    def assign(mask: np.ndarray, name: str, details: np.ndarray | str | None = None) -> None:
-        """Give ``name`` to the still-pending rows of ``mask`` (first match wins)."""
-        take = mask & pd.isna(reason)
-        reason[take] = name
-        detail[take] = details[take] if isinstance(details, np.ndarray) else details
-
-    if "linearize_error" in df.columns:
-        err = df["linearize_error"].astype(object)
-        has_err = (err.notna() & (err.astype(str).str.strip() != "")).to_numpy()
-        assign(has_err, "linearize_error", err.astype(str).str.slice(0, 300).to_numpy())
-    if duplicate is None:
-        dup = df["pair_id"].astype(str).duplicated(keep="first").to_numpy()
-    elif len(duplicate) != n:
-        raise ValueError(f"duplicate marks {len(duplicate)} rows, the frame has {n}")
-    else:
-        dup = np.asarray(duplicate, dtype=bool)
-    assign(dup, "duplicate_pair_id", "pair_id already seen earlier in the input")
-
-    # Lengths and title checks are only valid on rows whose tokens exist.
-    usable = np.flatnonzero(pd.isna(reason))
-    st_len = np.full(n, -1, dtype=np.int64)
-    pr_len = np.full(n, -1, dtype=np.int64)
-    st_empty = np.zeros(n, dtype=bool)
-    pr_empty = np.zeros(n, dtype=bool)
-    if len(usable):
-        sub = df.iloc[usable]
-        st, pr = paper_counts(sub, "statement"), paper_counts(sub, "proof")
-        st_len[usable] = (st["text"] + st["math"]).to_numpy()
-        pr_len[usable] = (pr["text"] + pr["math"]).to_numpy()
-        st_body, pr_body = body_counts(sub, "statement"), body_counts(sub, "proof")
-        st_empty[usable] = (st_body["words"] + st_body["math"]).to_numpy() == 0
-        pr_empty[usable] = (pr_body["words"] + pr_body["math"]).to_numpy() == 0
-
-    lang: dict[str, Any] = {"articles": 0, "languages": Counter(), "short": 0, "unreliable": 0, "undetected": 0,
-                            "dropped_articles": Counter(), "dropped_pairs": Counter()}
-    if language is not None:
-        foreign, lang = article_languages(df, usable, language)
-        articles = df["article_id"].astype(str)
-        assign(articles.isin(list(foreign)).to_numpy(), "language",
-               articles.map(lambda a: f"article in {foreign[a][0]} ({foreign[a][1]:.0f}%)" if a in foreign else None)
-               .to_numpy(dtype=object))
-        lang["dropped_pairs"] = Counter(foreign[a][0] for a in articles[reason == "language"])
-
-    def length_detail(st_bad: np.ndarray, pr_bad: np.ndarray, op: str, bound: int) -> np.ndarray:
-        return np.array([
-            "; ".join(([f"statement {a} {op} {bound}"] if sb else []) + ([f"proof {b} {op} {bound}"] if pb else []))
-            for a, b, sb, pb in zip(st_len, pr_len, st_bad, pr_bad)
-        ], dtype=object)
-
-    checked = np.zeros(n, dtype=bool)
-    checked[usable] = True
-    short_st, short_pr = checked & (st_len < min_tokens), checked & (pr_len < min_tokens)
-    assign(short_st | short_pr, "too_short", length_detail(short_st, short_pr, "<", min_tokens))
-    long_st, long_pr = checked & (st_len > max_tokens), checked & (pr_len > max_tokens)
-    assign(long_st | long_pr, "too_long", length_detail(long_st, long_pr, ">", max_tokens))
-
-    p_tok = df["proof_tokens"].to_numpy()
-    p_title = df["proof_title_tokens"].fillna(0).astype(int).to_numpy()
-    for i in np.flatnonzero(reason == "too_short"):
-        name, what = _example(_tokens(p_tok[i]), p_title[i], bool(short_pr[i]), bool(st_empty[i]), bool(pr_empty[i]))
-        example[i] = name
-        if what is not None:
-            detail[i] = f"{detail[i]}; {name}: {what}"
-
-    lengths = {k: pd.array(np.where(v >= 0, v, None), dtype="Int64") for k, v in
-               (("statement_length", st_len), ("proof_length", pr_len))}
-    verdict = pd.DataFrame({"reason": pd.Series(reason, dtype=object), "example": pd.Series(example, dtype=object),
-                            "detail": pd.Series(detail, dtype=object), **lengths})
-    return verdict, lang
+    verdict = _Verdict.pending(len(df))
+    verdict.assign("linearize_error", *_linearize_error(df))
+    verdict.assign("duplicate_pair_id", _duplicate_pair_id(df, duplicate),
+                   "pair_id already seen earlier in the input")
+    usable = verdict.pending_rows()  # lengths, titles and language are only valid on rows whose tokens exist
+    lengths = _Lengths.measure(df, usable)
+    lang = _judge_language(df, usable, language, verdict)
+    verdict.assign("too_short", *_too_short(lengths, min_tokens))
+    verdict.assign("too_long", *_too_long(lengths, max_tokens))
+    _label_examples(df, lengths, min_tokens, verdict)
+    return verdict.frame(lengths), lang

@@ -127,19 +127,20 @@ class _Judged:
     part (temporary Parquet files), the audit rows with their input row numbers (as Arrow tables,
     a few times smaller than frames of Python token lists), the counts."""
 
-    def __init__(self, folder: Path, read_rows: int) -> None:
+    def __init__(self, folder: Path, read_rows: int, language: str | None, min_tokens: int,
+                 max_tokens: int) -> None:
         self.folder, self.read_rows = folder, read_rows
+        self.language, self.min_tokens, self.max_tokens = language, min_tokens, max_tokens
         self.parts: list[Path] = []
         self.audits: list[pa.Table] = []
         self.lang: dict[str, Any] = {}
         self.articles_kept: set[str] = set()
         self.kept = 0
 
-    def judge(self, table: pa.Table, rows: np.ndarray, duplicate: np.ndarray, language: str | None,
-              min_tokens: int, max_tokens: int) -> None:
+    def judge(self, table: pa.Table, rows: np.ndarray, duplicate: np.ndarray) -> None:
         """Classify one part (every pair of its articles); ``rows`` are its rows' input row numbers."""
         df = table.to_pandas()
-        verdict, lang = classify(df, language, min_tokens, max_tokens, duplicate)
+        verdict, lang = classify(df, self.language, self.min_tokens, self.max_tokens, duplicate)
         _add_language_stats(self.lang, lang)
         drop = verdict["reason"].notna().to_numpy()
         audit = pd.concat([df.loc[drop, ["pair_id", "article_id"]], verdict.loc[drop],
@@ -180,6 +181,83 @@ def _input_keys(shard_parquets: Sequence[str]) -> tuple[list[int], np.ndarray, s
     return sizes, duplicate, {a for a, n in shards_of.items() if n > 1}, len(shards_of)
 
 
+def _judge_shards(judged: _Judged, shard_parquets: Sequence[str], sizes: list[int], duplicate: np.ndarray,
+                  split_articles: set[str]) -> None:
+    """Judge the shards one at a time, then the pairs of the articles found in several shards together."""
+    starts = np.cumsum([0, *sizes])
+    deferred: list[tuple[pa.Table, np.ndarray]] = []
+    for i, path in enumerate(tqdm(shard_parquets, desc="filter", unit="shard", disable=None)):
+        table = pq.read_table(path)
+        if table.num_rows != sizes[i]:
+            raise ValueError(f"{path} changed while it was read ({sizes[i]} then {table.num_rows} rows)")
+        rows = np.arange(starts[i], starts[i + 1])
+        if split_articles:
+            split = table["article_id"].to_pandas().astype(str).isin(split_articles).to_numpy()
+            deferred.append((table.filter(pa.array(split)), rows[split]))
+            table, rows = table.filter(pa.array(~split)), rows[~split]
+        judged.judge(table, rows, duplicate[rows])
+        log.info("%s: %d pairs", path, sizes[i])
+        del table
+    if deferred:
+        rows = np.concatenate([r for _, r in deferred])
+        judged.judge(pa.concat_tables([t for t, _ in deferred]), rows, duplicate[rows])
+        log.info("%d pairs of %d articles found in several shards judged together", len(rows),
+                 len(split_articles))
+
+
+def _no_language_stats() -> dict[str, Any]:
+    """The language counts of a run that judged no pair."""
+    return {"articles": 0, "languages": Counter(), "short": 0, "unreliable": 0, "undetected": 0,
+            "dropped_articles": Counter(), "dropped_pairs": Counter()}
+
+
+def _accounting(n_input: int, n_kept: int, dropped: dict[str, int], examples: dict[str, int],
+                lang: dict[str, Any], extraction: dict[str, Any] | None) -> dict[str, bool | None]:
+    """The report's ``check``; raises when the counts do not add up (:func:`filter_pairs`)."""
+    check = {
+        "kept_plus_dropped_equals_input": n_kept + sum(dropped.values()) == n_input,
+        "too_short_examples_add_up": sum(examples.values()) == dropped["too_short"],
+        "language_articles_add_up": lang["articles"] == sum(lang["languages"].values()) + lang["short"]
+        + lang["unreliable"] + lang["undetected"],
+        "extraction_pairs_equal_input": None if extraction is None else extraction["pairs"] == n_input,
+    }
+    failed = [k for k, v in check.items() if v is False and k != "extraction_pairs_equal_input"]
+    if failed:
+        raise AssertionError(f"filter accounting is off ({failed}): {n_kept} kept, dropped {dropped}, "
+                             f"examples {examples}, {n_input} input")
+    if check["extraction_pairs_equal_input"] is False:
+        raise ValueError(f"the extraction reports count {extraction['pairs']} pairs but the linearized shards hold "
+                         f"{n_input}: a shard is stale or missing (rerun linearize)")
+    return check
+
+
+def _report(judged: _Judged, n_input: int, n_articles: int, dropped: dict[str, int], examples: dict[str, int],
+            lang: dict[str, Any], extraction: dict[str, Any] | None, check: dict[str, bool | None]) -> dict[str, Any]:
+    """``filter_report.json``: the counts, the language decisions, the settings and the checks."""
+    return {
+        "input_pairs": n_input,
+        "kept": judged.kept,
+        "dropped": dropped,
+        "dropped_total": sum(dropped.values()),
+        "too_short_examples": examples,
+        "articles_in": n_articles,
+        "articles_kept": len(judged.articles_kept),
+        "language_articles": lang["articles"],
+        "languages": dict(sorted(lang["languages"].items())),
+        "language_dropped_articles": dict(sorted(lang["dropped_articles"].items())),
+        "language_dropped_pairs": dict(sorted(lang["dropped_pairs"].items())),
+        "language_short": lang["short"],
+        "language_unreliable": lang["unreliable"],
+        "language_undetected": lang["undetected"],
+        "params": {"language": judged.language, "language_unit": "article", "min_tokens": judged.min_tokens,
+                   "max_tokens": judged.max_tokens, "min_language_words": MIN_LANGUAGE_WORDS,
+                   "length_unit": "whitespace tokens of text + math symbols, titles included (reference code)",
+                   "order": list(REASONS), "too_short_examples": list(EXAMPLES)},
+        "extraction": extraction,
+        "check": check,
+    }
+
+
 def filter_pairs(shard_parquets: list[str], report_jsons: list[str], out_pairs: str | os.PathLike,
                  out_audit: str | os.PathLike, out_report: str | os.PathLike,
                  language: str | None = config.default("filter.language"),
@@ -204,82 +282,25 @@ def filter_pairs(shard_parquets: list[str], report_jsons: list[str], out_pairs: 
         raise ValueError(f"need 0 <= min_tokens <= max_tokens, got {min_tokens}..{max_tokens}")
     sizes, duplicate, split_articles, n_articles = _input_keys(shard_parquets)
     n_input = int(sum(sizes))
-    starts = np.cumsum([0, *sizes])
     read_rows = max(1, MERGE_READ_ROWS // max(1, len(shard_parquets)))
     Path(out_pairs).parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f".{Path(out_pairs).name}.", dir=Path(out_pairs).parent) as tmp_dir:
-        judged = _Judged(Path(tmp_dir), read_rows)
-        deferred: list[tuple[pa.Table, np.ndarray]] = []
-        for i, path in enumerate(tqdm(shard_parquets, desc="filter", unit="shard", disable=None)):
-            table = pq.read_table(path)
-            if table.num_rows != sizes[i]:
-                raise ValueError(f"{path} changed while it was read ({sizes[i]} then {table.num_rows} rows)")
-            rows = np.arange(starts[i], starts[i + 1])
-            if split_articles:
-                split = table["article_id"].to_pandas().astype(str).isin(split_articles).to_numpy()
-                deferred.append((table.filter(pa.array(split)), rows[split]))
-                table, rows = table.filter(pa.array(~split)), rows[~split]
-            judged.judge(table, rows, duplicate[rows], language, min_tokens, max_tokens)
-            log.info("%s: %d pairs", path, sizes[i])
-            del table
-        if deferred:
-            rows = np.concatenate([r for _, r in deferred])
-            judged.judge(pa.concat_tables([t for t, _ in deferred]), rows, duplicate[rows], language, min_tokens,
-                         max_tokens)
-            log.info("%d pairs of %d articles found in several shards judged together", len(rows),
-                     len(split_articles))
-            del deferred
+        judged = _Judged(Path(tmp_dir), read_rows, language, min_tokens, max_tokens)
+        _judge_shards(judged, shard_parquets, sizes, duplicate, split_articles)
         if judged.parts:
             _merge_parts(judged.parts, out_pairs, read_rows)
         else:
             write_parquet(pd.DataFrame(columns=list(REQUIRED_COLUMNS)), out_pairs)
-    lang = judged.lang or {"articles": 0, "languages": Counter(), "short": 0, "unreliable": 0, "undetected": 0,
-                           "dropped_articles": Counter(), "dropped_pairs": Counter()}
-    n_kept = judged.kept
+    lang = judged.lang or _no_language_stats()
     audit = judged.audit()
     dropped = {r: int((audit["reason"] == r).sum()) for r in REASONS}
     examples = {e: int((audit["example"] == e).sum()) for e in EXAMPLES}
-
     extraction = read_extraction_reports(report_jsons)
-    check = {
-        "kept_plus_dropped_equals_input": n_kept + sum(dropped.values()) == n_input,
-        "too_short_examples_add_up": sum(examples.values()) == dropped["too_short"],
-        "language_articles_add_up": lang["articles"] == sum(lang["languages"].values()) + lang["short"]
-        + lang["unreliable"] + lang["undetected"],
-        "extraction_pairs_equal_input": None if extraction is None else extraction["pairs"] == n_input,
-    }
-    failed = [k for k, v in check.items() if v is False and k != "extraction_pairs_equal_input"]
-    if failed:
-        raise AssertionError(f"filter accounting is off ({failed}): {n_kept} kept, dropped {dropped}, "
-                             f"examples {examples}, {n_input} input")
-    if check["extraction_pairs_equal_input"] is False:
-        raise ValueError(f"the extraction reports count {extraction['pairs']} pairs but the linearized shards hold "
-                         f"{n_input}: a shard is stale or missing (rerun linearize)")
-    report = {
-        "input_pairs": n_input,
-        "kept": n_kept,
-        "dropped": dropped,
-        "dropped_total": sum(dropped.values()),
-        "too_short_examples": examples,
-        "articles_in": n_articles,
-        "articles_kept": len(judged.articles_kept),
-        "language_articles": lang["articles"],
-        "languages": dict(sorted(lang["languages"].items())),
-        "language_dropped_articles": dict(sorted(lang["dropped_articles"].items())),
-        "language_dropped_pairs": dict(sorted(lang["dropped_pairs"].items())),
-        "language_short": lang["short"],
-        "language_unreliable": lang["unreliable"],
-        "language_undetected": lang["undetected"],
-        "params": {"language": language, "language_unit": "article", "min_tokens": min_tokens,
-                   "max_tokens": max_tokens, "min_language_words": MIN_LANGUAGE_WORDS,
-                   "length_unit": "whitespace tokens of text + math symbols, titles included (reference code)",
-                   "order": list(REASONS), "too_short_examples": list(EXAMPLES)},
-        "extraction": extraction,
-        "check": check,
-    }
+    check = _accounting(n_input, judged.kept, dropped, examples, lang, extraction)
+    report = _report(judged, n_input, n_articles, dropped, examples, lang, extraction, check)
     write_parquet(audit, out_audit)
     write_json(report, out_report)
-    log.info("kept %d of %d pairs; dropped %s; too short: %s; non-English articles: %s", n_kept, n_input,
+    log.info("kept %d of %d pairs; dropped %s; too short: %s; non-English articles: %s", judged.kept, n_input,
              json.dumps(dropped), json.dumps(examples), json.dumps(report["language_dropped_articles"]))
     return report
 

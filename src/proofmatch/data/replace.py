@@ -5,8 +5,8 @@ variable names; renaming the proof's variables tests whether it understands more
 
 Which symbols are renamed, and to what, is decided over symbol sets in
 :mod:`proofmatch.data.symbols` (the rules, the levels and the per-pair randomness are described
-there). This module does the rest: it finds the replaceable ``mi`` elements of the proof and where
-their tokens stand (the *slots*), renames the tokens in those slots, and writes the files.
+there); where the replaceable ``mi`` elements of a proof stand in its tokens (the *slots*), and
+one pair's replacement, in :mod:`proofmatch.data.slots`. This module writes the files.
 
 Cost: the XML work (parsing, presentation MathML, finding the replaceable ``mi`` elements and
 where their tokens stand) does not depend on the level, so it is done once per pair
@@ -22,24 +22,22 @@ import argparse
 import json
 import logging
 import os
-import random
 import tempfile
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Collection, Iterable, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from lxml import etree
 from tqdm import tqdm
 
-from proofmatch.data.linearize import FragmentError, iter_maths, linearize_element, linearize_fragment, parse_fragment
+from proofmatch.data.linearize import FragmentError
 from proofmatch import config
 from proofmatch.logs import setup_logging
-from proofmatch.data.mathml import presentation
 from proofmatch.experiments import ALL_LEVELS
+from proofmatch.data.slots import analyze_pair, apply_mapping
 from proofmatch.data.symbols import (
     DEFAULT_ALPHA,
     DEFAULT_PROTECTED,
@@ -49,7 +47,6 @@ from proofmatch.data.symbols import (
     Symbols,
     check_level,
     check_protected,
-    classify,
     pair_rng,
     plan_mapping,
     renamed_count,
@@ -57,98 +54,11 @@ from proofmatch.data.symbols import (
     unchanged_reason,
 )
 from proofmatch.artifacts import atomic_path, write_json, write_parquet
-from proofmatch.data.views import MATH_PREFIX, math_token, split_math
 
 log = logging.getLogger(__name__)
 
-
-# --- the XML work, once per pair ------------------------------------------------------------------
-
-# Linearization runs with every replaceable mi renamed to a private-use character (one per
-# letter), so the tokens it yields say which of them come from a replaceable mi: the slots.
-SLOT_BASE = 0xF0000  # Supplementary Private Use Area-A
-
-
-@dataclass
-class PairSymbols:
-    """What every level needs of one pair: symbol sets, the proof's tokens and its slots."""
-
-    statement: Symbols
-    proof: Symbols
-    tokens: list[str]  # the proof's tokens (linearization of its presentation trees)
-    slots: list[int]  # indices of the tokens that stand for a replaceable mi
-
-
-def _presentation_in_place(root: etree._Element) -> tuple[etree._Element, list[etree._Element]]:
-    """Swap each math that linearization reads for its presentation copy.
-
-    Returns the (possibly new) root and the copies, whose ``mi`` elements can then be renamed.
-    """
-    copies = []
-    for math in list(iter_maths(root)):
-        pres = presentation(math)
-        parent = math.getparent()
-        if parent is None:  # the fragment is a bare <math>
-            return pres, [pres]
-        pres.tail = math.tail
-        parent.replace(math, pres)
-        copies.append(pres)
-    return root, copies
-
-
-def analyze_pair(statement_xml: str, proof_xml: str) -> PairSymbols:
-    """Parse both fragments once and find the proof's slots; may raise
-    :class:`proofmatch.data.linearize.FragmentError`."""
-    statement, _ = classify(presentation(m) for m in iter_maths(parse_fragment(statement_xml)))
-    proof_root, trees = _presentation_in_place(parse_fragment(proof_xml))
-    proof, occurrences = classify(trees)
-    alphabet = sorted(proof.candidates)
-    marks = {c: chr(SLOT_BASE + k) for k, c in enumerate(alphabet)}
-    for mi, char in occurrences:
-        mi.text = marks[char]
-    tokens, slots = linearize_element(proof_root, presented=True)[0], []
-    first, last = chr(SLOT_BASE), chr(SLOT_BASE + len(alphabet) - 1)
-    for i, token in enumerate(tokens):
-        if token[:1] == MATH_PREFIX and first <= token[1:2] <= last:
-            symbol, font = split_math(token)
-            if len(symbol) == 1:
-                tokens[i] = math_token(alphabet[ord(symbol) - SLOT_BASE], font)
-                slots.append(i)
-    return PairSymbols(statement, proof, tokens, slots)
-
-
-def apply_mapping(tokens: Sequence[str], slots: Iterable[int], mapping: dict[str, str]) -> list[str]:
-    """The proof's tokens with each slot's letter renamed by ``mapping`` (font suffix kept)."""
-    out = list(tokens)
-    for i in slots:
-        symbol, font = split_math(out[i])
-        target = mapping.get(symbol, symbol)
-        if target != symbol:
-            out[i] = math_token(target, font)
-    return out
-
-
-def replace_pair(
-    statement_xml: str,
-    proof_xml: str,
-    level: str,
-    rng: random.Random,
-    alpha: float | None = DEFAULT_ALPHA,
-    protected: Sequence[str] = DEFAULT_PROTECTED,
-    rounding: str | None = DEFAULT_ROUNDING,
-) -> tuple[list[str], dict[str, str]]:
-    """(proof tokens after replacement, mapping) for one pair; ``protected`` counts for ``*_p``
-    only, ``alpha`` (the fraction of shared groups kept) and ``rounding`` for ``partial*`` only."""
-    check_level(level, alpha, rounding)
-    if level == "conservation":
-        return linearize_fragment(proof_xml), {}
-    pair = analyze_pair(statement_xml, proof_xml)
-    mapping = plan_mapping(pair.statement, pair.proof, level, rng, alpha, protected, rounding)
-    return apply_mapping(pair.tokens, pair.slots, mapping), mapping
-
-
-# --- files -------------------------------------------------------------------------------------
-
+# the symbols file's columns of each side's symbol sets (Symbols.encode)
+SYMBOL_SETS = [f"{side}_{kind}" for side in ("statement", "proof") for kind in ("candidates", "letters", "constants")]
 SYMBOLS_SCHEMA = pa.schema(
     [
         ("pair_id", pa.string()),
@@ -156,7 +66,7 @@ SYMBOLS_SCHEMA = pa.schema(
         ("statement_tokens", pa.list_(pa.string())),
         ("proof_tokens", pa.list_(pa.string())),
         ("slots", pa.list_(pa.int32())),
-        *[(f"{side}_{kind}", pa.string()) for side in ("statement", "proof") for kind in ("candidates", "letters", "constants")],
+        *[(name, pa.string()) for name in SYMBOL_SETS],
     ]
 )
 LEVEL_SCHEMA = pa.schema(
@@ -193,7 +103,8 @@ def _parquet(path: str | os.PathLike, columns: Iterable[str]) -> pq.ParquetFile:
 def analyze_file(
     pairs_parquet: str | os.PathLike, out_parquet: str | os.PathLike, pair_ids: Collection[str] | None = None
 ) -> int:
-    """Write every pair's :class:`PairSymbols` (only ``pair_ids`` if given); returns the row count.
+    """Write every pair's :class:`~proofmatch.data.slots.PairSymbols` (only ``pair_ids`` if given);
+    returns the row count.
 
     The pairs file is read in record batches and the output written batch by batch, so memory
     holds one batch, not the corpus. The proof tokens of the presentation trees must equal the
@@ -239,6 +150,126 @@ def analyze_file(
     return len(seen)
 
 
+@dataclass(frozen=True)
+class _Level:
+    """One replacement level and the settings it runs with (all recorded in its summary)."""
+
+    name: str
+    seed: int
+    alpha: float | None
+    protected: Sequence[str]
+    rounding: str | None
+
+    @property
+    def partial(self) -> bool:
+        return self.name.startswith("partial")
+
+    def plan(self, statement: Symbols, proof: Symbols, pair_id: str) -> tuple[int, dict[str, str]]:
+        """The pair's number of shared groups and its mapping (random from the pair's own seed)."""
+        n_groups = len(shared_groups(statement, proof, self.name, self.protected))
+        rng = pair_rng(self.seed, self.name, pair_id)
+        return n_groups, plan_mapping(statement, proof, self.name, rng, self.alpha, self.protected, self.rounding)
+
+
+@dataclass
+class _Tally:
+    """The counts of a level's summary, added pair by pair."""
+
+    unchanged: Counter[str] = field(default_factory=lambda: Counter({r: 0 for r in UNCHANGED_REASONS}))
+    groups_hist: Counter[int] = field(default_factory=Counter)
+    n: int = 0
+    n_changed: int = 0
+    n_kept: int = 0  # symbols kept because no letter was left
+    n_shared: int = 0  # shared groups, over all pairs
+    n_renamed: int = 0  # of them renamed (partial levels)
+
+    def passed_through(self, n_pairs: int) -> None:
+        """``n_pairs`` pairs of the conservation level (nothing renamed, nothing to plan)."""
+        self.n += n_pairs
+        self.unchanged["conservation"] += n_pairs
+
+    def add(self, level: _Level, n_groups: int, mapping: dict[str, str], n_renamed_symbols: int,
+            changed: bool) -> None:
+        self.n += 1
+        self.n_changed += changed
+        self.n_kept += len(mapping) - n_renamed_symbols
+        self.groups_hist[min(n_groups, 3)] += 1
+        self.n_shared += n_groups
+        if level.partial:
+            self.n_renamed += renamed_count(n_groups, level.name, level.alpha, level.rounding)
+        if not changed:
+            self.unchanged[unchanged_reason(n_groups, level.name, level.alpha, mapping, level.rounding)] += 1
+
+
+def _passed_through(batch: pa.RecordBatch) -> pa.Table:
+    """The conservation level of a batch: its tokens as they are, as Arrow data, and no mapping."""
+    table = pa.Table.from_batches([batch]).select(LEVEL_SCHEMA.names[:-1])
+    return table.append_column("mapping", pa.array(["{}"] * batch.num_rows, pa.string()))
+
+
+def _renamed_tokens(proof_tokens: pa.Scalar, slots: list[int], renamed: dict[str, str]) -> list[str] | None:
+    """The proof's tokens with ``renamed`` applied to its slots; None when no token changes."""
+    if not (renamed and slots):
+        return None
+    original = proof_tokens.as_py()
+    tokens = apply_mapping(original, slots, renamed)
+    return tokens if tokens != original else None
+
+
+def _replace_batch(batch: pa.RecordBatch, level: _Level, tally: _Tally) -> pa.Table:
+    """One batch of the symbols file at ``level`` (a level other than conservation)."""
+    columns = {name: batch.column(name).to_pylist() for name in ["pair_id", "slots", *SYMBOL_SETS]}
+    proof_tokens = batch.column("proof_tokens")
+    take, new_tokens, mappings = list(range(batch.num_rows)), [], []
+    for k, pid in enumerate(columns["pair_id"]):
+        statement = Symbols.decode(*(columns[s][k] for s in SYMBOL_SETS[:3]))
+        proof = Symbols.decode(*(columns[s][k] for s in SYMBOL_SETS[3:]))
+        n_groups, mapping = level.plan(statement, proof, pid)
+        renamed = {c: t for c, t in mapping.items() if c != t}
+        tokens = _renamed_tokens(proof_tokens[k], columns["slots"][k], renamed)
+        if tokens is not None:
+            take[k] = batch.num_rows + len(new_tokens)
+            new_tokens.append(tokens)
+        mappings.append(json.dumps(mapping, ensure_ascii=False, sort_keys=True))
+        tally.add(level, n_groups, mapping, len(renamed), changed=tokens is not None)
+    # Unchanged rows keep their Arrow token lists; only renamed proofs go through Python.
+    both = pa.concat_arrays([proof_tokens, pa.array(new_tokens, proof_tokens.type)])
+    return pa.table(
+        {
+            "pair_id": batch.column("pair_id"),
+            "article_id": batch.column("article_id"),
+            "statement_tokens": batch.column("statement_tokens"),
+            "proof_tokens": both.take(pa.array(take, pa.int64())),
+            "mapping": pa.array(mappings, pa.string()),
+        },
+        schema=LEVEL_SCHEMA,
+    )
+
+
+def _summary(level: _Level, tally: _Tally) -> dict[str, Any]:
+    """The level's summary JSON (:func:`replace_level_file`)."""
+    hist = tally.groups_hist
+    return {
+        "level": level.name,
+        "pairs": tally.n,
+        "changed": tally.n_changed,
+        "unchanged_pairs": tally.n - tally.n_changed,
+        "unchanged": dict(tally.unchanged),
+        "symbols_kept_no_free_letter": tally.n_kept,
+        "pairs_by_shared_groups": None if level.name == "conservation" else {
+            "0": hist[0], "1": hist[1], "2": hist[2], "3+": hist[3]
+        },
+        "seed": level.seed,
+        "alpha": level.alpha if level.partial else None,
+        "rounding": level.rounding if level.partial else None,
+        # partial: of all shared groups, how many were chosen for renaming and how many keep their
+        # names (the achieved share of kept groups is what alpha asks for, up to rounding)
+        "partial_groups": {"shared": tally.n_shared, "renamed": tally.n_renamed,
+                           "kept": tally.n_shared - tally.n_renamed} if level.partial else None,
+        "protected": list(level.protected) if level.name.endswith("_p") else [],
+    }
+
+
 def replace_level_file(
     symbols_parquet: str | os.PathLike,
     level: str,
@@ -260,81 +291,20 @@ def replace_level_file(
     check_level(level, alpha, rounding)
     check_protected(protected)
     symbols_file = _parquet(symbols_parquet, SYMBOLS_SCHEMA.names)
-    sets = [f"{side}_{kind}" for side in ("statement", "proof") for kind in ("candidates", "letters", "constants")]
-    unchanged: Counter[str] = Counter({r: 0 for r in UNCHANGED_REASONS})
-    groups_hist: Counter[int] = Counter()
-    n = n_changed = n_kept = n_shared = n_renamed = 0
+    spec, tally = _Level(level, seed, alpha, protected, rounding), _Tally()
     with atomic_path(out_parquet, ".parquet") as tmp, pq.ParquetWriter(tmp, LEVEL_SCHEMA) as writer:
         for batch in symbols_file.iter_batches(batch_size=2048):
             if level == "conservation":  # nothing to compute: pass the tokens through as Arrow data
-                table = pa.Table.from_batches([batch]).select(LEVEL_SCHEMA.names[:-1])
-                writer.write_table(table.append_column("mapping", pa.array(["{}"] * batch.num_rows, pa.string())))
-                n += batch.num_rows
-                unchanged["conservation"] += batch.num_rows
-                continue
-            columns = {name: batch.column(name).to_pylist() for name in ["pair_id", "slots", *sets]}
-            proof_tokens = batch.column("proof_tokens")
-            take, new_tokens, mappings = list(range(batch.num_rows)), [], []
-            for k, pid in enumerate(columns["pair_id"]):
-                statement = Symbols.decode(*(columns[s][k] for s in sets[:3]))
-                proof = Symbols.decode(*(columns[s][k] for s in sets[3:]))
-                n_groups = len(shared_groups(statement, proof, level, protected))
-                mapping = plan_mapping(statement, proof, level, pair_rng(seed, level, pid), alpha, protected, rounding)
-                renamed = {c: t for c, t in mapping.items() if c != t}
-                changed = False
-                if renamed and columns["slots"][k]:
-                    original = proof_tokens[k].as_py()
-                    tokens = apply_mapping(original, columns["slots"][k], renamed)
-                    if tokens != original:
-                        changed = True
-                        take[k] = batch.num_rows + len(new_tokens)
-                        new_tokens.append(tokens)
-                mappings.append(json.dumps(mapping, ensure_ascii=False, sort_keys=True))
-                n += 1
-                n_changed += changed
-                n_kept += len(mapping) - len(renamed)
-                groups_hist[min(n_groups, 3)] += 1
-                n_shared += n_groups
-                if level.startswith("partial"):
-                    n_renamed += renamed_count(n_groups, level, alpha, rounding)
-                if not changed:
-                    unchanged[unchanged_reason(n_groups, level, alpha, mapping, rounding)] += 1
-            # Unchanged rows keep their Arrow token lists; only renamed proofs go through Python.
-            both = pa.concat_arrays([proof_tokens, pa.array(new_tokens, proof_tokens.type)])
-            table = pa.table(
-                {
-                    "pair_id": batch.column("pair_id"),
-                    "article_id": batch.column("article_id"),
-                    "statement_tokens": batch.column("statement_tokens"),
-                    "proof_tokens": both.take(pa.array(take, pa.int64())),
-                    "mapping": pa.array(mappings, pa.string()),
-                },
-                schema=LEVEL_SCHEMA,
-            )
-            writer.write_table(table)
-    summary = {
-        "level": level,
-        "pairs": n,
-        "changed": n_changed,
-        "unchanged_pairs": n - n_changed,
-        "unchanged": dict(unchanged),
-        "symbols_kept_no_free_letter": n_kept,
-        "pairs_by_shared_groups": None if level == "conservation" else {
-            "0": groups_hist[0], "1": groups_hist[1], "2": groups_hist[2], "3+": groups_hist[3]
-        },
-        "seed": seed,
-        "alpha": alpha if level.startswith("partial") else None,
-        "rounding": rounding if level.startswith("partial") else None,
-        # partial: of all shared groups, how many were chosen for renaming and how many keep their
-        # names (the achieved share of kept groups is what alpha asks for, up to rounding)
-        "partial_groups": {"shared": n_shared, "renamed": n_renamed, "kept": n_shared - n_renamed}
-        if level.startswith("partial") else None,
-        "protected": list(protected) if level.endswith("_p") else [],
-    }
+                writer.write_table(_passed_through(batch))
+                tally.passed_through(batch.num_rows)
+            else:
+                writer.write_table(_replace_batch(batch, spec, tally))
+    summary = _summary(spec, tally)
     write_json(summary, summary_json)
     log.info(
         "%s: %d pairs, %d changed, %d unchanged (%s); %d symbols kept because no letter was left",
-        level, n, n_changed, n - n_changed, ", ".join(f"{r} {c}" for r, c in unchanged.items() if c) or "none", n_kept,
+        level, tally.n, tally.n_changed, tally.n - tally.n_changed,
+        ", ".join(f"{r} {c}" for r, c in tally.unchanged.items() if c) or "none", tally.n_kept,
     )
     return summary
 

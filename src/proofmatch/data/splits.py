@@ -130,6 +130,71 @@ def _chapters(pairs: pd.DataFrame, articles: pd.DataFrame | None) -> pd.Series:
     return chapter.where(chapter.notna(), ids).astype(str)
 
 
+def _check_request(fractions: Sequence[float], pr_category: str | None, which: Sequence[str]) -> None:
+    check_fractions(fractions)
+    unknown = sorted(set(which) - set(SPLITS))
+    if unknown or not which:
+        raise ValueError(f"splits must be among {SPLITS}, got {list(which)}")
+    if "pr" in which and pr_category is None:
+        raise ValueError("the pr split needs pr_category")
+
+
+def _sorted_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
+    """``pair_id`` and ``article_id`` as strings, sorted by ``pair_id``; a duplicate id raises."""
+    for col in ("pair_id", "article_id"):
+        if col not in pairs.columns:
+            raise ValueError(f"pairs lack column {col!r}")
+    pairs = pairs[["pair_id", "article_id"]].astype({"pair_id": str, "article_id": str})
+    dups = pairs["pair_id"][pairs["pair_id"].duplicated()]
+    if len(dups):
+        raise ValueError(f"{len(dups)} duplicate pair ids, e.g. {sorted(dups)[:3]}")
+    return pairs.sort_values("pair_id", kind="stable").reset_index(drop=True)
+
+
+def _mixed(pairs: pd.DataFrame, fractions: Sequence[float], seed: int) -> pd.DataFrame:
+    """Mixed: the pairs themselves cut (their own random stream)."""
+    mixed = _cut(pairs["pair_id"].to_numpy(), fractions, np.random.default_rng([seed, _MIXED_STREAM]), "pairs")
+    return _frame(pairs, mixed.reindex(pairs["pair_id"]).to_numpy())
+
+
+def _is_pr(pairs: pd.DataFrame, articles: pd.DataFrame | None, pr_category: str | None) -> np.ndarray:
+    """Whether each pair's article has the primary category ``pr_category`` (the stratum)."""
+    if pr_category is None:
+        return np.zeros(len(pairs), dtype=bool)
+    if articles is None:
+        raise ValueError("the unmixed/pr splits are stratified by pr_category and need the articles table")
+    return (_primary(pairs, articles) == pr_category).to_numpy()
+
+
+def _unmixed(pairs: pd.DataFrame, groups: pd.Series, is_pr: np.ndarray, fractions: Sequence[float], seed: int,
+             pr_category: str | None, with_pr: bool) -> pd.DataFrame:
+    """Unmixed: the chapters (``groups``) cut stratum by stratum, pr chapters first, every pair
+    following its chapter; a stratum of fewer than three chapters goes to train."""
+    pr_groups = np.sort(groups[is_pr].unique())
+    other_groups = np.sort(np.setdiff1d(groups.unique(), pr_groups))
+    if with_pr and len(pr_groups) < 3:
+        raise ValueError(f"the pr split needs at least 3 chapters (articles) with primary category {pr_category!r} "
+                         f"among the pairs, found {len(pr_groups)}")
+    rng = np.random.default_rng([seed, _UNMIXED_STREAM])
+    strata = []
+    for keys, what in ((pr_groups, f"{pr_category} chapters (articles)"), (other_groups, "chapters (articles)")):
+        if len(keys) >= 3:
+            strata.append(_cut(keys, fractions, rng, what))
+        elif len(keys):
+            strata.append(pd.Series("train", index=keys, name="part", dtype=object))
+    unmixed = _frame(pairs, pd.concat(strata).reindex(groups).to_numpy())
+    _require_parts(unmixed, "unmixed")
+    return unmixed
+
+
+def _pr(unmixed: pd.DataFrame, pairs: pd.DataFrame, is_pr: np.ndarray) -> pd.DataFrame:
+    """pr: the Unmixed rows of the pairs in the pr stratum."""
+    pr_ids = set(pairs.loc[is_pr, "pair_id"])
+    pr = unmixed[unmixed["pair_id"].isin(pr_ids)].reset_index(drop=True)
+    _require_parts(pr, "pr")
+    return pr
+
+
 def make_splits(pairs: pd.DataFrame, articles: pd.DataFrame | None,
                 fractions: Sequence[float] = tuple(config.default("splits.fractions")),
                 seed: int = config.default("seed"), pr_category: str | None = config.default("splits.pr_category"),
@@ -141,57 +206,19 @@ def make_splits(pairs: pd.DataFrame, articles: pd.DataFrame | None,
     the Unmixed cut is stratified by it: the Unmixed split is the same whether or not ``pr`` is
     requested. ``pr_category=None`` gives an unstratified Unmixed split and no ``pr``.
     """
-    check_fractions(fractions)
-    unknown = sorted(set(which) - set(SPLITS))
-    if unknown or not which:
-        raise ValueError(f"splits must be among {SPLITS}, got {list(which)}")
-    if "pr" in which and pr_category is None:
-        raise ValueError("the pr split needs pr_category")
-    for col in ("pair_id", "article_id"):
-        if col not in pairs.columns:
-            raise ValueError(f"pairs lack column {col!r}")
-    pairs = pairs[["pair_id", "article_id"]].astype({"pair_id": str, "article_id": str})
-    dups = pairs["pair_id"][pairs["pair_id"].duplicated()]
-    if len(dups):
-        raise ValueError(f"{len(dups)} duplicate pair ids, e.g. {sorted(dups)[:3]}")
-    pairs = pairs.sort_values("pair_id", kind="stable").reset_index(drop=True)
+    _check_request(fractions, pr_category, which)
+    pairs = _sorted_pairs(pairs)
     out: dict[str, pd.DataFrame] = {}
-
     if "mixed" in which:
-        mixed = _cut(pairs["pair_id"].to_numpy(), fractions, np.random.default_rng([seed, _MIXED_STREAM]), "pairs")
-        out["mixed"] = _frame(pairs, mixed.reindex(pairs["pair_id"]).to_numpy())
+        out["mixed"] = _mixed(pairs, fractions, seed)
     if "unmixed" not in which and "pr" not in which:
         return out
-
-    if pr_category is not None:
-        if articles is None:
-            raise ValueError("the unmixed/pr splits are stratified by pr_category and need the articles table")
-        is_pr = (_primary(pairs, articles) == pr_category).to_numpy()
-    else:
-        is_pr = np.zeros(len(pairs), dtype=bool)
-    groups = _chapters(pairs, articles)
-    pr_groups = np.sort(groups[is_pr].unique())
-    other_groups = np.sort(np.setdiff1d(groups.unique(), pr_groups))
-    if "pr" in which and len(pr_groups) < 3:
-        raise ValueError(f"the pr split needs at least 3 chapters (articles) with primary category {pr_category!r} "
-                         f"among the pairs, found {len(pr_groups)}")
-    rng = np.random.default_rng([seed, _UNMIXED_STREAM])
-    strata = []
-    for keys, what in ((pr_groups, f"{pr_category} chapters (articles)"), (other_groups, "chapters (articles)")):
-        if len(keys) >= 3:
-            strata.append(_cut(keys, fractions, rng, what))
-        elif len(keys):
-            strata.append(pd.Series("train", index=keys, name="part", dtype=object))
-    by_group = pd.concat(strata)
-    unmixed = _frame(pairs, by_group.reindex(groups).to_numpy())
-    _require_parts(unmixed, "unmixed")
+    is_pr = _is_pr(pairs, articles, pr_category)
+    unmixed = _unmixed(pairs, _chapters(pairs, articles), is_pr, fractions, seed, pr_category, "pr" in which)
     if "unmixed" in which:
         out["unmixed"] = unmixed
     if "pr" in which:
-        pr_ids = set(pairs.loc[is_pr, "pair_id"])
-        pr = unmixed[unmixed["pair_id"].isin(pr_ids)].reset_index(drop=True)
-        _require_parts(pr, "pr")
-        out["pr"] = pr
+        out["pr"] = _pr(unmixed, pairs, is_pr)
     return out
 
 

@@ -52,8 +52,8 @@ Randomness is seeded per pair from ``(seed, level, pair_id)`` with SHA-256 (:fun
 pair gets the same replacement whatever the row order, split or process.
 
 Why a module of its own: this is the part that decides (classification, shared groups, the
-mapping of a level, why a proof stays unchanged); :mod:`proofmatch.data.replace` finds where the
-symbols stand in the proof's tokens and writes the files.
+mapping of a level, why a proof stays unchanged); :mod:`proofmatch.data.slots` finds where the
+symbols stand in the proof's tokens and :mod:`proofmatch.data.replace` writes the files.
 """
 
 from __future__ import annotations
@@ -325,7 +325,7 @@ def plan_mapping(
 
     ``alpha`` (partial levels) is the fraction of shared groups that keep their names, ``rounding``
     how their number is rounded (:func:`renamed_count`). Pure over the symbol sets;
-    :func:`proofmatch.data.replace.apply_mapping` applies it to the proof's tokens.
+    :func:`proofmatch.data.slots.apply_mapping` applies it to the proof's tokens.
     """
     check_level(level, alpha, rounding)
     if level == "conservation":
