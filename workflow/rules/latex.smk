@@ -2,7 +2,7 @@
 # source: latex): inventory (ids, content hashes, shards), conversion per shard with a per-article
 # cache, the assembled corpus folder + metadata + report, and the conversion table.
 # Which corpora are LaTeX corpora, their inputs and folders: proofmatch.corpora.
-from proofmatch.data import latex_inventory
+from proofmatch.data import latex, latex_inventory
 
 LATEX_CORPORA = C.latex_corpora(config)
 LATEX_TARGETS = ["results/tables/conversion.md"] if LATEX_CORPORA else []
@@ -80,7 +80,7 @@ rule conversion_table:
     output:
         md=report(
             "results/tables/conversion.md",
-            caption="../report/conversion.rst",
+            caption="../report/table.rst",
             category="Tables",
         ),
         tex="results/tables/conversion.tex",
@@ -92,5 +92,8 @@ rule conversion_table:
     resources:
         mem_mb=1000,
         runtime=10,
+    params:
+        # the report's caption, the .md's too (a function: no {wildcard} expansion of its text)
+        caption=lambda w: latex.CONVERSION_CAPTION,
     script:
         "../scripts/convert_latex.py"

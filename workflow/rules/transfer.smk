@@ -132,7 +132,7 @@ rule transfer_table:
     output:
         md=report(
             "results/tables/transfer.md",
-            caption="../report/transfer.rst",
+            caption="../report/table.rst",
             category="Tables",
         ),
         tex="results/tables/transfer.tex",
@@ -146,5 +146,7 @@ rule transfer_table:
         runtime=10,
     params:
         settings=TRANSFER,
+        # the report's caption (a function: no {wildcard} expansion); the .md adds the pools
+        caption=lambda w: transfer.table_caption(TRANSFER["split"]),
     script:
         "../scripts/transfer_table.py"

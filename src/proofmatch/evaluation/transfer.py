@@ -168,7 +168,6 @@ def transfer_table(results: Mapping[tuple[str | None, Evaluation], Any], pools: 
                 values += cells(loaded.get((c, ev)) if ev not in not_run else None, decoding)
             body.append([model_label(ev.model, ev.mode, decoding), *values,
                          not_run_note(not_run[ev]) if ev in not_run else ""])
-    split_name = SPLIT_NAMES[split]
     in_n = loaded[(None, run_rows[0])]["n"]
     columns = ["Model", f"In-corpus MRR (n={in_n})", "In-corpus Acc"]
     for c in corpora:
@@ -181,15 +180,21 @@ def transfer_table(results: Mapping[tuple[str | None, Evaluation], Any], pools: 
             note += (f", NOT a clean transfer: {info['shared_articles']} article ids and "
                      f"{info['duplicate_pairs']} identical pairs also in the training corpus's train part")
         notes.append(note)
-    caption = (f"Transfer: MRR and accuracy (%) of models trained on the {split_name} train part of the training "
-               f"corpus ({LEVEL_NAMES[LEVEL]}; baselines fitted on the same part), tested on its {split_name} test "
-               "part (In-corpus) and on every pair of each transfer corpus after the same extraction, filters and "
-               "linearization. No MRR for global decoding. Pools: " + "; ".join(notes) + "."
-               + fusion_caption(loaded))
+    caption = f"{table_caption(split)} Pools: " + "; ".join(notes) + "." + fusion_caption(loaded)
     out = str(out_prefix)
     write_table(df, f"{out}.md", f"{out}.tex", f"{out}.csv", caption=caption, label=Path(out).name)
     log.info("wrote %s.{md,tex,csv} (%d rows, %d transfer corpora)", out, len(df), len(corpora))
     return df
+
+
+def table_caption(split: str) -> str:
+    """The transfer table's caption as the HTML report shows it (rule params ``caption``); the .md
+    and .tex files add each pool's size and the fusion rows' λ, known once the run has them."""
+    split_name = SPLIT_NAMES[split]
+    return (f"Transfer: MRR and accuracy (%) of models trained on the {split_name} train part of the training "
+            f"corpus ({LEVEL_NAMES[LEVEL]}; baselines fitted on the same part), tested on its {split_name} test "
+            "part (In-corpus) and on every pair of each transfer corpus after the same extraction, filters and "
+            "linearization. No MRR for global decoding.")
 
 
 def render_transfer(inputs: Iterable[str | os.PathLike], out_prefix: str | os.PathLike,
