@@ -1,7 +1,7 @@
 """The corpus spec (proofmatch.corpora): which corpus feeds what, read by the rules, the transfer
-table and the LaTeX stage. The workflow-level equality (same jobs and params before and after the
-spec moved here) is in the dry-run tests of test_workflow.py and test_experiments.py; these pin the
-answers per source form and role, and that the spec stays importable before any job (no pandas)."""
+table and the LaTeX stage. The rules that ask it are planned by the dry-run tests of
+test_workflow.py; these pin its answers per source form and role, that no rule file spells a path
+it computes, and that it stays importable before any job (no pandas)."""
 
 from __future__ import annotations
 
