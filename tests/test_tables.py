@@ -143,6 +143,9 @@ def test_captions_are_filled_from_the_config_once(tmp_path):
     assert "distribution of the proofs of the dev set" in T.hubness_caption("dev")
     assert "the 100 proofs of the dev set" in T.hubness_caption("dev", 100)
     assert {T.table_caption(name, mine) for name in ("table1", "table2")} == {T.TABLE1_CAPTION, T.TABLE2_CAPTION}
+    # the baselines' caption explains fusion rows only when the config fuses runs (fusion.runs)
+    assert T.FUSION_CAPTION in T.table_caption("baselines", default)
+    assert T.FUSION_CAPTION not in T.table_caption("baselines", validate_config({"fusion": {"runs": []}}))
     with pytest.raises(ValueError, match="no caption for table 'table9'"):
         T.table_caption("table9", mine)
 
