@@ -50,7 +50,7 @@ rule all:
         "results/tables/baselines.md",
         "results/tables/paper_comparison.md",  # Tables 3-5 beside the paper's numbers
         "results/figures/figure2.png",
-        "results/index/mixed/npt-local/conservation-both",  # proofmatch serve/search
+        C.SEARCH_INDEX,  # the index proofmatch serve/search show
         MODEL_TARGETS,  # every model folder they read: a missing one is trained again
         LATEX_TARGETS,  # the conversion table, when a corpus comes from LaTeX sources
         TRANSFER_TARGETS,  # the transfer table, when transfer.corpora names a corpus

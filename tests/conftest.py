@@ -1,10 +1,14 @@
 """Shared test fixtures: the repository root, the optional Stacks corpus beside it, one torch
-thread, and the search tests' small demo build with its index."""
+thread, and the search tests' small demo build with its index; and the guard that keeps the
+README's word that ``-m "not slow"`` leaves out every workflow run."""
 
 from __future__ import annotations
 
 import os
+import shlex
+import subprocess
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -61,3 +65,55 @@ def fusion_index(search_demo, tmp_path_factory):
     from proofmatch.search.index import SearchIndex
 
     return SearchIndex(build(search_demo, tmp_path_factory.mktemp("fusion")))
+
+
+# ----------------------------------------------------------------------------- workflow runs are slow
+
+# Snakemake options after which it only plans, checks or reports, never runs a job.
+PLAN_ONLY = {"-n", "--dry-run", "--dryrun", "--lint", "--list-rules", "--list", "-l", "--summary", "-S",
+             "--detailed-summary", "-D", "--dag", "--rulegraph", "--filegraph", "--report"}
+
+
+def runs_workflow(args: str | os.PathLike | list | tuple) -> bool:
+    """Whether a command line starts Snakemake to run jobs: ``snakemake`` (a program or
+    ``python -m snakemake``, also behind ``timeout`` or ``bash -c``) without an option that only
+    plans or checks (``-n`` and its clusters such as ``-np``, ``--lint``, ...)."""
+    argv = shlex.split(str(args)) if isinstance(args, (str, os.PathLike)) else [str(a) for a in args]
+    if argv and Path(argv[0]).name in ("bash", "sh") and "-c" in argv[:-1]:
+        argv = shlex.split(argv[argv.index("-c") + 1])
+    start = next((i for i, w in enumerate(argv) if Path(w).name == "snakemake"), None)
+    if start is None:
+        return False
+    options = argv[start + 1:]
+    plans = any(o in PLAN_ONLY or (o.startswith("-") and not o.startswith("--") and o[1:].isalpha() and "n" in o)
+                for o in options)
+    return not plans
+
+
+_current: pytest.Item | None = None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """Remember the running test (its fixtures' set-up included) for :func:`_guarded_popen`."""
+    global _current
+    _current = item
+    yield
+    _current = None
+
+
+_popen_init = subprocess.Popen.__init__
+
+
+def _guarded_popen(self, args, *rest, **kwargs):  # type: ignore[no-untyped-def]
+    """A test not marked slow that starts a workflow run fails here, before the run starts: the
+    README says ``-m "not slow"`` leaves the workflow runs out, and this keeps it so."""
+    if _current is not None and _current.get_closest_marker("slow") is None and runs_workflow(args):
+        shown = args if isinstance(args, (str, os.PathLike)) else " ".join(map(str, args))
+        pytest.fail(f"{_current.nodeid} runs workflow jobs ({str(shown)[:200]}) but is not "
+                    "marked @pytest.mark.slow; a dry run (-n) or --lint plans only and may stay unmarked",
+                    pytrace=False)
+    _popen_init(self, args, *rest, **kwargs)
+
+
+subprocess.Popen.__init__ = _guarded_popen  # type: ignore[method-assign]

@@ -9,9 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow  # it runs a job (the probe), so it is a workflow run
 def test_jobs_import_the_checkouts_own_package(tmp_path: Path) -> None:
     clone = tmp_path / "clone"
     clone.mkdir()

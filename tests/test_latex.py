@@ -244,20 +244,6 @@ def test_missing_latexmlc_says_what_to_install(monkeypatch):
         latexml.latexmlc_path()
 
 
-def test_workflow_settings():
-    cfg = {"corpus": {"source": "latex", "dir": "src", "metadata": None, "n_shards": 3},
-           "transfer": {"corpora": [{"name": "other", "source": "latex", "dir": "o", "metadata": "o.csv",
-                                     "latex": {"n_shards": 2}}, {"name": "d", "source": "demo"}]}}
-    assert list(latex_inventory.configured_corpora(cfg)) == ["main", "other"]
-    assert latex_inventory.corpus_n_shards(cfg, "main") == 3 and latex_inventory.corpus_n_shards(cfg, "other") == 2
-    assert latex_inventory.workflow_inputs(cfg, "main", "inventory") == {"sources": "src"}
-    assert latex_inventory.workflow_inputs(cfg, "other", "corpus") == {
-        "inventory": "results/latex/other/inventory.parquet", "metadata": "o.csv",
-        "shards": ["results/latex/other/shards/shard-000.json", "results/latex/other/shards/shard-001.json"]}
-    with pytest.raises(ValueError, match="no LaTeX corpus named 'd'"):
-        latex_inventory.corpus_entry(cfg, "d")
-
-
 # ----------------------------------------------------------------------------- with LaTeXML
 
 

@@ -199,6 +199,7 @@ def cluster():
 
 
 @pytest.mark.slurm
+@pytest.mark.slow
 def test_workflow_runs_on_slurm(tmp_path, site_env, cluster):
     # The test cluster has no accounting: the plain profile must pick squeue by itself.
     assert resolve_profile(REPO / "profiles/slurm/profile.v9+.yaml")["slurm-status-command"] == "squeue"

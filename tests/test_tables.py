@@ -10,6 +10,7 @@ import pytest
 from proofmatch import experiments as X
 from proofmatch.evaluation import tables as T
 from proofmatch.artifacts import write_json
+from proofmatch.config import validate_config
 
 
 def metrics(mrr: float, acc: float, gacc: float) -> dict:
@@ -120,6 +121,33 @@ def test_table6_rows_are_training_levels_columns_protected_test_levels(tmp_path)
     # a training level without results and without a reason is an error, not an empty row
     with pytest.raises(KeyError, match="Table 6: 2 result"):
         T.render_table(table, results, tmp_path / "t6")
+
+
+def test_captions_are_filled_from_the_config_once(tmp_path):
+    """The caption that heads a table's .md and .tex is the one the HTML report shows (the rule's
+    params.caption, table_caption of the run's config): Table 6 names the configured protected
+    symbols, not the default's."""
+    default = validate_config({})
+    assert "+P: the protected symbols P, E, V, σ, ρ are not replaced." in T.table_caption("table6", default)
+    mine = validate_config({"replace": {"protected": ["P", "Q"]}})
+    caption = T.table_caption("table6", mine)
+    assert "+P: the protected symbols P, Q are not replaced." in caption and "σ" not in caption
+    results = fill(X.table6(), lambda ev: metrics(0.5, 0.4, 0.3))
+    T.render_table(X.table6(), results, tmp_path / "table6", config=mine)
+    assert (tmp_path / "table6.md").read_text().split("\n\n")[0] == caption
+    assert "P, Q are not replaced" in (tmp_path / "table6.tex").read_text()
+    # Table 7 counts its proofs once rendered; the report's caption, planned before, says "the proofs"
+    T.hubness_table(metrics(0.5, 0.4, 0.45), tmp_path / "table7")
+    assert (tmp_path / "table7.md").read_text().split("\n\n")[0] == T.hubness_caption("dev", 100)
+    assert T.table_caption("table7", mine) == T.hubness_caption("dev")
+    assert "distribution of the proofs of the dev set" in T.hubness_caption("dev")
+    assert "the 100 proofs of the dev set" in T.hubness_caption("dev", 100)
+    assert {T.table_caption(name, mine) for name in ("table1", "table2")} == {T.TABLE1_CAPTION, T.TABLE2_CAPTION}
+    # the baselines' caption explains fusion rows only when the config fuses runs (fusion.runs)
+    assert T.FUSION_CAPTION in T.table_caption("baselines", default)
+    assert T.FUSION_CAPTION not in T.table_caption("baselines", validate_config({"fusion": {"runs": []}}))
+    with pytest.raises(ValueError, match="no caption for table 'table9'"):
+        T.table_caption("table9", mine)
 
 
 def test_table7_hubness_from_json(tmp_path):

@@ -165,8 +165,6 @@ def test_settings_defaults_and_errors():
     s = settings_of({"corpora": [{"name": "a", "source": "demo"}], "runs": ["npt-hybrid"]}, n_shards=4)
     assert s["runs"] == [("npt", "hybrid")] and s["baselines"] == ["tfidf", "bm25"] and s["split"] == "mixed"
     assert s["corpora"]["a"]["n_shards"] == 4
-    assert transfer.corpus_inputs(s, "a") == {"corpus": "results/demo_corpus/xhtml",
-                                              "metadata": "results/demo_corpus/metadata.csv"}
     assert settings_of({}, n_shards=1)["corpora"] == {}
     with pytest.raises(ValueError, match="used twice"):
         settings_of({"corpora": [{"name": "a", "source": "demo"}, {"name": "a", "source": "demo"}]})

@@ -12,10 +12,14 @@ Trained models are artifacts Snakemake sees: every model folder is a declared ou
 that reads one names it, and `all` names them all (a dry run); on a small build (one NPT run, its
 evaluations and its search index) a missing model makes `all` plan its retraining and everything
 that reads it, and a forced run trains from epoch 1 and, finished, keeps no resume state.
+
+`snakemake --report` (README) is built from the same smoke run: every table with the caption its
+Markdown file begins with, Figure 2, the filter report and every training curve.
 """
 
 from __future__ import annotations
 
+import html as htmllib
 import json
 import math
 import re
@@ -28,7 +32,9 @@ import pandas as pd
 import pytest
 
 from artifacts import check_eval_tables, check_figure
+from proofmatch import experiments as X
 from proofmatch.config import load_config
+from proofmatch.evaluation import tables as T
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
@@ -54,6 +60,20 @@ def test_lint_and_format_clean():
         cwd=REPO, capture_output=True, text=True, timeout=300,
     )
     assert fmt.returncode == 0, fmt.stdout + fmt.stderr
+
+
+def test_the_not_slow_guard_tells_a_run_from_a_plan():
+    """README: ``-m "not slow"`` leaves out every workflow run. tests/conftest.py fails a test not
+    marked slow that starts one (:func:`conftest.runs_workflow`); dry runs and lint only plan."""
+    from conftest import runs_workflow
+
+    assert runs_workflow(SNAKEMAKE + ["all", "-c2"] + SMOKE)
+    assert runs_workflow(["timeout", "-s", "INT", "60", *SNAKEMAKE, "x", "--profile", "slurm"])
+    assert runs_workflow("snakemake -c1 probe.txt") and runs_workflow(["bash", "-c", "cd wd && snakemake -c1 all"])
+    for plan in (["all", "-n"], ["-np", "all"], ["--lint"], ["--dry-run", "all"], ["--report", "r.html"]):
+        assert not runs_workflow(SNAKEMAKE + plan), plan
+    assert not runs_workflow([sys.executable, "-m", "snakefmt", "--check", "workflow"])
+    assert not runs_workflow([sys.executable, "-c", "import snakemake"])
 
 
 def test_bad_config_fails_before_any_job(tmp_path):
@@ -417,11 +437,19 @@ def check_replacement_change(wd: Path) -> None:
             for w in jobs["baseline"]} == expected_base
 
 
-@pytest.mark.slow
-def test_demo_workflow_end_to_end(tmp_path):
-    wd = copy_workflow(tmp_path)
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory) -> Path:
+    """The one smoke run of the whole workflow (``all`` on the demo corpus) that the end-to-end
+    and report tests share."""
+    wd = copy_workflow(tmp_path_factory.mktemp("demo-run"))
     run = subprocess.run(SNAKEMAKE + ["all", "-c2"] + SMOKE, cwd=wd, capture_output=True, text=True, timeout=2400)
     assert run.returncode == 0, (run.stdout + run.stderr)[-6000:]
+    return wd
+
+
+@pytest.mark.slow
+def test_demo_workflow_end_to_end(demo_run):
+    wd = demo_run
     for n in range(1, 8):
         assert "TODO" not in (wd / f"results/tables/table{n}.md").read_text()
     check_results(wd)
@@ -432,3 +460,44 @@ def test_demo_workflow_end_to_end(tmp_path):
     assert "Nothing to be done" in again.stdout + again.stderr, (again.stdout + again.stderr)[-3000:]
     # Changing one stage's parameter reruns that stage and what depends on it, nothing else.
     check_replacement_change(wd)
+
+
+def report_captions(html: str) -> dict[str, str]:
+    """The caption of every file of a Snakemake HTML report, by path, as plain text."""
+    found = re.findall(r'"(results/[^"]+)": \{"name": .*?"caption": ("(?:[^"\\]|\\.)*")', html)
+    plain = {path: re.sub(r"<!--.*?-->|<[^>]+>", "", json.loads(raw), flags=re.S) for path, raw in found}
+    return {path: " ".join(htmllib.unescape(text).split()) for path, text in plain.items()}
+
+
+@pytest.mark.slow
+def test_report_of_the_demo_run(demo_run):
+    """``snakemake --report`` (README) builds from the smoke run: every table, Figure 2, the filter
+    report and every training curve, each table captioned with the caption its .md begins with,
+    filled from the run's config (workflow/report/table.rst)."""
+    report = demo_run / "report.html"
+    built = subprocess.run(SNAKEMAKE + ["--report", str(report), "all"] + SMOKE, cwd=demo_run, capture_output=True,
+                           text=True, timeout=600)
+    assert built.returncode == 0, (built.stdout + built.stderr)[-3000:]
+    html = report.read_text()
+    captions = report_captions(html)
+    config = load_config(demo_run / "config/config.yaml", demo_run / "config/smoke.yaml")
+    tables = sorted((demo_run / "results/tables").glob("*.md"))
+    assert {f"results/tables/{t.name}" for t in tables} <= set(captions), sorted(captions)
+    for name in [*(f"table{n}" for n in range(1, 8)), "baselines"]:
+        shown = captions[f"results/tables/{name}.md"]
+        assert shown == T.table_caption(name, config), name
+        head = " ".join((demo_run / f"results/tables/{name}.md").read_text().split("\n\n")[0].split())
+        if name == "baselines":  # the file adds each fusion row's λ, chosen by the run
+            assert head.startswith(shown) and " λ chosen: " in head[len(shown):], head
+        elif name != "table7":  # Table 7's file counts its proofs (below)
+            assert head == shown, name
+    hubness = X.table7().rows[0].cells[0]
+    n = json.loads((demo_run / hubness.path()).read_text())["n"]
+    assert (demo_run / "results/tables/table7.md").read_text().startswith(T.hubness_caption(hubness.part, n))
+    protected = ", ".join(config["replace"]["protected"])
+    assert f"the protected symbols {protected} are not replaced" in captions["results/tables/table6.md"]
+    assert "results/figures/figure2.png" in captions and "results/data/filter_report.json" in captions
+    curves = [p for p in captions if p.endswith("/curve.png")]
+    assert len(curves) == len(list((demo_run / "results/runs").glob("*/*/*/curve.png"))) > 10
+    bounds = f"{config['filter']['min_tokens']}–{config['filter']['max_tokens']} tokens"
+    assert bounds in html or json.dumps(bounds)[1:-1] in html  # the run's description, filled from the config

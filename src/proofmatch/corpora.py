@@ -1,16 +1,36 @@
-"""The shape of a configured corpus: its folders, and which metadata table belongs to which.
+"""Which corpus feeds what: the training corpus, the transfer corpora and the LaTeX corpora of a
+config, the files each is read from and the folders its results go to.
 
-A corpus (config ``corpus``, and each of ``transfer.corpora``) may span several folders, each with
-its own metadata table (``dir`` and ``metadata`` as parallel lists). :func:`corpus_folders` pairs
-them and says, naming the config key, what to fix when they do not pair. It stands on the ground
-floor because both the config check (:mod:`proofmatch.config`, before any job) and the manifest
-stage (:mod:`proofmatch.data.corpus`) read it, and the config may import nothing above it.
+Why one module: a corpus comes in three source forms (``demo``: the generated demo corpus;
+``latex``: LaTeX sources converted with LaTeXML; ``dir``: folders of XHTML with their metadata
+tables), in two roles (the training corpus ``corpus``, and each entry of ``transfer.corpora``), and
+a LaTeX corpus of either role is converted under ``results/latex/<name>/`` first. The manifest
+rules, the LaTeX rules, the transfer table and ``rule all`` all ask the same questions (which
+folders and tables, how many shards, which files); answered here once, they cannot drift apart.
+
+Pure Python on purpose (no pandas, numpy or torch): the Snakefile imports it while it parses,
+before any job runs. It stands on the ground floor (docs/architecture.md, "Floors") because the
+config check (:mod:`proofmatch.config`) pairs a corpus's folders with their tables through
+:func:`corpus_folders` too, and the config may import nothing above it.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Sequence
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from proofmatch import experiments as X
+
+DEMO_ROOT = "results/demo_corpus"  # rule demo_corpus: xhtml/ and metadata.csv
+LATEX_ROOT = "results/latex"  # results/latex/<name>/: one LaTeX corpus converted to xhtml/ + metadata.csv
+TRANSFER_ROOT = "results/transfer"  # results/transfer/<name>/: a transfer corpus's results
+INDEX_ROOT = "results/index"  # search indexes, laid out as results/runs
+MAIN = "main"  # the training corpus's name (its LaTeX folder: results/latex/main)
+MAIN_ROOT = "results"  # the training corpus's results: corpus/, extract/, linearize/, data/, eval/
+
+#: The index ``rule all`` builds for ``proofmatch serve``/``search`` after the demo run.
+SEARCH_INDEX = str(X.SEARCH_DEMO_RUN.dir(INDEX_ROOT))
 
 PathLike = str | os.PathLike
 
@@ -44,3 +64,126 @@ def corpus_folders(dirs: PathLike | Sequence[PathLike], metadata: PathLike | Seq
                 f"config key {key}.metadata: {len(tables)} tables for {len(folders)} folders; fix: one "
                 f"entry per folder of {key}.dir, in its order (null for a folder without a table)")
     return [(str(d), None if t is None else str(t)) for d, t in zip(folders, tables)]
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """One corpus of a config: ``name`` (:data:`MAIN` for the training corpus, else its
+    ``transfer.corpora`` name), its config block ``entry`` (``source``, ``dir``, ``metadata``,
+    ``latex``), its extraction shards and ``root``, the folder its results go to (``corpus/``,
+    ``extract/``, ``linearize/``, ``data/``, ``eval/``)."""
+
+    name: str
+    entry: Mapping[str, Any]
+    n_shards: int
+    root: str
+
+    @property
+    def source(self) -> str:
+        return self.entry["source"]
+
+    def inputs(self) -> dict[str, Any]:
+        """The manifest rule's inputs: ``corpus`` (a folder, or the configured folders in order)
+        and ``metadata`` (a table, or the configured tables that exist). A ``latex`` corpus is
+        read from what rule ``latex_corpus`` writes, the demo corpus from rule ``demo_corpus``."""
+        if self.source == "demo":
+            return {"corpus": f"{DEMO_ROOT}/xhtml", "metadata": f"{DEMO_ROOT}/metadata.csv"}
+        if self.source == "latex":
+            return {"corpus": f"{self.latex_root}/xhtml", "metadata": f"{self.latex_root}/metadata.csv"}
+        folders = corpus_folders(self.entry["dir"], self.entry["metadata"])
+        return {"corpus": [d for d, _ in folders], "metadata": [t for _, t in folders if t]}
+
+    def tables(self) -> list[str | None] | None:
+        """The manifest rule's ``tables`` parameter: the metadata table of each folder of a ``dir``
+        corpus (None: that folder has none), since the ``metadata`` input leaves out the folders
+        without one; None for a generated corpus (demo, LaTeX), whose one table is that input."""
+        if self.source != "dir":
+            return None
+        return [t for _, t in corpus_folders(self.entry["dir"], self.entry["metadata"])]
+
+    def shard_files(self, stage: str, suffix: str) -> list[str]:
+        """Every shard's file of ``stage`` (``extract``, ``linearize``): what the filter reads."""
+        return [f"{self.root}/{stage}/shard-{i:03d}{suffix}" for i in range(self.n_shards)]
+
+    # LaTeX sources (source: latex)
+
+    @property
+    def latex_root(self) -> str:
+        return f"{LATEX_ROOT}/{self.name}"
+
+    @property
+    def latex_shards(self) -> int:
+        """Conversion jobs: ``latex.n_shards``, else the corpus's extraction shards."""
+        return int((self.entry.get("latex") or {}).get("n_shards") or self.n_shards)
+
+    def latex_inputs(self, step: str) -> dict[str, Any]:
+        """Named inputs of rule ``latex_inventory`` (``step="inventory"``: the source folder and
+        the metadata table) or ``latex_corpus`` (``"corpus"``: the inventory, the table and every
+        conversion shard)."""
+        inputs: dict[str, Any] = {"metadata": self.entry["metadata"]} if self.entry.get("metadata") else {}
+        if step == "inventory":
+            return {"sources": self.entry["dir"], **inputs}
+        if step == "corpus":
+            shards = [f"{self.latex_root}/shards/shard-{i:03d}.json" for i in range(self.latex_shards)]
+            return {"inventory": f"{self.latex_root}/inventory.parquet", **inputs, "shards": shards}
+        raise ValueError(f"unknown LaTeX step {step!r}; expected 'inventory' or 'corpus'")
+
+
+# ----------------------------------------------------------------------------- a config's corpora
+
+
+def main_corpus(config: Mapping[str, Any]) -> Corpus:
+    """The training corpus (config ``corpus``)."""
+    block = config["corpus"]
+    return Corpus(MAIN, block, int(block["n_shards"]), MAIN_ROOT)
+
+
+def transfer_root(name: str) -> str:
+    """Where a transfer corpus's results go: ``corpus/`` ... ``data/`` as the training corpus's,
+    then its test pool ``pool/`` and the evaluations on it ``eval/``."""
+    return f"{TRANSFER_ROOT}/{name}"
+
+
+def transfer_corpora(config: Mapping[str, Any]) -> dict[str, Corpus]:
+    """The transfer corpora by name, in config order; ``n_shards`` defaults to ``corpus.n_shards``."""
+    found: dict[str, Corpus] = {}
+    for entry in (config.get("transfer") or {}).get("corpora") or []:
+        name = entry["name"]
+        if name in found:
+            raise ValueError(f"config transfer.corpora: the name {name!r} is used twice")
+        n_shards = int(entry.get("n_shards") or config["corpus"]["n_shards"])
+        found[name] = Corpus(name, entry, n_shards, transfer_root(name))
+    return found
+
+
+def transfer_corpus(config: Mapping[str, Any], name: str) -> Corpus:
+    corpora = transfer_corpora(config)
+    if name not in corpora:
+        raise ValueError(f"no transfer corpus named {name!r} in config transfer.corpora")
+    return corpora[name]
+
+
+def latex_corpora(config: Mapping[str, Any]) -> dict[str, Corpus]:
+    """The corpora converted from LaTeX sources, by the name of their ``results/latex/<name>/``:
+    :data:`MAIN` when ``corpus.source`` is ``latex``, then every transfer corpus with ``source: latex``."""
+    found = {MAIN: main_corpus(config)} if config["corpus"]["source"] == "latex" else {}
+    # the schema keeps "main" for the training corpus: no transfer corpus takes its folder
+    found.update((name, c) for name, c in transfer_corpora(config).items() if c.source == "latex")
+    return found
+
+
+def latex_corpus(config: Mapping[str, Any], name: str) -> Corpus:
+    corpora = latex_corpora(config)
+    if name not in corpora:
+        raise ValueError(f"no LaTeX corpus named {name!r}: set corpus.source: latex, or add a "
+                         "transfer.corpora entry with source: latex")
+    return corpora[name]
+
+
+def conversion_reports(config: Mapping[str, Any]) -> dict[str, str]:
+    """The conversion table's inputs: each LaTeX corpus's ``report.json``, by corpus name."""
+    corpora = latex_corpora(config)
+    if not corpora:
+        raise ValueError("the conversion table needs a LaTeX corpus: corpus.source: latex, or a transfer "
+                         "corpus with source: latex")
+    return {name: f"{c.latex_root}/report.json" for name, c in corpora.items()}

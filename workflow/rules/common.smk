@@ -1,14 +1,15 @@
 # Shared definitions: config validation (once, before any job runs; it fills in every default),
 # wildcard constraints, and the input functions that decide which runs the tables need. The
-# wildcard values and the tables' cells are defined in proofmatch.experiments.
+# wildcard values and the tables' cells are defined in proofmatch.experiments, which corpus feeds
+# what (training, transfer and LaTeX corpora, their inputs and folders) in proofmatch.corpora.
+from proofmatch import corpora as C
 from proofmatch import experiments as X
 from proofmatch.config import run_matching, validate_config
-from proofmatch.data.corpus import corpus_folder_inputs, corpus_tables
 
 validate_config(config)
 
 SEED = config["seed"]
-SHARDS = [f"{i:03d}" for i in range(config["corpus"]["n_shards"])]
+MAIN_CORPUS = C.main_corpus(config)
 SPLITS = X.configured_splits(config)
 # Why a table part was not run (rendered in the table instead of numbers).
 NOT_RUN = X.not_run(config)
@@ -29,27 +30,6 @@ wildcard_constraints:
     part=X.pattern(X.PARTS),
     method=X.pattern(X.METHODS),
     n=r"\d",
-
-
-def corpus_inputs(wildcards):
-    """The corpus folder(s) and metadata table(s): the generated demo corpus, the corpus converted
-    from LaTeX sources (latex.smk) or the configured folder(s)."""
-    if config["corpus"]["source"] == "demo":
-        return {
-            "corpus": "results/demo_corpus/xhtml",
-            "metadata": "results/demo_corpus/metadata.csv",
-        }
-    if config["corpus"]["source"] == "latex":
-        return {
-            "corpus": "results/latex/main/xhtml",
-            "metadata": "results/latex/main/metadata.csv",
-        }
-    return corpus_folder_inputs(config["corpus"])
-
-
-def manifest_tables(wildcards):
-    """The metadata table of each configured corpus folder (proofmatch.data.corpus.corpus_tables)."""
-    return corpus_tables(config["corpus"])
 
 
 def train_inputs(wildcards):

@@ -23,7 +23,7 @@ rule demo_corpus:
 
 rule manifest:
     input:
-        unpack(corpus_inputs),
+        unpack(lambda w: MAIN_CORPUS.inputs()),
     output:
         manifest="results/corpus/manifest.parquet",
         articles="results/corpus/articles.parquet",
@@ -38,7 +38,7 @@ rule manifest:
         runtime=30,
     params:
         n_shards=config["corpus"]["n_shards"],
-        tables=manifest_tables,
+        tables=MAIN_CORPUS.tables(),
     script:
         "../scripts/manifest.py"
 

@@ -3,8 +3,8 @@
 
 rule filter_pairs:
     input:
-        shards=expand("results/linearize/shard-{shard}.parquet", shard=SHARDS),
-        reports=expand("results/extract/shard-{shard}.report.json", shard=SHARDS),
+        shards=MAIN_CORPUS.shard_files("linearize", ".parquet"),
+        reports=MAIN_CORPUS.shard_files("extract", ".report.json"),
     output:
         pairs="results/data/pairs.parquet",
         audit="results/data/filter_audit.parquet",

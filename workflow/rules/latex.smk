@@ -1,9 +1,10 @@
 # LaTeX sources -> XHTML+MathML corpus with LaTeXML (corpus.source: latex, or a transfer corpus with
 # source: latex): inventory (ids, content hashes, shards), conversion per shard with a per-article
 # cache, the assembled corpus folder + metadata + report, and the conversion table.
-from proofmatch.data import latex_inventory
+# Which corpora are LaTeX corpora, their inputs and folders: proofmatch.corpora.
+from proofmatch.data import latex, latex_inventory
 
-LATEX_CORPORA = latex_inventory.configured_corpora(config)
+LATEX_CORPORA = C.latex_corpora(config)
 LATEX_TARGETS = ["results/tables/conversion.md"] if LATEX_CORPORA else []
 
 
@@ -13,9 +14,7 @@ wildcard_constraints:
 
 rule latex_inventory:
     input:
-        unpack(
-            lambda w: latex_inventory.workflow_inputs(config, w.lcorpus, "inventory")
-        ),
+        unpack(lambda w: C.latex_corpus(config, w.lcorpus).latex_inputs("inventory")),
     output:
         "results/latex/{lcorpus}/inventory.parquet",
     log:
@@ -29,9 +28,9 @@ rule latex_inventory:
         # Any added, edited or removed source file reruns the inventory; the conversion cache then
         # converts only the new or changed articles.
         fingerprint=lambda w: latex_inventory.source_fingerprint(
-            latex_inventory.corpus_entry(config, w.lcorpus)["dir"]
+            C.latex_corpus(config, w.lcorpus).entry["dir"]
         ),
-        n_shards=lambda w: latex_inventory.corpus_n_shards(config, w.lcorpus),
+        n_shards=lambda w: C.latex_corpus(config, w.lcorpus).latex_shards,
     script:
         "../scripts/convert_latex.py"
 
@@ -52,14 +51,14 @@ rule convert_latex:
         mem_mb=4000,
         runtime=2880,
     params:
-        limits=lambda w: latex_inventory.corpus_entry(config, w.lcorpus)["latex"],
+        limits=lambda w: C.latex_corpus(config, w.lcorpus).entry["latex"],
     script:
         "../scripts/convert_latex.py"
 
 
 rule latex_corpus:
     input:
-        unpack(lambda w: latex_inventory.workflow_inputs(config, w.lcorpus, "corpus")),
+        unpack(lambda w: C.latex_corpus(config, w.lcorpus).latex_inputs("corpus")),
     output:
         xhtml=directory("results/latex/{lcorpus}/xhtml"),
         metadata="results/latex/{lcorpus}/metadata.csv",
@@ -77,11 +76,11 @@ rule latex_corpus:
 
 rule conversion_table:
     input:
-        unpack(lambda w: latex_inventory.workflow_inputs(config, None, "table")),
+        unpack(lambda w: C.conversion_reports(config)),
     output:
         md=report(
             "results/tables/conversion.md",
-            caption="../report/conversion.rst",
+            caption="../report/table.rst",
             category="Tables",
         ),
         tex="results/tables/conversion.tex",
@@ -93,5 +92,8 @@ rule conversion_table:
     resources:
         mem_mb=1000,
         runtime=10,
+    params:
+        # the report's caption, the .md's too (a function: no {wildcard} expansion of its text)
+        caption=lambda w: latex.CONVERSION_CAPTION,
     script:
         "../scripts/convert_latex.py"

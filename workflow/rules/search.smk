@@ -2,7 +2,7 @@
 # once, with the proofs' BM25 weights and the run's fusion weight λ (chosen on its dev part,
 # rule fusion_weight), for `proofmatch search` and `proofmatch serve`; the index folder is the
 # declared output, the run's model/ folder and fusion.json its inputs. `rule all` (and `snakemake -c2 search_demo`) builds the index of the
-# demo corpus from its NPT run (proofmatch.experiments.SEARCH_DEMO_RUN).
+# demo corpus from its NPT run (proofmatch.corpora.SEARCH_INDEX).
 
 
 rule search_index:
@@ -33,4 +33,4 @@ rule search_index:
 
 rule search_demo:
     input:
-        str(X.SEARCH_DEMO_RUN.dir("results/index")),
+        C.SEARCH_INDEX,

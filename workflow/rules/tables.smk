@@ -2,7 +2,9 @@
 # defined in proofmatch.experiments (the paper's cells in proofmatch.evaluation.paper).
 import os
 
+from proofmatch.evaluation import comparison as COMPARISON
 from proofmatch.evaluation import paper as PAPER
+from proofmatch.evaluation import tables as T
 
 
 rule table3:
@@ -11,7 +13,7 @@ rule table3:
     output:
         md=report(
             "results/tables/table3.md",
-            caption="../report/table3.rst",
+            caption="../report/table.rst",
             category="Tables",
         ),
         tex="results/tables/table3.tex",
@@ -26,6 +28,10 @@ rule table3:
     params:
         not_run=NOT_RUN,
         fusion=FUSION_RUNS,
+        # the table's caption, filled from the config (the report's; the script writes the same)
+        caption=lambda w, output: T.table_caption(
+            os.path.basename(output.md).removesuffix(".md"), config
+        ),
     script:
         "../scripts/render_table.py"
 
@@ -36,7 +42,7 @@ use rule table3 as table4 with:
     output:
         md=report(
             "results/tables/table4.md",
-            caption="../report/table4.rst",
+            caption="../report/table.rst",
             category="Tables",
         ),
         tex="results/tables/table4.tex",
@@ -51,7 +57,7 @@ use rule table3 as table5 with:
     output:
         md=report(
             "results/tables/table5.md",
-            caption="../report/table5.rst",
+            caption="../report/table.rst",
             category="Tables",
         ),
         tex="results/tables/table5.tex",
@@ -66,7 +72,7 @@ use rule table3 as table6 with:
     output:
         md=report(
             "results/tables/table6.md",
-            caption="../report/table6.rst",
+            caption="../report/table.rst",
             category="Tables",
         ),
         tex="results/tables/table6.tex",
@@ -81,7 +87,7 @@ use rule table3 as table7 with:
     output:
         md=report(
             "results/tables/table7.md",
-            caption="../report/table7.rst",
+            caption="../report/table.rst",
             category="Tables",
         ),
         tex="results/tables/table7.tex",
@@ -96,7 +102,7 @@ use rule table3 as baselines_table with:
     output:
         md=report(
             "results/tables/baselines.md",
-            caption="../report/baselines.rst",
+            caption="../report/table.rst",
             category="Tables",
         ),
         tex="results/tables/baselines.tex",
@@ -115,7 +121,7 @@ rule paper_comparison:
     output:
         md=report(
             "results/tables/paper_comparison.md",
-            caption="../report/paper_comparison.rst",
+            caption="../report/table.rst",
             category="Tables",
         ),
         csv="results/tables/paper_comparison.csv",
@@ -130,6 +136,11 @@ rule paper_comparison:
         not_run=NOT_RUN,
         corpus_source=config["corpus"]["source"],
         corpus_dir=config["corpus"]["dir"],
+        caption=lambda w: COMPARISON.caption(
+            COMPARISON.corpus_label(
+                config["corpus"]["source"], config["corpus"]["dir"]
+            )
+        ),
     script:
         "../scripts/paper_comparison.py"
 

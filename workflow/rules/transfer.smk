@@ -14,7 +14,7 @@ wildcard_constraints:
 
 use rule manifest as transfer_manifest with:
     input:
-        unpack(lambda w: transfer.corpus_inputs(TRANSFER, w.tname)),
+        unpack(lambda w: C.transfer_corpus(config, w.tname).inputs()),
     output:
         manifest="results/transfer/{tname}/corpus/manifest.parquet",
         articles="results/transfer/{tname}/corpus/articles.parquet",
@@ -23,8 +23,8 @@ use rule manifest as transfer_manifest with:
     benchmark:
         "results/benchmarks/transfer/{tname}/manifest.tsv"
     params:
-        n_shards=lambda w: transfer.corpus_entry(TRANSFER, w.tname)["n_shards"],
-        tables=lambda w: transfer.corpus_tables(TRANSFER, w.tname),
+        n_shards=lambda w: C.transfer_corpus(config, w.tname).n_shards,
+        tables=lambda w: C.transfer_corpus(config, w.tname).tables(),
 
 
 use rule extract as transfer_extract with:
@@ -52,11 +52,11 @@ use rule linearize as transfer_linearize with:
 
 use rule filter_pairs as transfer_filter_pairs with:
     input:
-        shards=lambda w: transfer.shard_files(
-            TRANSFER, w.tname, "linearize", ".parquet"
+        shards=lambda w: C.transfer_corpus(config, w.tname).shard_files(
+            "linearize", ".parquet"
         ),
-        reports=lambda w: transfer.shard_files(
-            TRANSFER, w.tname, "extract", ".report.json"
+        reports=lambda w: C.transfer_corpus(config, w.tname).shard_files(
+            "extract", ".report.json"
         ),
     output:
         pairs="results/transfer/{tname}/data/pairs.parquet",
@@ -132,7 +132,7 @@ rule transfer_table:
     output:
         md=report(
             "results/tables/transfer.md",
-            caption="../report/transfer.rst",
+            caption="../report/table.rst",
             category="Tables",
         ),
         tex="results/tables/transfer.tex",
@@ -146,5 +146,7 @@ rule transfer_table:
         runtime=10,
     params:
         settings=TRANSFER,
+        # the report's caption (a function: no {wildcard} expansion); the .md adds the pools
+        caption=lambda w: transfer.table_caption(TRANSFER["split"]),
     script:
         "../scripts/transfer_table.py"

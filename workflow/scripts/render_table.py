@@ -6,4 +6,5 @@ from proofmatch.evaluation.tables import table_from_inputs
 
 md = Path(snakemake.output.md)
 run_logged(snakemake.log[0], table_from_inputs, md.stem, list(snakemake.input), str(md.with_suffix("")),
-           not_run=dict(snakemake.params.not_run), fusion=[tuple(r) for r in snakemake.params.fusion])
+           not_run=dict(snakemake.params.not_run), fusion=[tuple(r) for r in snakemake.params.fusion],
+           config=snakemake.config)

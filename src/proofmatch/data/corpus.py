@@ -55,23 +55,6 @@ ARTICLES_SCHEMA = pa.schema(
 )
 
 
-def corpus_folder_inputs(entry: dict[str, Any]) -> dict[str, list[str]]:
-    """The manifest rule's inputs for a configured ``source: dir`` corpus: ``corpus`` (the
-    folders, in order) and ``metadata`` (the tables that exist). Which table belongs to which
-    folder travels as the rule's ``tables`` parameter (:func:`corpus_folders`' second column)."""
-    folders = corpus_folders(entry["dir"], entry["metadata"])
-    return {"corpus": [d for d, _ in folders], "metadata": [t for _, t in folders if t]}
-
-
-def corpus_tables(entry: dict[str, Any]) -> list[str | None] | None:
-    """The manifest rule's ``tables`` parameter: the metadata table of each folder of a
-    ``source: dir`` corpus (None: that folder has none), or None for a generated corpus (demo,
-    LaTeX), whose one table is the rule's ``metadata`` input."""
-    if entry["source"] != "dir":
-        return None
-    return [t for _, t in corpus_folders(entry["dir"], entry["metadata"])]
-
-
 # --------------------------------------------------------------------------------------------
 # listing and ids
 

@@ -223,6 +223,10 @@ def assemble_corpus(inventory_parquet: str | os.PathLike, shard_jsons: Sequence[
 CONVERSION_COLUMNS = {"articles": "Articles", "converted": "Converted", "cached": "Reused (cache)",
                       **{r: r.replace("_", " ").capitalize().replace("Latexml", "LaTeXML") for r in REASONS}}
 
+# The conversion table's caption: its .md and .tex files and the HTML report (rule params ``caption``).
+CONVERSION_CAPTION = ("LaTeX sources converted to XHTML+MathML with LaTeXML: articles converted and failures by "
+                      "reason (" + "; ".join(f"{CONVERSION_COLUMNS[k]}: {v}" for k, v in REASONS.items()) + ").")
+
 
 def conversion_table(reports: Mapping[str, str | os.PathLike | Mapping[str, Any]],
                      out_prefix: str | os.PathLike) -> pd.DataFrame:
@@ -235,9 +239,7 @@ def conversion_table(reports: Mapping[str, str | os.PathLike | Mapping[str, Any]
                      int(data.get("with_latexml_errors", 0))])
     df = pd.DataFrame(rows, columns=["Corpus", *CONVERSION_COLUMNS.values(), "Converted with LaTeXML errors"])
     out = str(out_prefix)
-    caption = ("LaTeX sources converted to XHTML+MathML with LaTeXML: articles converted and failures by reason "
-               "(" + "; ".join(f"{CONVERSION_COLUMNS[k]}: {v}" for k, v in REASONS.items()) + ").")
-    write_result_table(df, f"{out}.md", f"{out}.tex", f"{out}.csv", caption=caption, label=Path(out).name)
+    write_result_table(df, f"{out}.md", f"{out}.tex", f"{out}.csv", caption=CONVERSION_CAPTION, label=Path(out).name)
     return df
 
 

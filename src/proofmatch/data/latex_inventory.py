@@ -1,5 +1,5 @@
-"""The inventory of a LaTeX source folder (rule ``latex_inventory``), and the LaTeX corpora a
-config names (what the rules of ``workflow/rules/latex.smk`` ask; they keep no functions of their own).
+"""The inventory of a LaTeX source folder (rule ``latex_inventory``). Which corpora of a config are
+LaTeX corpora, and their inputs and folders, is :mod:`proofmatch.corpora`'s.
 
 Why: conversion runs in shards with a per-article cache (:mod:`proofmatch.data.latex`), so before
 anything is converted each article source gets a stable id, a file-name-safe key, a content hash
@@ -19,7 +19,7 @@ import hashlib
 import logging
 import os
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 from urllib.parse import quote
 
 import pandas as pd
@@ -167,52 +167,3 @@ def read_inventory(path: str | os.PathLike) -> tuple[pd.DataFrame, int]:
     table = pq.read_table(path)
     meta = table.schema.metadata or {}
     return table.to_pandas(), int(meta.get(b"n_shards", b"1"))
-
-
-# --------------------------------------------------------------------------------------------
-# the workflow's view (workflow/rules/latex.smk keeps no functions of its own)
-
-
-def configured_corpora(config: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    """LaTeX corpora of a config by name: ``main`` (``corpus.source: latex``) and every transfer
-    corpus with ``source: latex``; their results live in ``results/latex/<name>/``."""
-    found: dict[str, Mapping[str, Any]] = {}
-    if config["corpus"]["source"] == "latex":
-        found["main"] = config["corpus"]
-    for entry in (config.get("transfer") or {}).get("corpora") or []:
-        if entry["source"] == "latex":
-            found[entry["name"]] = entry
-    return found
-
-
-def corpus_entry(config: Mapping[str, Any], name: str) -> Mapping[str, Any]:
-    corpora = configured_corpora(config)
-    if name not in corpora:
-        raise ValueError(f"no LaTeX corpus named {name!r}: set corpus.source: latex, or add a "
-                         "transfer.corpora entry with source: latex")
-    return corpora[name]
-
-
-def corpus_n_shards(config: Mapping[str, Any], name: str) -> int:
-    """Conversion jobs: ``latex.n_shards``, else the entry's ``n_shards``, else ``corpus.n_shards``."""
-    entry = corpus_entry(config, name)
-    return int((entry.get("latex") or {}).get("n_shards") or entry.get("n_shards") or config["corpus"]["n_shards"])
-
-
-def workflow_inputs(config: Mapping[str, Any], name: str, step: str) -> dict[str, Any]:
-    """Named inputs of the ``inventory``, ``corpus`` or ``table`` step for one LaTeX corpus."""
-    if step == "table":
-        corpora = configured_corpora(config)
-        if not corpora:
-            raise ValueError("the conversion table needs a LaTeX corpus: corpus.source: latex, or a transfer "
-                             "corpus with source: latex")
-        return {c: f"results/latex/{c}/report.json" for c in corpora}
-    entry = corpus_entry(config, name)
-    inputs: dict[str, Any] = {"metadata": entry["metadata"]} if entry.get("metadata") else {}
-    if step == "inventory":
-        return {"sources": entry["dir"], **inputs}
-    if step == "corpus":
-        root = f"results/latex/{name}"
-        return {"inventory": f"{root}/inventory.parquet", **inputs,
-                "shards": [f"{root}/shards/shard-{i:03d}.json" for i in range(corpus_n_shards(config, name))]}
-    raise ValueError(f"unknown step {step!r}")

@@ -74,13 +74,19 @@ def pool_sizes(metrics: Mapping[X.Evaluation, Mapping[str, Any]]) -> dict[str, i
     return {s: n.pop() for s, n in sizes.items()}
 
 
-def caption(corpus: str, articles: int, pairs: int, pools: Mapping[str, int],
-            splits: Iterable[str]) -> str:
-    pool = "; ".join(f"{X.SPLIT_NAMES[s]} {pools[s]:,}" if s in pools else f"{X.SPLIT_NAMES[s]} not run"
-                     for s in splits)
+def caption(corpus: str, articles: int | None = None, pairs: int | None = None,
+            pools: Mapping[str, int] | None = None, splits: Iterable[str] = ()) -> str:
+    """The comparison's caption. The corpus's size after filtering and the test pool per split are
+    known once the run has them (the .md file); without them (the HTML report's caption, rule
+    params ``caption``, planned before any job) it names the corpus only."""
+    size = ""
+    if articles is not None:
+        pool = "; ".join(f"{X.SPLIT_NAMES[s]} {pools[s]:,}" if s in (pools or {}) else f"{X.SPLIT_NAMES[s]} not run"
+                         for s in splits)
+        size = (f", {articles:,} articles with {pairs:,} statement-proof pairs after filtering; pool (test pairs "
+                f"per split): {pool}")
     return (f"This run beside the paper, Tables 3-5: test MRR and accuracy (%) of every cell the paper reports; "
-            f"Difference = this run - paper, in points. This run: {corpus}, {articles:,} articles with "
-            f"{pairs:,} statement-proof pairs after filtering; pool (test pairs per split): {pool}. Versus "
+            f"Difference = this run - paper, in points. This run: {corpus}{size}. Versus "
             f"{PAPER_CORPUS}. Table 4 rows: split / training level, columns: test level; the Acc of a *-Global row "
             f"is global decoding's accuracy.")
 

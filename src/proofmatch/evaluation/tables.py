@@ -29,6 +29,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from proofmatch import experiments as X
+from proofmatch.config import validate_config
 from proofmatch.data.stats import TOKEN_STATS_COLUMNS, CorpusStats, corpus_stats, token_stats, token_stats_file
 from proofmatch.experiments import HUBNESS_BINS, Evaluation, Run, Table
 from proofmatch.logs import setup_logging
@@ -43,6 +44,8 @@ NotRun = Mapping[Hashable, str]
 HUBNESS_LABELS = {">=20": "≥20", ">=10": "≥10", ">=5": "≥5", ">=2": "≥2", "=1": "=1", "<1": "<1"}
 TITLES = {"table3": "Table 3", "table4": "Table 4", "table5": "Table 5", "table6": "Table 6", "table7": "Table 7",
           "baselines": "Baselines table"}
+# What each table's caption says, once: its .md and .tex files and the HTML report (rule params
+# ``caption``, workflow/report/table.rst) show it as :func:`table_caption` fills it from the config.
 CAPTIONS = {
     "table3": "Table 3: MRR and accuracy (%) by encoder, training/decoding and symbol replacement level (trained "
               "and tested on the same level). No MRR for global decoding. The SPECTER-style rows are this project's "
@@ -54,7 +57,7 @@ CAPTIONS = {
     "table6": "Table 6: controlled cross-replacement levels of ScratchBERT-Local-Local on the probability-theory "
               "domain (the pr split: articles whose primary category is splits.pr_category, split by article as in "
               "Unmixed), MRR and accuracy (%). Rows: training level; columns: test level (both keep the protected "
-              "symbols). +P: the protected symbols P, E, V, σ, ρ are not replaced.",
+              "symbols). +P: the protected symbols {protected} are not replaced.",
     "baselines": "Baselines: MRR and accuracy (%) of TF-IDF cosine and BM25 with local and global decoding (no MRR "
                  "for global decoding). The paper reports only TF-IDF cosine's MRR range (11.4-29.8, §8); TF-IDF on "
                  "the linearized tokens and BM25 are this project's, TF-IDF (reference code) is the paper's public "
@@ -67,6 +70,41 @@ FUSION_CAPTION = (" The rows 'X + BM25 (fusion, this project)' are this project'
                   "chosen per trained run on its own dev part by local MRR over the grid fusion.weights (the "
                   "run's fusion.json), never on the test part; BM25 is fitted on the evaluated part's proofs, as "
                   "in the BM25 rows.")
+
+
+def table_caption(name: str, config: Mapping[str, Any], n: int | None = None) -> str:
+    """The caption of table ``name`` (``table1`` ... ``table7``, ``baselines``) filled from the
+    validated ``config``: Table 6 names ``replace.protected``. Table 7 counts its proofs (``n``)
+    only once it is rendered; without ``n`` (the report's caption, planned before any job) it says
+    "the proofs"."""
+    if name == "table1":
+        return TABLE1_CAPTION
+    if name == "table2":
+        return TABLE2_CAPTION
+    if name == "table7":
+        return hubness_caption(X.table7().rows[0].cells[0].part, n)
+    if name not in CAPTIONS:
+        raise ValueError(f"no caption for table {name!r}; expected one of table1, table2, table7, {', '.join(CAPTIONS)}")
+    return scores_caption(X.tables(fusion=X.fusion_runs(config))[name], config)
+
+
+def scores_caption(table: Table, config: Mapping[str, Any]) -> str:
+    """The caption of a table of scores (Tables 3-6, baselines): its text, filled from ``config``,
+    and how its fusion rows were made when it has any (their λ: :func:`fusion_weights`)."""
+    fused = any(ev.fused for row in table.rows for ev in row.cells)
+    return CAPTIONS[table.name].format(protected=", ".join(config["replace"]["protected"])) + (
+        FUSION_CAPTION if fused else "")
+
+
+def hubness_caption(part: str, n: int | None = None) -> str:
+    proofs = "the proofs" if n is None else f"the {n} proofs"
+    return (f"Table 7: cumulative distribution of {proofs} of the {part} set by the number of statements to "
+            "which local decoding assigns them.")
+
+
+def _schema_defaults() -> dict[str, Any]:
+    """The config every key of which is the schema's default (what a caption says without a config)."""
+    return validate_config({})
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -116,11 +154,12 @@ def _write(df: pd.DataFrame, out_prefix: str | os.PathLike, caption: str) -> pd.
 
 
 def render_table(table: Table, results: Mapping[Evaluation, Source], out_prefix: str | os.PathLike,
-                 not_run: NotRun | None = None) -> pd.DataFrame:
+                 not_run: NotRun | None = None, config: Mapping[str, Any] | None = None) -> pd.DataFrame:
     """One table from its evaluations' results (a JSON path or a loaded dict per evaluation).
 
     A row marked in ``not_run`` shows its reason (and whatever results exist); a missing
-    result of any other row is an error."""
+    result of any other row is an error. The caption is :func:`table_caption` of ``config``
+    (default: the schema's defaults)."""
     if table.kind == "hubness":
         (row,) = table.rows
         return hubness_table(results[row.cells[0]], out_prefix)
@@ -141,15 +180,13 @@ def render_table(table: Table, results: Mapping[Evaluation, Source], out_prefix:
     _raise_missing(TITLES[table.name], missing)
     metric_columns = [f"{group} {m}" for group in table.groups for m in ("MRR", "Acc")]
     df = pd.DataFrame(rows, columns=[*table.label_columns, *metric_columns, "Note"])
-    return _write(df, out_prefix, CAPTIONS[table.name] + fusion_caption(table, loaded))
+    return _write(df, out_prefix, scores_caption(table, config or _schema_defaults()) + fusion_weights(table, loaded))
 
 
-def fusion_caption(table: Table, loaded: Mapping[Evaluation, Mapping[str, Any]]) -> str:
-    """What a table with fusion rows adds to its caption: how they were made, and each fused
-    run's normalization and λ per level as its evaluations record them ("" without fusion rows)."""
+def fusion_weights(table: Table, loaded: Mapping[Evaluation, Mapping[str, Any]]) -> str:
+    """What the run adds to the caption of a table with fusion rows: each fused run's
+    normalization and λ per level as its evaluations record them ("" without fusion rows)."""
     fused = [row for row in table.rows if any(ev.fused for ev in row.cells)]
-    if not fused:
-        return ""
     weights = []
     for row in fused:
         if row.decoding != "local":  # the global row reads the same evaluations
@@ -163,7 +200,7 @@ def fusion_caption(table: Table, loaded: Mapping[Evaluation, Mapping[str, Any]])
             run = row.labels[0].split(" + ", 1)[0]
             norms = sorted({str(m.get("normalize")) for _, m in found})
             weights.append(f"{run} ({'/'.join(norms)}): " + ", ".join(f"{g} {float(m['weight']):g}" for g, m in found))
-    return FUSION_CAPTION + (" λ chosen: " + "; ".join(weights) + "." if weights else "")
+    return " λ chosen: " + "; ".join(weights) + "." if weights else ""
 
 
 def hubness_table(result: Source, out_prefix: str | os.PathLike) -> pd.DataFrame:
@@ -174,8 +211,7 @@ def hubness_table(result: Source, out_prefix: str | os.PathLike) -> pd.DataFrame
         raise ValueError("Table 7: the evaluation JSON has no complete 'hubness' entry")
     rows = [[HUBNESS_LABELS[b], int(hub[b]["proofs"]), float(hub[b]["percent"])] for b in HUBNESS_BINS]
     df = pd.DataFrame(rows, columns=["Statements", "Proofs", "%"])
-    return _write(df, out_prefix, f"Table 7: cumulative distribution of the {metrics['n']} proofs of the "
-                  f"{metrics['part']} set by the number of statements to which local decoding assigns them.")
+    return _write(df, out_prefix, hubness_caption(metrics["part"], metrics["n"]))
 
 
 # ----------------------------------------------------------------------------- Tables 1 and 2 (the dataset)
@@ -274,10 +310,12 @@ def write_table2(pairs: str | os.PathLike | pd.DataFrame, out_prefix: str | os.P
 
 def table_from_inputs(name: str, inputs: Iterable[str | os.PathLike], out_prefix: str | os.PathLike,
                       not_run: NotRun | None = None, eval_root: str | os.PathLike = X.EVAL_ROOT,
-                      fusion: Iterable[tuple[str, str]] = X.FUSION_RUNS) -> pd.DataFrame:
+                      fusion: Iterable[tuple[str, str]] = X.FUSION_RUNS,
+                      config: Mapping[str, Any] | None = None) -> pd.DataFrame:
     """Render table ``name`` from the workflow's inputs: exactly the evaluation JSONs under
     ``eval_root`` of its rows not marked in ``not_run`` (what workflow/rules/common.smk lists);
-    ``fusion``: the runs fused with BM25 in the baselines table (config fusion.runs)."""
+    ``fusion``: the runs fused with BM25 in the baselines table (config fusion.runs); captioned
+    from the run's ``config``."""
     every = X.tables(fusion=tuple(fusion))
     if name not in every:
         raise ValueError(f"unknown table {name!r}; expected one of {', '.join(every)}")
@@ -288,13 +326,14 @@ def table_from_inputs(name: str, inputs: Iterable[str | os.PathLike], out_prefix
     if unexpected or absent:
         raise ValueError(f"{name}: the inputs are not the table's evaluations: {len(unexpected)} unexpected "
                          f"{unexpected[:3]}, {len(absent)} absent {absent[:3]}")
-    return render_table(table, {ev: path for path, ev in paths.items()}, out_prefix, not_run)
+    return render_table(table, {ev: path for path, ev in paths.items()}, out_prefix, not_run, config)
 
 
 def tables_from_eval_root(eval_root: str | os.PathLike, out_dir: str | os.PathLike, part: str = "test",
                           hubness_run: Run = X.TABLE7_RUN, not_run: NotRun | None = None,
                           allow_missing: bool = False,
-                          fusion: Iterable[tuple[str, str]] = X.FUSION_RUNS) -> None:
+                          fusion: Iterable[tuple[str, str]] = X.FUSION_RUNS,
+                          config: Mapping[str, Any] | None = None) -> None:
     """Render every table from the evaluation tree (path layout of docs/architecture.md).
 
     With ``allow_missing``, a result file that does not exist makes its cell "–" and its row's
@@ -325,7 +364,7 @@ def tables_from_eval_root(eval_root: str | os.PathLike, out_dir: str | os.PathLi
         if absent and not allow_missing:
             raise FileNotFoundError(f"{len(absent)} evaluation JSON(s) missing, e.g. {absent[0]}; "
                                     "run the workflow first or pass --allow-missing")
-        render_table(table, found, out / table.name, nr)
+        render_table(table, found, out / table.name, nr, config)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -336,7 +375,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--table7-run", default=f"{run.split}/{run.encoder}/{run.mode}/{run.level}",
                         help="split/encoder/mode/level of the dev evaluation used for Table 7")
     parser.add_argument("--config", default=None, help="config YAML: what it leaves out (matching.mathbert null, "
-                        "splits.pr_category null) is marked not run; its fusion.runs are the fusion rows")
+                        "splits.pr_category null) is marked not run; its fusion.runs are the fusion rows; the "
+                        "captions name its settings")
     parser.add_argument("--allow-missing", action="store_true", help="render missing results as 'not run'")
     parser.add_argument("--log", default=None)
 
@@ -345,6 +385,7 @@ def main(args: argparse.Namespace) -> int:
     setup_logging(args.log)
     not_run: dict[Hashable, str] = {}
     fusion = X.FUSION_RUNS
+    config = None
     if args.config:
         from proofmatch.config import load_config
 
@@ -353,5 +394,6 @@ def main(args: argparse.Namespace) -> int:
     parts = args.table7_run.split("/")
     if len(parts) != 4:
         raise SystemExit("--table7-run must be split/encoder/mode/level")
-    tables_from_eval_root(args.eval_root, args.out_dir, args.part, Run(*parts), not_run, args.allow_missing, fusion)
+    tables_from_eval_root(args.eval_root, args.out_dir, args.part, Run(*parts), not_run, args.allow_missing, fusion,
+                          config)
     return 0

@@ -42,8 +42,7 @@ from proofmatch.data.replace import OUTPUT_SCHEMA
 from proofmatch.render import write_table
 from proofmatch.data.splits import read_part
 from proofmatch.artifacts import read_json, read_parquet, write_json, write_parquet
-from proofmatch.data.corpus import corpus_folder_inputs
-from proofmatch.data.corpus import corpus_tables as folder_tables
+from proofmatch.corpora import transfer_corpora, transfer_root
 from proofmatch.evaluation.tables import cells, load_metrics
 
 log = logging.getLogger(__name__)
@@ -54,44 +53,13 @@ LEVEL = "conservation"  # the issue's setting: runs trained on Conservation, poo
 def transfer_settings(config: Mapping[str, Any]) -> dict[str, Any]:
     """The validated config's ``transfer`` block (:func:`proofmatch.config.validate_config`):
     split, level, runs as (encoder, mode), baselines, corpora by name (each with its
-    ``n_shards``; empty when none is configured) and why parts of the config are not run
-    (:func:`proofmatch.experiments.not_run`)."""
+    ``n_shards``, :func:`proofmatch.corpora.transfer_corpora`; empty when none is configured) and
+    why parts of the config are not run (:func:`proofmatch.experiments.not_run`)."""
     block = config["transfer"]
-    corpora: dict[str, dict[str, Any]] = {}
-    for entry in block["corpora"]:
-        if entry["name"] in corpora:
-            raise ValueError(f"config transfer.corpora: the name {entry['name']!r} is used twice")
-        corpora[entry["name"]] = {**entry, "n_shards": int(entry["n_shards"] or config["corpus"]["n_shards"])}
+    corpora = {name: {**c.entry, "n_shards": c.n_shards} for name, c in transfer_corpora(config).items()}
     runs = [tuple(r.split("-", 1)) for r in block["runs"]]  # the schema's "encoder-mode" run names
     return {"split": block["split"], "level": LEVEL, "runs": runs, "baselines": list(block["baselines"]),
             "corpora": corpora, "not_run": config_not_run(config)}
-
-
-def corpus_entry(settings: Mapping[str, Any], name: str) -> dict[str, Any]:
-    if name not in settings["corpora"]:
-        raise ValueError(f"no transfer corpus named {name!r} in config transfer.corpora")
-    return settings["corpora"][name]
-
-
-def corpus_inputs(settings: Mapping[str, Any], name: str) -> dict[str, str]:
-    """The corpus folder(s) and metadata of a transfer corpus, by its source form (the workflow's
-    manifest inputs): the demo corpus, the LaTeXML-converted folder, or the configured folder."""
-    entry = corpus_entry(settings, name)
-    if entry["source"] == "demo":
-        return {"corpus": "results/demo_corpus/xhtml", "metadata": "results/demo_corpus/metadata.csv"}
-    if entry["source"] == "latex":
-        return {"corpus": f"results/latex/{name}/xhtml", "metadata": f"results/latex/{name}/metadata.csv"}
-    return corpus_folder_inputs(entry)
-
-
-def corpus_tables(settings: Mapping[str, Any], name: str) -> list[str | None] | None:
-    """The manifest's ``tables`` parameter of a transfer corpus (:func:`proofmatch.data.corpus.corpus_tables`)."""
-    return folder_tables(corpus_entry(settings, name))
-
-
-def shard_files(settings: Mapping[str, Any], name: str, stage: str, suffix: str) -> list[str]:
-    return [f"results/transfer/{name}/{stage}/shard-{i:03d}{suffix}"
-            for i in range(corpus_entry(settings, name)["n_shards"])]
 
 
 def evaluations(settings: Mapping[str, Any]) -> list[Evaluation]:
@@ -113,11 +81,11 @@ def row_reason(settings: Mapping[str, Any], ev: Evaluation) -> str | None:
 def eval_root(corpus: str | None) -> str:
     """Where the evaluations on a corpus live: in-corpus (None) in results/eval, a transfer corpus's
     in results/transfer/<corpus>/eval (same layout)."""
-    return EVAL_ROOT if corpus is None else f"results/transfer/{corpus}/eval"
+    return EVAL_ROOT if corpus is None else f"{transfer_root(corpus)}/eval"
 
 
 def pool_json(settings: Mapping[str, Any], corpus: str) -> str:
-    return f"results/transfer/{corpus}/pool/{settings['split']}/{settings['level']}.json"
+    return f"{transfer_root(corpus)}/pool/{settings['split']}/{settings['level']}.json"
 
 
 def table_cells(settings: Mapping[str, Any]) -> dict[tuple[str | None, Evaluation], str]:
@@ -200,7 +168,6 @@ def transfer_table(results: Mapping[tuple[str | None, Evaluation], Any], pools: 
                 values += cells(loaded.get((c, ev)) if ev not in not_run else None, decoding)
             body.append([model_label(ev.model, ev.mode, decoding), *values,
                          not_run_note(not_run[ev]) if ev in not_run else ""])
-    split_name = SPLIT_NAMES[split]
     in_n = loaded[(None, run_rows[0])]["n"]
     columns = ["Model", f"In-corpus MRR (n={in_n})", "In-corpus Acc"]
     for c in corpora:
@@ -213,15 +180,21 @@ def transfer_table(results: Mapping[tuple[str | None, Evaluation], Any], pools: 
             note += (f", NOT a clean transfer: {info['shared_articles']} article ids and "
                      f"{info['duplicate_pairs']} identical pairs also in the training corpus's train part")
         notes.append(note)
-    caption = (f"Transfer: MRR and accuracy (%) of models trained on the {split_name} train part of the training "
-               f"corpus ({LEVEL_NAMES[LEVEL]}; baselines fitted on the same part), tested on its {split_name} test "
-               "part (In-corpus) and on every pair of each transfer corpus after the same extraction, filters and "
-               "linearization. No MRR for global decoding. Pools: " + "; ".join(notes) + "."
-               + fusion_caption(loaded))
+    caption = f"{table_caption(split)} Pools: " + "; ".join(notes) + "." + fusion_caption(loaded)
     out = str(out_prefix)
     write_table(df, f"{out}.md", f"{out}.tex", f"{out}.csv", caption=caption, label=Path(out).name)
     log.info("wrote %s.{md,tex,csv} (%d rows, %d transfer corpora)", out, len(df), len(corpora))
     return df
+
+
+def table_caption(split: str) -> str:
+    """The transfer table's caption as the HTML report shows it (rule params ``caption``); the .md
+    and .tex files add each pool's size and the fusion rows' λ, known once the run has them."""
+    split_name = SPLIT_NAMES[split]
+    return (f"Transfer: MRR and accuracy (%) of models trained on the {split_name} train part of the training "
+            f"corpus ({LEVEL_NAMES[LEVEL]}; baselines fitted on the same part), tested on its {split_name} test "
+            "part (In-corpus) and on every pair of each transfer corpus after the same extraction, filters and "
+            "linearization. No MRR for global decoding.")
 
 
 def render_transfer(inputs: Iterable[str | os.PathLike], out_prefix: str | os.PathLike,
