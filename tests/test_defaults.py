@@ -91,6 +91,7 @@ NOT_MIRRORS: dict[str, dict[str, str]] = {
     "proofmatch.evaluation.figure:figure2": {"max_tokens": "as pick_pairs", "batch_size": ENCODING_BATCH},
     "proofmatch.evaluation.figure:explain_pair": {"batch_size": ENCODING_BATCH},
     "proofmatch.search.explain:learned_cross": {"batch_size": ENCODING_BATCH},
+    "proofmatch.evaluation.comparison:caption": {"articles": "the filtered corpus's article count, known once the run has it (None: the report's caption names the corpus only), not a config key"},
     "proofmatch.evaluation.fused:halves": {"batch_size": ENCODING_BATCH},
     "proofmatch.evaluation.fused:fusion_weight": {"batch_size": ENCODING_BATCH},
     "proofmatch.evaluation.fused:evaluate_fusion": {"batch_size": ENCODING_BATCH},
