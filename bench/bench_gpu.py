@@ -89,7 +89,7 @@ def bench_npt(variant: str, kind: str, warmup: int, steps: int) -> dict:
     graphs, ``mode="reduce-overhead"``)."""
     from proofmatch.models.encoders import NPTConfig, NPTEncoder
     from proofmatch.models.matcher import Matcher, MatcherConfig, global_loss, local_loss
-    from proofmatch.models.train import make_optimizer
+    from proofmatch.models.optim import make_optimizer
 
     class _Codec:
         pad_id = 0

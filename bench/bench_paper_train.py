@@ -34,7 +34,8 @@ import torch
 from proofmatch.config import load_config
 from proofmatch.models import runtime, sampling
 from proofmatch.models.params import TrainParams, run_params
-from proofmatch.models.train import build_run, rank_metrics, train_step
+from proofmatch.models.selection import rank_metrics
+from proofmatch.models.train import build_run, train_step
 
 
 def chance_mrr(n: int) -> float:

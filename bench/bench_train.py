@@ -30,7 +30,8 @@ from proofmatch.config import validate_config
 from proofmatch.models.params import TrainParams
 from proofmatch.models.encoders import NPTConfig, NPTEncoder
 from proofmatch.models.matcher import Matcher, MatcherConfig, global_loss, local_loss
-from proofmatch.models.train import Training, make_optimizer, train_epoch
+from proofmatch.models.optim import make_optimizer
+from proofmatch.models.train import Training, train_epoch
 
 # (vocab, d_model, n_layers, n_heads, d_k, batch, statement length, proof length, max_length);
 # the paper's NPT has 15M parameters, i.e. a word vocabulary of about 44k entries at d = 300

@@ -74,8 +74,8 @@ MIRRORS: dict[str, dict[str, str]] = {
     "proofmatch.models.pretrain:build_pretraining": {"eval_every_unit": "pretrain.eval_every_unit"},
     "proofmatch.models.pretrain:check_due": {"unit": "pretrain.eval_every_unit"},
     "proofmatch.models.train:batch_loss": {"margin": "matching.specter.margin"},
-    "proofmatch.models.train:rank_metrics": {"seed": "seed"},
-    "proofmatch.models.train:decoded_metrics": {"seed": "seed"},
+    "proofmatch.models.selection:rank_metrics": {"seed": "seed"},
+    "proofmatch.models.selection:decoded_metrics": {"seed": "seed"},
     "proofmatch.search.build:build_index": {"seed": "seed"},
 }
 
@@ -103,7 +103,7 @@ NOT_MIRRORS: dict[str, dict[str, str]] = {
     "proofmatch.models.matcher:Matcher.embed": {"batch_size": ENCODING_BATCH},
     "proofmatch.models.matcher:Matcher.factors": {"batch_size": ENCODING_BATCH},
     "proofmatch.models.matcher:Matcher.score_pairs": {"batch_size": ENCODING_BATCH},
-    "proofmatch.models.train:rank_metrics": {"batch_size": ENCODING_BATCH},
+    "proofmatch.models.selection:rank_metrics": {"batch_size": ENCODING_BATCH},
     "proofmatch.search.build:build_index": {"batch_size": ENCODING_BATCH},
     "proofmatch.models.encoders:NPTConfig": {"dropout": SAVED_MODEL, "attention_dropout": SAVED_MODEL,
                                              "positions": SAVED_MODEL},

@@ -18,10 +18,13 @@ from proofmatch.artifacts import write_parquet
 from proofmatch.config import ConfigError, default, load_config, validate_config
 from proofmatch.decoding.local import factor_scorer
 from proofmatch.evaluation.evaluate import evaluate_run
+from proofmatch.models import optim as optim_mod
+from proofmatch.models import selection as selection_mod
 from proofmatch.models import train as train_mod
 from proofmatch.models.matcher import load_matcher
 from proofmatch.models.params import TrainParams
-from proofmatch.models.train import decoded_metrics, selection_column, train_run
+from proofmatch.models.selection import decoded_metrics, selection_column
+from proofmatch.models.train import train_run
 from toydata import toy_pairs, train_params
 
 CONFIG = Path(__file__).resolve().parents[1] / "config"
@@ -84,7 +87,7 @@ def test_saved_model_holds_the_chosen_weights(weights, toy, tmp_path, monkeypatc
     """With t0 = 0 ASGD averages from its first step, so after an epoch of several steps the
     average differs from the raw parameters; ``model/`` must hold the ones ``eval_weights`` names,
     and the checkpoint (training state) always the raw ones."""
-    monkeypatch.setattr(train_mod, "ASGD_T0", 0)
+    monkeypatch.setattr(optim_mod, "ASGD_T0", 0)
     # keep the resume state that a finished run discards: it holds the raw weights and ASGD's ax
     monkeypatch.setattr(train_mod.checkpoint, "discard", lambda *args, **kwargs: None)
     out = tmp_path / weights
@@ -200,7 +203,7 @@ def test_decoded_metrics_global_accuracy_differs_from_local(exact_max_n, monkeyp
     """A hub: statement 1 ranks proof 0 first, so local accuracy is 1/2, but the assignment
     (2 + 1 > 1.9 + 0) gives every statement its own proof; the same exactly and on the sparse
     k-best graph."""
-    monkeypatch.setattr(train_mod, "DEFAULT_EXACT_MAX_N", exact_max_n)
+    monkeypatch.setattr(selection_mod, "DEFAULT_EXACT_MAX_N", exact_max_n)
     S = np.array([[2.0, 0.0], [1.9, 1.0]], np.float32)
     scorer = factor_scorer(S, np.eye(2, dtype=np.float32))
     assert decoded_metrics(scorer, 2) == {"mrr": 0.75, "acc": 0.5}

@@ -24,9 +24,12 @@ from proofmatch.evaluation.evaluate import evaluate_run
 from proofmatch.models.matcher import (Matcher, MatcherConfig, NotConfigured, global_loss, load_matcher, local_loss,
                               max_assignment, npt_vocab, triplet_loss)
 from proofmatch.artifacts import write_parquet
+from proofmatch.models import optim as optim_mod
 from proofmatch.models import train as train_mod
 from proofmatch.models.batching import TokenTable
-from proofmatch.models.train import make_optimizer, rank_metrics, step_schedule, train_run
+from proofmatch.models.optim import make_optimizer
+from proofmatch.models.selection import rank_metrics
+from proofmatch.models.train import step_schedule, train_run
 from toydata import toy_pairs, train_params
 
 CONFIG = Path(__file__).resolve().parents[1] / "config"  # independent of the working directory
@@ -334,7 +337,7 @@ def test_asgd_state_follows_the_parameters_device():
     saved["param_groups"][0]["capturable"] = True  # as a GPU run saves it
     resumed = make_optimizer("asgd", params, 0.1)
     resumed.load_state_dict(saved)
-    train_mod.place_optimizer_state(resumed)
+    optim_mod.place_optimizer_state(resumed)
     assert resumed.param_groups[0]["capturable"] is False
     resumed.step()
     assert int(resumed.state[params[0]]["step"]) == 2

@@ -26,7 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "show": ("proofmatch.data.show", "pretty-print pairs, filter reasons and mappings"),
     "tokenizer": ("proofmatch.models.tokenizer", "train the WordPiece tokenizer"),
     "pretrain": ("proofmatch.models.pretrain", "MLM pretraining of ScratchBERT"),
-    "train": ("proofmatch.models.train", "train a matching model"),
+    "train": ("proofmatch.models.train_cli", "train a matching model"),
     "evaluate": ("proofmatch.evaluation.evaluate", "encode, score and decode a test set"),
     "baselines": ("proofmatch.evaluation.baselines", "TF-IDF and BM25 baselines"),
     "fusion": ("proofmatch.evaluation.fused", "a trained run + BM25: choose λ on dev (weight), evaluate (evaluate)"),

@@ -9,7 +9,7 @@ and a step's loss stays there: the epoch reads its losses once, at its end (:fun
 which also fails the run on a non-finite loss, before the epoch's checkpoint). On a GPU no local
 step waits for the one before it.
 
-Schedule (paper §8): ASGD (t0 = 1e4 as in the reference, or AdamW: :func:`make_optimizer`) with
+Schedule (paper §8): ASGD (t0 = 1e4 as in the reference, or AdamW: :func:`proofmatch.models.optim.make_optimizer`) with
 "the learning rate multiplied by 0.996 after each epoch ... (after 300 epochs)": ``lr_decay``
 after each epoch from the ``lr_decay_start``-th on (counted from 1). An epoch is one shuffled pass
 over the train part in batches of ``batch_size`` (the reference BERT loop never shuffled). Hybrid
@@ -17,7 +17,7 @@ training ("optimized by alternating one stochastic step for each loss") gives ev
 and then a global step (the reference also took ``2 × n/b`` steps per hybrid epoch). Every
 ``eval_every`` epochs (NPT "every 20 epochs", BERT "every five epochs") and after the last, the
 dev part is decoded locally (:func:`proofmatch.decoding.local.local_decode`: a tie with the gold counts
-against it) and the best model is kept (:func:`selection_column`): by default the best dev MRR;
+against it) and the best model is kept (:func:`proofmatch.models.selection.selection_column`): by default the best dev MRR;
 ``select_metric: accuracy`` selects on dev accuracy, and ``hybrid_selection: global`` makes hybrid
 runs select on the dev accuracy of global decoding (:func:`proofmatch.decoding.assign.global_decode`),
 as the reference code did. Under ASGD, evaluation and the saved model use its averaged weights
@@ -40,17 +40,13 @@ leaves none, so running it again trains it again.
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import dataclasses
-import json
 import logging
 import os
 import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
@@ -60,72 +56,24 @@ from proofmatch.models import checkpoint
 
 from proofmatch.models import runtime, sampling
 from proofmatch import config
-from proofmatch.decoding.assign import global_decode
-from proofmatch.decoding.local import factor_scorer, local_decode
 from proofmatch.models.batching import TokenTable
-from proofmatch.models.matcher import (ENCODERS, MODES, Matcher, NotConfigured, build_matcher, check_run, global_loss,
-                              local_loss, triplet_loss)
+from proofmatch.models.optim import make_optimizer, place_optimizer_state
+from proofmatch.models.selection import evaluation_weights, rank_metrics, selection_column
+from proofmatch.models.matcher import (MODES, Matcher, build_matcher, check_run, global_loss, local_loss, triplet_loss)
 from proofmatch.data.splits import read_parts
-from proofmatch.models.params import TrainParams, start_checkpoint
+from proofmatch.models.params import TrainParams
 from proofmatch.artifacts import atomic_dir, atomic_path, write_csv, write_json
-from proofmatch.data.views import VIEWS, view as token_view
+from proofmatch.data.views import view as token_view
 
 log = logging.getLogger(__name__)
 
-OPTIMIZERS = ("asgd", "adamw")
 STEPS = {"local": ("local",), "hybrid": ("local", "global"), "triplet": ("triplet",)}
-ASGD_T0 = 1e4
 RESUME_DIR = "checkpoint"  # the resume state (checkpoint and best model so far) of an unfinished run
 BEST_DIR = "model"        # the best model: in the resume folder during the run, in the run folder after
 # what a killed run leaves in its folder
 TEMPORARIES = (".model.*", ".metrics.*", ".curve.png.*", f"{RESUME_DIR}/.{BEST_DIR}.*",
                *(f"{RESUME_DIR}/{t}" for t in checkpoint.TEMPORARIES))
-EVAL_WEIGHTS = ("average", "raw")        # ASGD's averaged parameters, or the parameters themselves
-SELECT_METRICS = {"mrr": "dev_mrr", "accuracy": "dev_acc"}  # select_metric -> metrics.csv column
-HYBRID_SELECTION = ("local", "global")   # global: hybrid runs select on dev_global_acc
-# Dev decoding during training (global accuracy, for hybrid_selection: global) uses the schema's
-# decode settings: a job's params are only its part of `matching` (config.run_matching), so a
-# change of decode.* re-evaluates every run but retrains none.
-DEFAULT_TOPK = config.default("decode.topk")
-DEFAULT_EXACT_MAX_N = config.default("decode.exact_max_n")
 
-
-def make_optimizer(name: str, parameters: Iterable[torch.nn.Parameter], lr: float) -> torch.optim.Optimizer:
-    """ASGD (paper §8) with the reference's t0 = 1e4 and no weight decay, or AdamW (torch defaults).
-
-    ASGD is plain SGD until step t0: the paper's 400 epochs over 147k pairs give it about a million
-    steps, a small corpus a few thousand, and from scratch a max-pooled encoder's gradients are
-    small (every pooled vector starts near the same point), so SGD barely leaves its
-    initialisation. AdamW rescales each parameter's step and trains such a model in those steps.
-
-    On a GPU, ASGD is ``capturable``: its step counter lives on the GPU and its update reads it
-    there (otherwise every step reads it back, and the host waits for the GPU each step).
-    """
-    parameters = list(parameters)
-    if name == "asgd":
-        return torch.optim.ASGD(parameters, lr=lr, t0=ASGD_T0, weight_decay=0.0,
-                                capturable=_on_gpu(parameters))
-    if name == "adamw":
-        return torch.optim.AdamW(parameters, lr=lr)
-    raise ValueError(f"unknown optimizer {name!r}; expected one of {OPTIMIZERS}")
-
-
-def _on_gpu(parameters: Sequence[torch.nn.Parameter]) -> bool:
-    return bool(parameters) and parameters[0].device.type == "cuda"
-
-
-def place_optimizer_state(optimizer: torch.optim.Optimizer) -> None:
-    """After loading a checkpoint written on another device: ASGD's ``capturable`` flag (which
-    the loaded state carries) and its per-parameter scalars follow this run's parameters."""
-    if not isinstance(optimizer, torch.optim.ASGD):
-        return
-    for group in optimizer.param_groups:
-        group["capturable"] = _on_gpu(group["params"])
-        for p in group["params"]:
-            state = optimizer.state.get(p, {})
-            for key in ("step", "eta", "mu"):
-                if key in state:
-                    state[key] = state[key].to(p.device)
 
 
 def step_schedule(mode: str, batches: Sequence[np.ndarray]) -> list[tuple[str, np.ndarray]]:
@@ -163,74 +111,6 @@ def batch_loss(model: torch.nn.Module, rt: runtime.Runtime, kind: str, idx: np.n
     if kind == "triplet":  # SPECTER: anchor, positive, negative
         return triplet_loss(enc[0], enc[1], enc[2], margin), float("nan")
     raise ValueError(f"unknown loss {kind!r}")
-
-
-# ---------------------------------------------------------------- dev evaluation
-
-
-@torch.no_grad()
-def rank_metrics(matcher: Matcher, statements: Sequence[Sequence[str]], proofs: Sequence[Sequence[str]],
-                 batch_size: int = 64, global_decoding: bool = False,
-                 seed: int = config.default("seed")) -> dict[str, float]:
-    """MRR and accuracy of local decoding (:func:`proofmatch.decoding.local.local_decode`, a tie with the
-    gold counts against it) of aligned statements/proofs (gold = same index); with
-    ``global_decoding`` also ``global_acc`` (:func:`decoded_metrics`)."""
-    scorer = factor_scorer(*matcher.factors(statements, proofs, batch_size))
-    return decoded_metrics(scorer, len(statements), global_decoding, seed)
-
-
-def decoded_metrics(scorer, n: int, global_decoding: bool = False,
-                    seed: int = config.default("seed")) -> dict[str, float]:
-    """Local MRR and accuracy of the score function ``scorer`` over n aligned pairs, and with
-    ``global_decoding`` the accuracy of global decoding as the evaluation stage does it: exact
-    ``lapjv`` on the score matrix (assembled by row-chunk matrix products) up to
-    ``DEFAULT_EXACT_MAX_N`` pairs, else ``lapmod`` over the ``DEFAULT_TOPK``-best graph
-    (:func:`proofmatch.decoding.assign.global_decode`; ``seed`` places its fallback edges)."""
-    sparse = global_decoding and n > DEFAULT_EXACT_MAX_N
-    local = local_decode(scorer, n, k=DEFAULT_TOPK if sparse else 1, progress=False)
-    out = {"mrr": local.mrr, "acc": local.acc}
-    if global_decoding:
-        out["global_acc"] = global_decode(scorer, local, DEFAULT_EXACT_MAX_N, seed).acc
-    return out
-
-
-def selection_column(p: TrainParams, mode: str) -> str:
-    """The ``metrics.csv`` column whose best value selects the saved model: ``dev_global_acc`` for
-    a hybrid run with ``hybrid_selection: global`` (the reference's ``-G`` runs), else ``dev_mrr``
-    or ``dev_acc`` (``select_metric``). Refuses unknown values of the selection keys."""
-    if p.select_metric not in SELECT_METRICS:
-        raise ValueError(f"unknown select_metric {p.select_metric!r}; expected one of {tuple(SELECT_METRICS)}")
-    if p.hybrid_selection not in HYBRID_SELECTION:
-        raise ValueError(f"unknown hybrid_selection {p.hybrid_selection!r}; expected one of {HYBRID_SELECTION}")
-    if p.eval_weights not in EVAL_WEIGHTS:
-        raise ValueError(f"unknown eval_weights {p.eval_weights!r}; expected one of {EVAL_WEIGHTS}")
-    if mode == "hybrid" and p.hybrid_selection == "global":
-        return "dev_global_acc"
-    return SELECT_METRICS[p.select_metric]
-
-
-def evaluation_weights(optimizer: torch.optim.Optimizer, weights: str) -> contextlib.AbstractContextManager:
-    """The weights dev evaluation reads and ``model/`` keeps: ASGD's averages (``average``; the
-    parameters themselves under AdamW, and under ASGD for its first t0 steps, where the average
-    is the last iterate) or the parameters themselves (``raw``, the reference code)."""
-    return averaged_weights(optimizer) if weights == "average" else contextlib.nullcontext()
-
-
-@contextlib.contextmanager
-def averaged_weights(optimizer: torch.optim.Optimizer) -> Iterator[None]:
-    """Temporarily load ASGD's averaged parameters (``ax``) into the model."""
-    saved = []
-    for group in optimizer.param_groups:
-        for p in group["params"]:
-            ax = optimizer.state.get(p, {}).get("ax")
-            if ax is not None:
-                saved.append((p, p.detach().clone()))
-                p.data.copy_(ax)
-    try:
-        yield
-    finally:
-        for p, value in saved:
-            p.data.copy_(value)
 
 
 # ---------------------------------------------------------------- a run, step by step
@@ -502,42 +382,3 @@ def plot_curve(history: list[dict], path: Path, title: str) -> None:
     with atomic_path(path, ".png") as tmp:
         fig.savefig(tmp, format="png", dpi=110)
     plt.close(fig)
-
-
-# ---------------------------------------------------------------- CLI
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("data", help="replaced-split Parquet (train part trains, dev part selects)")
-    parser.add_argument("--out", required=True, help="run folder")
-    parser.add_argument("--encoder", required=True, choices=ENCODERS)
-    parser.add_argument("--mode", required=True, choices=MODES)
-    parser.add_argument("--view", required=True, choices=VIEWS)
-    parser.add_argument("--config", default="config/config.yaml")
-    parser.add_argument("--seed", type=int, help="overrides the config seed")
-    parser.add_argument("--tokenizer-dir", help="WordPiece tokenizer (default: the checkpoint's own)")
-    parser.add_argument("--pretrained-dir",
-                        help="BERT checkpoint (ScratchBERT folder; default for mathbert: matching.mathbert)")
-    parser.add_argument("--epochs", type=int, help="overrides the epochs of the config")
-    parser.add_argument("--log", help="log file")
-
-
-def main(args: argparse.Namespace) -> int:
-    from proofmatch.config import load_config
-    from proofmatch.logs import setup_logging
-
-    setup_logging(args.log)
-    cfg = load_config(args.config)
-    p = TrainParams.from_config(cfg["matching"], args.encoder)
-    if args.epochs:
-        p = dataclasses.replace(p, epochs=args.epochs)
-    seed = cfg["seed"] if args.seed is None else args.seed
-    try:
-        result = train_run(args.data, args.out, args.encoder, args.mode, args.view, p, seed,
-                           tokenizer_dir=args.tokenizer_dir,
-                           pretrained_dir=start_checkpoint(cfg["matching"], args.encoder, args.pretrained_dir))
-    except NotConfigured as err:
-        logging.getLogger("proofmatch").error("not run: %s", err)
-        return 3
-    print(json.dumps(result, indent=2, sort_keys=True))
-    return 0

@@ -1,0 +1,93 @@
+"""Model selection on the dev part during training: its metrics and which one picks the saved model.
+
+Dev decoding is the evaluation stage's (:mod:`proofmatch.decoding`): local ranks with ties against
+the gold, and for ``hybrid_selection: global`` the global assignment's accuracy. Under ASGD the
+model is evaluated, and kept, with its averaged weights unless ``eval_weights: raw``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Iterator, Sequence
+
+import torch
+
+from proofmatch import config
+from proofmatch.decoding.assign import global_decode
+from proofmatch.decoding.local import factor_scorer, local_decode
+from proofmatch.models.matcher import Matcher
+from proofmatch.models.params import TrainParams
+
+EVAL_WEIGHTS = ("average", "raw")        # ASGD's averaged parameters, or the parameters themselves
+SELECT_METRICS = {"mrr": "dev_mrr", "accuracy": "dev_acc"}  # select_metric -> metrics.csv column
+HYBRID_SELECTION = ("local", "global")   # global: hybrid runs select on dev_global_acc
+# Dev decoding during training (global accuracy, for hybrid_selection: global) uses the schema's
+# decode settings: a job's params are only its part of `matching` (config.run_matching), so a
+# change of decode.* re-evaluates every run but retrains none.
+DEFAULT_TOPK = config.default("decode.topk")
+DEFAULT_EXACT_MAX_N = config.default("decode.exact_max_n")
+
+
+@torch.no_grad()
+def rank_metrics(matcher: Matcher, statements: Sequence[Sequence[str]], proofs: Sequence[Sequence[str]],
+                 batch_size: int = 64, global_decoding: bool = False,
+                 seed: int = config.default("seed")) -> dict[str, float]:
+    """MRR and accuracy of local decoding (:func:`proofmatch.decoding.local.local_decode`, a tie with the
+    gold counts against it) of aligned statements/proofs (gold = same index); with
+    ``global_decoding`` also ``global_acc`` (:func:`decoded_metrics`)."""
+    scorer = factor_scorer(*matcher.factors(statements, proofs, batch_size))
+    return decoded_metrics(scorer, len(statements), global_decoding, seed)
+
+
+def decoded_metrics(scorer, n: int, global_decoding: bool = False,
+                    seed: int = config.default("seed")) -> dict[str, float]:
+    """Local MRR and accuracy of the score function ``scorer`` over n aligned pairs, and with
+    ``global_decoding`` the accuracy of global decoding as the evaluation stage does it: exact
+    ``lapjv`` on the score matrix (assembled by row-chunk matrix products) up to
+    ``DEFAULT_EXACT_MAX_N`` pairs, else ``lapmod`` over the ``DEFAULT_TOPK``-best graph
+    (:func:`proofmatch.decoding.assign.global_decode`; ``seed`` places its fallback edges)."""
+    sparse = global_decoding and n > DEFAULT_EXACT_MAX_N
+    local = local_decode(scorer, n, k=DEFAULT_TOPK if sparse else 1, progress=False)
+    out = {"mrr": local.mrr, "acc": local.acc}
+    if global_decoding:
+        out["global_acc"] = global_decode(scorer, local, DEFAULT_EXACT_MAX_N, seed).acc
+    return out
+
+
+def selection_column(p: TrainParams, mode: str) -> str:
+    """The ``metrics.csv`` column whose best value selects the saved model: ``dev_global_acc`` for
+    a hybrid run with ``hybrid_selection: global`` (the reference's ``-G`` runs), else ``dev_mrr``
+    or ``dev_acc`` (``select_metric``). Refuses unknown values of the selection keys."""
+    if p.select_metric not in SELECT_METRICS:
+        raise ValueError(f"unknown select_metric {p.select_metric!r}; expected one of {tuple(SELECT_METRICS)}")
+    if p.hybrid_selection not in HYBRID_SELECTION:
+        raise ValueError(f"unknown hybrid_selection {p.hybrid_selection!r}; expected one of {HYBRID_SELECTION}")
+    if p.eval_weights not in EVAL_WEIGHTS:
+        raise ValueError(f"unknown eval_weights {p.eval_weights!r}; expected one of {EVAL_WEIGHTS}")
+    if mode == "hybrid" and p.hybrid_selection == "global":
+        return "dev_global_acc"
+    return SELECT_METRICS[p.select_metric]
+
+
+def evaluation_weights(optimizer: torch.optim.Optimizer, weights: str) -> contextlib.AbstractContextManager:
+    """The weights dev evaluation reads and ``model/`` keeps: ASGD's averages (``average``; the
+    parameters themselves under AdamW, and under ASGD for its first t0 steps, where the average
+    is the last iterate) or the parameters themselves (``raw``, the reference code)."""
+    return averaged_weights(optimizer) if weights == "average" else contextlib.nullcontext()
+
+
+@contextlib.contextmanager
+def averaged_weights(optimizer: torch.optim.Optimizer) -> Iterator[None]:
+    """Temporarily load ASGD's averaged parameters (``ax``) into the model."""
+    saved = []
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            ax = optimizer.state.get(p, {}).get("ax")
+            if ax is not None:
+                saved.append((p, p.detach().clone()))
+                p.data.copy_(ax)
+    try:
+        yield
+    finally:
+        for p, value in saved:
+            p.data.copy_(value)
