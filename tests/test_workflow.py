@@ -236,7 +236,8 @@ def job_set(stdout: str) -> set[tuple[str, frozenset]]:
 @pytest.mark.slow
 def test_a_missing_model_plans_its_training_and_every_reader(npt_build, tmp_path):
     """``snakemake -n all`` with the run's ``model/`` moved away plans, beyond what the small
-    build lacks anyway, exactly that run's training, its evaluation and its search index."""
+    build lacks anyway, exactly that run's training, its evaluation, its fusion weight (which the
+    search index fuses with) and its search index."""
     assert "Nothing to be done" in dry_run(npt_build).stdout
     model = npt_build / NPT_RUN / "model"
     assert (model / "config.json").exists() and (npt_build / NPT_RUN / "metrics.csv").exists()
@@ -250,6 +251,7 @@ def test_a_missing_model_plans_its_training_and_every_reader(npt_build, tmp_path
     test = dict(run, part="test", test_level="conservation")
     assert present <= missing
     assert missing - present == {("train_matcher", frozenset(run.items())), ("search_index", frozenset(run.items())),
+                                 ("fusion_weight", frozenset(run.items())),
                                  ("evaluate_run", frozenset(test.items()))}, sorted(missing - present)
     assert "Nothing to be done" in dry_run(npt_build).stdout  # the model is back: nothing to redo
 
