@@ -53,15 +53,14 @@ def tiny_results(tmp_path) -> tuple[list[str], str]:
     }
     for ev, m in given.items():
         write_json(m, ev.path(root))
-    return [str(ev.path(root)) for ev in given], str(tmp_path / "paper.csv")
+    return [str(ev.folder(root)) for ev in given], str(tmp_path / "paper.csv")
 
 
 def test_comparison_maps_differs_and_marks_not_run(tmp_path):
     inputs, paper_csv = tiny_results(tmp_path)
     write_json({"articles_kept": 51, "kept": 1984, "articles_in": 51}, tmp_path / "filter_report.json")
-    # the workflow's inputs: the cells' evaluations without the rows not run (MathBERT), each once
-    assert sorted(str(ev.path(tmp_path / "eval")) for ev in P.evaluations(P.read_paper_cells(paper_csv), NOT_RUN)) \
-        == sorted(inputs)
+    # the workflow's inputs: the cells' evaluation folders without the rows not run (MathBERT), each once
+    assert sorted(P.evaluation_inputs(NOT_RUN, tmp_path / "eval", paper_csv)) == sorted(inputs)
     md, out_csv = tmp_path / "cmp.md", tmp_path / "cmp.csv"
     df = C.comparison_from_inputs(inputs, paper_csv, tmp_path / "filter_report.json", md, out_csv, "dir",
                                   ["corpora/a/xhtml", "corpora/b/xhtml"], NOT_RUN, eval_root=tmp_path / "eval")

@@ -430,13 +430,12 @@ def test_evaluate_view_filters_tokens(tmp_path, monkeypatch):
     assert m["global_method"] == "exact" and m["view"] == "text" and m["part"] == "dev"
 
 
-def test_evaluate_run_with_a_saved_model(tmp_path):
-    """The real contract: load_matcher(run_dir) + Matcher.factors of proofmatch.models.matcher (untrained NPT)."""
+def saved_npt_run(tmp_path, data) -> Path:
+    """An untrained NPT saved as a run's model (the real loading and encoding path)."""
     import torch
     from proofmatch.models.encoders import NPTConfig, NPTEncoder, WordVocab
     from proofmatch.models.matcher import Matcher, MatcherConfig
 
-    data = toy_data(tmp_path)
     df = pd.read_parquet(data)
     torch.manual_seed(0)
     vocab = WordVocab.build([list(s) for s in df["statement_tokens"]] + [list(p) for p in df["proof_tokens"]],
@@ -444,11 +443,63 @@ def test_evaluate_run_with_a_saved_model(tmp_path):
     npt = NPTConfig(vocab_size=len(vocab), d_model=8, n_layers=1, n_heads=2, d_k=4, max_length=16)
     Matcher(MatcherConfig("npt", "bilinear", "both", 16, npt=npt.to_dict()), NPTEncoder(npt), vocab) \
         .eval().save_pretrained(tmp_path / "run" / "model")
-    m = E.evaluate_run(tmp_path / "run", data, "test", tmp_path / "e.parquet", tmp_path / "e.json",
+    return tmp_path / "run"
+
+
+def test_evaluate_run_with_a_saved_model(tmp_path):
+    """The real contract: load_matcher(run_dir) + Matcher.factors of proofmatch.models.matcher (untrained NPT)."""
+    data = toy_data(tmp_path)
+    m = E.evaluate_run(saved_npt_run(tmp_path, data), data, "test", tmp_path / "e.parquet", tmp_path / "e.json",
                        topk=3, exact_max_n=5, seed=0)
     assert m["n"] == 12 and m["global_method"] == "sparse" and 0 < m["mrr"] <= 1
     assert m["fallback_edges"] >= m["kbest_deficiency"]
     assert len(pd.read_parquet(tmp_path / "e.parquet")) == 12
+
+
+def test_evaluate_folder_writes_each_file_as_evaluate_run_does(tmp_path, monkeypatch):
+    """One process per run (rule evaluate_run): every (part, test level) of the plan, byte for byte
+    the files of one evaluate_run call each, the model loaded once; nothing else in the folder."""
+    data = {"a": toy_data(tmp_path)}
+    (tmp_path / "b").mkdir()
+    data["b"] = toy_data(tmp_path / "b", n_test=9)
+    run = saved_npt_run(tmp_path, data["a"])
+    loads = []
+    load = E._load_matcher
+    monkeypatch.setattr(E, "_load_matcher", lambda run_dir: loads.append(run_dir) or load(run_dir))
+    plan = [("dev", "a"), ("test", "a"), ("test", "b")]
+    out = E.evaluate_folder(run, data, plan, tmp_path / "eval" / "run", topk=3, exact_max_n=5, seed=0)
+    assert len(loads) == 1 and sorted(out) == ["dev-a", "test-a", "test-b"]
+    folder = tmp_path / "eval" / "run"
+    assert sorted(f.name for f in folder.iterdir()) == sorted(f"{p}-{lv}.{ext}" for p, lv in plan
+                                                              for ext in ("json", "parquet"))
+    for part, level in plan:
+        one = tmp_path / "one"
+        E.evaluate_run(run, data[level], part, one / "e.parquet", one / "e.json", topk=3, exact_max_n=5, seed=0)
+        assert (folder / f"{part}-{level}.json").read_bytes() == (one / "e.json").read_bytes()
+        assert (folder / f"{part}-{level}.parquet").read_bytes() == (one / "e.parquet").read_bytes()
+    assert json.loads((folder / "test-b.json").read_text())["n"] == 9
+
+
+def test_evaluate_folder_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
+    data = {"a": toy_data(tmp_path)}
+    monkeypatch.setattr(E, "_load_matcher", lambda run_dir: BagMatcher())
+    with pytest.raises(ValueError, match="no data file for test level 'b'"):
+        E.evaluate_folder("run", data, [("test", "a"), ("test", "b")], tmp_path / "eval", 3, 5, 0)
+    with pytest.raises(ValueError, match="unknown part"):
+        E.evaluate_folder("run", data, [("val", "a")], tmp_path / "eval", 3, 5, 0)
+    calls = []
+    real = E.evaluate_part
+
+    def fail_second(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise RuntimeError("killed")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(E, "evaluate_part", fail_second)
+    with pytest.raises(RuntimeError, match="killed"):
+        E.evaluate_folder("run", data, [("dev", "a"), ("test", "a")], tmp_path / "eval", 3, 5, 0)
+    assert list(tmp_path.glob("*eval*")) == []  # neither the folder nor its staging copy
 
 
 def test_evaluate_a_constant_matcher_scores_chance_or_below(tmp_path, monkeypatch):

@@ -144,7 +144,34 @@ def test_workflow_plans_exactly_the_tables_evaluations(tmp_path):
     dry = subprocess.run([sys.executable, "-m", "snakemake", "-n", *targets], cwd=wd, capture_output=True,
                          text=True, timeout=300)
     assert dry.returncode == 0, (dry.stdout + dry.stderr)[-3000:]
-    planned = set(re.findall(r"^    output: .*?(results/eval/\S+\.json)", dry.stdout, flags=re.M))
+    outputs = [o for line in re.findall(r"^    output: (.*)$", dry.stdout, flags=re.M) for o in line.split(", ")]
+    planned = {o for o in outputs if o.startswith("results/eval/") and not o.endswith(".parquet")}
     not_run = X.not_run(validate_config({}))
-    expected = {str(ev.path()) for t in X.tables().values() for ev in t.evaluations(not_run)}
-    assert planned == expected
+    evaluations = [ev for t in X.tables().values() for ev in t.evaluations(not_run)]
+    # a trained run's evaluations are its folder (one job), a baseline's its JSON (one job each)
+    assert planned == set(X.workflow_inputs(evaluations))
+    assert sum(o.endswith(".json") for o in planned) == 12 and len(planned) == 12 + 37 + 8
+
+
+def test_evaluation_plan_holds_every_part_and_level_a_table_reads():
+    """Each trained run's (and fusion's) folder holds exactly the (part, test level) pairs the
+    tables read from it: one job writes them all."""
+    evaluations = [ev for t in X.tables().values() for ev in t.evaluations(X.not_run(validate_config({})))]
+    plan = X.evaluation_plan(evaluations)
+    for ev in evaluations:
+        assert (ev.part, ev.test_level) in plan.get(str(ev.folder()), ()) or ev.run() is None, ev
+    assert sum(len(pairs) for pairs in plan.values()) == sum(ev.run() is not None for ev in set(evaluations))
+    # Table 7's run: its dev part (hubness), Table 3's and 5's test at its level, Table 4's at every level
+    t7 = X.TABLE7_RUN
+    assert plan[str(t7.evaluation("dev").folder())] == (("dev", "conservation"),) + tuple(
+        ("test", lv) for lv in sorted(X.LEVELS))
+    assert plan[str(X.Run("pr", "scratchbert", "local", "full_p").evaluation("test").folder())] == (
+        ("test", "conservation"), ("test", "partial_p"))
+    assert plan["results/eval/mixed/npt+bm25-local/trans-both"] == (("test", "trans"),)
+    assert not any("-none/" in folder for folder in plan)  # baselines: one file a job
+    # a folder that no table reads (asked for by hand): the test part at the run's level
+    assert X.folder_plan(plan, "results/eval/mixed/specter-triplet/full-text", "full") == (("test", "full"),)
+    assert X.folder_plan(plan, Path("results/eval/mixed/npt+bm25-local/trans-both"), "trans") == (("test", "trans"),)
+    assert X.workflow_input(X.baseline("mixed", "bm25", "full", "test")) == \
+        "results/eval/mixed/bm25-none/full-both/test-full.json"
+    assert X.workflow_input(t7.fusion("test"), "r") == "r/mixed/scratchbert+bm25-local/conservation-both"

@@ -193,6 +193,30 @@ def test_weight_on_dev_then_fused_evaluation_on_test(tmp_path, monkeypatch):
     assert again["mrr"] == 0.5 and again["weight"] == 0.0
 
 
+def test_fuse_run_is_both_steps_in_one_process(tmp_path, monkeypatch):
+    """Rule fuse_run: the weight on the run's own level's dev part, then each (part, test level)
+    at that weight, byte for byte what fusion_weight and evaluate_fusion write, the model loaded once."""
+    data = confusing_part(tmp_path)
+    loads = []
+    monkeypatch.setattr(FD, "_load_matcher", lambda run_dir: loads.append(run_dir) or KeyMatcher())
+    weight_json, folder = tmp_path / "run" / "fusion.json", tmp_path / "eval" / "run"
+    info = FD.fuse_run("run", {"lv": data}, "lv", [("test", "lv")], weight_json, folder, weights=[0.0, 0.5, 2.0],
+                       normalize="zscore", topk=8, exact_max_n=100, seed=0)
+    assert len(loads) == 1 and info["weight"] == 0.5
+    assert sorted(f.name for f in folder.iterdir()) == ["test-lv.json", "test-lv.parquet"]
+    one = tmp_path / "one"
+    FD.fusion_weight("run", data, one / "fusion.json", weights=[0.0, 0.5, 2.0], normalize="zscore")
+    assert weight_json.read_bytes() == (one / "fusion.json").read_bytes()
+    FD.evaluate_fusion("run", weight_json, data, "test", one / "e.parquet", one / "e.json", topk=8, exact_max_n=100,
+                       seed=0)
+    assert (folder / "test-lv.json").read_bytes() == (one / "e.json").read_bytes()
+    assert (folder / "test-lv.parquet").read_bytes() == (one / "e.parquet").read_bytes()
+    assert json.loads((folder / "test-lv.json").read_text())["weight_file"] == str(weight_json)
+    with pytest.raises(ValueError, match="run's level 'other'"):
+        FD.fuse_run("run", {"lv": data}, "other", [("test", "lv")], weight_json, folder, weights=[0.0],
+                    normalize="zscore", topk=8, exact_max_n=100, seed=0)
+
+
 def test_rank_fusion_weight_and_a_weight_file_not_chosen_on_dev(tmp_path, monkeypatch):
     data = confusing_part(tmp_path)
     monkeypatch.setattr(FD, "_load_matcher", lambda run_dir: KeyMatcher())

@@ -247,13 +247,17 @@ def test_table_from_inputs_takes_the_workflows_inputs(tmp_path):
     evals = X.table6().evaluations()
     for i, ev in enumerate(evals):
         write_json(metrics(0.5 + 0.01 * i, 0.4, 0.0), ev.path(root))
-    df = T.table_from_inputs("table6", [ev.path(root) for ev in evals], tmp_path / "t6", eval_root=root)
+    # the workflow names each run's evaluation folder (one job writes both test levels of a run)
+    folders = X.workflow_inputs(evals, root)
+    assert folders == [str(ev.folder(root)) for ev in evals[::2]] and len(folders) == 5
+    df = T.table_from_inputs("table6", folders, tmp_path / "t6", eval_root=root)
     assert len(evals) == 10 and df.drop(columns=["Training", "Note"]).notna().all().all()
     assert df.loc[df["Training"] == "Full+P", "Test Partial+P MRR"].item() == pytest.approx(59.0)
     with pytest.raises(ValueError, match="1 unexpected"):
-        T.table_from_inputs("table6", [ev.path(root) for ev in evals] + ["results/eval/other.json"], tmp_path / "t6",
-                 eval_root=root)
+        T.table_from_inputs("table6", folders + ["results/eval/other.json"], tmp_path / "t6", eval_root=root)
     with pytest.raises(ValueError, match="1 absent"):
-        T.table_from_inputs("table6", [ev.path(root) for ev in evals[1:]], tmp_path / "t6", eval_root=root)
+        T.table_from_inputs("table6", folders[1:], tmp_path / "t6", eval_root=root)
+    with pytest.raises(ValueError, match="10 unexpected"):  # the files themselves are no rule's outputs
+        T.table_from_inputs("table6", [ev.path(root) for ev in evals], tmp_path / "t6", eval_root=root)
     with pytest.raises(ValueError, match="unknown table"):
         T.table_from_inputs("table9", [], tmp_path / "t9")

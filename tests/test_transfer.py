@@ -83,13 +83,18 @@ def test_table_sets_each_pool_beside_the_in_corpus_numbers(tmp_path, monkeypatch
     settings = settings_of({"corpora": [{"name": "pr", "source": "dir", "dir": "x"},
                                         {"name": "stacks", "source": "latex", "dir": "y"}]})
     inputs = transfer.table_inputs(settings)
-    assert "results/eval/mixed/npt-local/conservation-both/test-conservation.json" in inputs
+    # in-corpus, a trained run's cell comes from the run's evaluation folder (one job writes it
+    # whole), a baseline's is its JSON; on a pool every cell is its JSON (one file a job)
+    assert "results/eval/mixed/npt-local/conservation-both" in inputs
+    assert "results/eval/mixed/bm25-none/conservation-both/test-conservation.json" in inputs
     assert "results/transfer/stacks/eval/mixed/bm25-none/conservation-both/test-conservation.json" in inputs
+    assert "results/transfer/pr/eval/mixed/npt-local/conservation-both/test-conservation.json" in inputs
     assert "results/transfer/pr/pool/mixed/conservation.json" in inputs
     # the fusion's in-corpus cell is the baselines table's Conservation cell; on a pool its own
-    assert "results/eval/mixed/npt+bm25-local/conservation-both/test-conservation.json" in inputs
+    assert "results/eval/mixed/npt+bm25-local/conservation-both" in inputs
     assert "results/transfer/pr/eval/mixed/scratchbert+bm25-local/conservation-both/test-conservation.json" in inputs
     assert len(inputs) == 2 + 3 * 6  # two pools; six rows (2 runs, 2 baselines, 2 fusions) in three column groups
+    assert [ev.path().stem for ev in transfer.in_corpus_evaluations(settings)] == ["test-conservation"] * 6
     monkeypatch.chdir(tmp_path)
     base = {None: 0.1, "pr": 0.2, "stacks": 0.3}
     for (corpus, ev), path in transfer.table_cells(settings).items():
@@ -123,6 +128,10 @@ def test_table_sets_each_pool_beside_the_in_corpus_numbers(tmp_path, monkeypatch
     tfidf_on_pr = "results/transfer/pr/eval/mixed/tfidf-none/conservation-both/test-conservation.json"
     with pytest.raises(ValueError, match="absent"):
         transfer.render_transfer([p for p in inputs if p != tfidf_on_pr], tmp_path / "t2", settings)
+    npt_json = "results/eval/mixed/npt-local/conservation-both/test-conservation.json"
+    with pytest.raises(ValueError, match="unexpected"):  # the run's folder is the input, not its file
+        transfer.render_transfer([npt_json if p == str(Path(npt_json).parent) else p for p in inputs],
+                                 tmp_path / "t2", settings)
     cells = transfer.table_cells(settings)
     del cells[next(k for k, v in cells.items() if v == tfidf_on_pr)]
     with pytest.raises(KeyError, match="pr"):

@@ -107,11 +107,13 @@ def test_table6_plans_the_papers_experiment(tmp_path):
     assert sorted(w["level"] for w in trained) == sorted(levels)
     assert {(w["split"], w["encoder"], w["mode"], w["view"]) for w in trained} == {
         ("pr", "scratchbert", "local", "both")}
-    evals = planned_wildcards(dry.stdout, "evaluate_run")
-    assert len(evals) == 10
-    assert {(w["level"], w["test_level"]) for w in evals} == {
-        (tr, te) for tr in levels for te in ("conservation", "partial_p")}
-    assert {(w["split"], w["part"]) for w in evals} == {("pr", "test")}
+    # one evaluation job per run writes its folder, reading both test levels' data
+    evals = [(i, o) for rule, i, o in planned_io(dry.stdout) if rule == "evaluate_run"]
+    assert sorted(o for _, o in evals) == sorted([f"results/eval/pr/scratchbert-local/{lv}-both"] for lv in levels)
+    for inputs, (out,) in evals:
+        run = out.replace("results/eval/", "results/runs/")
+        assert inputs == [f"{run}/model", "results/replaced/pr/conservation.parquet",
+                          "results/replaced/pr/partial_p.parquet"], inputs
 
 
 def planned_io(stdout: str) -> list[tuple[str, list[str], list[str]]]:
@@ -135,7 +137,7 @@ def test_models_are_declared_folders_that_their_readers_name(tmp_path):
     outputs = {f for _, _, out in jobs for f in out}
     folders = {f for f in outputs if f.startswith(("results/models/", "results/index/")) or f.endswith("/model")}
     model_readers = {"evaluate_run", "search_index", "figure2", "train_matcher", "pretrain_scratchbert", "all",
-                     "fusion_weight", "fusion_evaluate"}
+                     "fuse_run"}
     seen = set()
     for rule, inputs, outs in jobs:
         if rule == "train_tokenizer":
@@ -153,8 +155,9 @@ def test_models_are_declared_folders_that_their_readers_name(tmp_path):
         used = [f for f in inputs if f.startswith(("results/models/", "results/runs/"))]
         for f in used:
             # a model is read through its folder; search_index also records its run's metrics.json and
-            # fuses with its weight, a fusion evaluation reads that weight chosen beside the model
-            beside = {"search_index": ("metrics.json", "fusion.json"), "fusion_evaluate": ("fusion.json",)}.get(rule, ())
+            # fuses with its weight (fusion.json), a fusion on a transfer pool reads that weight
+            beside = {"search_index": ("metrics.json", "fusion.json"),
+                      "transfer_fusion_evaluate": ("fusion.json",)}.get(rule, ())
             assert f in folders or any(f.endswith(f"/{b}") and f.replace(b, "model") in inputs
                                        for b in beside), (rule, f)
         if used:
@@ -179,30 +182,28 @@ def test_fusion_weights_come_from_dev_and_serve_every_evaluation(tmp_path):
     levels = ("conservation", "partial", "full", "trans")
     fused = {("npt", "local"), ("scratchbert", "local")}  # config fusion.runs' default
     jobs = {(rule, tuple(i), tuple(o)) for rule, i, o in planned_io(dry.stdout)}
-    weights = [(i, o) for rule, i, o in jobs if rule == "fusion_weight"]
+    # one job per fused run: its fusion.json (λ on its own level's dev part) and its fused folder
+    fuse = [(i, o) for rule, i, o in jobs if rule == "fuse_run"]
     runs = {f"results/runs/mixed/{e}-{m}/{lv}-both" for e, m in fused for lv in levels}
-    assert sorted(o for _, o in weights) == sorted((f"{r}/fusion.json",) for r in runs)
-    for inputs, (out,) in weights:
-        run = out.removesuffix("/fusion.json")
+    assert sorted(o[0] for _, o in fuse) == sorted(f"{r}/fusion.json" for r in runs)
+    for inputs, (weight, folder) in fuse:
+        run = weight.removesuffix("/fusion.json")
         level = run.rsplit("/", 1)[1].removesuffix("-both")
+        assert folder == run.replace("results/runs/", "results/eval/").replace("-local/", "+bm25-local/")
         assert inputs == (f"{run}/model", f"results/replaced/mixed/{level}.parquet"), inputs
-    evals = {o[1]: i for rule, i, o in jobs if rule in ("fusion_evaluate", "transfer_fusion_evaluate")}
-    expected = {f"results/eval/mixed/{e}+bm25-{m}/{lv}-both/test-{lv}.json" for e, m in fused for lv in levels}
-    expected.add("results/transfer/other/eval/mixed/npt+bm25-local/conservation-both/test-conservation.json")
-    assert set(evals) == expected  # no MathBERT fusion (no checkpoint: its rows say not run)
-    for out, inputs in evals.items():
-        run = "results/runs/mixed/" + "/".join(out.split("/")[-3:-1]).replace("+bm25", "")
-        pool = out.startswith("results/transfer/")
-        data = "results/transfer/other/pool/mixed/conservation.parquet" if pool else \
-            f"results/replaced/mixed/{out.rsplit('-', 1)[1].removesuffix('.json')}.parquet"
-        assert inputs == (f"{run}/model", f"{run}/fusion.json", data), (out, inputs)
+    # no MathBERT fusion (no checkpoint: its rows say not run); on the pool, one file a job
+    pooled = [(i, o) for rule, i, o in jobs if rule == "transfer_fusion_evaluate"]
+    assert [o[1] for _, o in pooled] == [
+        "results/transfer/other/eval/mixed/npt+bm25-local/conservation-both/test-conservation.json"]
+    run = "results/runs/mixed/npt-local/conservation-both"
+    assert pooled[0][0] == (f"{run}/model", f"{run}/fusion.json",
+                            "results/transfer/other/pool/mixed/conservation.parquet")
 
 
 # ----------------------------------------------------------------------------- models as artifacts
 
 NPT_RUN = "results/runs/mixed/npt-local/conservation-both"
-NPT_TARGETS = ["results/eval/mixed/npt-local/conservation-both/test-conservation.json",
-               "results/index/mixed/npt-local/conservation-both"]
+NPT_TARGETS = ["results/eval/mixed/npt-local/conservation-both", "results/index/mixed/npt-local/conservation-both"]
 
 
 def resume_state(results: Path) -> list[Path]:
@@ -236,8 +237,8 @@ def job_set(stdout: str) -> set[tuple[str, frozenset]]:
 @pytest.mark.slow
 def test_a_missing_model_plans_its_training_and_every_reader(npt_build, tmp_path):
     """``snakemake -n all`` with the run's ``model/`` moved away plans, beyond what the small
-    build lacks anyway, exactly that run's training, its evaluation, its fusion weight (which the
-    search index fuses with) and its search index."""
+    build lacks anyway, exactly that run's training, its evaluation folder, its fusion (whose
+    weight the search index fuses with) and its search index."""
     assert "Nothing to be done" in dry_run(npt_build).stdout
     model = npt_build / NPT_RUN / "model"
     assert (model / "config.json").exists() and (npt_build / NPT_RUN / "metrics.csv").exists()
@@ -247,12 +248,11 @@ def test_a_missing_model_plans_its_training_and_every_reader(npt_build, tmp_path
         missing = job_set(dry_run(npt_build, "all").stdout)
     finally:
         (tmp_path / "model").rename(model)
-    run = {"split": "mixed", "encoder": "npt", "mode": "local", "level": "conservation", "view": "both"}
-    test = dict(run, part="test", test_level="conservation")
+    run = frozenset({"split": "mixed", "encoder": "npt", "mode": "local", "level": "conservation",
+                     "view": "both"}.items())
     assert present <= missing
-    assert missing - present == {("train_matcher", frozenset(run.items())), ("search_index", frozenset(run.items())),
-                                 ("fusion_weight", frozenset(run.items())),
-                                 ("evaluate_run", frozenset(test.items()))}, sorted(missing - present)
+    assert missing - present == {("train_matcher", run), ("search_index", run), ("evaluate_run", run),
+                                 ("fuse_run", run)}, sorted(missing - present)
     assert "Nothing to be done" in dry_run(npt_build).stdout  # the model is back: nothing to redo
 
 
@@ -417,24 +417,26 @@ def check_replacement_change(wd: Path) -> None:
     evals = [p.relative_to(results / "eval").parts for p in results.glob("eval/*/*/*/*.json")]
     evals = [(s, em, lv, f.removesuffix(".json")) for s, em, lv, f in evals]
     affected = [e for e in evals if e[2].rsplit("-", 1)[0] in changed or e[3].split("-", 1)[1] in changed]
-    expected_fused = {e for e in affected if "+bm25-" in e[1]}
-    expected_eval = {e for e in affected if not e[1].endswith("-none") and e not in expected_fused}
+    # a run's (or fusion's) evaluations are one job: its folder is redone when any of them is affected
+    expected_fused = {e[:3] for e in affected if "+bm25-" in e[1]}
+    expected_eval = {e[:3] for e in affected if not e[1].endswith("-none") and "+bm25-" not in e[1]}
     expected_base = {e for e in affected if e[1].endswith("-none")}
     assert expected_train and expected_eval and expected_base and expected_fused
     assert set(jobs) == {"replace_symbols", "replaced_split", "train_matcher", "evaluate_run", "baseline",
-                         "fusion_weight", "fusion_evaluate", "table3", "table4", "table6", "baselines_table",
-                         "paper_comparison", "all"}, sorted(jobs)
-    assert {(w["split"], f"{w['encoder']}+bm25-{w['mode']}", f"{w['level']}-{w['view']}",
-             f"{w['part']}-{w['test_level']}") for w in jobs["fusion_evaluate"]} == expected_fused
-    assert {(w["split"], f"{w['encoder']}-{w['mode']}", f"{w['level']}-{w['view']}")
-            for w in jobs["fusion_weight"]} == {r for r in expected_train if (r[0], r[1]) in
-                                                {("mixed", "npt-local"), ("mixed", "scratchbert-local")}}
+                         "fuse_run", "table3", "table4", "table6", "baselines_table", "paper_comparison",
+                         "all"}, sorted(jobs)
+    assert {(w["split"], f"{w['encoder']}+bm25-{w['mode']}", f"{w['level']}-{w['view']}")
+            for w in jobs["fuse_run"]} == expected_fused
+    assert {(s, em.replace("+bm25", ""), lv) for s, em, lv in expected_fused} == {
+        r for r in expected_train if (r[0], r[1]) in {("mixed", "npt-local"), ("mixed", "scratchbert-local")}}
     assert sorted(w["level"] for w in jobs["replace_symbols"]) == sorted(changed)
     assert {w["level"] for w in jobs["replaced_split"]} == changed
     assert {(w["split"], f"{w['encoder']}-{w['mode']}", f"{w['level']}-{w['view']}")
             for w in jobs["train_matcher"]} == expected_train
-    assert {(w["split"], f"{w['encoder']}-{w['mode']}", f"{w['level']}-{w['view']}", f"{w['part']}-{w['test_level']}")
+    # the trained runs' folders, and those of runs tested at a changed level (Tables 4 and 6)
+    assert {(w["split"], f"{w['encoder']}-{w['mode']}", f"{w['level']}-{w['view']}")
             for w in jobs["evaluate_run"]} == expected_eval
+    assert expected_eval > expected_train
     assert {(w["split"], f"{w['method']}-none", f"{w['level']}-both", f"{w['part']}-{w['level']}")
             for w in jobs["baseline"]} == expected_base
 

@@ -67,6 +67,11 @@ SPLIT_NAMES = {"mixed": "Mixed", "unmixed": "Unmixed", "pr": "Probability (Unmix
 METHOD_NAMES = {"tfidf": "TF-IDF", "tfidf_paper": "TF-IDF (reference code)", "bm25": "BM25"}
 
 
+def replaced_data(split: str, level: str) -> str:
+    """A split's pairs at a replacement level (the data a run trains on and is evaluated on)."""
+    return f"results/replaced/{split}/{level}.parquet"
+
+
 def pattern(values: Iterable[str]) -> str:
     """A wildcard constraint matching exactly ``values``."""
     return "|".join(map(re.escape, values))
@@ -170,7 +175,7 @@ class Run:
 
     def data(self) -> str:
         """The symbol-replaced split it is trained on."""
-        return f"results/replaced/{self.split}/{self.level}.parquet"
+        return replaced_data(self.split, self.level)
 
     def evaluation(self, part: str, test_level: str | None = None) -> "Evaluation":
         return Evaluation(self.split, self.encoder, self.mode, self.level, self.view, part,
@@ -200,8 +205,11 @@ class Evaluation:
     test_level: str
 
     def path(self, root: str | Path = EVAL_ROOT) -> Path:
-        return (Path(root) / self.split / f"{self.model}-{self.mode}" / f"{self.level}-{self.view}"
-                / f"{self.part}-{self.test_level}.json")
+        return self.folder(root) / f"{self.part}-{self.test_level}.json"
+
+    def folder(self, root: str | Path = EVAL_ROOT) -> Path:
+        """The folder of every evaluation of the same model (a run, its fusion, or a baseline)."""
+        return Path(root) / self.split / f"{self.model}-{self.mode}" / f"{self.level}-{self.view}"
 
     @property
     def fused(self) -> bool:
@@ -226,6 +234,36 @@ def model_folders(evaluations: Iterable[Evaluation], runs: Iterable[Run] = ()) -
     families = sorted({family(r.split) for r in ordered if r.encoder in PRETRAINED_ENCODERS})
     return [*(str(r.model()) for r in ordered), *(f"{TOKENIZER_ROOT}/{f}" for f in families),
             *(f"{SCRATCHBERT_ROOT}/{f}" for f in families)]
+
+
+def workflow_input(ev: Evaluation, root: str | Path = EVAL_ROOT) -> str:
+    """What a rule names to have ``ev``'s JSON made: a trained run's (or fusion's) evaluation
+    folder, which one job writes whole (``evaluate_run``, ``fuse_run``: the model loaded once for
+    every part and level, not a Python and torch start per file); a baseline's JSON (``baseline``)."""
+    return str(ev.path(root) if ev.run() is None else ev.folder(root))
+
+
+def workflow_inputs(evaluations: Iterable[Evaluation], root: str | Path = EVAL_ROOT) -> list[str]:
+    """:func:`workflow_input` of each evaluation, each once, in order."""
+    return list(dict.fromkeys(workflow_input(ev, root) for ev in evaluations))
+
+
+Plan = dict[str, tuple[tuple[str, str], ...]]  # evaluation folder -> its (part, test_level) pairs
+
+
+def evaluation_plan(evaluations: Iterable[Evaluation], root: str | Path = EVAL_ROOT) -> Plan:
+    """The sorted ``(part, test_level)`` pairs of each trained run's (or fusion's) folder among
+    ``evaluations``: what the folder's one job writes (baselines are left out)."""
+    plan: dict[str, set[tuple[str, str]]] = {}
+    for ev in filter(lambda ev: ev.run() is not None, evaluations):
+        plan.setdefault(str(ev.folder(root)), set()).add((ev.part, ev.test_level))
+    return {folder: tuple(sorted(pairs)) for folder, pairs in sorted(plan.items())}
+
+
+def folder_plan(plan: Plan, folder: str | Path, level: str) -> tuple[tuple[str, str], ...]:
+    """What ``folder`` holds: its entry of ``plan``, or for a folder no table reads (asked for
+    by hand) the test part at the run's own level."""
+    return plan.get(str(folder), (("test", level),))
 
 
 def baseline(split: str, method: str, level: str, part: str) -> Evaluation:

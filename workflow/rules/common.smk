@@ -5,6 +5,8 @@
 from proofmatch import corpora as C
 from proofmatch import experiments as X
 from proofmatch.config import run_matching, validate_config
+from proofmatch.evaluation import paper as PAPER
+from proofmatch.evaluation import transfer
 
 validate_config(config)
 
@@ -48,7 +50,50 @@ def matching_params(wildcards):
 
 
 def table_inputs(name):
-    """The evaluation JSONs of table `name` (proofmatch.experiments): its rows not marked not run."""
-    return [
-        str(ev.path()) for ev in X.tables(fusion=FUSION_RUNS)[name].evaluations(NOT_RUN)
+    """What table `name` reads (proofmatch.experiments), for its rows not marked not run: each
+    trained run's evaluation folder, each baseline's JSON (X.workflow_inputs)."""
+    return X.workflow_inputs(X.tables(fusion=FUSION_RUNS)[name].evaluations(NOT_RUN))
+
+
+def read_evaluations():
+    """Every evaluation the results read under this config: Tables 3-7 and the baselines table,
+    the comparison with the paper, and the transfer table's in-corpus cells (when it is made).
+    """
+    tables = [
+        ev
+        for t in X.tables(fusion=FUSION_RUNS).values()
+        for ev in t.evaluations(NOT_RUN)
     ]
+    paper = PAPER.evaluations(PAPER.read_paper_cells(PAPER.PAPER_RESULTS), NOT_RUN)
+    return [
+        *tables,
+        *paper,
+        *transfer.in_corpus_evaluations(transfer.transfer_settings(config)),
+    ]
+
+
+# (part, test level) pairs of each trained run's (and fusion's) evaluation folder: what its one
+# evaluate_run (fuse_run) job writes.
+EVAL_PLAN = X.evaluation_plan(read_evaluations())
+
+
+def evaluation_pairs(wildcards, fused):
+    """The (part, test level) pairs of a run's evaluation folder (fused: of its fusion's)."""
+    w = wildcards
+    run = X.Run(w.split, w.encoder, w.mode, w.level, w.view)
+    folder = (run.fusion if fused else run.evaluation)("test").folder()
+    return [list(pair) for pair in X.folder_plan(EVAL_PLAN, folder, w.level)]
+
+
+def evaluation_inputs(wildcards, fused=False):
+    """The run's model and the replaced data of each test level its evaluation folder holds
+    (fused: also of the run's own level, whose dev part chooses the weight λ)."""
+    w = wildcards
+    levels = [level for _, level in evaluation_pairs(w, fused)]
+    if fused:
+        levels.insert(0, w.level)
+    run = X.Run(w.split, w.encoder, w.mode, w.level, w.view)
+    return {
+        "model": str(run.model()),
+        "data": [X.replaced_data(w.split, level) for level in dict.fromkeys(levels)],
+    }

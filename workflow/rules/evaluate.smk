@@ -1,17 +1,20 @@
 # Encoding, scoring and decoding (local ranks, global assignment) of dev/test sets, and the baselines.
+#
+# One job per trained run writes the run's evaluation folder whole: every (part, test level) that a
+# table reads (EVAL_PLAN, common.smk), the model loaded once. A demo evaluation is a fraction of a
+# second of work after a Python and torch start of a second or more, and a run is evaluated at up
+# to five parts and levels (docs/benchmarks.md, "Demo wall clock").
 
 
 rule evaluate_run:
     input:
-        model="results/runs/{split}/{encoder}-{mode}/{level}-{view}/model",
-        data="results/replaced/{split}/{test_level}.parquet",
+        unpack(evaluation_inputs),
     output:
-        ranks="results/eval/{split}/{encoder}-{mode}/{level}-{view}/{part}-{test_level}.parquet",
-        summary="results/eval/{split}/{encoder}-{mode}/{level}-{view}/{part}-{test_level}.json",
+        directory("results/eval/{split}/{encoder}-{mode}/{level}-{view}"),
     log:
-        "results/logs/evaluate_run/{split}/{encoder}-{mode}/{level}-{view}/{part}-{test_level}.log",
+        "results/logs/evaluate_run/{split}/{encoder}-{mode}/{level}-{view}.log",
     benchmark:
-        "results/benchmarks/evaluate_run/{split}/{encoder}-{mode}/{level}-{view}/{part}-{test_level}.tsv"
+        "results/benchmarks/evaluate_run/{split}/{encoder}-{mode}/{level}-{view}.tsv"
     conda:
         CONDA
     threads: 1
@@ -20,6 +23,7 @@ rule evaluate_run:
         runtime=240,
         gpu=1,
     params:
+        evaluations=lambda w: evaluation_pairs(w, fused=False),
         topk=config["decode"]["topk"],
         exact_max_n=config["decode"]["exact_max_n"],
         seed=SEED,
@@ -50,19 +54,22 @@ rule baseline:
         "../scripts/baseline.py"
 
 
-# A trained run fused with BM25 (this project's addition, proofmatch.evaluation.fused): the weight λ
-# is chosen on the run's dev part and written with the run (fusion.json, which the search index
-# reads too); an evaluation scores a part with that λ, decoded like a model.
-rule fusion_weight:
+# A trained run fused with BM25 (this project's addition, proofmatch.evaluation.fused), one job per
+# run: the weight λ is chosen on the run's dev part and written with the run (fusion.json, which the
+# search index and the transfer pools read too); then each (part, test level) a table reads is
+# scored with that λ and decoded like a model, into the fusion's evaluation folder.
+rule fuse_run:
     input:
-        model="results/runs/{split}/{encoder}-{mode}/{level}-{view}/model",
-        data="results/replaced/{split}/{level}.parquet",
+        unpack(lambda w: evaluation_inputs(w, fused=True)),
     output:
-        "results/runs/{split}/{encoder}-{mode}/{level}-{view}/fusion.json",
+        weight="results/runs/{split}/{encoder}-{mode}/{level}-{view}/fusion.json",
+        evaluations=directory(
+            "results/eval/{split}/{encoder}+bm25-{mode}/{level}-{view}"
+        ),
     log:
-        "results/logs/fusion_weight/{split}/{encoder}-{mode}/{level}-{view}.log",
+        "results/logs/fuse_run/{split}/{encoder}-{mode}/{level}-{view}.log",
     benchmark:
-        "results/benchmarks/fusion_weight/{split}/{encoder}-{mode}/{level}-{view}.tsv"
+        "results/benchmarks/fuse_run/{split}/{encoder}-{mode}/{level}-{view}.tsv"
     conda:
         CONDA
     threads: 1
@@ -71,34 +78,11 @@ rule fusion_weight:
         runtime=240,
         gpu=1,
     params:
+        evaluations=lambda w: evaluation_pairs(w, fused=True),
         weights=config["fusion"]["weights"],
         normalize=config["fusion"]["normalize"],
-    script:
-        "../scripts/fusion_weight.py"
-
-
-rule fusion_evaluate:
-    input:
-        model="results/runs/{split}/{encoder}-{mode}/{level}-{view}/model",
-        weight="results/runs/{split}/{encoder}-{mode}/{level}-{view}/fusion.json",
-        data="results/replaced/{split}/{test_level}.parquet",
-    output:
-        ranks="results/eval/{split}/{encoder}+bm25-{mode}/{level}-{view}/{part}-{test_level}.parquet",
-        summary="results/eval/{split}/{encoder}+bm25-{mode}/{level}-{view}/{part}-{test_level}.json",
-    log:
-        "results/logs/fusion_evaluate/{split}/{encoder}-{mode}/{level}-{view}/{part}-{test_level}.log",
-    benchmark:
-        "results/benchmarks/fusion_evaluate/{split}/{encoder}-{mode}/{level}-{view}/{part}-{test_level}.tsv"
-    conda:
-        CONDA
-    threads: 1
-    resources:
-        mem_mb=16000,
-        runtime=240,
-        gpu=1,
-    params:
         topk=config["decode"]["topk"],
         exact_max_n=config["decode"]["exact_max_n"],
         seed=SEED,
     script:
-        "../scripts/fusion_evaluate.py"
+        "../scripts/fuse_run.py"

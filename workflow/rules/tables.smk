@@ -3,7 +3,6 @@
 import os
 
 from proofmatch.evaluation import comparison as COMPARISON
-from proofmatch.evaluation import paper as PAPER
 from proofmatch.evaluation import tables as T
 
 
@@ -115,7 +114,7 @@ use rule table3 as baselines_table with:
 # src/proofmatch/evaluation/paper_results.csv).
 rule paper_comparison:
     input:
-        evaluations=PAPER.evaluation_paths(NOT_RUN),
+        evaluations=PAPER.evaluation_inputs(NOT_RUN),
         paper=os.path.relpath(PAPER.PAPER_RESULTS),
         filter_report="results/data/filter_report.json",
     output:

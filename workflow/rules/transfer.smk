@@ -1,9 +1,7 @@
 # Cross-corpus transfer (config `transfer`): each further corpus goes through the same extraction,
 # linearization and filters (the rules of corpus.smk and data.smk, reused with the same config); all
 # its pairs form one test pool for the chosen trained runs and the baselines; results/tables/transfer.md
-# sets them beside the in-corpus test numbers.
-from proofmatch.evaluation import transfer
-
+# sets them beside the in-corpus test numbers. (`transfer` is imported in common.smk.)
 TRANSFER = transfer.transfer_settings(config)
 TRANSFER_TARGETS = ["results/tables/transfer.md"] if TRANSFER["corpora"] else []
 
@@ -86,7 +84,8 @@ rule transfer_pool:
         "../scripts/transfer_pool.py"
 
 
-use rule evaluate_run as transfer_evaluate_run with:
+# A trained run on a pool: one file a job (a run has one pool per corpus).
+rule transfer_evaluate_run:
     input:
         model="results/runs/{split}/{encoder}-{mode}/{level}-{view}/model",
         data="results/transfer/{tname}/pool/{split}/{test_level}.parquet",
@@ -97,6 +96,19 @@ use rule evaluate_run as transfer_evaluate_run with:
         "results/logs/transfer/{tname}/evaluate_run/{split}/{encoder}-{mode}/{level}-{view}/{part}-{test_level}.log",
     benchmark:
         "results/benchmarks/transfer/{tname}/evaluate_run/{split}/{encoder}-{mode}/{level}-{view}/{part}-{test_level}.tsv"
+    conda:
+        CONDA
+    threads: 1
+    resources:
+        mem_mb=16000,
+        runtime=240,
+        gpu=1,
+    params:
+        topk=config["decode"]["topk"],
+        exact_max_n=config["decode"]["exact_max_n"],
+        seed=SEED,
+    script:
+        "../scripts/transfer_evaluate_run.py"
 
 
 use rule baseline as transfer_baseline with:
@@ -112,7 +124,7 @@ use rule baseline as transfer_baseline with:
 
 
 # A run fused with BM25 on a pool, at the λ chosen on the training corpus's dev part (fusion.json).
-use rule fusion_evaluate as transfer_fusion_evaluate with:
+rule transfer_fusion_evaluate:
     input:
         model="results/runs/{split}/{encoder}-{mode}/{level}-{view}/model",
         weight="results/runs/{split}/{encoder}-{mode}/{level}-{view}/fusion.json",
@@ -124,6 +136,19 @@ use rule fusion_evaluate as transfer_fusion_evaluate with:
         "results/logs/transfer/{tname}/fusion_evaluate/{split}/{encoder}-{mode}/{level}-{view}/{part}-{test_level}.log",
     benchmark:
         "results/benchmarks/transfer/{tname}/fusion_evaluate/{split}/{encoder}-{mode}/{level}-{view}/{part}-{test_level}.tsv"
+    conda:
+        CONDA
+    threads: 1
+    resources:
+        mem_mb=16000,
+        runtime=240,
+        gpu=1,
+    params:
+        topk=config["decode"]["topk"],
+        exact_max_n=config["decode"]["exact_max_n"],
+        seed=SEED,
+    script:
+        "../scripts/transfer_fusion_evaluate.py"
 
 
 rule transfer_table:

@@ -1,12 +1,13 @@
-"""Encode, score and decode one dev/test set with a trained model (thin wrapper around proofmatch.evaluation.evaluate)."""
+"""Every evaluation of one trained run in one process: each (part, test level) the tables read,
+written into the run's evaluation folder (thin wrapper around proofmatch.evaluation.evaluate)."""
 from pathlib import Path
 
 from proofmatch.models.runtime import set_threads
-from proofmatch.evaluation.evaluate import evaluate_run
+from proofmatch.evaluation.evaluate import evaluate_folder
 from proofmatch.logs import run_logged
 
 set_threads(snakemake.threads)
-w = snakemake.wildcards
-run_logged(snakemake.log[0], evaluate_run, Path(snakemake.input.model).parent, snakemake.input.data, w.part,
-           snakemake.output.ranks, snakemake.output.summary, topk=snakemake.params.topk,
-           exact_max_n=snakemake.params.exact_max_n, seed=snakemake.params.seed, view=w.view)
+data = {Path(p).stem: p for p in snakemake.input.data}  # test level -> results/replaced/{split}/{level}.parquet
+run_logged(snakemake.log[0], evaluate_folder, Path(snakemake.input.model).parent, data,
+           [tuple(e) for e in snakemake.params.evaluations], snakemake.output[0], topk=snakemake.params.topk,
+           exact_max_n=snakemake.params.exact_max_n, seed=snakemake.params.seed, view=snakemake.wildcards.view)

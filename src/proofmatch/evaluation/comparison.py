@@ -127,12 +127,15 @@ def comparison_from_inputs(evaluations: Iterable[str | os.PathLike], paper_csv: 
                            corpus_source: str, corpus_dir: str | Sequence[str] | None,
                            not_run: Mapping[Hashable, str] | None = None,
                            eval_root: str | os.PathLike = X.EVAL_ROOT) -> pd.DataFrame:
-    """The workflow's comparison: ``evaluations`` must be exactly the evaluation JSONs under
-    ``eval_root`` of the paper's cells not marked in ``not_run`` (what workflow/rules/tables.smk lists)."""
+    """The workflow's comparison: ``evaluations`` must be exactly what the workflow names for the
+    evaluations under ``eval_root`` of the paper's cells not marked in ``not_run`` (their
+    folders: :func:`proofmatch.evaluation.paper.evaluation_inputs`, what workflow/rules/tables.smk lists)."""
     paper_cells = P.read_paper_cells(paper_csv)
-    paths = {str(ev.path(eval_root)): ev for ev in P.evaluations(paper_cells, not_run)}
+    cells = P.evaluations(paper_cells, not_run)
+    paths = {str(ev.path(eval_root)): ev for ev in cells}
+    expected = X.workflow_inputs(cells, eval_root)
     given = [str(p) for p in evaluations]
-    unexpected, absent = sorted(set(given) - set(paths)), sorted(set(paths) - set(given))
+    unexpected, absent = sorted(set(given) - set(expected)), sorted(set(expected) - set(given))
     if unexpected or absent:
         raise ValueError(f"paper comparison: the inputs are not the paper cells' evaluations: {len(unexpected)} "
                          f"unexpected {unexpected[:3]}, {len(absent)} absent {absent[:3]}")

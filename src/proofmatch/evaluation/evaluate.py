@@ -19,7 +19,7 @@ import argparse
 import logging
 import os
 import time
-from typing import Any, Protocol, Sequence
+from typing import Any, Mapping, Protocol, Sequence
 
 import numpy as np
 import pandas as pd
@@ -30,8 +30,8 @@ from proofmatch.data import views as tok
 from proofmatch.decoding.assign import GlobalResult, decode_all, decode_metrics
 from proofmatch.decoding.local import LocalResult, factor_scorer
 from proofmatch.logs import setup_logging
-from proofmatch.data.splits import PARTS, read_part
-from proofmatch.artifacts import write_json, write_parquet
+from proofmatch.data.splits import PARTS, read_part, read_parts
+from proofmatch.artifacts import atomic_dir, write_json, write_parquet
 
 log = logging.getLogger(__name__)
 
@@ -119,14 +119,65 @@ def evaluate_run(run_dir: str | os.PathLike, data_parquet: str | os.PathLike, pa
 
     ``topk``, ``exact_max_n`` (config ``decode.*``) and ``seed`` have no defaults: the workflow
     passes its config's, the CLI the schema's (:func:`add_decode_arguments`)."""
-    if view not in tok.VIEWS:
-        raise ValueError(f"unknown input view {view!r}; expected one of {tok.VIEWS}")
-    data = read_part(data_parquet, part)
-    matcher = _load_matcher(run_dir)
+    check_view(view)
+    return evaluate_part(_load_matcher(run_dir), run_dir, read_part(data_parquet, part), data_parquet, part,
+                         out_parquet, out_json, topk, exact_max_n, seed, view, batch_size)
+
+
+def evaluate_part(matcher: PairScorer, run_dir: str | os.PathLike, data: pd.DataFrame,
+                  data_parquet: str | os.PathLike, part: str, out_parquet: str | os.PathLike,
+                  out_json: str | os.PathLike, topk: int, exact_max_n: int, seed: int, view: str,
+                  batch_size: int = 64) -> dict[str, Any]:
+    """:func:`evaluate_run` with the model loaded and ``part`` of ``data_parquet`` read (``data``)."""
     local, glob = evaluate_matcher(matcher, data, topk, exact_max_n, seed, view, batch_size)
     meta = {"part": part, "view": view, "run_dir": str(run_dir), "data": str(data_parquet),
             "seed": int(seed), "exact_max_n": int(exact_max_n), "method": "model"}
     return write_outputs(data["pair_id"].tolist(), local, glob, out_parquet, out_json, meta)
+
+
+def check_view(view: str) -> None:
+    if view not in tok.VIEWS:
+        raise ValueError(f"unknown input view {view!r}; expected one of {tok.VIEWS}")
+
+
+def level_files(data: Mapping[str, str | os.PathLike], plan: Sequence[tuple[str, str]]
+                ) -> dict[str, list[str]]:
+    """The parts to read from each test level's data file of ``plan`` (``(part, test_level)``
+    pairs), checking that ``data`` (test level -> replaced split Parquet) has every level."""
+    parts: dict[str, list[str]] = {}
+    for part, level in plan:
+        if part not in PARTS:
+            raise ValueError(f"unknown part {part!r}; expected one of {PARTS}")
+        if level not in data:
+            raise ValueError(f"no data file for test level {level!r} (given: {sorted(data)})")
+        parts.setdefault(level, []).append(part)
+    return parts
+
+
+def evaluate_folder(run_dir: str | os.PathLike, data: Mapping[str, str | os.PathLike],
+                    plan: Sequence[tuple[str, str]], out_dir: str | os.PathLike, topk: int, exact_max_n: int,
+                    seed: int, view: str = "both", batch_size: int = 64) -> dict[str, dict[str, Any]]:
+    """Every evaluation of one trained run in one process (the workflow's ``evaluate_run``):
+    for each ``(part, test_level)`` of ``plan``, the files :func:`evaluate_run` writes for that part
+    of ``data[test_level]``, named ``{part}-{test_level}.{parquet,json}`` in ``out_dir``.
+
+    Why one process: a demo evaluation is a fraction of a second of work after a second or more
+    of Python and torch start-up, and a run is evaluated at up to five parts and levels. The
+    model is loaded once and each data file read once; every file is byte for byte what
+    :func:`evaluate_run` writes. ``out_dir`` is written whole (:func:`proofmatch.artifacts.atomic_dir`):
+    a killed job leaves the previous folder or none. Returns each file stem's metrics."""
+    check_view(view)
+    parts = level_files(data, plan)
+    matcher = _load_matcher(run_dir)
+    out: dict[str, dict[str, Any]] = {}
+    with atomic_dir(out_dir) as staging:
+        for level, wanted in parts.items():
+            for part, frame in zip(wanted, read_parts(data[level], wanted)):
+                stem = f"{part}-{level}"
+                out[stem] = evaluate_part(matcher, run_dir, frame, data[level], part, staging / f"{stem}.parquet",
+                                          staging / f"{stem}.json", topk, exact_max_n, seed, view, batch_size)
+    log.info("wrote %s: %s", out_dir, ", ".join(sorted(out)))
+    return out
 
 
 # ----------------------------------------------------------------------------- CLI

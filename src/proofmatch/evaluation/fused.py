@@ -31,13 +31,14 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from proofmatch import config
-from proofmatch.artifacts import read_json, write_json
+from proofmatch.artifacts import atomic_dir, read_json, write_json
 from proofmatch.data import views as tok
-from proofmatch.data.splits import read_part
+from proofmatch.data.splits import read_part, read_parts
 from proofmatch.decoding.assign import decode_all
 from proofmatch.evaluation.baselines import bm25_scorer
 from proofmatch.decoding.local import ScoreRows, factor_scorer
-from proofmatch.evaluation.evaluate import PairScorer, _load_matcher, add_decode_arguments, token_lists, write_outputs
+from proofmatch.evaluation.evaluate import (PairScorer, _load_matcher, add_decode_arguments, level_files,
+                                             token_lists, write_outputs)
 from proofmatch.evaluation.fusion import (NORMALIZE, choose_weight, fused_scorer, scorer_mrr,
                                           weight_mrr)
 from proofmatch.experiments import FUSION_LEXICAL
@@ -84,12 +85,20 @@ def fusion_weight(run_dir: str | os.PathLike, data_parquet: str | os.PathLike, o
                   batch_size: int = 64) -> dict[str, Any]:
     """Choose the fusion weight of ``run_dir`` on the dev part of ``data_parquet`` (the data the
     run was trained on) and write it to ``out_json`` (the run's ``fusion.json``)."""
-    data = read_part(data_parquet, WEIGHT_PART)
-    learned, lexical = halves(_load_matcher(run_dir), data, view, batch_size)
-    info = measure_weights(learned, lexical, len(data), weights, normalize)
+    info = choose_weight_of(_load_matcher(run_dir), run_dir, data_parquet, read_part(data_parquet, WEIGHT_PART),
+                            weights, normalize, view, batch_size)
+    write_json(info, out_json)
+    return info
+
+
+def choose_weight_of(matcher: PairScorer, run_dir: str | os.PathLike, data_parquet: str | os.PathLike,
+                     dev: pd.DataFrame, weights: Sequence[float], normalize: str, view: str,
+                     batch_size: int = 64) -> dict[str, Any]:
+    """:func:`fusion_weight`'s content, with the run's model loaded and its dev part read (``dev``)."""
+    learned, lexical = halves(matcher, dev, view, batch_size)
+    info = measure_weights(learned, lexical, len(dev), weights, normalize)
     info.update(part=WEIGHT_PART, view=view, run_dir=str(run_dir), data=str(data_parquet),
                 weights=[float(w) for w in weights])
-    write_json(info, out_json)
     log.info("fusion weight of %s: λ = %g (%s), dev MRR %.4f; the run alone %.4f, BM25 alone %.4f (n=%d)", run_dir,
              info["weight"], normalize, info["mrr"], info["learned_mrr"], info["lexical_mrr"], info["n"])
     return info
@@ -112,15 +121,55 @@ def evaluate_fusion(run_dir: str | os.PathLike, fusion_json: str | os.PathLike, 
                     exact_max_n: int, seed: int, view: str = "both", batch_size: int = 64) -> dict[str, Any]:
     """Score ``part`` of ``data_parquet`` with the run fused with BM25 at the run's stored weight,
     decode it locally and globally, write Parquet + JSON (the keys of a model's evaluation)."""
-    weight, normalize = read_weight(fusion_json)
-    data = read_part(data_parquet, part)
-    learned, lexical = halves(_load_matcher(run_dir), data, view, batch_size)
-    scorer = fused_scorer(learned, lexical, weight, normalize=normalize)
+    weight = read_weight(fusion_json)
+    return evaluate_fused_part(_load_matcher(run_dir), run_dir, weight, fusion_json, read_part(data_parquet, part),
+                               data_parquet, part, out_parquet, out_json, topk, exact_max_n, seed, view, batch_size)
+
+
+def evaluate_fused_part(matcher: PairScorer, run_dir: str | os.PathLike, weight: tuple[float, str],
+                        fusion_json: str | os.PathLike, data: pd.DataFrame, data_parquet: str | os.PathLike,
+                        part: str, out_parquet: str | os.PathLike, out_json: str | os.PathLike, topk: int,
+                        exact_max_n: int, seed: int, view: str, batch_size: int = 64) -> dict[str, Any]:
+    """:func:`evaluate_fusion` with the model loaded, the weight read (``(λ, normalization)``)
+    and ``part`` of ``data_parquet`` read (``data``)."""
+    lam, normalize = weight
+    learned, lexical = halves(matcher, data, view, batch_size)
+    scorer = fused_scorer(learned, lexical, lam, normalize=normalize)
     local, glob = decode_all(scorer, len(data), topk, exact_max_n, seed)
     meta = {"part": part, "view": view, "run_dir": str(run_dir), "data": str(data_parquet), "seed": int(seed),
-            "exact_max_n": int(exact_max_n), "method": "fusion", "lexical": FUSION_LEXICAL, "weight": weight,
+            "exact_max_n": int(exact_max_n), "method": "fusion", "lexical": FUSION_LEXICAL, "weight": lam,
             "normalize": normalize, "weight_file": str(fusion_json)}
     return write_outputs(data["pair_id"].tolist(), local, glob, out_parquet, out_json, meta)
+
+
+def fuse_run(run_dir: str | os.PathLike, data: Mapping[str, str | os.PathLike], level: str,
+             plan: Sequence[tuple[str, str]], out_json: str | os.PathLike, out_dir: str | os.PathLike,
+             weights: Sequence[float], normalize: str, topk: int, exact_max_n: int, seed: int,
+             view: str = "both", batch_size: int = 64) -> dict[str, Any]:
+    """Both steps for one run in one process (the workflow's ``fuse_run``): its weight chosen on
+    the dev part of ``data[level]`` (the run's own level) and written to ``out_json``
+    (:func:`fusion_weight`), then each ``(part, test_level)`` of ``plan`` scored at that weight
+    and written as ``{part}-{test_level}.{parquet,json}`` in ``out_dir`` (:func:`evaluate_fusion`),
+    the model loaded once. Every file is byte for byte what the two steps write as separate
+    processes; ``out_dir`` is written whole (:func:`proofmatch.artifacts.atomic_dir`). Returns the
+    weight file's content."""
+    if level not in data:
+        raise ValueError(f"no data file for the run's level {level!r} (given: {sorted(data)})")
+    parts = level_files(data, plan)
+    matcher = _load_matcher(run_dir)
+    info = choose_weight_of(matcher, run_dir, data[level], read_part(data[level], WEIGHT_PART), weights,
+                            normalize, view, batch_size)
+    write_json(info, out_json)
+    weight = read_weight(info)
+    with atomic_dir(out_dir) as staging:
+        for test_level, wanted in parts.items():
+            for part, frame in zip(wanted, read_parts(data[test_level], wanted)):
+                stem = f"{part}-{test_level}"
+                evaluate_fused_part(matcher, run_dir, weight, out_json, frame, data[test_level], part,
+                                    staging / f"{stem}.parquet", staging / f"{stem}.json", topk, exact_max_n,
+                                    seed, view, batch_size)
+    log.info("wrote %s and %s", out_json, out_dir)
+    return info
 
 
 # ----------------------------------------------------------------------------- CLI

@@ -10,7 +10,7 @@ the accuracy of global decoding; MRR exists only for local decoding.
 
 :func:`project_cell` finds a paper cell's row in :func:`proofmatch.experiments.tables` by these
 identifiers, never by position. Pure Python (no pandas): the Snakefile imports it to list the
-evaluations the comparison reads (:func:`evaluation_paths`).
+evaluations the comparison reads (:func:`evaluation_inputs`).
 """
 
 from __future__ import annotations
@@ -119,7 +119,8 @@ def evaluations(cells: list[PaperCell], not_run: Mapping[Hashable, str] | None =
     return list(dict.fromkeys(out))
 
 
-def evaluation_paths(not_run: Mapping[Hashable, str] | None = None, eval_root: str | os.PathLike = X.EVAL_ROOT,
-                     path: str | os.PathLike = PAPER_RESULTS) -> list[str]:
-    """The workflow's inputs of the comparison: the evaluation JSONs of :func:`evaluations`."""
-    return [str(ev.path(eval_root)) for ev in evaluations(read_paper_cells(path), not_run)]
+def evaluation_inputs(not_run: Mapping[Hashable, str] | None = None, eval_root: str | os.PathLike = X.EVAL_ROOT,
+                      path: str | os.PathLike = PAPER_RESULTS) -> list[str]:
+    """The workflow's inputs of the comparison: the evaluation folders of :func:`evaluations`
+    (:func:`proofmatch.experiments.workflow_inputs`)."""
+    return X.workflow_inputs(evaluations(read_paper_cells(path), not_run), eval_root)

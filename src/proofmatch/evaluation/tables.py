@@ -312,17 +312,17 @@ def table_from_inputs(name: str, inputs: Iterable[str | os.PathLike], out_prefix
                       not_run: NotRun | None = None, eval_root: str | os.PathLike = X.EVAL_ROOT,
                       fusion: Iterable[tuple[str, str]] = X.FUSION_RUNS,
                       config: Mapping[str, Any] | None = None) -> pd.DataFrame:
-    """Render table ``name`` from the workflow's inputs: exactly the evaluation JSONs under
-    ``eval_root`` of its rows not marked in ``not_run`` (what workflow/rules/common.smk lists);
-    ``fusion``: the runs fused with BM25 in the baselines table (config fusion.runs); captioned
-    from the run's ``config``."""
+    """Render table ``name`` from the workflow's inputs: exactly what common.smk names for its
+    rows not marked in ``not_run`` (:func:`proofmatch.experiments.workflow_inputs` under ``eval_root``);
+    ``fusion``: the runs fused with BM25 (config fusion.runs); captioned from the run's ``config``."""
     every = X.tables(fusion=tuple(fusion))
     if name not in every:
         raise ValueError(f"unknown table {name!r}; expected one of {', '.join(every)}")
     table = every[name]
     paths = {str(ev.path(eval_root)): ev for ev in table.evaluations(not_run)}
+    expected = X.workflow_inputs(table.evaluations(not_run), eval_root)
     given = [str(p) for p in inputs]
-    unexpected, absent = sorted(set(given) - set(paths)), sorted(set(paths) - set(given))
+    unexpected, absent = sorted(set(given) - set(expected)), sorted(set(expected) - set(given))
     if unexpected or absent:
         raise ValueError(f"{name}: the inputs are not the table's evaluations: {len(unexpected)} unexpected "
                          f"{unexpected[:3]}, {len(absent)} absent {absent[:3]}")

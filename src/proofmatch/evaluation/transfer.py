@@ -35,7 +35,7 @@ import pandas as pd
 import pyarrow as pa
 
 from proofmatch.experiments import (EVAL_ROOT, LEVEL_NAMES, SPLIT_NAMES, Evaluation, Run, baseline, learned_encoder,
-                                    model_label)
+                                    model_label, workflow_input)
 from proofmatch.experiments import not_run as config_not_run
 from proofmatch.experiments import note as not_run_note
 from proofmatch.data.replace import OUTPUT_SCHEMA
@@ -97,10 +97,17 @@ def table_cells(settings: Mapping[str, Any]) -> dict[tuple[str | None, Evaluatio
 
 
 def table_inputs(settings: Mapping[str, Any]) -> list[str]:
-    """The transfer table's inputs: each transfer corpus's pool JSON and every cell's evaluation."""
+    """The transfer table's inputs: each transfer corpus's pool JSON and every cell's evaluation
+    (in-corpus, a trained run's is its evaluation folder: :func:`proofmatch.experiments.workflow_input`)."""
     if not settings["corpora"]:
         raise ValueError("the transfer table needs at least one transfer.corpora entry in the config")
-    return [*(pool_json(settings, c) for c in settings["corpora"]), *table_cells(settings).values()]
+    cells = [path if corpus is not None else workflow_input(ev) for (corpus, ev), path in table_cells(settings).items()]
+    return [*(pool_json(settings, c) for c in settings["corpora"]), *dict.fromkeys(cells)]
+
+
+def in_corpus_evaluations(settings: Mapping[str, Any]) -> list[Evaluation]:
+    """The in-corpus cells the table reads (the test part of the training corpus), when it is made."""
+    return [ev for corpus, ev in table_cells(settings) if corpus is None] if settings["corpora"] else []
 
 
 def build_pool(pairs_parquet: str | os.PathLike, train_data_parquet: str | os.PathLike,

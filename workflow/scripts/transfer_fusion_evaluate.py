@@ -1,5 +1,5 @@
-"""Score and decode one dev/test set with a trained run fused with BM25 at its stored weight (thin
-wrapper around proofmatch.evaluation.fused)."""
+"""Score and decode a transfer pool with a trained run fused with BM25 at its stored weight, one file
+a job (thin wrapper around proofmatch.evaluation.fused)."""
 from pathlib import Path
 
 from proofmatch.models.runtime import set_threads
