@@ -65,3 +65,69 @@ def test_bench_search_times_fusion_in_process_over_http_and_explanations(fusion_
     assert [(r["via"], r["clients"], r["queries"]) for r in search] == [
         ("in-process", 1, 4), ("http /api/search", 1, 4), ("http /api/search", 2, 8)]
     assert all(r["scorer"] == "fusion" and r["n"] == 300 and r["p95_ms"] >= r["p50_ms"] > 0 for r in search)
+
+
+DEMO_LOG = """\
+[Tue Dec  1 10:00:00 2026]
+localrule a:
+    output: results/x.parquet
+    log: results/logs/a.log
+    jobid: 3
+    benchmark: results/benchmarks/a.tsv
+    reason: Missing output files: results/x.parquet
+    resources: tmpdir=/tmp
+[Tue Dec  1 10:00:10 2026]
+Finished jobid: 3 (Rule: a)
+[Tue Dec  1 10:00:10 2026]
+localrule b:
+    input: results/x.parquet
+    output: results/folder
+    jobid: 2
+    benchmark: results/benchmarks/b/one.tsv
+    wildcards: name=one
+    threads: 2
+[Tue Dec  1 10:00:10 2026]
+localrule c:
+    input: results/x.parquet
+    output: results/c.md
+    jobid: 4
+[Tue Dec  1 10:00:14 2026]
+Finished jobid: 4 (Rule: c)
+[Tue Dec  1 10:00:30 2026]
+Finished jobid: 2 (Rule: b)
+[Tue Dec  1 10:00:31 2026]
+localrule all:
+    input: results/folder/file.json, results/c.md
+    jobid: 0
+[Tue Dec  1 10:00:31 2026]
+Finished jobid: 0 (Rule: all)
+"""
+
+
+def test_bench_demo_reads_the_log_and_benchmark_files_and_simulates_a_quiet_machine(tmp_path):
+    """bench_demo: jobs, threads, dependencies (a file inside a declared folder included), wall and
+    CPU from the benchmark files (the log's span without one), idle core-seconds, and the makespan
+    of the same jobs on idle cores."""
+    sys.path.insert(0, str(REPO / "bench"))
+    import bench_demo as B
+
+    bench = tmp_path / "results" / "benchmarks"
+    (bench / "b").mkdir(parents=True)
+    header = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+    (bench / "a.tsv").write_text(header + "9.5\t0:00:09\t1\t1\t1\t1\t0\t0\t0\t9.0\n")
+    (bench / "b" / "one.tsv").write_text(header + "20.0\t0:00:20\t1\t1\t1\t1\t0\t0\t0\t30.0\n")
+    jobs = B.parse_log(DEMO_LOG)
+    assert [(j.rule, j.jobid, j.threads) for j in jobs] == [("a", 3, 1), ("b", 2, 2), ("c", 4, 1), ("all", 0, 1)]
+    assert jobs[1].wildcards == "name=one" and jobs[1].outputs == ("results/folder",)
+    assert B.dependencies(jobs) == {3: set(), 2: {3}, 4: {3}, 0: {2, 4}}
+    B.attach_benchmarks(jobs, tmp_path)
+    assert [(j.wall_s, j.cpu_s) for j in jobs] == [(9.5, 9.0), (20.0, 30.0), (4.0, None), (0.0, None)]
+    span, idle = B.idle_core_seconds(jobs, cores=2)
+    assert span == 31 and idle == 2 * 31 - (10 + 2 * 20 + 4)
+    rows = {r["rule"]: r for r in B.by_rule(jobs)}
+    assert rows["b"]["cpu_s"] == 30.0 and rows["c"]["cpu_s"] is None and rows["b"]["threads"] == 2
+    # on idle cores: a (10 s), then b (two threads, 20 s) and c (4 s) cannot share two cores
+    makespan, idle = B.simulate(jobs, 2, lambda j: {"a": 10.0, "b": 20.0, "c": 4.0}.get(j.rule, 0.0))
+    assert makespan == 34.0 and idle == 2 * 34 - (10 + 40 + 4)
+    report = B.report(jobs, 2, every_job=True)
+    assert "| b | 1 | 2 | 20 | 30 |" in report and "wall clock 31 s" in report
