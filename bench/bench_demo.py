@@ -62,8 +62,8 @@ def parse_log(text: str) -> list[Job]:
 
     A job is a ``rule NAME:`` (or ``localrule``) line after a ``[date]`` line, then indented
     ``key: value`` lines (``jobid``, ``threads`` when above one, ``benchmark``, ``input``,
-    ``output``); its finish is the
-    ``Finished jobid: N`` line after a later ``[date]`` line."""
+    ``output``, ``wildcards``); its finish is the ``Finished jobid: N`` line after a later
+    ``[date]`` line."""
     jobs: dict[int, Job] = {}
     stamp: datetime | None = None
     block: dict | None = None
@@ -95,7 +95,8 @@ def read_benchmark(path: Path) -> tuple[float, float] | None:
     """(wall s, CPU s) of a benchmark file's last row, or None when it is missing."""
     if not path.is_file():
         return None
-    rows = list(csv.DictReader(path.open(), delimiter="\t"))
+    with path.open() as fh:
+        rows = list(csv.DictReader(fh, delimiter="\t"))
     if not rows:
         return None
     return float(rows[-1]["s"]), float(rows[-1]["cpu_time"])
