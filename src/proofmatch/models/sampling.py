@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import random
-import sys
 from typing import Iterator
 
 import numpy as np
@@ -25,21 +24,7 @@ def seed_everything(seed: int, deterministic: bool = True) -> None:
     np.random.seed(seed % 2**32)
     torch.manual_seed(seed)
     if deterministic:
-        deterministic_kernels()
-
-
-def deterministic_kernels() -> None:
-    """``torch.use_deterministic_algorithms(True, warn_only=True)`` without that function's import
-    of ``torch._inductor`` (with ``torch._dynamo`` and sympy about a CPU second, a twentieth of a
-    demo training job) when nothing has imported it: the import only sets the flag of compiled
-    code, and CPU runs, the only ones made deterministic, never compile. The kernels' flag is the
-    same either way; with the compiler loaded (or a torch without the flag's setter) the public
-    call sets both."""
-    setter = getattr(torch._C, "_set_deterministic_algorithms", None)
-    if setter is None or "torch._inductor.config" in sys.modules:
         torch.use_deterministic_algorithms(True, warn_only=True)
-    else:
-        setter(True, warn_only=True)
 
 
 def epoch_rng(seed: int, epoch: int, stream: int = 0) -> np.random.Generator:
