@@ -1,6 +1,6 @@
 # Search index of a trained run (`proofmatch index --fusion`): every proof of every part encoded
 # once, with the proofs' BM25 weights and the run's fusion weight λ (chosen on its dev part,
-# rule fusion_weight), for `proofmatch search` and `proofmatch serve`; the index folder is the
+# rule fuse_run), for `proofmatch search` and `proofmatch serve`; the index folder is the
 # declared output, the run's model/ folder and fusion.json its inputs. `rule all` (and `snakemake -c2 search_demo`) builds the index of the
 # demo corpus from its NPT run (proofmatch.corpora.SEARCH_INDEX).
 

@@ -1,14 +1,15 @@
 """A trained run fused with BM25, evaluated like every other method (this project's addition).
 
 The scoring core is :mod:`proofmatch.evaluation.fusion` (shared with the search index); this module
-applies it to a trained run in the workflow's two steps:
+applies it to a trained run in two steps, which the workflow's rule ``fuse_run`` takes in one
+process (:func:`fuse_run`, the model loaded once):
 
-1. :func:`fusion_weight` (rule ``fusion_weight``): the run's model and BM25 score the run's **dev**
+1. :func:`fusion_weight`: the run's model and BM25 score the run's **dev**
    part; the local MRR of the fused scores is measured for every λ of the grid (config
    ``fusion.weights``) and the best λ is written with the run, ``results/runs/.../fusion.json``
    (keys: ``weight``, ``mrr_by_weight``, ``part``, ``n``, ``lexical``, ``normalize``, and what each
    half reaches alone). The search index reads the same file, so a run has one λ everywhere.
-2. :func:`evaluate_fusion` (rules ``fusion_evaluate``, ``transfer_fusion_evaluate``): a part at a
+2. :func:`evaluate_fusion` (and rule ``transfer_fusion_evaluate``, one pool a job): a part at a
    test level (an in-corpus test part, or a transfer pool) is scored with the stored λ, never
    re-tuned, and decoded locally and globally (:func:`proofmatch.decoding.assign.decode_all`);
    :func:`proofmatch.evaluation.evaluate.write_outputs` writes the Parquet and JSON of a model's
