@@ -19,7 +19,8 @@ import argparse
 import logging
 import os
 import time
-from typing import Any, Mapping, Protocol, Sequence
+from pathlib import Path
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 import pandas as pd
@@ -169,14 +170,28 @@ def evaluate_folder(run_dir: str | os.PathLike, data: Mapping[str, str | os.Path
     check_view(view)
     parts = level_files(data, plan)
     matcher = _load_matcher(run_dir)
+    out = write_folder(data, parts, out_dir, lambda frame, path, part, parquet, json: evaluate_part(
+        matcher, run_dir, frame, path, part, parquet, json, topk, exact_max_n, seed, view, batch_size))
+    log.info("wrote %s: %s", out_dir, ", ".join(sorted(out)))
+    return out
+
+
+PartWriter = Callable[[pd.DataFrame, str | os.PathLike, str, Path, Path], dict[str, Any]]
+
+
+def write_folder(data: Mapping[str, str | os.PathLike], parts: Mapping[str, Sequence[str]],
+                 out_dir: str | os.PathLike, write_part: PartWriter) -> dict[str, dict[str, Any]]:
+    """The folder of one run's (or fusion's) evaluations: for each test level's ``parts``
+    (:func:`level_files`), each part read once and handed to ``write_part(frame, data file,
+    part, parquet, json)``, which writes ``{part}-{test_level}.{parquet,json}``. ``out_dir`` is
+    written whole (:func:`proofmatch.artifacts.atomic_dir`). Returns each file stem's result."""
     out: dict[str, dict[str, Any]] = {}
     with atomic_dir(out_dir) as staging:
         for level, wanted in parts.items():
             for part, frame in zip(wanted, read_parts(data[level], wanted)):
                 stem = f"{part}-{level}"
-                out[stem] = evaluate_part(matcher, run_dir, frame, data[level], part, staging / f"{stem}.parquet",
-                                          staging / f"{stem}.json", topk, exact_max_n, seed, view, batch_size)
-    log.info("wrote %s: %s", out_dir, ", ".join(sorted(out)))
+                out[stem] = write_part(frame, data[level], part, staging / f"{stem}.parquet",
+                                       staging / f"{stem}.json")
     return out
 
 

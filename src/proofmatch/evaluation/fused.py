@@ -32,14 +32,14 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from proofmatch import config
-from proofmatch.artifacts import atomic_dir, read_json, write_json
+from proofmatch.artifacts import read_json, write_json
 from proofmatch.data import views as tok
-from proofmatch.data.splits import read_part, read_parts
+from proofmatch.data.splits import read_part
 from proofmatch.decoding.assign import decode_all
 from proofmatch.evaluation.baselines import bm25_scorer
 from proofmatch.decoding.local import ScoreRows, factor_scorer
 from proofmatch.evaluation.evaluate import (PairScorer, _load_matcher, add_decode_arguments, level_files,
-                                             token_lists, write_outputs)
+                                             token_lists, write_folder, write_outputs)
 from proofmatch.evaluation.fusion import (NORMALIZE, choose_weight, fused_scorer, scorer_mrr,
                                           weight_mrr)
 from proofmatch.experiments import FUSION_LEXICAL
@@ -162,13 +162,9 @@ def fuse_run(run_dir: str | os.PathLike, data: Mapping[str, str | os.PathLike], 
                             normalize, view, batch_size)
     write_json(info, out_json)
     weight = read_weight(info)
-    with atomic_dir(out_dir) as staging:
-        for test_level, wanted in parts.items():
-            for part, frame in zip(wanted, read_parts(data[test_level], wanted)):
-                stem = f"{part}-{test_level}"
-                evaluate_fused_part(matcher, run_dir, weight, out_json, frame, data[test_level], part,
-                                    staging / f"{stem}.parquet", staging / f"{stem}.json", topk, exact_max_n,
-                                    seed, view, batch_size)
+    write_folder(data, parts, out_dir, lambda frame, path, part, parquet, json: evaluate_fused_part(
+        matcher, run_dir, weight, out_json, frame, path, part, parquet, json, topk, exact_max_n, seed, view,
+        batch_size))
     log.info("wrote %s and %s", out_json, out_dir)
     return info
 
