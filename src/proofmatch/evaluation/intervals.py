@@ -51,65 +51,74 @@ def load_frames(results: Mapping[Evaluation, Any]) -> dict[Evaluation, pd.DataFr
     return {ev: B.per_statement(statement_file(source)) for ev, source in results.items()}
 
 
-def _metric(decoding: str) -> tuple[str, str]:
-    """(the MRR-column metric, the Acc-column metric) of a decoding; global decoding has no MRR."""
+def metric_pair(decoding: str) -> tuple[str, str]:
+    """(the MRR column's metric, the Acc column's metric) of a decoding; global decoding has no MRR."""
     return ("mrr", "acc") if decoding == "local" else ("", "global_acc")
 
 
-def interval_columns(table: Table, frames: Mapping[Evaluation, pd.DataFrame], resamples: int,
-                     seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Per row of ``table``: the numeric interval columns (CSV: ``<group> MRR lo`` ... and the
-    difference from BM25, ``<group> Δ BM25`` with its ``lo``/``hi``, in %) and their Markdown
-    strings (``[46.1, 54.7]``; the difference as ``−19.3 [−24.0, −14.6]``)."""
-    numeric, shown = [], []
-    for row in table.rows:
-        num: dict[str, float] = {}
-        txt: dict[str, str] = {}
-        mrr_metric, acc_metric = _metric(row.decoding)
-        delta_metric = mrr_metric or acc_metric
-        for group, ev in zip(table.groups, row.cells):
-            frame = frames.get(ev)
-            for col, metric in (("MRR", mrr_metric), ("Acc", acc_metric)):
-                iv = B.interval(frame[metric].to_numpy(), resamples, seed) if frame is not None and metric else None
-                num[f"{group} {col} lo"] = np.nan if iv is None else 100 * iv.low
-                num[f"{group} {col} hi"] = np.nan if iv is None else 100 * iv.high
-                txt[f"{group} {col}"] = "" if iv is None else f"[{100 * iv.low:.1f}, {100 * iv.high:.1f}]"
-            ref = reference(ev)
-            d = None
-            if ref is not None and frame is not None and ref in frames:
-                d = B.contrast([(1.0, frame), (-1.0, frames[ref])], delta_metric, resamples, seed)
-            num[f"{group} {DELTA}"] = np.nan if d is None else 100 * d.value
-            num[f"{group} {DELTA} lo"] = np.nan if d is None else 100 * d.low
-            num[f"{group} {DELTA} hi"] = np.nan if d is None else 100 * d.high
-            txt[f"{group} {DELTA}"] = "" if d is None else (
-                f"{100 * d.value:+.1f} [{100 * d.low:+.1f}, {100 * d.high:+.1f}]".replace("-", "−"))
-        numeric.append(num)
-        shown.append(txt)
-    return pd.DataFrame(numeric), pd.DataFrame(shown)
+Cell = tuple[int, str, "pd.DataFrame | None", str]  # (row, column of df, per-statement frame, metric)
+
+
+def bracketed(df: pd.DataFrame, cells: Iterable[Cell], resamples: int, seed: int
+              ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(``df`` with a ``<column> lo`` and ``<column> hi`` column (in %) after its scores and before
+    its ``Note``, ``df`` as Markdown cells with each score followed by its interval ``[46.1, 54.7]``).
+    A cell without a frame or metric (not run, global MRR) keeps empty bounds."""
+    bounds: dict[str, list[float]] = {}
+    shown = df.map(format_cell).astype(object)
+    for row, column, frame, metric in cells:
+        lo, hi = (bounds.setdefault(f"{column} {end}", [np.nan] * len(df)) for end in ("lo", "hi"))
+        if frame is None or not metric:
+            continue
+        iv = B.interval(frame[metric].to_numpy(), resamples, seed)
+        lo[row], hi[row] = 100 * iv.low, 100 * iv.high
+        shown.loc[row, column] = f"{shown.loc[row, column]} [{100 * iv.low:.1f}, {100 * iv.high:.1f}]"
+    rest = [c for c in df.columns if c != "Note"]
+    csv = pd.concat([df[rest], pd.DataFrame(bounds, index=df.index), df[["Note"]]], axis=1)
+    return csv, shown
+
+
+def _signed(d: B.Interval) -> str:
+    return f"{100 * d.value:+.1f} [{100 * d.low:+.1f}, {100 * d.high:+.1f}]".replace("-", "−")
 
 
 def with_intervals(df: pd.DataFrame, table: Table, frames: Mapping[Evaluation, pd.DataFrame] | None,
                    resamples: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame | None]:
-    """(the CSV frame: ``df`` with the interval columns after its own, the Markdown frame: each score
-    followed by its interval, and a difference column per group), or (``df``, None) without frames."""
+    """(the CSV frame: ``df`` with each score's interval bounds and, per column group, the row's
+    paired difference from BM25 on the same statements (``<group> Δ BM25`` with ``lo``/``hi``: local
+    rows by MRR, global rows by global accuracy), the Markdown frame), or (``df``, None) without
+    per-statement frames."""
     if frames is None:
         return df, None
-    numeric, shown = interval_columns(table, frames, resamples, seed)
-    csv = pd.concat([df.drop(columns="Note"), numeric, df[["Note"]]], axis=1)
-    display = df.map(format_cell).astype(object)
-    for col in shown.columns:
-        if col in display.columns:
-            display[col] = [f"{v} {iv}".strip() if iv else v for v, iv in zip(display[col], shown[col])]
-    deltas = [c for c in shown.columns if c.endswith(DELTA)]
-    if any(shown[c].ne("").any() for c in deltas):
-        display = pd.concat([display.drop(columns="Note"), shown[deltas].replace("", "–"), display[["Note"]]],
-                            axis=1)
-    return csv, display
+    cells = [(i, f"{group} {col}", frames.get(ev), metric)
+             for i, row in enumerate(table.rows) for group, ev in zip(table.groups, row.cells)
+             for col, metric in zip(("MRR", "Acc"), metric_pair(row.decoding))]
+    csv, shown = bracketed(df, cells, resamples, seed)
+    deltas: dict[str, list[Any]] = {}
+    for i, row in enumerate(table.rows):
+        mrr, acc = metric_pair(row.decoding)
+        for group, ev in zip(table.groups, row.cells):
+            ref = reference(ev)
+            d = (B.contrast([(1.0, frames[ev]), (-1.0, frames[ref])], mrr or acc, resamples, seed)
+                 if ref is not None and ev in frames and ref in frames else None)
+            for key, value in ((f"{group} {DELTA}", d and d.value), (f"{group} {DELTA} lo", d and d.low),
+                               (f"{group} {DELTA} hi", d and d.high)):
+                deltas.setdefault(key, [np.nan] * len(df))[i] = np.nan if d is None else 100 * value
+            deltas.setdefault(f"shown {group}", ["–"] * len(df))[i] = "–" if d is None else _signed(d)
+    numeric = {k: v for k, v in deltas.items() if not k.startswith("shown ")}
+    if all(np.isnan(v).all() for v in numeric.values()):  # a table with no learned row (none run)
+        return csv, shown
+    csv = pd.concat([csv.drop(columns="Note"), pd.DataFrame(numeric, index=df.index), csv[["Note"]]], axis=1)
+    shown_deltas = pd.DataFrame({f"{g} {DELTA}": deltas[f"shown {g}"] for g in table.groups}, index=df.index)
+    shown = pd.concat([shown.drop(columns="Note"), shown_deltas, shown[["Note"]]], axis=1)
+    return csv, shown
 
 
-def caption(resamples: int) -> str:
+def caption(resamples: int, deltas: bool = True) -> str:
     """What a table with intervals adds to its caption."""
-    return (f" Brackets: 95 % bootstrap interval over the pool's statements ({resamples} seeded resamples; "
-            "global accuracy resampled under the fixed assignment). Δ BM25: the row minus BM25 on the same "
-            "statements (local rows by MRR, global rows by global accuracy), with its paired interval. "
-            "One seed per cell (config seed); the headline runs' seed spread is in seeds.md.")
+    text = (f" Brackets: 95 % bootstrap interval over the pool's statements ({resamples} seeded resamples; "
+            "global accuracy resampled under the fixed assignment).")
+    if deltas:
+        text += (" Δ BM25: the row minus BM25 on the same statements (local rows by MRR, global rows by global "
+                 "accuracy), with its paired interval.")
+    return text + " One seed per cell (config seed); the headline runs' seed spread is in seeds.md."
