@@ -37,6 +37,10 @@ use rule train_matcher as train_variant with:
         "results/logs/train_matcher/{split}/{encoder}-{mode}/{level}-{view}-{variant}.log",
     benchmark:
         "results/benchmarks/train_matcher/{split}/{encoder}-{mode}/{level}-{view}-{variant}.tsv"
+    resources:
+        mem_mb=16000,
+        runtime=2880,
+        gpu=1,
     params:
         matching=matching_params,
         seed=lambda w: V.variant_seed(w.variant, SEED),
@@ -51,6 +55,10 @@ use rule evaluate_run as evaluate_variant with:
         "results/logs/evaluate_run/{split}/{encoder}-{mode}/{level}-{view}-{variant}.log",
     benchmark:
         "results/benchmarks/evaluate_run/{split}/{encoder}-{mode}/{level}-{view}-{variant}.tsv"
+    resources:
+        mem_mb=16000,
+        runtime=240,
+        gpu=1,
     params:
         evaluations=lambda w: [["test", w.level]],
         topk=config["decode"]["topk"],
@@ -70,6 +78,10 @@ use rule fuse_run as fuse_variant with:
         "results/logs/fuse_run/{split}/{encoder}-{mode}/{level}-{view}-{variant}.log",
     benchmark:
         "results/benchmarks/fuse_run/{split}/{encoder}-{mode}/{level}-{view}-{variant}.tsv"
+    resources:
+        mem_mb=16000,
+        runtime=240,
+        gpu=1,
     params:
         evaluations=lambda w: [["test", w.level]],
         weights=config["fusion"]["weights"],
