@@ -87,10 +87,13 @@ def main(args: argparse.Namespace) -> int:
         return 2
     if args.json:
         out = {"index": index.describe(), "scorer": index.method,
-               "query": {"kind": q.kind, "n_tokens": len(q.tokens), "pair_id": q.pair_id, "converters": q.converters},
+               "query": {"kind": q.kind, "n_tokens": len(q.tokens), "pair_id": q.pair_id, "converters": q.converters,
+                         "warnings": q.warnings},
                "page": args.page, "k": args.k, "part": args.part,
                "results": [index.record(h) for h in hits]}
         print(json.dumps(out, ensure_ascii=False, indent=2))
     else:
+        for warning in q.warnings:
+            print(f"proofmatch search: warning: {warning}", file=sys.stderr)
         _print_text(index, q, hits, args.lines)
     return 0

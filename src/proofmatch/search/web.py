@@ -179,7 +179,8 @@ def _add_api_routes(app: FastAPI, searcher: Searcher) -> None:
             return JSONResponse({"error": str(err)}, status_code=400)
         return {"index": info, "scorer": info["scorer"],
                 "query": {"kind": query.kind, "n_tokens": len(query.tokens),
-                          "pair_id": query.pair_id, "converters": query.converters},
+                          "pair_id": query.pair_id, "converters": query.converters,
+                          "warnings": query.warnings},
                 "page": page, "k": k, "part": part or None, "results": [index.record(h) for h in hits]}
 
     @app.get("/api/explain")
