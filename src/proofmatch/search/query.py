@@ -124,7 +124,7 @@ def formula_tokens(tex: str, display: bool = False) -> tuple[list[str], str, lis
     return toks, converter, unknown
 
 
-def _check_dollars(text: str) -> None:
+def check_dollars(text: str) -> None:
     """QueryError when the unescaped ``$`` signs (``$$`` pairs aside) do not pair up."""
     bare = re.sub(r"\\\$", "  ", text)
     singles = [m.start() for m in re.finditer(r"(?<!\$)\$(?!\$)", re.sub(r"\$\$.+?\$\$", lambda m: " " * len(m.group(0)), bare, flags=re.DOTALL))]
@@ -138,7 +138,7 @@ def _check_dollars(text: str) -> None:
 
 def tex_tokens(text: str) -> tuple[list[str], list[str], list[str]]:
     """(tokens, converter per formula, warnings) of LaTeX-flavoured text (module docstring)."""
-    _check_dollars(text)
+    check_dollars(text)
     out: list[str] = []
     converters: list[str] = []
     warnings: list[str] = []
