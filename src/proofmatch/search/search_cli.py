@@ -86,8 +86,8 @@ def _open_index(path: str):
     except FileNotFoundError as err:
         return None, f"cannot open index {path}: {err}"
     except (ValueError, KeyError, OSError) as err:
-        return None, (f"index {path} cannot be read by this proofmatch (stale or incomplete: {err}); "
-                      "rebuild it with `proofmatch index` (docs/search.md)")
+        hint = "" if "rebuild" in str(err) else "; rebuild it with `proofmatch index` (docs/search.md)"
+        return None, f"index {path} is stale or incomplete for this proofmatch: {err}{hint}"
 
 
 def main(args: argparse.Namespace) -> int:
