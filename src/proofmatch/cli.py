@@ -19,6 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "config": ("proofmatch.config", "print the merged config with its defaults; write config/README.md"),
     "demo": ("proofmatch.demo.generate", "generate the project's demo corpus"),
     "latex": ("proofmatch.data.latex", "convert LaTeX sources to XHTML+MathML articles with LaTeXML"),
+    "stacks": ("proofmatch.data.stacks", "build the Stacks project corpus from its LaTeX sources with LaTeXML"),
     "manifest": ("proofmatch.data.corpus", "list and shard a corpus folder, join its metadata"),
     "extract": ("proofmatch.data.extract", "extract statement-proof pairs from XHTML articles"),
     "linearize": ("proofmatch.data.linearize", "linearize extracted pairs into typed tokens"),
