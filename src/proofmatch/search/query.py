@@ -13,11 +13,12 @@ A query is one of
   :func:`proofmatch.data.mathml.math_tokens`, so ``$x^2 \\le \\mathbb{R}$`` gives the ``$x``, ``$2``,
   ``$≤``, ``$R~double-struck`` tokens that the corpus's LaTeXML markup gives. The MathML comes
   from the project's own TeX converter (:mod:`proofmatch.texmath.convert`, the one that wrote the demo
-  corpus, in its LaTeXML dialect). A formula outside its strict subset is read by the tolerant
-  reader (:mod:`proofmatch.texmath.tolerant`: presentation MathML, as LaTeXML writes it, for what
-  the statements of the Stacks project use; docs/search.md gives its coverage), or by LaTeXML's
-  ``latexmlmath`` when that is installed (about 0.7 s a formula). A command neither knows is kept
-  as one symbol ``\\name`` and named in :attr:`Query.warnings`, so the query still runs.
+  corpus, in its LaTeXML dialect). A formula outside its strict subset goes to LaTeXML's
+  ``latexmlmath`` when that is installed (about 0.7 s a formula); without LaTeXML, or when it
+  does not know a command either, the tolerant reader (:mod:`proofmatch.texmath.tolerant`:
+  presentation MathML as LaTeXML writes it, for what the statements of the Stacks project use;
+  docs/search.md gives its coverage) reads it, keeps an unknown command as one symbol
+  ``\\name`` and names it in :attr:`Query.warnings`, so the query still runs.
 
 Empty, oversized (:data:`MAX_QUERY_CHARS`), unbalanced-``$`` and unparseable queries raise
 :class:`QueryError` whose message says what to change.
