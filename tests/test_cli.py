@@ -57,6 +57,54 @@ def test_usage_and_unknown_command(capsys):
     assert "unknown command" in capsys.readouterr().err
 
 
+def test_version(capsys):
+    from proofmatch import __version__
+
+    assert cli.main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"proofmatch {__version__}"
+
+
+@pytest.mark.parametrize("command", sorted(cli.COMMANDS))
+def test_every_option_has_help_and_shows_its_default(command):
+    """Each option says what it is, and one with a default shows it in --help (issue 36). The
+    table commands' options are another engineer's (evaluation/tables.py) and keep theirs."""
+    import argparse
+    import importlib
+
+    parser = argparse.ArgumentParser(prog=f"proofmatch {command}", formatter_class=cli._HelpFormatter)
+    importlib.import_module(cli.COMMANDS[command][0]).add_arguments(parser)
+    parser.format_help()  # renders with every default
+    for action in parser._actions:
+        if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)) or command == "tables":
+            continue
+        assert action.help, (command, action.option_strings or action.dest)
+        if action.option_strings and action.default not in (None, False, argparse.SUPPRESS):
+            assert "default" in cli._HelpFormatter("x")._get_help_string(action), (command, action.option_strings)
+
+
+def test_search_refuses_before_torch_and_explains_a_stale_index(tmp_path):
+    """An oversized query, a bad page or an unbalanced $ is refused before the index (and torch)
+    is loaded; a stale index is one line, no traceback."""
+    import subprocess
+    import sys
+
+    stale = tmp_path / "old"
+    stale.mkdir()
+    (stale / "index.json").write_text(json.dumps({"format": 0, "method": "bm25"}))
+    code = ("import sys; from proofmatch import cli\n"
+            "rcs = [cli.main(['search', sys.argv[1], 'x' * 9000]), cli.main(['search', sys.argv[1], 'let $x be']),"
+            " cli.main(['search', sys.argv[1], 'x', '--page', '0']), cli.main(['search', sys.argv[1], 'x']),"
+            " cli.main(['search', sys.argv[1] + '/missing', 'x'])]\n"
+            "print(rcs, 'torch' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code, str(stale)], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "[2, 2, 2, 2, 2] False", done.stderr
+    err = done.stderr.splitlines()
+    assert "Traceback" not in done.stderr and len(err) == 5
+    assert "query too long: 9000 characters" in err[0] and "unbalanced $" in err[1] and "pages start at 1" in err[2]
+    assert "is stale or incomplete" in err[3] and err[3].count("rebuild it with `proofmatch index`") == 1
+    assert "cannot open index" in err[4]
+
+
 # ----------------------------------------------------------------------------- tiny runs
 
 

@@ -32,7 +32,7 @@ def test_demo_config_validates_unchanged():
     assert load_config(REPO / "config/config.yaml") == demo()
 
 
-@pytest.mark.parametrize("override", ["stacks.yaml", "paper.yaml", "smoke.yaml"])
+@pytest.mark.parametrize("override", ["stacks.yaml", "paper.yaml", "smoke.yaml", "stacks-built.yaml"])
 def test_shipped_overrides_validate_and_merge_leaf_by_leaf(override):
     """Each override is merged over the demo config: its own leaves win, every other leaf is the demo's."""
     path = REPO / "config" / override
@@ -108,3 +108,12 @@ def test_deep_merge_overrides_leaves_only():
     base = {"a": {"b": 1, "c": 2}, "d": 3}
     out = deep_merge(copy.deepcopy(base), {"a": {"c": 5}})
     assert out == {"a": {"b": 1, "c": 5}, "d": 3}
+
+
+def test_stacks_built_overlay_replaces_the_shared_folders():
+    """config/stacks-built.yaml over stacks.yaml: the built folder instead of ../shared, the rest stacks.yaml's."""
+    stacks = load_config(REPO / "config/config.yaml", REPO / "config/stacks.yaml")
+    built = load_config(REPO / "config/config.yaml", REPO / "config/stacks.yaml", REPO / "config/stacks-built.yaml")
+    assert built["corpus"]["dir"] == ["corpora/stacks/xhtml"]
+    assert built["corpus"]["metadata"] == ["corpora/stacks/metadata.csv"]
+    assert {k: v for k, v in built.items() if k != "corpus"} == {k: v for k, v in stacks.items() if k != "corpus"}

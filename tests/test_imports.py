@@ -28,6 +28,11 @@ TORCH_FREE = [
     "proofmatch.experiments",
     "proofmatch.config",
     "proofmatch.corpora",
+    "proofmatch.cli",  # the search commands: --help and a refused query come before torch
+    "proofmatch.search.search_cli",
+    "proofmatch.search.web",
+    "proofmatch.search.build",
+    "proofmatch.search.index",
     *sorted(m.name for m in pkgutil.walk_packages(proofmatch.texmath.__path__, "proofmatch.texmath.")),
 ]
 

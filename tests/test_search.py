@@ -96,7 +96,7 @@ def test_query_parsing_and_clear_errors(monkeypatch):
     assert q.tokens[-3:] == ["$", "5", "."] and q.converters == ["texmath", "texmath"]
     assert Q.parse_query("demo-1/S1", ids={"demo-1/S1"}).kind == "id"
     cases = {"": "empty query", "   ": "empty query", "x" * 9000: "query too long: 9000 characters",
-             "let $x be": "unbalanced \\$", "a $ $ b": "empty formula", "<p>unclosed": "does not parse",
+             "let $x be": "unbalanced \\$", "Let $x be. Then $y$": "unbalanced \\$: the query has 3 \\$ signs", "a $ $ b": "empty formula", "<p>unclosed": "does not parse",
              "$\\frac{a}{$": "could not be read|unexpected end", ". , ;": None}
     monkeypatch.setattr(Q, "latexml_available", lambda: False)
     for text, message in cases.items():
@@ -105,8 +105,10 @@ def test_query_parsing_and_clear_errors(monkeypatch):
             continue
         with pytest.raises(Q.QueryError, match=message):
             Q.parse_query(text)
-    with pytest.raises(Q.QueryError, match=r"\\xrightarrow.*install LaTeXML"):
-        Q.parse_query(r"maps $X \xrightarrow{f} Y$")
+    q = Q.parse_query(r"maps $X \xrightarrow{f} Y$ by $\mycommand{x}$")  # the tolerant reader, no LaTeXML
+    assert q.tokens == ["maps", "$X", "$→", "$f", "$Y", "by", "$\\mycommand", "$x"]
+    assert q.converters == ["texmath-tolerant", "texmath-tolerant"]
+    assert len(q.warnings) == 1 and "unknown TeX command \\mycommand, kept as a symbol" in q.warnings[0]
     with pytest.raises(Q.QueryError, match="no statement with id"):
         Q.parse_query("demo-1/S2", ids={"demo-1/S1"}, kind="id")
     with pytest.raises(Q.QueryError, match="no words or symbols"):
@@ -114,8 +116,8 @@ def test_query_parsing_and_clear_errors(monkeypatch):
 
 
 def test_latexml_converts_what_the_subset_does_not(tmp_path, monkeypatch):
-    """Formulas outside proofmatch's TeX subset go to latexmlmath (a stand-in script here), and
-    its ``merror`` (an undefined command) is a clear error."""
+    """Formulas outside proofmatch's TeX subset go to latexmlmath (a stand-in script here); what
+    it does not know either (its ``merror``) is read by the tolerant reader, with a warning."""
     (tmp_path / "bad.xml").write_text('<math xmlns="http://www.w3.org/1998/Math/MathML"><merror>'
                                       '<mtext>\\bad</mtext></merror></math>')
     (tmp_path / "ok.xml").write_text('<math xmlns="http://www.w3.org/1998/Math/MathML"><mrow><mi>X</mi>'
@@ -130,8 +132,8 @@ def test_latexml_converts_what_the_subset_does_not(tmp_path, monkeypatch):
         q = Q.parse_query(r"maps $X \xrightarrow{f} Y$ and $x+1$")
         assert q.tokens == ["maps", "$X", "$→", "$f", "$Y", "and", "$x", "$+", "$1"]
         assert q.converters == ["latexml", "texmath"]
-        with pytest.raises(Q.QueryError, match=r"LaTeXML does not know \\bad"):
-            Q.parse_query(r"$\bad \xrightarrow{x}$")
+        q = Q.parse_query(r"$\bad \xrightarrow{x}$")
+        assert q.converters == ["texmath-tolerant"] and "\\bad" in q.warnings[0]
     finally:
         Q.latexml_available.cache_clear()
 
@@ -260,7 +262,7 @@ def test_cli_index_and_search(search_demo, tmp_path, capsys):
     pid = str(read_part(search_demo["data"], "test")["pair_id"].iloc[0])
     assert cli.main(["search", str(search_demo["index"]), pid, "--part", "test", "--json", "-k", "4"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["query"] == {"kind": "id", "n_tokens": 0, "pair_id": pid, "converters": []}
+    assert out["query"] == {"kind": "id", "n_tokens": 0, "pair_id": pid, "converters": [], "warnings": []}
     ev = pd.read_parquet(search_demo["eval"]).set_index("pair_id")
     assert [r["pair_id"] for r in out["results"]] == list(ev.loc[pid, "topk_ids"][:4])
     assert all(r["title"] and r["kind"] and r["statement"] and r["proof"] for r in out["results"])
@@ -269,6 +271,11 @@ def test_cli_index_and_search(search_demo, tmp_path, capsys):
     assert "model" not in text.splitlines()[0] and "bm25 index" in text and " 11. " in text
     assert cli.main(["search", str(search_demo["index"]), "$x"]) == 2
     assert "unbalanced $" in capsys.readouterr().err
+    assert cli.main(["search", str(tmp_path / "bm25"), "qzxv wvkj", "--json", "-k", "2"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert len(out["results"]) == 2 and "no word or symbol of the query occurs in any proof" in out["query"]["warnings"][0]
+    assert cli.main(["search", str(tmp_path / "bm25"), "qzxv wvkj", "-k", "2"]) == 0
+    assert "warning: no word or symbol of the query occurs" in capsys.readouterr().err
 
 
 def test_real_latexml_for_tex_beyond_the_subset():

@@ -74,6 +74,20 @@ def test_bad_queries_are_400_with_a_reason(search_index):
     assert page.status_code == 400 and "unbalanced" in page.text and 'id="error"' in page.text
 
 
+def test_degraded_and_unmatched_queries_carry_warnings(search_index):
+    """An unknown TeX command and a query with no token in any proof are answered, with a warning
+    in the JSON and beside the results on the page (issue 36)."""
+    client = TestClient(create_app(search_index))
+    body = client.get("/api/search", params={"q": r"Let $\Frobnicate{x} \otimes_R M$ hold", "k": 3}).json()
+    assert len(body["results"]) == 3 and body["query"]["converters"] == ["texmath-tolerant"]
+    assert "unknown TeX command \\Frobnicate, kept as a symbol" in body["query"]["warnings"][0]
+    nothing = client.get("/api/search", params={"q": "qzxv wvkj", "k": 3}).json()
+    assert "no word or symbol of the query occurs in any proof" in nothing["query"]["warnings"][-1]
+    page = client.get("/", params={"q": "qzxv wvkj"})
+    assert page.status_code == 200 and 'class="warning" id="warning-1"' in page.text
+    assert "model&#39;s" in page.text or "model's" in page.text
+
+
 def test_rate_limit_per_client(search_index):
     client = TestClient(create_app(search_index, rate_per_minute=6, burst=3))
     codes = [client.get("/api/search", params={"q": "Let $x$ be"}).status_code for _ in range(5)]

@@ -2,7 +2,10 @@
 
 Each subcommand lives in the module that implements the stage. The module exposes
 ``add_arguments(parser)`` and ``main(args) -> int``; only the chosen module is imported, so
-``proofmatch extract`` does not pay for importing torch.
+``proofmatch extract`` does not pay for importing torch, and ``proofmatch --help`` and
+``proofmatch --version`` import no command at all. Every option's help shows its default.
+The search commands (``search``, ``serve``, ``index``) import torch only when a model is loaded,
+so their ``--help`` and their refusals of a bad query come before it (docs/benchmarks.md times them).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "config": ("proofmatch.config", "print the merged config with its defaults; write config/README.md"),
     "demo": ("proofmatch.demo.generate", "generate the project's demo corpus"),
     "latex": ("proofmatch.data.latex", "convert LaTeX sources to XHTML+MathML articles with LaTeXML"),
+    "stacks": ("proofmatch.data.stacks", "build the Stacks project corpus from its LaTeX sources with LaTeXML"),
     "manifest": ("proofmatch.data.corpus", "list and shard a corpus folder, join its metadata"),
     "extract": ("proofmatch.data.extract", "extract statement-proof pairs from XHTML articles"),
     "linearize": ("proofmatch.data.linearize", "linearize extracted pairs into typed tokens"),
@@ -38,9 +42,27 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Each option's default after its help (none for flags, positionals and options without one)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        help_ = action.help or ""
+        if (action.default in (None, False, argparse.SUPPRESS) or not action.option_strings
+                or "%(default)" in help_ or "(default" in help_):
+            return help_
+        return f"{help_} (default: %(default)s)" if help_ else "default: %(default)s"
+
+
+def _version() -> str:
+    from proofmatch import __version__
+
+    return f"proofmatch {__version__}"
+
+
 def _usage() -> str:
     width = max(map(len, COMMANDS))
-    lines = ["usage: proofmatch <command> [options]", "", "commands:"]
+    lines = ["usage: proofmatch <command> [options]", "       proofmatch --version", "",
+             "`proofmatch <command> --help` lists a command's options and their defaults.", "", "commands:"]
     lines += [f"  {name:<{width}}  {help_}" for name, (_, help_) in COMMANDS.items()]
     return "\n".join(lines)
 
@@ -50,12 +72,16 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(_usage())
         return 0 if argv else 2
+    if argv[0] in ("-V", "--version"):
+        print(_version())
+        return 0
     name, rest = argv[0], argv[1:]
     if name not in COMMANDS:
         print(f"proofmatch: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
         return 2
     module = importlib.import_module(COMMANDS[name][0])
-    parser = argparse.ArgumentParser(prog=f"proofmatch {name}", description=COMMANDS[name][1])
+    parser = argparse.ArgumentParser(prog=f"proofmatch {name}", description=COMMANDS[name][1],
+                                     formatter_class=_HelpFormatter)
     module.add_arguments(parser)
     return int(module.main(parser.parse_args(rest)) or 0)
 

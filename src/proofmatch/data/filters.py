@@ -308,9 +308,9 @@ def filter_pairs(shard_parquets: list[str], report_jsons: list[str], out_pairs: 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shards", nargs="+", required=True, help="linearized shard Parquets")
     parser.add_argument("--reports", nargs="*", default=[], help="extraction report JSONs (shard-*.report.json)")
-    parser.add_argument("--out-pairs", required=True)
-    parser.add_argument("--out-audit", required=True)
-    parser.add_argument("--out-report", required=True)
+    parser.add_argument("--out-pairs", required=True, help="pairs kept (parquet)")
+    parser.add_argument("--out-audit", required=True, help="every pair with its filter reason (parquet)")
+    parser.add_argument("--out-report", required=True, help="counts per filter (markdown)")
     config.add_option(parser, "--language", key="filter.language",
                       help="language code to keep; 'none' disables the filter")
     config.add_option(parser, "--min-tokens", key="filter.min_tokens", type=int,

@@ -178,7 +178,7 @@ def run_baseline(method: str, data_parquet: str | os.PathLike, part: str, out_pa
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--method", required=True, choices=METHODS)
+    parser.add_argument("--method", required=True, choices=METHODS, help="lexical baseline")
     add_decode_arguments(parser)
 
 

@@ -201,9 +201,9 @@ def write_folder(data: Mapping[str, str | os.PathLike], parts: Mapping[str, Sequ
 def add_decode_arguments(parser: argparse.ArgumentParser) -> None:
     """Options shared with ``proofmatch baselines``."""
     parser.add_argument("--data", required=True, help="results/replaced/{split}/{level}.parquet")
-    parser.add_argument("--part", default="test", choices=PARTS)
-    parser.add_argument("--out-parquet", required=True)
-    parser.add_argument("--out-json", required=True)
+    parser.add_argument("--part", default="test", choices=PARTS, help="part evaluated")
+    parser.add_argument("--out-parquet", required=True, help="per-pair ranks and top-k (parquet)")
+    parser.add_argument("--out-json", required=True, help="metrics (JSON)")
     config.add_option(parser, "--topk", key="decode.topk", type=int, help="k of the k-best lists")
     config.add_option(parser, "--exact-max-n", key="decode.exact_max_n", type=int,
                       help="exact dense LAP up to this n, sparse k-best LAPMOD above")
@@ -214,8 +214,8 @@ def add_decode_arguments(parser: argparse.ArgumentParser) -> None:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--run-dir", required=True, help="results/runs/{split}/{encoder}-{mode}/{level}-{view}")
     add_decode_arguments(parser)
-    parser.add_argument("--view", default="both", choices=tok.VIEWS)
-    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--view", default="both", choices=tok.VIEWS, help="tokens scored")
+    parser.add_argument("--batch-size", type=int, default=64, help="pairs encoded at once")
 
 
 def main(args: argparse.Namespace) -> int:

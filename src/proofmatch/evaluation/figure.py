@@ -375,16 +375,16 @@ def figure2(run_conservation: str | os.PathLike, run_full: str | os.PathLike, da
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--run-conservation", required=True)
-    parser.add_argument("--run-full", required=True)
+    parser.add_argument("--run-conservation", required=True, help="trained run folder, Conservation level")
+    parser.add_argument("--run-full", required=True, help="trained run folder, Full level")
     parser.add_argument("--data", required=True, help="the conservation-level data, e.g. results/replaced/mixed/conservation.parquet")
-    parser.add_argument("--out-png", required=True)
-    parser.add_argument("--out-pdf", required=True)
+    parser.add_argument("--out-png", required=True, help="figure (PNG)")
+    parser.add_argument("--out-pdf", required=True, help="figure (PDF)")
     config.add_option(parser, "--samples", key="figure.lime_samples", type=int, help="LIME samples")
     config.add_option(parser, "--seed", key="seed", type=int, help="LIME's seed and the other proofs' draw")
-    parser.add_argument("--part", default="test", choices=["dev", "test"])
+    parser.add_argument("--part", default="test", choices=["dev", "test"], help="part explained")
     parser.add_argument("--pairs", type=int, default=2, help="test pairs to explain (the paper's Figure 2 shows two)")
-    parser.add_argument("--log", default=None)
+    parser.add_argument("--log", default=None, help="log file (default: stderr only)")
 
 
 def main(args: argparse.Namespace) -> int:

@@ -181,15 +181,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     config.add_option(weight, "--weights", key="fusion.weights", type=float, nargs="+", help="λ tried")
     config.add_option(weight, "--normalize", key="fusion.normalize", choices=NORMALIZE,
                       help="z-scores or reciprocal ranks")
-    weight.add_argument("--view", default="both", choices=tok.VIEWS)
-    weight.add_argument("--batch-size", type=int, default=64)
+    weight.add_argument("--view", default="both", choices=tok.VIEWS, help="tokens scored")
+    weight.add_argument("--batch-size", type=int, default=64, help="pairs encoded at once")
     weight.add_argument("--log", default=None, help="log file")
     evaluate = sub.add_parser("evaluate", help="score and decode a part with a run fused with BM25")
     evaluate.add_argument("--run-dir", required=True)
     evaluate.add_argument("--weight-file", required=True, help="the run's fusion.json")
     add_decode_arguments(evaluate)
-    evaluate.add_argument("--view", default="both", choices=tok.VIEWS)
-    evaluate.add_argument("--batch-size", type=int, default=64)
+    evaluate.add_argument("--view", default="both", choices=tok.VIEWS, help="tokens scored")
+    evaluate.add_argument("--batch-size", type=int, default=64, help="pairs encoded at once")
 
 
 def main(args: argparse.Namespace) -> int:

@@ -335,7 +335,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("data", help="replaced-split Parquet (train part = corpus, dev part = validation)")
     parser.add_argument("--tokenizer", required=True, help="tokenizer folder (proofmatch tokenizer)")
     parser.add_argument("--out", required=True, help="output folder (the ScratchBERT checkpoint)")
-    parser.add_argument("--config", default="config/config.yaml")
+    parser.add_argument("--config", default="config/config.yaml", help="config file")
     parser.add_argument("--seed", type=int, help="overrides the config seed")
     parser.add_argument("--log", help="log file")
 

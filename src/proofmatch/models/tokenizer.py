@@ -167,7 +167,7 @@ def load_tokenizer(tokenizer_dir: str | os.PathLike):
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("data", help="replaced-split Parquet (its train part is read)")
     parser.add_argument("--out", required=True, help="output folder")
-    parser.add_argument("--config", default="config/config.yaml")
+    parser.add_argument("--config", default="config/config.yaml", help="config file")
     parser.add_argument("--vocab-size", type=int, help="overrides tokenizer.vocab_size")
     parser.add_argument("--min-frequency", type=int, help="overrides tokenizer.min_frequency")
     parser.add_argument("--log", help="log file")

@@ -17,10 +17,10 @@ from proofmatch.models.train import train_run
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("data", help="replaced-split Parquet (train part trains, dev part selects)")
     parser.add_argument("--out", required=True, help="run folder")
-    parser.add_argument("--encoder", required=True, choices=ENCODERS)
-    parser.add_argument("--mode", required=True, choices=MODES)
-    parser.add_argument("--view", required=True, choices=VIEWS)
-    parser.add_argument("--config", default="config/config.yaml")
+    parser.add_argument("--encoder", required=True, choices=ENCODERS, help="the encoder to train")
+    parser.add_argument("--mode", required=True, choices=MODES, help="matching mode")
+    parser.add_argument("--view", required=True, choices=VIEWS, help="tokens the model reads: text, math or both")
+    parser.add_argument("--config", default="config/config.yaml", help="config file")
     parser.add_argument("--seed", type=int, help="overrides the config seed")
     parser.add_argument("--tokenizer-dir", help="WordPiece tokenizer (default: the checkpoint's own)")
     parser.add_argument("--pretrained-dir",

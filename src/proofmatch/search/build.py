@@ -43,7 +43,6 @@ import scipy.sparse as sp
 from proofmatch import config
 from proofmatch.artifacts import atomic_dir, read_json, read_parquet, write_json
 from proofmatch.data.splits import PARTS, read_parts
-from proofmatch.evaluation.evaluate import token_lists
 from proofmatch.logs import setup_logging
 from proofmatch.search import ann
 from proofmatch.search.display import fragment_text
@@ -167,6 +166,7 @@ def _proofs_table(data: pd.DataFrame, pairs_parquet: str | os.PathLike | None,
 
 def _model_arrays(run_dir: Path, frames: Sequence[pd.DataFrame], batch_size: int) -> tuple[dict, Any]:
     """Per part, one ``Matcher.factors`` call as evaluation makes it; the arrays concatenated."""
+    from proofmatch.evaluation.evaluate import token_lists
     from proofmatch.models.matcher import load_matcher
 
     matcher = load_matcher(run_dir)
@@ -286,6 +286,8 @@ def _write_learned(staging: Path, run_dir: Path, frames: Sequence[pd.DataFrame],
 def _write_lexical(staging: Path, method: str, data: pd.DataFrame) -> dict[str, Any]:
     """A tfidf index's vocabulary, idf and proof vectors, or a bm25 or fusion index's BM25 weights
     and statistics; returns its ``index.json`` fields (``bm25``; none for tfidf)."""
+    from proofmatch.evaluation.evaluate import token_lists  # evaluate imports torch: not for --help
+
     proofs = token_lists(data["proof_tokens"])
     if method == "tfidf":
         vocab, idf = _tfidf_fit(token_lists(data["statement_tokens"]), proofs)
@@ -353,16 +355,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "by hand)")
     parser.add_argument("--pairs", help="results/data/pairs.parquet: the XHTML fragments to display")
     parser.add_argument("--articles", help="results/corpus/articles.parquet: article titles")
-    parser.add_argument("--parts", nargs="+", default=list(PARTS), choices=PARTS)
+    parser.add_argument("--parts", nargs="+", default=list(PARTS), choices=PARTS, help="parts whose proofs are indexed")
     parser.add_argument("--backend", default="auto", choices=BACKENDS,
                         help=f"auto: exact up to --faiss-above proofs, FAISS above (default {FAISS_ABOVE}); "
                              "a fusion index is always exact (above the limit only with --backend exact)")
     parser.add_argument("--faiss-above", "--exact-max-n", dest="faiss_above", type=int, default=FAISS_ABOVE,
                         help="backend auto: FAISS above this many proofs (--exact-max-n: its former name)")
     parser.add_argument("--recall", type=float, default=0.95, help="FAISS: target recall@10 for nprobe")
-    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--batch-size", type=int, default=64, help="proofs encoded at once")
     config.add_option(parser, "--seed", key="seed", type=int, help="seed of the FAISS training and calibration")
-    parser.add_argument("--log", default=None)
+    parser.add_argument("--log", default=None, help="log file (default: stderr only)")
 
 
 def main(args: argparse.Namespace) -> int:

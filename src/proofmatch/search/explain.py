@@ -38,12 +38,11 @@ import numpy as np
 
 from proofmatch.data.views import is_math
 from proofmatch.evaluation.figure import DEFAULT_UNK, display_token
-from proofmatch.search.folder import count_vectors, tfidf_vectors
+from proofmatch.search.folder import MAX_EXPLAIN_TOKENS, count_vectors, tfidf_vectors
 from proofmatch.search.index import SearchIndex
 from proofmatch.search.query import MAX_QUERY_CHARS, Query, QueryError
 
 METHOD = "occlusion"
-MAX_EXPLAIN_TOKENS = 1200  # statement + proof tokens masked in one explanation
 BATCH_SIZE = 128           # texts per encoder pass (the masked texts of one side, in batches of this)
 
 

@@ -44,6 +44,8 @@ from typing import Sequence
 import numpy as np
 import scipy.sparse as sp
 
+MAX_EXPLAIN_TOKENS = 1200  # statement + proof tokens masked in one explanation (search.explain)
+
 FORMAT = 1
 META_FILE = "index.json"
 PROOFS_FILE = "proofs.parquet"

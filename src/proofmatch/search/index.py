@@ -248,6 +248,7 @@ class SearchIndex:
         if k < 1 or offset < 0 or offset + k > MAX_RESULTS:
             raise QueryError(f"results 1-{MAX_RESULTS} can be shown; asked for {offset + 1}-{offset + k}")
         q = self.parse(text, kind, max_chars)
+        self._warn_unmatched(q)
         rows = self._candidates(part).rows
         gold_row = self.row_of[q.pair_id] if q.kind == "id" else None
         halves = None
@@ -279,6 +280,29 @@ class SearchIndex:
                     setattr(h, name, float(value))
                     setattr(h, f"{name}_rank", int(rank))
         return q, hits
+
+    def proof_vocabulary(self) -> set[str] | dict:
+        """The tokens that occur in the index's proofs (a lexical index's vocabulary; else read once
+        from the stored proof tokens)."""
+        if self.lexical:
+            return self.vocab
+        if getattr(self, "_proof_vocab", None) is None:
+            self._proof_vocab = ({str(t) for toks in self.table["proof_tokens"] for t in toks}
+                                 if "proof_tokens" in self.table.columns else set())
+        return self._proof_vocab
+
+    def _warn_unmatched(self, q: Query) -> None:
+        """A query none of whose tokens occurs in any proof gets a warning beside its results: every
+        lexical score is 0, so the order says nothing lexical (a model index still ranks it)."""
+        if q.kind == "id" or not q.tokens:
+            return
+        vocab = self.proof_vocabulary()
+        if not vocab or any(t in vocab for t in q.tokens):
+            return
+        why = ("every TF-IDF/BM25 score is 0 and the order is arbitrary" if self.method in ("tfidf", "bm25")
+               else "BM25 scores are all 0; the order is the model's alone" if self.method == "fusion"
+               else "the order is the model's guess from its embeddings alone")
+        q.warnings.append(f"no word or symbol of the query occurs in any proof of this index: {why}")
 
     def _faiss_top(self, q: Query, k: int, rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """FAISS candidates, rescored exactly in float32 and ordered like the exact path."""

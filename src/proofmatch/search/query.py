@@ -13,12 +13,15 @@ A query is one of
   :func:`proofmatch.data.mathml.math_tokens`, so ``$x^2 \\le \\mathbb{R}$`` gives the ``$x``, ``$2``,
   ``$≤``, ``$R~double-struck`` tokens that the corpus's LaTeXML markup gives. The MathML comes
   from the project's own TeX converter (:mod:`proofmatch.texmath.convert`, the one that wrote the demo
-  corpus, in its LaTeXML dialect); a formula outside its TeX subset goes to LaTeXML's
-  ``latexmlmath`` when that is installed (about 0.7 s a formula), and is otherwise rejected with
-  the command it did not know.
+  corpus, in its LaTeXML dialect). A formula outside its strict subset goes to LaTeXML's
+  ``latexmlmath`` when that is installed (about 0.7 s a formula); without LaTeXML, or when it
+  does not know a command either, the tolerant reader (:mod:`proofmatch.texmath.tolerant`:
+  presentation MathML as LaTeXML writes it, for what the statements of the Stacks project use;
+  docs/search.md gives its coverage) reads it, keeps an unknown command as one symbol
+  ``\\name`` and names it in :attr:`Query.warnings`, so the query still runs.
 
-Empty, oversized (:data:`MAX_QUERY_CHARS`) and unparseable queries raise :class:`QueryError`
-whose message says what to change.
+Empty, oversized (:data:`MAX_QUERY_CHARS`), unbalanced-``$`` and unparseable queries raise
+:class:`QueryError` whose message says what to change.
 """
 
 from __future__ import annotations
@@ -31,8 +34,7 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
-from proofmatch.texmath.convert import render_math
-from proofmatch.texmath.lexer import TexError
+from proofmatch.texmath.convert import render_query_math
 from proofmatch.data.linearize import FragmentError, linearize_element, parse_fragment
 from proofmatch.data.mathml import math_tokens
 from proofmatch.data.mathml_names import local_name
@@ -60,7 +62,8 @@ class Query:
     text: str
     tokens: list[str] = field(default_factory=list)
     pair_id: str | None = None
-    converters: list[str] = field(default_factory=list)  # per formula: texmath | latexml
+    converters: list[str] = field(default_factory=list)  # per formula: texmath | texmath-tolerant | latexml
+    warnings: list[str] = field(default_factory=list)  # what was degraded (unknown commands), for the person
 
 
 def check_size(text: str, max_chars: int = MAX_QUERY_CHARS) -> str:
@@ -98,31 +101,48 @@ def _latexml_math(tex: str, display: bool) -> etree._Element:
     return root
 
 
-def formula_tokens(tex: str, display: bool = False) -> tuple[list[str], str]:
-    """(math tokens, converter name) of one TeX formula (module docstring)."""
+def formula_tokens(tex: str, display: bool = False) -> tuple[list[str], str, list[str]]:
+    """(math tokens, converter name, unknown commands) of one TeX formula (module docstring)."""
     tex = tex.strip()
     if not tex:
         raise QueryError("empty formula ($$): write the formula between the dollars")
+    opened, closed = len(re.findall(r"(?<!\\){", tex)), len(re.findall(r"(?<!\\)}", tex))
+    if opened != closed:
+        raise QueryError(f"formula ${tex}$ could not be read: unbalanced braces ({opened} {{ and {closed} }})")
     try:
-        xml = render_math(tex, "q", "latexml", display)
-        el, converter = etree.fromstring(xml.encode(), etree.XMLParser(**_SAFE_PARSER)), "texmath"
-    except TexError as exc:
-        if not latexml_available():
-            raise QueryError(f"formula ${tex}$: {exc} (outside the TeX subset of proofmatch's converter; "
-                             "install LaTeXML, Debian package `latexml`, for full TeX)") from exc
-        el, converter = _latexml_math(tex, display), "latexml"
-    except (ValueError, IndexError, KeyError, RecursionError) as exc:  # the subset parser on odd input
+        xml, converter, unknown = render_query_math(tex, "q", display)
+        el = etree.fromstring(xml.encode(), etree.XMLParser(**_SAFE_PARSER))
+    except (ValueError, IndexError, KeyError, RecursionError, etree.XMLSyntaxError) as exc:
         raise QueryError(f"formula ${tex}$ could not be read: {exc}") from exc
+    if converter != "texmath" and latexml_available():
+        try:
+            el, converter, unknown = _latexml_math(tex, display), "latexml", []
+        except QueryError:
+            pass  # LaTeXML did not know it either: the tolerant reading, with its warning
     toks = math_tokens(el)
     if not toks:
         raise QueryError(f"formula ${tex}$ gives no symbols")
-    return toks, converter
+    return toks, converter, unknown
 
 
-def tex_tokens(text: str) -> tuple[list[str], list[str]]:
-    """(tokens, converter per formula) of LaTeX-flavoured text (module docstring)."""
+def check_dollars(text: str) -> None:
+    """QueryError when the unescaped ``$`` signs (``$$`` pairs aside) do not pair up."""
+    bare = re.sub(r"\\\$", "  ", text)
+    singles = [m.start() for m in re.finditer(r"(?<!\$)\$(?!\$)", re.sub(r"\$\$.+?\$\$", lambda m: " " * len(m.group(0)), bare, flags=re.DOTALL))]
+    if len(singles) % 2:
+        last = singles[-1]
+        where = text[max(0, last - 20) : last + 20].replace("\n", " ")
+        raise QueryError(f"unbalanced $: the query has {len(singles)} $ signs, an odd number, so one formula "
+                         f"is not closed (the last $ is at character {last + 1}: …{where}…); every formula "
+                         "needs an opening and a closing $ (write \\$ for a dollar sign)")
+
+
+def tex_tokens(text: str) -> tuple[list[str], list[str], list[str]]:
+    """(tokens, converter per formula, warnings) of LaTeX-flavoured text (module docstring)."""
+    check_dollars(text)
     out: list[str] = []
     converters: list[str] = []
+    warnings: list[str] = []
     pos = 0
     matches = list(_MATH.finditer(text))
     if len(matches) > MAX_FORMULAS:
@@ -130,12 +150,17 @@ def tex_tokens(text: str) -> tuple[list[str], list[str]]:
     for m in matches:
         out.extend(_text_part(text[pos:m.start()]))
         display = m.group("d") is not None or m.group("b") is not None
-        toks, conv = formula_tokens(next(g for g in m.groups() if g is not None), display)
+        tex = next(g for g in m.groups() if g is not None)
+        toks, conv, unknown = formula_tokens(tex, display)
+        if unknown:
+            warnings.append(f"formula ${tex.strip()}$: unknown TeX command{'s' if len(unknown) > 1 else ''} "
+                            f"{', '.join(unknown)}, kept as {'symbols' if len(unknown) > 1 else 'a symbol'} "
+                            "(a proof matches it only if it was written the same way)")
         out.extend(toks)
         converters.append(conv)
         pos = m.end()
     out.extend(_text_part(text[pos:]))
-    return out, converters
+    return out, converters, warnings
 
 
 def _text_part(text: str) -> list[str]:
@@ -163,8 +188,8 @@ def parse_query(text: str, ids: "set[str] | dict | None" = None, kind: str = "au
             raise QueryError(f"the XHTML fragment does not parse: {exc}") from exc
         q = Query("xhtml", text, tokens)
     else:
-        tokens, converters = tex_tokens(text)
-        q = Query("tex", text, tokens, converters=converters)
+        tokens, converters, warnings = tex_tokens(text)
+        q = Query("tex", text, tokens, converters=converters, warnings=warnings)
     if not q.tokens:
         raise QueryError("the query has no words or symbols to match")
     return q

@@ -2,8 +2,10 @@
 
 The query is a statement id of the index, an XHTML fragment, or LaTeX-flavoured text with
 formulas between ``$…$`` (:mod:`proofmatch.search.query`). A query that cannot be searched
-(empty, too long, a formula outside the known TeX, an unknown id) exits with status 2 and
-says why on stderr.
+(empty, too long, an unbalanced ``$``, an unknown id) exits with status 2 and says why on stderr;
+the checks that need no index come before the index (and torch) is loaded. A missing or stale
+index (an older format, a model that is not the one it was built with) is one line on stderr and
+status 2, not a traceback.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import json
 import sys
 import textwrap
 
-from proofmatch.search.query import MAX_QUERY_CHARS, QueryError
+from proofmatch.search.query import MAX_QUERY_CHARS, QueryError, check_dollars, check_size
 from proofmatch.data.splits import PARTS
 
 
@@ -21,10 +23,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("index", help="index folder (proofmatch index)")
     parser.add_argument("query", help="statement id, XHTML fragment, or text with $...$ formulas; - reads stdin")
     parser.add_argument("-k", type=int, default=10, help="results per page")
-    parser.add_argument("--page", type=int, default=1)
-    parser.add_argument("--part", choices=PARTS, help="only the proofs of this part")
-    parser.add_argument("--kind", default="auto", choices=("auto", "id", "xhtml", "tex"))
-    parser.add_argument("--max-chars", type=int, default=MAX_QUERY_CHARS)
+    parser.add_argument("--page", type=int, default=1, help="page of results (1 is the top k)")
+    parser.add_argument("--part", choices=PARTS, help="only the proofs of this part (default: all parts)")
+    parser.add_argument("--kind", default="auto", choices=("auto", "id", "xhtml", "tex"),
+                        help="how to read the query; auto: an id of the index, else XHTML if it starts with <, else text")
+    parser.add_argument("--max-chars", type=int, default=MAX_QUERY_CHARS, help="longest query accepted, in characters")
     parser.add_argument("--lines", type=int, default=3, help="proof lines shown per result")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument("--explain", metavar="PAIR_ID",
@@ -63,14 +66,42 @@ def _print_explanation(e: dict) -> None:
         print(f"  {side}: " + ", ".join(f"{t['shown']} {t['weight']:+.3f}" for t in top))
 
 
-def main(args: argparse.Namespace) -> int:
+def _refuse_early(text: str, args: argparse.Namespace) -> None:
+    """The checks that need no index (and no torch): size, page, k, the ``$`` of a text query."""
+    check_size(text, args.max_chars)
+    if args.page < 1:
+        raise QueryError("pages start at 1")
+    if args.k < 1:
+        raise QueryError("-k must be at least 1")
+    if args.kind in ("auto", "tex") and not text.lstrip().startswith("<"):
+        check_dollars(text)
+
+
+def _open_index(path: str):
+    """The index, or a one-line reason when it is missing, unreadable or stale (no traceback)."""
     from proofmatch.search.index import SearchIndex
 
-    text = sys.stdin.read() if args.query == "-" else args.query
-    index = SearchIndex(args.index)
     try:
-        if args.page < 1:
-            raise QueryError("pages start at 1")
+        return SearchIndex(path), None
+    except FileNotFoundError as err:
+        return None, f"cannot open index {path}: {err}"
+    except (ValueError, KeyError, OSError) as err:
+        hint = "" if "rebuild" in str(err) else "; rebuild it with `proofmatch index` (docs/search.md)"
+        return None, f"index {path} is stale or incomplete for this proofmatch: {err}{hint}"
+
+
+def main(args: argparse.Namespace) -> int:
+    text = sys.stdin.read() if args.query == "-" else args.query
+    try:
+        _refuse_early(text, args)
+    except QueryError as err:
+        print(f"proofmatch search: {err}", file=sys.stderr)
+        return 2
+    index, why = _open_index(args.index)
+    if index is None:
+        print(f"proofmatch search: {why}", file=sys.stderr)
+        return 2
+    try:
         if args.explain is not None:
             from proofmatch.search.explain import explain
 
@@ -87,10 +118,13 @@ def main(args: argparse.Namespace) -> int:
         return 2
     if args.json:
         out = {"index": index.describe(), "scorer": index.method,
-               "query": {"kind": q.kind, "n_tokens": len(q.tokens), "pair_id": q.pair_id, "converters": q.converters},
+               "query": {"kind": q.kind, "n_tokens": len(q.tokens), "pair_id": q.pair_id, "converters": q.converters,
+                         "warnings": q.warnings},
                "page": args.page, "k": args.k, "part": args.part,
                "results": [index.record(h) for h in hits]}
         print(json.dumps(out, ensure_ascii=False, indent=2))
     else:
+        for warning in q.warnings:
+            print(f"proofmatch search: warning: {warning}", file=sys.stderr)
         _print_text(index, q, hits, args.lines)
     return 0

@@ -39,7 +39,7 @@ from fastapi import FastAPI, Request  # at module level: the endpoints' string a
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.templating import Jinja2Templates
 
-from proofmatch.search.explain import MAX_EXPLAIN_TOKENS, explain
+from proofmatch.search.folder import MAX_EXPLAIN_TOKENS  # search.explain (torch) is imported on the first explanation
 from proofmatch.search.index import MAX_RESULTS
 from proofmatch.search.query import QueryError
 from proofmatch.data.splits import PARTS
@@ -139,6 +139,8 @@ class Searcher:
 
     def why(self, q: str, pair_id: str, part: str) -> dict[str, Any]:
         """Why proof ``pair_id`` matches query ``q`` (:func:`proofmatch.search.explain.explain`)."""
+        from proofmatch.search.explain import explain
+
         self._check_part(part)
         with self.lock:
             return explain(self.index, q, pair_id, part=part or None, max_chars=self.max_query_chars,
@@ -179,7 +181,8 @@ def _add_api_routes(app: FastAPI, searcher: Searcher) -> None:
             return JSONResponse({"error": str(err)}, status_code=400)
         return {"index": info, "scorer": info["scorer"],
                 "query": {"kind": query.kind, "n_tokens": len(query.tokens),
-                          "pair_id": query.pair_id, "converters": query.converters},
+                          "pair_id": query.pair_id, "converters": query.converters,
+                          "warnings": query.warnings},
                 "page": page, "k": k, "part": part or None, "results": [index.record(h) for h in hits]}
 
     @app.get("/api/explain")
@@ -243,10 +246,10 @@ def is_loopback(host: str) -> bool:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("index", help="index folder (proofmatch index)")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: this machine only)")
-    parser.add_argument("--port", type=int, default=8000)
-    parser.add_argument("--max-query-chars", type=int, default=DEFAULT_MAX_QUERY_CHARS)
+    parser.add_argument("--port", type=int, default=8000, help="port to listen on")
+    parser.add_argument("--max-query-chars", type=int, default=DEFAULT_MAX_QUERY_CHARS, help="longest query accepted")
     parser.add_argument("--rate-per-minute", type=float, default=60, help="searches per minute per client")
-    parser.add_argument("--burst", type=int, default=20)
+    parser.add_argument("--burst", type=int, default=20, help="searches a client may make at once before the rate applies")
     parser.add_argument("--max-explain-tokens", type=int, default=MAX_EXPLAIN_TOKENS,
                         help="explanations: most query + proof tokens masked (one rescoring each)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads for encoding queries")

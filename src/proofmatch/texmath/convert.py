@@ -74,3 +74,30 @@ def _render_math(tex: str, dialect: str, display: bool, form: str) -> str:
         f'{head}<m:semantics>{w.pres(tree)}<m:annotation-xml encoding="MathML-Content">'
         f"{w.cont(tree)}</m:annotation-xml></m:semantics></m:math>"
     )
+
+
+def render_query_math(tex: str, math_id: str, display: bool) -> tuple[str, str, list[str]]:
+    """``(math element, reader, unknown commands)`` for a query formula, in the LaTeXML dialect.
+
+    The strict subset first (``reader`` ``texmath``: the markup the demo corpus has); what it
+    refuses is read by :func:`proofmatch.texmath.tolerant.tolerant_presentation` (``reader``
+    ``texmath-tolerant``: presentation MathML and the TeX annotation, as LaTeXML's
+    ``ltx_math_unparsed`` formulas have), which keeps an unknown command as an identifier and
+    lists it. Raises :class:`~proofmatch.texmath.lexer.TexError` never; ``RecursionError`` on a
+    formula nested past :data:`~proofmatch.texmath.tolerant.MAX_DEPTH`.
+    """
+    from proofmatch.texmath.lexer import TexError
+    from proofmatch.texmath.tolerant import tolerant_presentation
+
+    try:
+        return render_math(tex, math_id, "latexml", display), "texmath", []
+    except (TexError, ValueError, IndexError, KeyError):
+        pass
+    reading = tolerant_presentation(tex)
+    mode = "block" if display else "inline"
+    xml = (
+        f'<math xmlns="http://www.w3.org/1998/Math/MathML" id="{attr_escape(math_id)}" class="ltx_Math" '
+        f'alttext="{attr_escape(tex)}" display="{mode}"><semantics>{reading.mathml}'
+        f'<annotation encoding="application/x-tex">{xml_escape(tex)}</annotation></semantics></math>'
+    )
+    return xml, "texmath-tolerant", list(dict.fromkeys(reading.unknown))
