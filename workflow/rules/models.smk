@@ -37,8 +37,7 @@ rule train_tokenizer:
 
 rule pretrain_scratchbert:
     input:
-        data="results/replaced/{family}/conservation.parquet",
-        tokenizer="results/models/tokenizer/{family}",
+        unpack(pretrain_inputs),
     output:
         directory("results/models/scratchbert/{family}"),
     log:
