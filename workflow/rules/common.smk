@@ -60,6 +60,13 @@ def pretrain_inputs(wildcards):
     return inputs
 
 
+# The pretrain block as the pretraining job's params; text is left out at its default (pairs), so
+# the key changes no params of a run made before it existed (the input set says which text).
+PRETRAIN_PARAMS = {
+    k: v for k, v in config["pretrain"].items() if not (k == "text" and v == "pairs")
+}
+
+
 def matching_params(wildcards):
     """The part of `matching` one run depends on (proofmatch.config.run_matching)."""
     return run_matching(config["matching"], wildcards.encoder)

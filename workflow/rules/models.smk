@@ -52,7 +52,7 @@ rule pretrain_scratchbert:
         runtime=4320,
         gpu=1,
     params:
-        pretrain=config["pretrain"],
+        pretrain=PRETRAIN_PARAMS,
         seed=SEED,
     script:
         "../scripts/pretrain_scratchbert.py"
