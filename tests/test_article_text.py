@@ -91,6 +91,14 @@ def test_article_text_table_keeps_the_articles_with_pairs(tmp_path):
     assert summary["paragraphs"] == len(table) and summary["tokens"] == sum(map(len, table["tokens"]))
     for _, group in table.groupby("article_id"):
         assert group["paragraph"].tolist() == list(range(len(group)))
+    # one job per manifest shard, then one table: the same rows
+    parts = [tmp_path / f"shard-{k}.parquet" for k in range(2)]
+    counts = [at.article_text(manifest, pairs, part, shard=k)["paragraphs"] for k, part in enumerate(parts)]
+    at.merge_article_text(parts, tmp_path / "merged.parquet")
+    merged = at.read_article_text(tmp_path / "merged.parquet")
+    assert sum(counts) == len(merged) and merged.equals(table.sort_values(["article_id", "paragraph"]).reset_index(drop=True))
+    with pytest.raises(corpus.CorpusError, match="out of range"):
+        at.article_text(manifest, pairs, tmp_path / "x.parquet", shard=2)
     texts, text_ids = paragraph_texts(table)
     assert len(texts) == len(table) and text_ids[0] == f"{table['article_id'].iloc[0]}/0"
 

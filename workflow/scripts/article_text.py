@@ -1,6 +1,6 @@
-"""Every paragraph of the dataset's articles as typed tokens (thin wrapper around proofmatch.data.article_text)."""
-from proofmatch.data.article_text import article_text
+"""The article text shards as one table: ScratchBERT's MLM text under pretrain.text: corpus
+(thin wrapper around proofmatch.data.article_text)."""
+from proofmatch.data.article_text import merge_article_text
 from proofmatch.logs import run_logged
 
-run_logged(snakemake.log[0], article_text, snakemake.input.manifest, snakemake.input.pairs,
-           snakemake.output.text, max_file_mb=snakemake.params.max_file_mb, max_depth=snakemake.params.max_depth)
+run_logged(snakemake.log[0], merge_article_text, list(snakemake.input.shards), snakemake.output.text)

@@ -15,6 +15,8 @@ or an XHTML ``p`` outside any such element (an abstract's). Paragraphs inside st
 proofs are paragraphs like any other; titles (section headings, "Lemma 3.2.", "Proof."), the
 document title and the bibliography are not paragraphs. A paragraph without tokens is left out.
 A file that does not read is a counted skip (the log says which and why), as in extraction.
+The workflow reads one manifest shard per job (``shard``) and concatenates the shards
+(:func:`merge_article_text`).
 
 The table (:data:`ARTICLE_TEXT_SCHEMA`) has one row per paragraph: ``article_id``,
 ``paragraph`` (its index among the article's kept paragraphs, in document order) and ``tokens``.
@@ -31,6 +33,7 @@ from typing import Any, Iterator, Sequence
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from lxml import etree
 from tqdm import tqdm
 
@@ -119,20 +122,40 @@ def text_table(items: Sequence[tuple[str, str]], *, max_file_mb: float = config.
 
 def article_text(manifest_path: str | os.PathLike, pairs_path: str | os.PathLike, out_parquet: str | os.PathLike,
                  max_file_mb: float = config.default("extract.max_file_mb"),
-                 max_depth: int = config.default("extract.max_depth")) -> dict[str, Any]:
-    """Write the paragraphs of every manifest article that has a pair in ``pairs_path``."""
-    manifest, _ = corpus.read_manifest(manifest_path)
+                 max_depth: int = config.default("extract.max_depth"), shard: int | None = None) -> dict[str, Any]:
+    """Write the paragraphs of every manifest article (of manifest shard ``shard``; None: all
+    shards) that has a pair in ``pairs_path``."""
+    manifest, n_shards = corpus.read_manifest(manifest_path)
+    if shard is not None:
+        if not 0 <= shard < n_shards:
+            raise corpus.CorpusError(f"shard {shard} out of range: manifest {manifest_path} has {n_shards} shards")
+        manifest = manifest[manifest["shard"] == shard]
     kept = set(pd.read_parquet(pairs_path, columns=["article_id"])["article_id"])
     part = manifest[manifest["article_id"].isin(kept)].sort_values("article_id")
     items = list(zip(part["article_id"], part["path"]))
     table, skipped = text_table(items, max_file_mb=max_file_mb, max_depth=max_depth)
     write_parquet(table, out_parquet, ARTICLE_TEXT_SCHEMA)
-    n_tokens = int(pc.sum(pc.list_value_length(table["tokens"])).as_py() or 0)
     summary = {"articles": len(items), "articles_skipped": sum(skipped.values()), "paragraphs": table.num_rows,
-               "tokens": n_tokens, "manifest_articles": len(manifest)}
-    log.info("article text: %(articles)d of %(manifest_articles)d manifest articles (those with pairs), "
-             "%(articles_skipped)d skipped, %(paragraphs)d paragraphs, %(tokens)d tokens", summary)
+               "tokens": _tokens(table), "manifest_articles": len(manifest)}
+    log.info("article text%s: %d of %d manifest articles (those with pairs), %d skipped, %d paragraphs, %d tokens",
+             "" if shard is None else f" shard {shard}", summary["articles"], summary["manifest_articles"],
+             summary["articles_skipped"], summary["paragraphs"], summary["tokens"])
     return summary
+
+
+def _tokens(table: pa.Table) -> int:
+    return int(pc.sum(pc.list_value_length(table["tokens"])).as_py() or 0)
+
+
+def merge_article_text(shards: Sequence[str | os.PathLike], out_parquet: str | os.PathLike) -> None:
+    """Concatenate shard tables (their articles are disjoint) into one, sorted by article."""
+    tables = [pq.read_table(path).select(ARTICLE_TEXT_SCHEMA.names).cast(ARTICLE_TEXT_SCHEMA)
+              for path in shards]
+    table = pa.concat_tables(tables) if tables else ARTICLE_TEXT_SCHEMA.empty_table()
+    table = table.sort_by([("article_id", "ascending"), ("paragraph", "ascending")])
+    write_parquet(table, out_parquet, ARTICLE_TEXT_SCHEMA)
+    log.info("article text: %d shards, %d articles, %d paragraphs, %d tokens -> %s", len(tables),
+             len(pc.unique(table["article_id"])), table.num_rows, _tokens(table), out_parquet)
 
 
 def read_article_text(path: str | os.PathLike) -> pd.DataFrame:
@@ -146,6 +169,7 @@ def read_article_text(path: str | os.PathLike) -> pd.DataFrame:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--manifest", required=True, help="manifest.parquet from `proofmatch manifest`")
+    parser.add_argument("--shard", type=int, default=None, help="only this manifest shard (default: every article)")
     parser.add_argument("--pairs", required=True, help="filtered pairs (results/data/pairs.parquet): their articles")
     parser.add_argument("--out", required=True, help="output Parquet (results/data/article_text.parquet)")
     parser.add_argument("--log", default=None, help="also log to this file")
@@ -153,5 +177,5 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     setup_logging(args.log)
-    article_text(args.manifest, args.pairs, args.out)
+    article_text(args.manifest, args.pairs, args.out, shard=args.shard)
     return 0
