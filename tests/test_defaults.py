@@ -39,6 +39,8 @@ MIRRORS: dict[str, dict[str, str]] = {
     "proofmatch.data.archives:Limits": LATEX,
     "proofmatch.data.xmlsafe:parse_document": {"max_depth": "extract.max_depth"},
     "proofmatch.data.extract:extract_bytes": {"max_depth": "extract.max_depth"},
+    "proofmatch.data.extract:parse_article_bytes": {"max_depth": "extract.max_depth"},
+    **{f"proofmatch.data.article_text:{f}": EXTRACT for f in ("article_paragraphs", "text_table", "article_text")},
     **{f"proofmatch.data.extract:{f}": EXTRACT for f in ("extract_file", "extract_files", "extract_shard",
                                                           "extract_dir")},
     "proofmatch.data.filter_rules:classify": FILTER,
@@ -83,6 +85,8 @@ MIRRORS: dict[str, dict[str, str]] = {
 ENCODING_BATCH = "batch_size here is the encoding batch (memory), not a training batch of matching.*"
 SAVED_MODEL = "what a model saved before the key existed was built with (reading config.json), not a run's setting"
 NOT_MIRRORS: dict[str, dict[str, str]] = {
+    "proofmatch.data.content_mathml:_new": {"text": "an element's text, not pretrain.text"},
+    "proofmatch.texmath.parse:Node": {"text": "a parse node's text, not pretrain.text"},
     "proofmatch.data.extract:extract_dir": {"metadata": "a table the caller names (folder mode), not corpus.metadata"},
     "proofmatch.data.latex:convert_corpus": {"metadata": "a table the caller names, not corpus.metadata"},
     "proofmatch.experiments:model_folders": {"runs": "runs named by the caller, not transfer.runs"},

@@ -116,6 +116,34 @@ def test_table6_plans_the_papers_experiment(tmp_path):
                           "results/replaced/pr/partial_p.parquet"], inputs
 
 
+def test_pretrain_text_corpus_plans_the_article_text_before_pretraining(tmp_path):
+    """``pretrain.text: corpus``: the article text (every paragraph of the dataset's articles) is
+    made by its own job from the manifest and the filtered pairs, and the pretraining reads it
+    besides the family's pairs (whose dev part validates); ``pairs`` (the default) plans no such job."""
+    wd = copy_workflow(tmp_path)
+    (wd / "text.yaml").write_text("pretrain:\n  text: corpus\n", encoding="utf-8")
+    target = ["-n", "results/models/scratchbert/mixed"]
+    plans = {}
+    for text, extra in (("pairs", []), ("corpus", ["text.yaml"])):
+        dry = subprocess.run(SNAKEMAKE + target + SMOKE + extra, cwd=wd, capture_output=True, text=True, timeout=300)
+        assert dry.returncode == 0, (dry.stdout + dry.stderr)[-3000:]
+        plans[text] = planned_io(dry.stdout)
+    assert not {"article_text", "article_text_shard"} & {rule for rule, _, _ in plans["pairs"]}
+    rules = [rule for rule, _, _ in plans["corpus"]]
+    assert rules.count("article_text") == 1 and rules.count("pretrain_scratchbert") == 1
+    shards = [(i, o) for rule, i, o in plans["corpus"] if rule == "article_text_shard"]
+    n_shards = load_config(wd / "config/config.yaml", wd / "config/smoke.yaml")["corpus"]["n_shards"]
+    shard_files = [f"results/article_text/shard-{k:03d}.parquet" for k in range(n_shards)]
+    assert sorted(o for _, (o,) in shards) == shard_files  # one job per manifest shard, as extract
+    assert all(i == ["results/corpus/manifest.parquet", "results/data/pairs.parquet"] for i, _ in shards)
+    (inputs, outputs), = [(i, o) for rule, i, o in plans["corpus"] if rule == "article_text"]
+    assert inputs == shard_files and outputs == ["results/data/article_text.parquet"]
+    (pretrain_inputs,), (pairs_inputs,) = ([i for rule, i, _ in plans[t] if rule == "pretrain_scratchbert"]
+                                           for t in ("corpus", "pairs"))
+    assert pairs_inputs == ["results/replaced/mixed/conservation.parquet", "results/models/tokenizer/mixed"]
+    assert pretrain_inputs == pairs_inputs + ["results/data/article_text.parquet"]
+
+
 def planned_io(stdout: str) -> list[tuple[str, list[str], list[str]]]:
     """Rule, inputs and outputs of every job of a ``snakemake -n`` plan."""
     jobs = []

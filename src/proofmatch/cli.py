@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "manifest": ("proofmatch.data.corpus", "list and shard a corpus folder, join its metadata"),
     "extract": ("proofmatch.data.extract", "extract statement-proof pairs from XHTML articles"),
     "linearize": ("proofmatch.data.linearize", "linearize extracted pairs into typed tokens"),
+    "article-text": ("proofmatch.data.article_text", "every paragraph of the dataset's articles as typed tokens (MLM text)"),
     "filter": ("proofmatch.data.filters", "non-English articles and too short/long pairs filtered, with an audit"),
     "stats": ("proofmatch.evaluation.stats_cli", "render Tables 1 and 2"),
     "split": ("proofmatch.data.splits", "mixed / unmixed / probability-domain splits"),

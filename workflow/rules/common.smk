@@ -47,6 +47,26 @@ def train_inputs(wildcards):
     return inputs
 
 
+def pretrain_inputs(wildcards):
+    """The family's Conservation pairs (the dev part validates; under pretrain.text: pairs the
+    train part is the MLM text) and tokenizer; under pretrain.text: corpus also the article text
+    (every paragraph of the dataset's articles), which is then the MLM text."""
+    inputs = {
+        "data": f"results/replaced/{wildcards.family}/conservation.parquet",
+        "tokenizer": f"results/models/tokenizer/{wildcards.family}",
+    }
+    if config["pretrain"]["text"] == "corpus":
+        inputs["text"] = "results/data/article_text.parquet"
+    return inputs
+
+
+# The pretrain block as the pretraining job's params; text is left out at its default (pairs), so
+# the key changes no params of a run made before it existed (the input set says which text).
+PRETRAIN_PARAMS = {
+    k: v for k, v in config["pretrain"].items() if not (k == "text" and v == "pairs")
+}
+
+
 def matching_params(wildcards):
     """The part of `matching` one run depends on (proofmatch.config.run_matching)."""
     return run_matching(config["matching"], wildcards.encoder)

@@ -30,6 +30,49 @@ rule filter_pairs:
         "../scripts/filter_pairs.py"
 
 
+# ScratchBERT's MLM text under pretrain.text: corpus (proofmatch.data.article_text): every
+# paragraph of every article with a pair in the dataset, dev and test articles included; one job
+# per manifest shard (as extract), then one table.
+rule article_text_shard:
+    input:
+        manifest="results/corpus/manifest.parquet",
+        pairs="results/data/pairs.parquet",
+    output:
+        text="results/article_text/shard-{shard}.parquet",
+    log:
+        "results/logs/article_text/shard-{shard}.log",
+    benchmark:
+        "results/benchmarks/article_text/shard-{shard}.tsv"
+    conda:
+        CONDA
+    resources:
+        mem_mb=4000,
+        runtime=240,
+    params:
+        max_file_mb=config["extract"]["max_file_mb"],
+        max_depth=config["extract"]["max_depth"],
+    script:
+        "../scripts/article_text_shard.py"
+
+
+rule article_text:
+    input:
+        shards=MAIN_CORPUS.shard_files("article_text", ".parquet"),
+    output:
+        text="results/data/article_text.parquet",
+    log:
+        "results/logs/article_text.log",
+    benchmark:
+        "results/benchmarks/article_text.tsv"
+    conda:
+        CONDA
+    resources:
+        mem_mb=8000,
+        runtime=30,
+    script:
+        "../scripts/article_text.py"
+
+
 rule make_splits:
     input:
         pairs="results/data/pairs.parquet",

@@ -37,8 +37,7 @@ rule train_tokenizer:
 
 rule pretrain_scratchbert:
     input:
-        data="results/replaced/{family}/conservation.parquet",
-        tokenizer="results/models/tokenizer/{family}",
+        unpack(pretrain_inputs),
     output:
         directory("results/models/scratchbert/{family}"),
     log:
@@ -53,7 +52,7 @@ rule pretrain_scratchbert:
         runtime=4320,
         gpu=1,
     params:
-        pretrain=config["pretrain"],
+        pretrain=PRETRAIN_PARAMS,
         seed=SEED,
     script:
         "../scripts/pretrain_scratchbert.py"

@@ -12,4 +12,5 @@ if __name__ == "__main__":
     set_threads(snakemake.threads)
     run_logged(snakemake.log[0], launch, int(snakemake.resources.get("gpu", 0)), pretrain,
                snakemake.input.data, snakemake.input.tokenizer, snakemake.output[0],
-               dict(snakemake.params.pretrain), seed=snakemake.params.seed)
+               dict(snakemake.params.pretrain), seed=snakemake.params.seed,
+               text_parquet=snakemake.input.get("text"))

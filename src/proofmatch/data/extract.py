@@ -51,13 +51,22 @@ PAIRS_SCHEMA = pa.schema(
 def extract_bytes(data: bytes, article_id: str, *, max_depth: int = config.default("extract.max_depth"),
                   allow_html: bool = False) -> ArticleResult:
     """Pairs from one article's (decompressed) bytes; raises :class:`SkipFile` for a bad input."""
-    check_text(data)
-    data, replaced, unknown = replace_html_entities(data)
-    root, parser = parse_document(data, max_depth=max_depth, allow_html=allow_html)
+    root, parser, replaced, unknown = parse_article_bytes(data, max_depth=max_depth, allow_html=allow_html)
     result = find_pairs(root, article_id, may_have_entities=unknown > 0)
     result.parser = parser
     result.entities_replaced = replaced
     return result
+
+
+def parse_article_bytes(data: bytes, *, max_depth: int = config.default("extract.max_depth"),
+                        allow_html: bool = False) -> tuple[Any, str, int, int]:
+    """(root, parser, HTML entities replaced, unknown entities) of one article's (decompressed)
+    bytes, read as extraction reads it (text checks, entities, hardened parser); raises
+    :class:`SkipFile` for a bad input. :mod:`proofmatch.data.article_text` reads articles this way too."""
+    check_text(data)
+    data, replaced, unknown = replace_html_entities(data)
+    root, parser = parse_document(data, max_depth=max_depth, allow_html=allow_html)
+    return root, parser, replaced, unknown
 
 
 def extract_file(

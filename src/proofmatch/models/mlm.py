@@ -33,6 +33,13 @@ def corpus_texts(df: pd.DataFrame) -> list[str]:
     return out
 
 
+def paragraph_texts(df: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """(texts, ids) of an article text table (:mod:`proofmatch.data.article_text`): each paragraph
+    one document of the stream, in row order, its id ``<article_id>/<paragraph>``."""
+    ids = [f"{a}/{i}" for a, i in zip(df["article_id"], df["paragraph"])]
+    return [to_text(t) for t in df["tokens"]], ids
+
+
 def pack(sequences: Sequence[Sequence[int]], max_length: int) -> list[list[int]]:
     """Concatenate id sequences and cut the stream into chunks of ``max_length`` (the last one
     may be shorter; the collator pads it)."""

@@ -10,8 +10,10 @@ What a step computes (the packed chunks, their masks, the loss) is :mod:`proofma
 
 Differences from the reference script (notes §6), each on purpose:
 
-* statements and proofs of the **train** part only are the corpus; the **dev** part is the
-  validation set (the reference drew an unseeded 10 % of its corpus);
+* the corpus is the statements and proofs of the **train** part (``pretrain.text: pairs``) or
+  every paragraph of every article of the dataset, dev and test articles included
+  (``pretrain.text: corpus``, :mod:`proofmatch.data.article_text`); the **dev** part's statements
+  and proofs are the validation set either way (the reference drew an unseeded 10 % of its corpus);
 * sequences are **packed**: every text is tokenized with ``[CLS] ... [SEP]``, the texts are
   concatenated and cut into ``max_length`` chunks, so no compute goes to padding (the reference
   padded every line to 512);
@@ -58,6 +60,7 @@ from proofmatch.models import checkpoint
 from proofmatch.models.params import PretrainParams
 
 from proofmatch.models import runtime, sampling
+from proofmatch.data.article_text import read_article_text
 from proofmatch.data.splits import read_parts
 from proofmatch.artifacts import atomic_dir, write_csv, write_json
 from proofmatch.models.mlm import (
@@ -66,6 +69,7 @@ from proofmatch.models.mlm import (
     mlm_collator,
     mlm_step,
     packed_chunks,
+    paragraph_texts,
     validation_batches,
     validation_loss,
 )
@@ -156,16 +160,25 @@ class Progress:
 
 def build_pretraining(data_parquet: str | os.PathLike, tokenizer_dir: str | os.PathLike, out: Path,
                       rt: runtime.Runtime, p: PretrainParams, seed: int,
-                      eval_every_unit: str = config.default("pretrain.eval_every_unit")) -> Pretraining:
-    """Pack the texts, draw the validation masks, build the model, its optimizer and schedule."""
+                      eval_every_unit: str = config.default("pretrain.eval_every_unit"),
+                      text_parquet: str | os.PathLike | None = None) -> Pretraining:
+    """Pack the texts, draw the validation masks, build the model, its optimizer and schedule.
+
+    The training text is the train part's statements and proofs, or with ``text_parquet`` (an
+    article text table, ``pretrain.text: corpus``) its paragraphs; dev is the validation set."""
     from transformers import BertForMaskedLM, get_linear_schedule_with_warmup
 
     tokenizer = load_tokenizer(tokenizer_dir)
     train, dev = read_parts(data_parquet, ["train", "dev"])
-    train_chunks = packed_chunks(tokenizer, corpus_texts(train), p.max_length)
+    if text_parquet is None:
+        train_texts, train_ids, text = corpus_texts(train), train["pair_id"].tolist(), {}
+    else:  # pairs mode keeps its fingerprint as before
+        train_texts, train_ids = paragraph_texts(read_article_text(text_parquet))
+        text = {"text": "corpus"}
+    train_chunks = packed_chunks(tokenizer, train_texts, p.max_length)
     dev_chunks = packed_chunks(tokenizer, corpus_texts(dev), p.max_length)
     if not train_chunks or not dev_chunks:
-        raise ValueError(f"{data_parquet}: pretraining needs non-empty train and dev parts")
+        raise ValueError(f"{text_parquet or data_parquet}: pretraining needs non-empty train text and dev part")
     collator = mlm_collator(tokenizer, p.mlm_probability)
     dev_batches = validation_batches(collator, dev_chunks, p.batch_size, seed)
     model = BertForMaskedLM(bert_config(p, tokenizer)).to(rt.device)
@@ -174,7 +187,7 @@ def build_pretraining(data_parquet: str | os.PathLike, tokenizer_dir: str | os.P
     total = p.epochs * steps_per_epoch  # linear warm-up over warmup_fraction of the steps, then linear decay
     scheduler = get_linear_schedule_with_warmup(optimizer, int(p.warmup_fraction * total), total)
     unit = {} if eval_every_unit == "steps" else {"eval_every_unit": eval_every_unit}  # steps: fingerprints as before
-    fp = checkpoint.fingerprint(p, seed, train["pair_id"].tolist(), n_dev=len(dev), vocab_size=len(tokenizer), **unit)
+    fp = checkpoint.fingerprint(p, seed, train_ids, n_dev=len(dev), vocab_size=len(tokenizer), **unit, **text)
     ddp = runtime.wrap_ddp(model, rt)
     if p.compile and rt.device.type == "cuda":  # the saved weights stay those of ``model``
         ddp = torch.compile(ddp)
@@ -215,6 +228,7 @@ def pretrain_step(run: Pretraining, progress: Progress, idx: np.ndarray) -> None
 
 
 EVAL_UNITS = ("steps", "examples")
+TEXTS = ("pairs", "corpus")  # pretrain.text
 
 
 def check_due(step: int, batch_size: int, every: int,
@@ -303,21 +317,29 @@ def finish_pretraining(run: Pretraining, progress: Progress) -> None:
 
 
 def pretrain(data_parquet: str | os.PathLike, tokenizer_dir: str | os.PathLike,
-             out_dir: str | os.PathLike, params: dict[str, Any], seed: int) -> None:
+             out_dir: str | os.PathLike, params: dict[str, Any], seed: int,
+             text_parquet: str | os.PathLike | None = None) -> None:
     """Pretrain ``BertForMaskedLM`` from scratch with MLM; resume from :func:`resume_dir`.
 
     ``params``: the config's ``pretrain`` block (:meth:`proofmatch.models.params.PretrainParams.from_config`;
-    ``eval_every_unit``, the schema's when left out, is read here, not a fingerprinted field).
+    ``eval_every_unit`` and ``text``, the schema's when left out, are read here, not fingerprinted
+    params). ``text: corpus`` trains on ``text_parquet`` (:mod:`proofmatch.data.article_text`).
     """
     from tqdm.auto import tqdm
 
     unit = params.get("eval_every_unit", config.default("pretrain.eval_every_unit"))
     if unit not in EVAL_UNITS:
         raise ValueError(f"pretrain.eval_every_unit must be one of {EVAL_UNITS}, not {unit!r}")
+    text = params.get("text", config.default("pretrain.text"))
+    if text not in TEXTS:
+        raise ValueError(f"pretrain.text must be one of {TEXTS}, not {text!r}")
+    if text == "corpus" and text_parquet is None:
+        raise ValueError("pretrain.text: corpus needs the article text table (results/data/article_text.parquet)")
     p = PretrainParams.from_config(params)
     rt = runtime.init_runtime()
     sampling.seed_everything(seed, deterministic=rt.device.type == "cpu")
-    run = build_pretraining(data_parquet, tokenizer_dir, Path(out_dir), rt, p, seed, eval_every_unit=unit)
+    run = build_pretraining(data_parquet, tokenizer_dir, Path(out_dir), rt, p, seed, eval_every_unit=unit,
+                            text_parquet=text_parquet if text == "corpus" else None)
     progress = resume_pretraining(run)
     with tqdm(total=p.epochs * run.steps_per_epoch, initial=progress.step, desc="pretrain",
               disable=not rt.is_main) as bar:
@@ -334,6 +356,7 @@ def pretrain(data_parquet: str | os.PathLike, tokenizer_dir: str | os.PathLike,
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("data", help="replaced-split Parquet (train part = corpus, dev part = validation)")
     parser.add_argument("--tokenizer", required=True, help="tokenizer folder (proofmatch tokenizer)")
+    parser.add_argument("--text", help="article text table (proofmatch article-text): the MLM text under pretrain.text: corpus")
     parser.add_argument("--out", required=True, help="output folder (the ScratchBERT checkpoint)")
     parser.add_argument("--config", default="config/config.yaml", help="config file")
     parser.add_argument("--seed", type=int, help="overrides the config seed")
@@ -347,5 +370,5 @@ def main(args: argparse.Namespace) -> int:
     setup_logging(args.log)
     cfg = load_config(args.config)
     seed = cfg["seed"] if args.seed is None else args.seed
-    pretrain(args.data, args.tokenizer, args.out, cfg["pretrain"], seed)
+    pretrain(args.data, args.tokenizer, args.out, cfg["pretrain"], seed, text_parquet=args.text)
     return 0
