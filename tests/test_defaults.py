@@ -85,6 +85,8 @@ MIRRORS: dict[str, dict[str, str]] = {
 ENCODING_BATCH = "batch_size here is the encoding batch (memory), not a training batch of matching.*"
 SAVED_MODEL = "what a model saved before the key existed was built with (reading config.json), not a run's setting"
 NOT_MIRRORS: dict[str, dict[str, str]] = {
+    "proofmatch.data.stacks:build_corpus": {"timeout_s": "one Stacks chapter's LaTeXML limit (a whole book "
+                                                         "chapter), not corpus.latex.timeout_s of one article"},
     "proofmatch.data.content_mathml:_new": {"text": "an element's text, not pretrain.text"},
     "proofmatch.texmath.parse:Node": {"text": "a parse node's text, not pretrain.text"},
     "proofmatch.data.extract:extract_dir": {"metadata": "a table the caller names (folder mode), not corpus.metadata"},
