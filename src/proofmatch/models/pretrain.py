@@ -4,7 +4,7 @@
 :func:`pretrain_epoch` (its :func:`pretrain_step` s, with :func:`validate` and
 :func:`save_progress` every ``eval_every_steps`` steps and at the end of an epoch), and
 :func:`finish_pretraining`. ``eval_every_unit`` says what a step of that interval is
-(:func:`check_due`): an optimizer step (``steps``) or, as the paper defines it, one example
+(:func:`check_due`): an optimizer step (``steps``) or, as the paper defines it (§8), one example
 (``examples``: one packed chunk; a validation when the chunks trained reach each multiple).
 What a step computes (the packed chunks, their masks, the loss) is :mod:`proofmatch.models.mlm`.
 
