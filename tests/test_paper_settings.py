@@ -26,6 +26,10 @@ def test_the_list_names_config_keys_with_the_papers_sentence():
                 "tokenizer.vocab_size", "matching.npt.min_count"):
         assert key not in settings
     assert all(s.quote and s.where for s in settings.values())
+    # a quote holds the paper's words only; the project's gloss is a note of its own
+    assert "1 = never" not in settings["decode.exact_max_n"].quote and "1 = never" in settings["decode.exact_max_n"].note
+    assert settings["matching.mathbert"].quote.endswith("without vocabulary customization.")
+    assert "MathBERT-custom" in settings["matching.mathbert"].note
 
 
 def _repo_copy(tmp_path: Path) -> Path:

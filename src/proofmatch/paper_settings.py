@@ -79,6 +79,7 @@ class PaperSetting:
     where: str
     quote: str
     differs: str | None = None  # why config/paper.yaml uses another value
+    note: str | None = None  # this project's gloss of the quote (the quote holds the paper's words only)
 
 
 def settings_path() -> Path:
