@@ -45,8 +45,9 @@ def train_inputs(wildcards):
 
 
 def matching_params(wildcards):
-    """The part of `matching` one run depends on (proofmatch.config.run_matching)."""
-    return run_matching(config["matching"], wildcards.encoder)
+    """The part of `matching` one run depends on (proofmatch.config.run_matching; with the
+    decode settings only under hybrid_selection: global)."""
+    return run_matching(config["matching"], wildcards.encoder, config["decode"])
 
 
 def table_inputs(name):
