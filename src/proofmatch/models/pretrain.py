@@ -1,8 +1,9 @@
 """MLM pretraining of ScratchBERT from scratch on one split family's training text.
 
 :func:`pretrain` is the loop: :func:`build_pretraining`, :func:`resume_pretraining`, then
-:func:`pretrain_epoch` (its :func:`pretrain_step` s, with :func:`validate` and
-:func:`save_progress` every ``eval_every_steps`` steps and at the end of an epoch), and
+:func:`pretrain_epoch` (its :func:`pretrain_step` s, with :func:`validate` every
+``eval_every_steps`` steps of ``eval_every_unit``, :func:`save_progress` every ``eval_every_steps``
+optimizer steps, and both at the end of an epoch), and
 :func:`finish_pretraining`. ``eval_every_unit`` says what a step of that interval is
 (:func:`check_due`): an optimizer step (``steps``) or, as the paper defines it (§8), one example
 (``examples``: one packed chunk; a validation when the chunks trained reach each multiple).
@@ -34,7 +35,8 @@ Differences from the reference script (notes §6), each on purpose:
 ``BertModel.from_pretrained`` and ``AutoTokenizer`` load; also ``pretrain_log.csv`` (one row per
 evaluation) and ``pretrain_metrics.json``. Until then the run lives in its resume folder beside
 it, ``<out_dir>.checkpoint/`` (:func:`resume_dir`): ``state.pt`` (the latest training state),
-``best/`` (the best model so far) and ``pretrain_log.csv`` (both written with the state). ``state.pt``
+``best/`` (the best model so far, written when a validation improves) and ``pretrain_log.csv``
+(written with the state). ``state.pt``
 is written every ``eval_every_steps`` *optimizer* steps and at each epoch's end (:func:`save_due`);
 a validation in between (``eval_every_unit: examples``) writes only ``best/`` when it improves.
 A rerun after a kill resumes from ``state.pt`` and repeats the validations after it (training is
