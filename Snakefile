@@ -37,6 +37,7 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/stats.smk"
 include: "workflow/rules/models.smk"
 include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/variants.smk"
 include: "workflow/rules/tables.smk"
 include: "workflow/rules/search.smk"
 include: "workflow/rules/latex.smk"
@@ -53,4 +54,5 @@ rule all:
         C.SEARCH_INDEX,  # the index proofmatch serve/search show
         MODEL_TARGETS,  # every model folder they read: a missing one is trained again
         LATEX_TARGETS,  # the conversion table, when a corpus comes from LaTeX sources
+        REPORT_TARGETS,  # findings, seed spread, data scaling and the models they read
         TRANSFER_TARGETS,  # the transfer table, when transfer.corpora names a corpus

@@ -1,4 +1,4 @@
-"""This run set beside the paper's Tables 3-5 (proofmatch.evaluation.comparison) on a tiny paper
+"""This run set beside the paper's Tables 3-6 (proofmatch.evaluation.comparison) on a tiny paper
 file and a few evaluation JSONs."""
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from proofmatch import experiments as X
+from proofmatch.evaluation import intervals as I
 from proofmatch.config import schema, validate_config
 
 REPO = Path(__file__).resolve().parents[1]
@@ -148,9 +149,10 @@ def test_workflow_plans_exactly_the_tables_evaluations(tmp_path):
     planned = {o for o in outputs if o.startswith("results/eval/") and not o.endswith(".parquet")}
     not_run = X.not_run(validate_config({}))
     evaluations = [ev for t in X.tables().values() for ev in t.evaluations(not_run)]
+    evaluations += I.references(evaluations)  # BM25 on the statements of Unmixed and pr cells too
     # a trained run's evaluations are its folder (one job), a baseline's its JSON (one job each)
     assert planned == set(X.workflow_inputs(evaluations))
-    assert sum(o.endswith(".json") for o in planned) == 12 and len(planned) == 12 + 37 + 8
+    assert sum(o.endswith(".json") for o in planned) == 12 + 7 and len(planned) == 19 + 37 + 8
 
 
 def test_evaluation_plan_holds_every_part_and_level_a_table_reads():

@@ -32,7 +32,7 @@ from snakemake.profiles import ProfileConfigFileParser
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 GPU_RULES = {"pretrain_scratchbert", "train_matcher", "evaluate_run", "fuse_run", "transfer_evaluate_run",
-             "transfer_fusion_evaluate", "figure2"}
+             "transfer_fusion_evaluate", "figure2", "train_variant", "evaluate_variant", "fuse_variant"}
 CPU_TARGET = "results/corpus/manifest.parquet"
 GPU_TARGET = "results/models/scratchbert/mixed"  # a declared folder (the pretrained ScratchBERT)
 SITE_VARS = [

@@ -9,13 +9,25 @@ import pytest
 
 from proofmatch import experiments as X
 from proofmatch.evaluation import tables as T
-from proofmatch.artifacts import write_json
+from pathlib import Path
+
+from proofmatch.artifacts import write_json, write_parquet
+from proofmatch.evaluation import intervals as I
 from proofmatch.config import validate_config
 
 
 def metrics(mrr: float, acc: float, gacc: float) -> dict:
     hub = {b: {"proofs": i + 1, "percent": 10.0 * (i + 1)} for i, b in enumerate(X.HUBNESS_BINS)}
     return {"n": 100, "mrr": mrr, "acc": acc, "global_acc": gacc, "part": "dev", "hubness": hub}
+
+
+def write_eval(m: dict, path, n: int = 12) -> None:
+    """An evaluation's JSON and the per-statement Parquet beside it (what the intervals read)."""
+    write_json(m, path)
+    ids = [f"p{i:02d}" for i in range(n)]
+    write_parquet(pd.DataFrame({"pair_id": ids, "gold_rank": [1 + i % 3 for i in range(n)],
+                                "top1": [ids[i] if i % 3 == 0 else ids[0] for i in range(n)],
+                                "global_pred": ids}), Path(path).with_suffix(".parquet"))
 
 
 def compact(md: str) -> str:
@@ -211,13 +223,14 @@ def test_baselines_table_fusion_rows(tmp_path):
 def test_tables_from_eval_root(tmp_path):
     root = tmp_path / "eval"
     for lv in X.LEVELS:
-        write_json(metrics(0.5, 0.4, 0.45), X.Run("mixed", "npt", "local", lv).evaluation("test").path(root))
-    write_json(metrics(0.5, 0.4, 0.45), X.TABLE7_RUN.evaluation("dev").path(root))
+        write_eval(metrics(0.5, 0.4, 0.45), X.Run("mixed", "npt", "local", lv).evaluation("test").path(root))
+    write_eval(metrics(0.5, 0.4, 0.45), X.TABLE7_RUN.evaluation("dev").path(root))
     with pytest.raises(FileNotFoundError, match="allow-missing"):
         T.tables_from_eval_root(root, tmp_path / "tables")
     T.tables_from_eval_root(root, tmp_path / "tables", not_run={"mathbert": "no checkpoint"}, allow_missing=True)
     md3 = compact((tmp_path / "tables" / "table3.md").read_text())
-    assert "| NPT-Local-Local | 50.00 | 40.00 |" in md3
+    # the scores with their intervals (the toy pool's per-statement files: MRR 0.61, Acc 0.33)
+    assert re.search(r"\| NPT-Local-Local \| 50\.00 \[\d+\.\d, \d+\.\d\] \| 40\.00 \[", md3), md3
     assert "not run: no checkpoint" in md3 and "not run: no result (test-conservation.json missing)" in md3
     for name in ("table3", "table4", "table5", "table6", "table7", "baselines"):
         for ext in ("md", "tex", "csv"):
@@ -231,7 +244,7 @@ def test_rows_not_run_need_no_results(tmp_path):
     for table in X.tables().values():
         for ev in table.evaluations(reasons):
             m = metrics(0.5, 0.4, 0.45)
-            write_json(fused(m) if ev.fused else m, ev.path(root))
+            write_eval(fused(m) if ev.fused else m, ev.path(root))
     T.tables_from_eval_root(root, tmp_path / "tables", not_run=reasons)
     assert compact((tmp_path / "tables" / "table3.md").read_text()).count(f"| {X.NOT_RUN_MATHBERT} |") == 3
     assert compact((tmp_path / "tables" / "table6.md").read_text()).count(f"| {X.NOT_RUN_PR} |") == 5
@@ -245,11 +258,12 @@ def test_table_from_inputs_takes_the_workflows_inputs(tmp_path):
     # the ten pr evaluations (five training levels x two protected test levels) fill Table 6
     root = tmp_path / "eval"
     evals = X.table6().evaluations()
-    for i, ev in enumerate(evals):
-        write_json(metrics(0.5 + 0.01 * i, 0.4, 0.0), ev.path(root))
+    refs = I.references(evals)  # BM25 on the same statements, for each row's difference
+    for i, ev in enumerate(evals + refs):
+        write_eval(metrics(0.5 + 0.01 * i, 0.4, 0.0), ev.path(root))
     # the workflow names each run's evaluation folder (one job writes both test levels of a run)
-    folders = X.workflow_inputs(evals, root)
-    assert folders == [str(ev.folder(root)) for ev in evals[::2]] and len(folders) == 5
+    folders = X.workflow_inputs(evals + refs, root)
+    assert folders[:5] == [str(ev.folder(root)) for ev in evals[::2]] and len(folders) == 7
     df = T.table_from_inputs("table6", folders, tmp_path / "t6", eval_root=root)
     assert len(evals) == 10 and df.drop(columns=["Training", "Note"]).notna().all().all()
     assert df.loc[df["Training"] == "Full+P", "Test Partial+P MRR"].item() == pytest.approx(59.0)
@@ -258,6 +272,6 @@ def test_table_from_inputs_takes_the_workflows_inputs(tmp_path):
     with pytest.raises(ValueError, match="1 absent"):
         T.table_from_inputs("table6", folders[1:], tmp_path / "t6", eval_root=root)
     with pytest.raises(ValueError, match="10 unexpected"):  # the files themselves are no rule's outputs
-        T.table_from_inputs("table6", [ev.path(root) for ev in evals], tmp_path / "t6", eval_root=root)
+        T.table_from_inputs("table6", [ev.path(root) for ev in evals] + folders[5:], tmp_path / "t6", eval_root=root)
     with pytest.raises(ValueError, match="unknown table"):
         T.table_from_inputs("table9", [], tmp_path / "t9")

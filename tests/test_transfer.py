@@ -68,6 +68,10 @@ def test_a_pool_that_overlaps_the_training_corpus_is_flagged(tmp_path):
 def fake_eval(path: Path, mrr: float, acc: float, global_acc: float, n: int, weight: float | None = None) -> str:
     extra = {} if weight is None else {"weight": weight, "normalize": "zscore", "lexical": "bm25"}
     path.write_text(json.dumps({"mrr": mrr, "acc": acc, "global_acc": global_acc, "n": n, **extra}))
+    ids = [f"p{i:03d}" for i in range(n)]  # the per-statement file the intervals read
+    hits = int(round(acc * n))
+    pd.DataFrame({"pair_id": ids, "gold_rank": [1] * hits + [4] * (n - hits), "top1": ids[:hits] + [ids[0]] * (n - hits),
+                  "global_pred": ids}).to_parquet(path.with_suffix(".parquet"), index=False)
     return str(path)
 
 
@@ -114,8 +118,12 @@ def test_table_sets_each_pool_beside_the_in_corpus_numbers(tmp_path, monkeypatch
                                     "NPT-Local + BM25-Global (fusion, this project)",
                                     "ScratchBERT-Local + BM25-Local (fusion, this project)",
                                     "ScratchBERT-Local + BM25-Global (fusion, this project)"]
-    assert list(df.columns) == ["Model", "In-corpus MRR (n=100)", "In-corpus Acc", "pr MRR (n=50)", "pr Acc",
-                                "stacks MRR (n=50)", "stacks Acc", "Note"]
+    scores = ["Model", "In-corpus MRR (n=100)", "In-corpus Acc", "pr MRR (n=50)", "pr Acc", "stacks MRR (n=50)",
+              "stacks Acc"]
+    assert list(df.columns) == [*scores, *(f"{c} {end}" for c in scores[1:] for end in ("lo", "hi")), "Note"]
+    assert (df["pr Acc lo"] <= df["pr Acc hi"]).all()  # each score's interval over its pool's statements
+    assert "[" in (tmp_path / "transfer.md").read_text()
+    df = df[[*scores, "Note"]]
     row = df.set_index("Model").loc["TF-IDF-Local"]
     assert row.tolist()[:-1] == pytest.approx([12.0, 5.0, 22.0, 5.0, 32.0, 5.0]) and row["Note"] == ""
     assert df.set_index("Model").loc["BM25-Global"].tolist()[1:-1:2] == pytest.approx([7.0, 7.0, 7.0])

@@ -89,6 +89,9 @@ def validate_config(cfg: dict[str, Any]) -> dict[str, Any]:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines))
     if abs(sum(cfg["splits"]["fractions"]) - 1.0) > 1e-6:
         raise ConfigError("config key splits.fractions: must sum to 1; fix: e.g. [0.8, 0.1, 0.1]")
+    if cfg["seed"] not in cfg["report"]["seeds"]:
+        raise ConfigError(f"config key report.seeds: must include seed ({cfg['seed']}), whose runs are the "
+                          f"tables' own; fix: e.g. [{cfg['seed']}, {cfg['seed'] + 1}, {cfg['seed'] + 2}]")
     _check_corpus(cfg["corpus"], "corpus")
     for i, entry in enumerate(cfg.get("transfer", {}).get("corpora", [])):
         _check_corpus(entry, f"transfer.corpora.{i}")

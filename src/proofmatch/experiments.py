@@ -1,19 +1,14 @@
 """The experiments: every wildcard value of the workflow and every cell of every result table.
 
-One definition, read by the workflow (its wildcard constraints and the input functions of the
-tables, workflow/rules/common.smk), by the table renderer (:mod:`proofmatch.evaluation.tables`) and
-``proofmatch tables``, and by the transfer table (:mod:`proofmatch.evaluation.transfer`). A table is a list
+One definition, read by the workflow (workflow/rules/common.smk), the table renderer
+(:mod:`proofmatch.evaluation.tables`) and the transfer table. A table is a list
 of rows; a row names its label cells and, per column group, the :class:`Evaluation` (which run,
 scored on which part at which level) whose numbers fill it. Pure Python, no torch or pandas:
 the Snakefile imports it before any job runs.
 
-The paths follow docs/architecture.md: a run lives in
-``results/runs/{split}/{encoder}-{mode}/{level}-{view}/`` and its evaluation on ``part`` at
-``test_level`` in ``results/eval/{split}/{encoder}-{mode}/{level}-{view}/{part}-{test_level}.json``;
-a baseline takes the encoder's place with mode ``none`` and view ``both``. A run fused with BM25
-(this project's addition, :mod:`proofmatch.evaluation.fusion`) is evaluated under the model name
-``{encoder}+bm25`` (``results/eval/{split}/{encoder}+bm25-{mode}/{level}-{view}/...``), with the
-weight chosen on the run's dev part stored beside the run (``results/runs/.../fusion.json``).
+Paths (docs/architecture.md): a run in ``results/runs/{split}/{encoder}-{mode}/{level}-{view}/``, its
+evaluations in ``results/eval/`` under the same names (a baseline: mode ``none``, view ``both``; a run
+fused with BM25, this project's addition: model ``{encoder}+bm25``, its weight in the run's fusion.json).
 """
 
 from __future__ import annotations
@@ -70,6 +65,11 @@ METHOD_NAMES = {"tfidf": "TF-IDF", "tfidf_paper": "TF-IDF (reference code)", "bm
 def replaced_data(split: str, level: str) -> str:
     """A split's pairs at a replacement level (the data a run trains on and is evaluated on)."""
     return f"results/replaced/{split}/{level}.parquet"
+
+
+def run_leaf(level: str, view: str, variant: str = "") -> str:
+    """The last folder of a run's (and its evaluations') path: ``{level}-{view}[-{variant}]``."""
+    return f"{level}-{view}-{variant}" if variant else f"{level}-{view}"
 
 
 def pattern(values: Iterable[str]) -> str:
@@ -165,9 +165,10 @@ class Run:
     mode: str
     level: str
     view: str = "both"
+    variant: str = ""  # "" (the tables' run), seed14 (another seed), frac0.25 (a train share): variants.py
 
     def dir(self, root: str | Path = RUNS_ROOT) -> Path:
-        return Path(root) / self.split / f"{self.encoder}-{self.mode}" / f"{self.level}-{self.view}"
+        return Path(root) / self.split / f"{self.encoder}-{self.mode}" / run_leaf(self.level, self.view, self.variant)
 
     def model(self, root: str | Path = RUNS_ROOT) -> Path:
         """The run's best model, the folder every rule that uses the trained model names as input."""
@@ -179,7 +180,7 @@ class Run:
 
     def evaluation(self, part: str, test_level: str | None = None) -> "Evaluation":
         return Evaluation(self.split, self.encoder, self.mode, self.level, self.view, part,
-                          test_level or self.level)
+                          test_level or self.level, self.variant)
 
     def fusion_json(self, root: str | Path = RUNS_ROOT) -> Path:
         """The fusion weight chosen on the run's dev part (``fusion.json``, beside ``model/``)."""
@@ -188,7 +189,7 @@ class Run:
     def fusion(self, part: str, test_level: str | None = None) -> "Evaluation":
         """The run fused with BM25 (its stored weight), scored on ``part`` at ``test_level``."""
         return Evaluation(self.split, fusion_model(self.encoder), self.mode, self.level, self.view, part,
-                          test_level or self.level)
+                          test_level or self.level, self.variant)
 
 
 @dataclass(frozen=True)
@@ -203,13 +204,14 @@ class Evaluation:
     view: str
     part: str
     test_level: str
+    variant: str = ""
 
     def path(self, root: str | Path = EVAL_ROOT) -> Path:
         return self.folder(root) / f"{self.part}-{self.test_level}.json"
 
     def folder(self, root: str | Path = EVAL_ROOT) -> Path:
         """The folder of every evaluation of the same model (a run, its fusion, or a baseline)."""
-        return Path(root) / self.split / f"{self.model}-{self.mode}" / f"{self.level}-{self.view}"
+        return Path(root) / self.split / f"{self.model}-{self.mode}" / run_leaf(self.level, self.view, self.variant)
 
     @property
     def fused(self) -> bool:
@@ -221,7 +223,7 @@ class Evaluation:
         encoder = learned_encoder(self.model)
         if self.mode == BASELINE_MODE or encoder is None:
             return None
-        return Run(self.split, encoder, self.mode, self.level, self.view)
+        return Run(self.split, encoder, self.mode, self.level, self.view, self.variant)
 
 
 def model_folders(evaluations: Iterable[Evaluation], runs: Iterable[Run] = ()) -> list[str]:

@@ -20,7 +20,8 @@ from proofmatch.artifacts import write_csv, write_text
 MISSING = "–"
 
 
-def _fmt(value: object) -> str:
+def format_cell(value: object) -> str:
+    """How a cell reads: two decimals, an en dash for a number not measured."""
     if value is None or (isinstance(value, float) and pd.isna(value)):
         return MISSING
     if isinstance(value, float):
@@ -30,7 +31,7 @@ def _fmt(value: object) -> str:
 
 def _cells(df: pd.DataFrame) -> pd.DataFrame:
     """Every cell as the string the reader sees (column names as strings too)."""
-    out = df.map(_fmt)
+    out = df.map(format_cell)
     out.columns = [str(c) for c in df.columns]
     return out
 
@@ -53,8 +54,10 @@ def _escape_caption(caption: str) -> str:
 
 
 def write_table(df: pd.DataFrame, md: str | os.PathLike, tex: str | os.PathLike, csv: str | os.PathLike,
-                caption: str = "", label: str = "") -> None:
-    """Write one table in its three formats, each atomically."""
-    write_text(to_markdown(df, caption), md)
-    write_text(to_latex(df, caption, label or Path(md).stem), tex)
+                caption: str = "", label: str = "", shown: pd.DataFrame | None = None) -> None:
+    """Write one table in its three formats, each atomically: the CSV from ``df`` (full precision),
+    Markdown and LaTeX from ``shown`` when given (cells already formatted, e.g. with intervals)."""
+    display = df if shown is None else shown
+    write_text(to_markdown(display, caption), md)
+    write_text(to_latex(display, caption, label or Path(md).stem), tex)
     write_csv(df, csv)

@@ -4,7 +4,9 @@
 # what (training, transfer and LaTeX corpora, their inputs and folders) in proofmatch.corpora.
 from proofmatch import corpora as C
 from proofmatch import experiments as X
+from proofmatch import variants as V
 from proofmatch.config import run_matching, validate_config
+from proofmatch.evaluation import intervals as INTERVALS
 from proofmatch.evaluation import paper as PAPER
 from proofmatch.evaluation import transfer
 
@@ -32,6 +34,7 @@ wildcard_constraints:
     part=X.pattern(X.PARTS),
     method=X.pattern(X.METHODS),
     n=r"\d",
+    variant=V.PATTERN,
 
 
 def train_inputs(wildcards):
@@ -52,8 +55,11 @@ def matching_params(wildcards):
 
 def table_inputs(name):
     """What table `name` reads (proofmatch.experiments), for its rows not marked not run: each
-    trained run's evaluation folder, each baseline's JSON (X.workflow_inputs)."""
-    return X.workflow_inputs(X.tables(fusion=FUSION_RUNS)[name].evaluations(NOT_RUN))
+    trained run's evaluation folder, each baseline's JSON (X.workflow_inputs), and BM25 on the
+    statements of each learned cell (the intervals of its difference: INTERVALS.references).
+    """
+    evaluations = X.tables(fusion=FUSION_RUNS)[name].evaluations(NOT_RUN)
+    return X.workflow_inputs(evaluations + INTERVALS.references(evaluations))
 
 
 def read_evaluations():
@@ -97,4 +103,24 @@ def evaluation_inputs(wildcards, fused=False):
     return {
         "model": str(run.model()),
         "data": [X.replaced_data(w.split, level) for level in dict.fromkeys(levels)],
+    }
+
+
+# Variants of the headline runs (variants.smk, proofmatch.variants).
+def variant_run(w):
+    return X.Run(w.split, w.encoder, w.mode, w.level, w.view, w.variant)
+
+
+def variant_train_inputs(w):
+    inputs = train_inputs(w)
+    inputs["data"] = V.train_data(w.split, w.level, w.variant)
+    return inputs
+
+
+def variant_eval_inputs(w, fused=False):
+    """The variant's model and the replaced data of its own level (its dev and test parts are the
+    run's, whatever share of train it saw)."""
+    return {
+        "model": str(variant_run(w).model()),
+        "data": [X.replaced_data(w.split, w.level)],
     }

@@ -3,6 +3,7 @@
 import os
 
 from proofmatch.evaluation import comparison as COMPARISON
+from proofmatch.evaluation import report as REPORT
 from proofmatch.evaluation import tables as T
 
 
@@ -156,6 +157,7 @@ rule figure2:
             category="Figures",
         ),
         pdf="results/figures/figure2.pdf",
+        shares="results/figures/figure2.json",  # each panel's share of positive weight on math
     log:
         "results/logs/figure2.log",
     benchmark:
@@ -172,3 +174,85 @@ rule figure2:
         seed=SEED,
     script:
         "../scripts/figure2.py"
+
+
+# What the results conclude (proofmatch.evaluation.report): the paper's findings checked with
+# intervals, the headline runs' seed spread, and the data-scaling curve.
+REPORT_EVALUATIONS = {
+    "findings": REPORT.findings_inputs(config),
+    "seeds": REPORT.seeds_inputs(config),
+    "scaling": REPORT.scaling_inputs(config),
+}
+REPORT_TARGETS = [
+    "results/tables/findings.md",
+    "results/tables/seeds.md",
+    "results/tables/scaling.md",
+    "results/figures/scaling.png",
+    *X.model_folders(ev for evs in REPORT_EVALUATIONS.values() for ev in evs),
+]
+
+
+rule findings:
+    input:
+        evaluations=X.workflow_inputs(REPORT_EVALUATIONS["findings"]),
+        shares="results/figures/figure2.json",
+    output:
+        md=report(
+            "results/tables/findings.md",
+            caption="../report/table.rst",
+            category="Tables",
+        ),
+        tex="results/tables/findings.tex",
+        csv="results/tables/findings.csv",
+    log:
+        "results/logs/findings.log",
+    conda:
+        CONDA
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        caption="The paper's findings checked on this run (proofmatch.evaluation.findings)",
+    script:
+        "../scripts/report_table.py"
+
+
+use rule findings as seeds_table with:
+    input:
+        evaluations=X.workflow_inputs(REPORT_EVALUATIONS["seeds"]),
+    output:
+        md=report(
+            "results/tables/seeds.md",
+            caption="../report/table.rst",
+            category="Tables",
+        ),
+        tex="results/tables/seeds.tex",
+        csv="results/tables/seeds.csv",
+    log:
+        "results/logs/seeds_table.log",
+    params:
+        caption="Seed spread of the headline runs (proofmatch.evaluation.report)",
+
+
+use rule findings as scaling_table with:
+    input:
+        evaluations=X.workflow_inputs(REPORT_EVALUATIONS["scaling"]),
+        data=X.replaced_data("mixed", V.HEADLINE_LEVEL),
+    output:
+        md=report(
+            "results/tables/scaling.md",
+            caption="../report/table.rst",
+            category="Tables",
+        ),
+        tex="results/tables/scaling.tex",
+        csv="results/tables/scaling.csv",
+        png=report(
+            "results/figures/scaling.png",
+            caption="../report/scaling.rst",
+            category="Figures",
+        ),
+        pdf="results/figures/scaling.pdf",
+    log:
+        "results/logs/scaling_table.log",
+    params:
+        caption="Data scaling of the headline runs (proofmatch.evaluation.report)",

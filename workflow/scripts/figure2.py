@@ -8,4 +8,5 @@ from proofmatch.logs import run_logged
 set_threads(snakemake.threads)
 run_logged(snakemake.log[0], figure2, Path(snakemake.input.conservation).parent,
            Path(snakemake.input.full).parent, snakemake.input.data, snakemake.output.png,
-           snakemake.output.pdf, samples=snakemake.params.samples, seed=snakemake.params.seed)
+           snakemake.output.pdf, samples=snakemake.params.samples, seed=snakemake.params.seed,
+           out_json=snakemake.output.shares)

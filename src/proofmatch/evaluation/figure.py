@@ -55,7 +55,7 @@ from proofmatch.data import views as tok
 from proofmatch.evaluation.evaluate import PairScorer, token_lists
 from proofmatch.logs import setup_logging
 from proofmatch.data.splits import read_part
-from proofmatch.artifacts import atomic_path
+from proofmatch.artifacts import atomic_path, write_json
 
 log = logging.getLogger(__name__)
 
@@ -338,6 +338,21 @@ def figure_from_matchers(matchers: Sequence[tuple[str, PairScorer]], data: pd.Da
     return panels
 
 
+def math_share(panel: Explanation) -> float:
+    """The share of a panel's positive LIME weight (support of "match") that falls on math tokens:
+    §9.5's "heavily relies on the mathematical tokens" as one number (NaN without positive weight)."""
+    positive = np.clip(panel.weights, 0, None)
+    total = float(positive.sum())
+    return float(positive[np.asarray(panel.is_math, dtype=bool)].sum() / total) if total > 0 else float("nan")
+
+
+def write_shares(panels: Sequence[Explanation], models: Sequence[str], out_json: str | os.PathLike) -> None:
+    """Each panel's pair, model and :func:`math_share` (the findings table reads them)."""
+    rows = [{"pair_id": p.pair_id, "model": models[i % len(models)], "math_share": math_share(p),
+             "p_match": p.p_match, "r2": p.r2} for i, p in enumerate(panels)]
+    write_json({"panels": rows}, out_json)
+
+
 def _load_matcher(run_dir: str | os.PathLike) -> PairScorer:
     from proofmatch.models.matcher import load_matcher  # imports torch
 
@@ -347,12 +362,16 @@ def _load_matcher(run_dir: str | os.PathLike) -> PairScorer:
 def figure2(run_conservation: str | os.PathLike, run_full: str | os.PathLike, data_parquet: str | os.PathLike,
             out_png: str | os.PathLike, out_pdf: str | os.PathLike, samples: int, seed: int,
             part: str = "test", max_tokens: int = 120, n_others: int = 99, batch_size: int = 64,
-            n_pairs: int = 2) -> None:
-    """Figure 2: a Conservation-trained and a Full-trained model explained on two original pairs."""
+            n_pairs: int = 2, out_json: str | os.PathLike | None = None) -> None:
+    """Figure 2: a Conservation-trained and a Full-trained model explained on two original pairs;
+    ``out_json``: each panel's share of positive weight on math tokens (:func:`write_shares`)."""
     data = read_part(data_parquet, part)
     matchers = [("symbol conservation", _load_matcher(run_conservation)),
                 ("full symbol replacement", _load_matcher(run_full))]
-    figure_from_matchers(matchers, data, out_png, out_pdf, samples, seed, max_tokens, n_others, batch_size, n_pairs)
+    panels = figure_from_matchers(matchers, data, out_png, out_pdf, samples, seed, max_tokens, n_others, batch_size,
+                                  n_pairs)
+    if out_json is not None:
+        write_shares(panels, ["conservation", "full"], out_json)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -30,7 +30,9 @@ import pyarrow.parquet as pq
 
 from proofmatch import experiments as X
 from proofmatch.config import validate_config
+from proofmatch.data.categories import category_label
 from proofmatch.data.stats import TOKEN_STATS_COLUMNS, CorpusStats, corpus_stats, token_stats, token_stats_file
+from proofmatch.evaluation import intervals as I
 from proofmatch.experiments import HUBNESS_BINS, Evaluation, Run, Table
 from proofmatch.logs import setup_logging
 from proofmatch.render import write_table
@@ -143,9 +145,10 @@ def _raise_missing(table: str, missing: list[Evaluation]) -> None:
         raise KeyError(f"{table}: {len(missing)} result(s) missing and not marked as not run: {shown}")
 
 
-def _write(df: pd.DataFrame, out_prefix: str | os.PathLike, caption: str) -> pd.DataFrame:
+def _write(df: pd.DataFrame, out_prefix: str | os.PathLike, caption: str, shown: pd.DataFrame | None = None
+           ) -> pd.DataFrame:
     out = str(out_prefix)
-    write_table(df, f"{out}.md", f"{out}.tex", f"{out}.csv", caption=caption, label=Path(out).name)
+    write_table(df, f"{out}.md", f"{out}.tex", f"{out}.csv", caption=caption, label=Path(out).name, shown=shown)
     log.info("wrote %s.{md,tex,csv} (%d rows)", out, len(df))
     return df
 
@@ -180,7 +183,11 @@ def render_table(table: Table, results: Mapping[Evaluation, Source], out_prefix:
     _raise_missing(TITLES[table.name], missing)
     metric_columns = [f"{group} {m}" for group in table.groups for m in ("MRR", "Acc")]
     df = pd.DataFrame(rows, columns=[*table.label_columns, *metric_columns, "Note"])
-    return _write(df, out_prefix, scores_caption(table, config or _schema_defaults()) + fusion_weights(table, loaded))
+    cfg = config or _schema_defaults()
+    resamples = cfg["report"]["resamples"]  # intervals: proofmatch.evaluation.intervals
+    csv, shown = I.with_intervals(df, table, I.load_frames(results), resamples, cfg["seed"])
+    caption = scores_caption(table, cfg) + fusion_weights(table, loaded) + (I.caption(resamples) if shown is not None else "")
+    return _write(csv, out_prefix, caption, shown)
 
 
 def fusion_weights(table: Table, loaded: Mapping[Evaluation, Mapping[str, Any]]) -> str:
@@ -224,27 +231,6 @@ TABLE2_CAPTION = (
     "punctuation attached to its word, plus one token per symbol of the linearized formulas; lone full "
     "stops at the ends of a statement are not counted."
 )
-# arXiv names of the categories that dominate a mathematics corpus (Table 1 prints code + name).
-CATEGORY_NAMES: dict[str, str] = {
-    "math.AC": "Commutative Algebra", "math.AG": "Algebraic Geometry", "math.AP": "Analysis of PDEs",
-    "math.AT": "Algebraic Topology", "math.CA": "Classical Analysis and ODEs", "math.CO": "Combinatorics",
-    "math.CT": "Category Theory", "math.CV": "Complex Variables", "math.DG": "Differential Geometry",
-    "math.DS": "Dynamical Systems", "math.FA": "Functional Analysis", "math.GM": "General Mathematics",
-    "math.GN": "General Topology", "math.GR": "Group Theory", "math.GT": "Geometric Topology",
-    "math.HO": "History and Overview", "math.IT": "Information Theory", "math.KT": "K-Theory and Homology",
-    "math.LO": "Logic", "math.MG": "Metric Geometry", "math.MP": "Mathematical Physics",
-    "math.NA": "Numerical Analysis", "math.NT": "Number Theory", "math.OA": "Operator Algebras",
-    "math.OC": "Optimization and Control", "math.PR": "Probability", "math.QA": "Quantum Algebra",
-    "math.RA": "Rings and Algebras", "math.RT": "Representation Theory", "math.SG": "Symplectic Geometry",
-    "math.SP": "Spectral Theory", "math.ST": "Statistics Theory", "math-ph": "Mathematical Physics",
-}
-
-
-def _category_name(code: str) -> str:
-    name = CATEGORY_NAMES.get(code)
-    return f"{code} {name}" if name else code
-
-
 def table1(s: CorpusStats) -> pd.DataFrame:
     """Table 1 as a three-column frame (statistic, value, pairs), laid out like the paper."""
     rows: list[tuple[str, object, object]] = [
@@ -255,7 +241,7 @@ def table1(s: CorpusStats) -> pd.DataFrame:
         ("Average number of categories per article", round(s.categories_per_article, 2), None),
         ("Most represented primary categories", "# articles", "# pairs"),
     ]
-    rows += [(_category_name(r.category), int(r.articles), int(r.pairs)) for r in s.top_categories.itertuples()]
+    rows += [(category_label(r.category), int(r.articles), int(r.pairs)) for r in s.top_categories.itertuples()]
     return pd.DataFrame(rows, columns=["statistic", "value", "pairs"])
 
 
@@ -319,8 +305,10 @@ def table_from_inputs(name: str, inputs: Iterable[str | os.PathLike], out_prefix
     if name not in every:
         raise ValueError(f"unknown table {name!r}; expected one of {', '.join(every)}")
     table = every[name]
-    paths = {str(ev.path(eval_root)): ev for ev in table.evaluations(not_run)}
-    expected = X.workflow_inputs(table.evaluations(not_run), eval_root)
+    evaluations = table.evaluations(not_run)
+    evaluations += I.references(evaluations)  # BM25 on each learned cell's statements
+    paths = {str(ev.path(eval_root)): ev for ev in evaluations}
+    expected = X.workflow_inputs(evaluations, eval_root)
     given = [str(p) for p in inputs]
     unexpected, absent = sorted(set(given) - set(expected)), sorted(set(expected) - set(given))
     if unexpected or absent:
@@ -361,6 +349,7 @@ def tables_from_eval_root(eval_root: str | os.PathLike, out_dir: str | os.PathLi
                 elif table.reason(row, nr) is None:
                     absent.append(path)
                     nr[row.keys[0]] = X.no_result(path)
+        found.update({ev: ev.path(eval_root) for ev in I.references(found) if ev.path(eval_root).exists()})
         if absent and not allow_missing:
             raise FileNotFoundError(f"{len(absent)} evaluation JSON(s) missing, e.g. {absent[0]}; "
                                     "run the workflow first or pass --allow-missing")

@@ -39,6 +39,7 @@ from proofmatch.experiments import (EVAL_ROOT, LEVEL_NAMES, SPLIT_NAMES, Evaluat
 from proofmatch.experiments import not_run as config_not_run
 from proofmatch.experiments import note as not_run_note
 from proofmatch.data.replace import OUTPUT_SCHEMA
+from proofmatch.evaluation import intervals as I
 from proofmatch.render import write_table
 from proofmatch.data.splits import read_part
 from proofmatch.artifacts import read_json, read_parquet, write_json, write_parquet
@@ -59,7 +60,8 @@ def transfer_settings(config: Mapping[str, Any]) -> dict[str, Any]:
     corpora = {name: {**c.entry, "n_shards": c.n_shards} for name, c in transfer_corpora(config).items()}
     runs = [tuple(r.split("-", 1)) for r in block["runs"]]  # the schema's "encoder-mode" run names
     return {"split": block["split"], "level": LEVEL, "runs": runs, "baselines": list(block["baselines"]),
-            "corpora": corpora, "not_run": config_not_run(config)}
+            "corpora": corpora, "not_run": config_not_run(config),
+            "resamples": config["report"]["resamples"], "seed": config["seed"]}
 
 
 def evaluations(settings: Mapping[str, Any]) -> list[Evaluation]:
@@ -147,14 +149,16 @@ def build_pool(pairs_parquet: str | os.PathLike, train_data_parquet: str | os.Pa
 def transfer_table(results: Mapping[tuple[str | None, Evaluation], Any], pools: Mapping[str, Any],
                    out_prefix: str | os.PathLike, split: str = "mixed",
                    not_run: Mapping[Evaluation, str] | None = None,
-                   rows: Sequence[Evaluation] | None = None) -> pd.DataFrame:
+                   rows: Sequence[Evaluation] | None = None, bootstrap: tuple[int, int] | None = None) -> pd.DataFrame:
     """MRR and accuracy (%) of every run, baseline and fusion in-corpus and on each transfer pool.
 
     ``results`` maps (None for in-corpus or a corpus name, evaluation) to an evaluation JSON or
     its loaded dict; ``pools`` maps a corpus name to its pool JSON (:func:`build_pool`);
     ``not_run`` maps the evaluations of rows not run to the reason, shown instead of numbers.
     Rows: each evaluation (in the order of ``rows``, default: as the results come, then the rows
-    not run) with local decoding (MRR, Acc) and global decoding (Acc).
+    not run) with local decoding (MRR, Acc) and global decoding (Acc). With ``bootstrap``
+    (resamples, seed) and result paths, each score gets its 95 % interval over the pool's
+    statements (CSV ``lo``/``hi`` columns, Markdown brackets: :mod:`proofmatch.evaluation.intervals`).
     """
     corpora = list(pools)
     not_run = dict(not_run or {})
@@ -188,10 +192,29 @@ def transfer_table(results: Mapping[tuple[str | None, Evaluation], Any], pools: 
                      f"{info['duplicate_pairs']} identical pairs also in the training corpus's train part")
         notes.append(note)
     caption = f"{table_caption(split)} Pools: " + "; ".join(notes) + "." + fusion_caption(loaded)
+    df, shown = _intervals(df, results, rows_of, corpora, bootstrap)
+    if shown is not None:
+        caption += I.caption(bootstrap[0], deltas=False)  # type: ignore[index]
     out = str(out_prefix)
-    write_table(df, f"{out}.md", f"{out}.tex", f"{out}.csv", caption=caption, label=Path(out).name)
+    write_table(df, f"{out}.md", f"{out}.tex", f"{out}.csv", caption=caption, label=Path(out).name, shown=shown)
     log.info("wrote %s.{md,tex,csv} (%d rows, %d transfer corpora)", out, len(df), len(corpora))
     return df
+
+
+def _intervals(df: pd.DataFrame, results: Mapping[tuple[str | None, Evaluation], Any], rows_of: Sequence[Evaluation],
+               corpora: Sequence[str], bootstrap: tuple[int, int] | None) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """The table with each score's 95 % interval (:func:`proofmatch.evaluation.intervals.bracketed`),
+    or as it is when no bootstrap is asked for or the results are loaded dicts (no per-statement files)."""
+    frames = I.load_frames(results) if bootstrap is not None else None
+    if frames is None or bootstrap is None:
+        return df, None
+    groups = [(None, "In-corpus"), *((c, c) for c in corpora)]
+    scored = []
+    for i, (ev, decoding) in enumerate((ev, d) for ev in rows_of for d in ("local", "global")):
+        for (corpus, group), (col, metric) in ((g, m) for g in groups for m in zip(("MRR", "Acc"), I.metric_pair(decoding))):
+            column = next(c for c in df.columns if c.startswith(f"{group} {col}"))
+            scored.append((i, column, frames.get((corpus, ev)), metric))
+    return I.bracketed(df, scored, *bootstrap)
 
 
 def table_caption(split: str) -> str:
@@ -215,7 +238,7 @@ def render_transfer(inputs: Iterable[str | os.PathLike], out_prefix: str | os.Pa
     pools = {c: pool_json(settings, c) for c in settings["corpora"]}
     reasons = {ev: reason for ev in evaluations(settings) if (reason := row_reason(settings, ev)) is not None}
     return transfer_table(table_cells(settings), pools, out_prefix, settings["split"], reasons,
-                          evaluations(settings))
+                          evaluations(settings), (settings["resamples"], settings["seed"]))
 
 
 def fusion_caption(loaded: Mapping[tuple[str | None, Evaluation], Mapping[str, Any]]) -> str:

@@ -1,0 +1,116 @@
+"""Bootstrap intervals over a pool's statements: how far a table's numbers could move by chance.
+
+Every score of Tables 3-6 is a mean over the statements of one pool (MRR: of the reciprocal gold
+ranks; accuracy: of 0/1 hits). Resampling the statements with replacement and recomputing the mean
+gives its sampling distribution; the 2.5 % and 97.5 % quantiles of ``resamples`` such means are the
+95 % percentile interval. A difference of two systems on the same statements (a learned row against
+BM25, one training level against another) is resampled *paired*: the same draws for both, so what
+they share cancels.
+
+Vectorised: one draw is a vector of counts (how often each statement was drawn, a multinomial), so
+``R`` draws are an ``R x n`` count matrix ``W`` and the ``R`` means of a per-statement vector ``v``
+are one matrix product ``W @ v / n``. ``W`` depends only on ``n`` and the seed, so every cell of a
+pool shares it, which makes every contrast paired by construction.
+
+Global accuracy is resampled under the fixed assignment: the assignment is decoded once on the whole
+pool and its per-statement hits are resampled like any other 0/1 vector (re-solving the linear
+assignment per draw would cost ``R`` assignments). Statements are aligned across files by ``pair_id``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from proofmatch.artifacts import read_parquet
+
+# The per-statement vectors of an evaluation: the reciprocal gold rank (MRR), a local top-1 hit (Acc),
+# a hit of the global assignment (global Acc), and whether the statement's local top-1 proof is also
+# the top-1 of another statement (hubness, Table 7).
+METRICS = ("mrr", "acc", "global_acc", "shared_top1")
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A point estimate (the mean over the whole pool) and its percentile interval, as fractions."""
+
+    value: float
+    low: float
+    high: float
+
+    def excludes_zero(self) -> int:
+        """+1 when the whole interval is above 0, -1 when below, 0 when it covers 0."""
+        return 1 if self.low > 0 else -1 if self.high < 0 else 0
+
+
+@functools.lru_cache(maxsize=32)
+def draw_counts(n: int, resamples: int, seed: int) -> np.ndarray:
+    """``resamples`` bootstrap draws of ``n`` statements as an ``resamples x n`` count matrix
+    (float64, each row sums to ``n``); seeded by ``(seed, n)`` so a pool's draws never change."""
+    if n < 1 or resamples < 1:
+        raise ValueError(f"a bootstrap needs n >= 1 and resamples >= 1 (got n={n}, resamples={resamples})")
+    rng = np.random.default_rng([seed, n])
+    counts = rng.multinomial(n, np.full(n, 1.0 / n), size=resamples).astype(np.float64)
+    counts.setflags(write=False)
+    return counts
+
+
+def intervals(values: np.ndarray, resamples: int, seed: int, level: float = 0.95) -> list[Interval]:
+    """The interval of the mean of each row of ``values`` (``m x n``, or one vector of ``n``)."""
+    v = np.atleast_2d(np.asarray(values, dtype=np.float64))
+    means = draw_counts(v.shape[1], resamples, seed) @ v.T / v.shape[1]  # R x m
+    tail = (1.0 - level) / 2.0
+    low, high = np.quantile(means, [tail, 1.0 - tail], axis=0)
+    return [Interval(float(p), float(lo), float(hi)) for p, lo, hi in zip(v.mean(axis=1), low, high)]
+
+
+def interval(values: np.ndarray, resamples: int, seed: int, level: float = 0.95) -> Interval:
+    """:func:`intervals` of one vector."""
+    return intervals(values, resamples, seed, level)[0]
+
+
+def per_statement(parquet: str | os.PathLike) -> pd.DataFrame:
+    """An evaluation's per-statement vectors (:data:`METRICS`), indexed and sorted by ``pair_id``,
+    from the Parquet file :func:`proofmatch.evaluation.evaluate.write_outputs` writes."""
+    df = read_parquet(parquet, columns=["pair_id", "gold_rank", "top1", "global_pred"])
+    top1_counts = df["top1"].map(df["top1"].value_counts())
+    out = pd.DataFrame({
+        "mrr": 1.0 / df["gold_rank"].to_numpy(dtype=np.float64),
+        "acc": (df["top1"] == df["pair_id"]).to_numpy(dtype=np.float64),
+        "global_acc": (df["global_pred"] == df["pair_id"]).to_numpy(dtype=np.float64),
+        "shared_top1": (top1_counts > 1).to_numpy(dtype=np.float64),
+    }, index=pd.Index(df["pair_id"].astype(str), name="pair_id"))
+    if not out.index.is_unique:
+        raise ValueError(f"{parquet}: a pair_id occurs twice; not a per-statement evaluation file")
+    return out.sort_index()
+
+
+def aligned(frames: Sequence[pd.DataFrame], what: str = "evaluations") -> None:
+    """Check that per-statement frames cover the same statements (a paired contrast needs them)."""
+    first = frames[0].index
+    for f in frames[1:]:
+        if not f.index.equals(first):
+            raise ValueError(f"{what} are not on the same statements ({len(first)} against {len(f.index)} "
+                             "pair ids, or other ids): a paired bootstrap needs one pool")
+
+
+def contrast(terms: Sequence[tuple[float, pd.DataFrame]], metric: str, resamples: int, seed: int,
+             level: float = 0.95) -> Interval:
+    """The interval of ``sum(coef * frame[metric])`` averaged over the statements, all terms resampled
+    with the same draws (a paired difference: ``[(1, a), (-1, b)]``)."""
+    frames = [f for _, f in terms]
+    aligned(frames)
+    v = sum(coef * f[metric].to_numpy() for coef, f in terms)
+    return interval(np.asarray(v), resamples, seed, level)
+
+
+def cell_intervals(frame: pd.DataFrame, metrics: Sequence[str], resamples: int, seed: int,
+                   level: float = 0.95) -> Mapping[str, Interval]:
+    """The interval of each of ``metrics`` of one evaluation (one matrix product for all)."""
+    found = intervals(frame[list(metrics)].to_numpy().T, resamples, seed, level)
+    return dict(zip(metrics, found))

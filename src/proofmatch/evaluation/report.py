@@ -1,0 +1,258 @@
+"""The report's tables beyond the paper's: findings, seed spread and the data-scaling curve.
+
+* ``findings``: :mod:`proofmatch.evaluation.findings`, one row per finding of the paper, then the
+  headline gap (each learned Local run and its fusion against BM25 and TF-IDF, Mixed Conservation);
+* ``seeds``: each headline run (config ``report.seed_runs``) trained with every seed of
+  ``report.seeds``: test MRR per seed, mean ± SD, and the interval of the config seed's run;
+* ``scaling``: the headline runs, their fusion and the baselines at each train share of
+  ``report.fractions`` (and 1), with intervals, plus a figure (MRR against train pairs, log axis)
+  and where the learned-minus-BM25 gap would cross 0 if its trend in log(pairs) held.
+
+All read per-statement evaluation files (the Parquet beside each JSON) and write Markdown, LaTeX and
+CSV through :func:`proofmatch.render.write_table`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from proofmatch import experiments as X
+from proofmatch import variants as V
+from proofmatch.artifacts import atomic_path, write_text
+from proofmatch.data.subsample import kept_train_rows
+from proofmatch.evaluation import bootstrap as B
+from proofmatch.evaluation import findings as F
+from proofmatch.evaluation.intervals import statement_file
+from proofmatch.experiments import Evaluation
+from proofmatch.render import to_markdown, write_table
+
+log = logging.getLogger(__name__)
+
+HEADLINE_LEXICAL = ("bm25", "tfidf_paper", "tfidf")
+
+
+def frames_of(paths: Mapping[Evaluation, str | os.PathLike]) -> dict[Any, pd.DataFrame]:
+    return {ev: B.per_statement(statement_file(p)) for ev, p in paths.items()}
+
+
+def _pct(iv: B.Interval) -> str:
+    return f"{100 * iv.value:.2f} [{100 * iv.low:.1f}, {100 * iv.high:.1f}]"
+
+
+def _write(df: pd.DataFrame, out_prefix: str | os.PathLike, caption: str, shown: pd.DataFrame | None = None) -> None:
+    out = str(out_prefix)
+    write_table(df, f"{out}.md", f"{out}.tex", f"{out}.csv", caption=caption, label=Path(out).name, shown=shown)
+    log.info("wrote %s.{md,tex,csv} (%d rows)", out, len(df))
+
+
+def _label(ev: Evaluation) -> str:
+    return X.model_label(ev.model, ev.mode, "local")
+
+
+# ----------------------------------------------------------------------------- findings
+
+
+def headline_evaluations(config: Mapping[str, Any]) -> list[Evaluation]:
+    """Each learned Local run of Table 3 at Conservation (not run ones left out), its fusion when
+    configured, and the lexical baselines it is set against."""
+    skip = X.not_run(config)
+    runs = [X.Run("mixed", enc, "local", V.HEADLINE_LEVEL) for enc in ("npt", "scratchbert", "mathbert")
+            if enc not in skip]
+    learned = [ev for r in runs for ev in ([r.evaluation("test"), r.fusion("test")] if V.fused(r, config)
+                                           else [r.evaluation("test")])]
+    return learned + [X.baseline("mixed", m, V.HEADLINE_LEVEL, "test") for m in HEADLINE_LEXICAL]
+
+
+def headline_table(frames: Mapping[Any, pd.DataFrame], config: Mapping[str, Any], resamples: int, seed: int
+                   ) -> pd.DataFrame:
+    """The paper's headline gap here: every learned row minus each lexical baseline (MRR, paired)."""
+    evs = headline_evaluations(config)
+    lexical = [ev for ev in evs if ev.run() is None]
+    rows = []
+    for ev in (e for e in evs if e.run() is not None):
+        row: dict[str, Any] = {"Model": _label(ev), "MRR": _pct(B.interval(frames[ev]["mrr"].to_numpy(), resamples, seed))}
+        for lex in lexical:
+            d = B.contrast([(1.0, frames[ev]), (-1.0, frames[lex])], "mrr", resamples, seed)
+            row[f"− {X.METHOD_NAMES[lex.model]}"] = f"{100 * d.value:+.1f} [{100 * d.low:+.1f}, {100 * d.high:+.1f}]"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def write_findings(paths: Mapping[Any, str | os.PathLike], config: Mapping[str, Any], out_prefix: str | os.PathLike,
+                   shares_json: str | os.PathLike | None = None) -> pd.DataFrame:
+    """``findings.{md,tex,csv}``: the verdicts, then (Markdown only) the headline gap."""
+    frames = frames_of({ev: p for ev, p in paths.items()})
+    if shares_json is not None:
+        frames[F.LIME] = F.lime_frame(shares_json)
+    resamples, seed = config["report"]["resamples"], config["seed"]
+    df = F.findings_table(frames, resamples, seed)
+    _write(df, out_prefix, F.CAPTION.format(resamples=resamples))
+    head = headline_table(frames, config, resamples, seed)
+    counts = df["Verdict"].value_counts().to_dict()
+    md = (to_markdown(df, F.CAPTION.format(resamples=resamples))
+          + "\nVerdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) + ".\n\n"
+          + "Headline gap (test part, Mixed Conservation, MRR in points, 95 % paired interval; the paper: the "
+          "learned models far above token matching):\n\n" + head.to_markdown(index=False, tablefmt="github") + "\n")
+    write_text(md, f"{out_prefix}.md")  # the Markdown adds the headline gap to what write_table wrote
+    return df
+
+
+def findings_inputs(config: Mapping[str, Any]) -> list[Evaluation]:
+    return list(dict.fromkeys(F.inputs(X.not_run(config)) + headline_evaluations(config)))
+
+
+# ----------------------------------------------------------------------------- seeds
+
+
+def seeds_inputs(config: Mapping[str, Any]) -> list[Evaluation]:
+    out = []
+    for _, run in V.seed_runs(config):
+        out += [run.evaluation("test"), run.fusion("test")] if V.fused(run, config) else [run.evaluation("test")]
+    return out
+
+
+def write_seeds(paths: Mapping[Evaluation, str | os.PathLike], config: Mapping[str, Any],
+                out_prefix: str | os.PathLike) -> pd.DataFrame:
+    """``seeds.{md,tex,csv}``: per headline run (and fusion), test MRR and Acc per seed, their mean ±
+    SD (ddof 1), and the interval over statements of the config seed's run."""
+    resamples, seed = config["report"]["resamples"], config["seed"]
+    groups: dict[tuple[str, str, bool], list[tuple[int, Evaluation]]] = {}
+    for s, run in V.seed_runs(config):
+        for ev in ([run.evaluation("test"), run.fusion("test")] if V.fused(run, config) else [run.evaluation("test")]):
+            groups.setdefault((run.encoder, run.mode, ev.fused), []).append((s, ev))
+    rows, shown = [], []
+    for (enc, mode, fused), members in groups.items():
+        metrics = [B.per_statement(statement_file(paths[ev])) for _, ev in members]
+        mrr = np.array([100 * m["mrr"].mean() for m in metrics])
+        acc = np.array([100 * m["acc"].mean() for m in metrics])
+        own = next(i for i, (s, _) in enumerate(members) if s == seed)
+        iv = B.interval(metrics[own]["mrr"].to_numpy(), resamples, seed)
+        sd = lambda a: float(np.std(a, ddof=1)) if a.size > 1 else float("nan")  # noqa: E731
+        label = _label(members[0][1])
+        rows.append({"Run": label, "Seeds": " ".join(str(s) for s, _ in members),
+                     "MRR per seed": " ".join(f"{v:.2f}" for v in mrr), "MRR mean": mrr.mean(), "MRR SD": sd(mrr),
+                     "Acc mean": acc.mean(), "Acc SD": sd(acc), f"MRR seed {seed}": 100 * iv.value,
+                     f"MRR seed {seed} lo": 100 * iv.low, f"MRR seed {seed} hi": 100 * iv.high})
+        shown.append({"Run": label, "Seeds": rows[-1]["Seeds"], "MRR per seed": rows[-1]["MRR per seed"],
+                      "MRR mean ± SD": f"{mrr.mean():.2f} ± {sd(mrr):.2f}", "Acc mean ± SD": f"{acc.mean():.2f} ± {sd(acc):.2f}",
+                      f"MRR seed {seed} [95 %]": _pct(iv)})
+    df = pd.DataFrame(rows)
+    caption = (f"Seed spread of the headline runs (Mixed, Conservation, test part): trained with each seed of "
+               f"report.seeds (ScratchBERT fine-tuning reseeded; its MLM pretraining is the seed-{seed} one), mean ± "
+               f"SD over seeds (SD with n − 1) beside the bootstrap interval over statements of the seed-{seed} run, "
+               f"the run every other table shows ({resamples} resamples).")
+    _write(df, out_prefix, caption, pd.DataFrame(shown))
+    return df
+
+
+# ----------------------------------------------------------------------------- scaling
+
+
+def scaling_inputs(config: Mapping[str, Any]) -> list[Evaluation]:
+    return V.evaluations({**config, "report": {**config["report"], "seeds": [config["seed"]]}})
+
+
+def train_pairs(data_parquet: str | os.PathLike) -> int:
+    table = pq.read_table(data_parquet, columns=["part"])
+    return int(pc.sum(pc.equal(table["part"], "train")).as_py())
+
+
+def scaling_rows(paths: Mapping[Evaluation, str | os.PathLike], config: Mapping[str, Any], n_train: int
+                 ) -> pd.DataFrame:
+    """One row per (model, fraction): train pairs, MRR with interval, Acc, and for a learned or fused
+    row its paired difference from BM25."""
+    resamples, seed = config["report"]["resamples"], config["seed"]
+    fractions = [*sorted(config["report"]["fractions"]), 1.0]
+    bm25 = B.per_statement(statement_file(paths[V.baseline_variant("bm25", 1.0)]))
+    entries: list[tuple[str, float, Evaluation]] = []
+    for f, run in V.scaling_runs(config):
+        entries.append((_label(run.evaluation("test")), f, run.evaluation("test")))
+        if V.fused(run, config):
+            entries.append((_label(run.fusion("test")), f, run.fusion("test")))
+    entries += [(X.METHOD_NAMES[m], f, V.baseline_variant(m, f)) for m in V.SCALING_BASELINES for f in fractions]
+    rows = []
+    for label, f, ev in entries:
+        frame = B.per_statement(statement_file(paths[ev]))
+        iv = B.interval(frame["mrr"].to_numpy(), resamples, seed)
+        d = (B.contrast([(1.0, frame), (-1.0, bm25)], "mrr", resamples, seed) if ev.run() is not None else None)
+        rows.append({"Model": label, "Fraction": f,
+                     "Train pairs": n_train if f >= 1 else len(kept_train_rows(n_train, f, seed)),
+                     "MRR": 100 * iv.value, "MRR lo": 100 * iv.low, "MRR hi": 100 * iv.high,
+                     "Acc": 100 * frame["acc"].mean(),
+                     "Δ BM25": np.nan if d is None else 100 * d.value,
+                     "Δ BM25 lo": np.nan if d is None else 100 * d.low,
+                     "Δ BM25 hi": np.nan if d is None else 100 * d.high})
+    return pd.DataFrame(rows)
+
+
+def crossing(df: pd.DataFrame, model: str) -> float | None:
+    """The train pairs at which ``model``'s gap to BM25 would reach 0 if it kept its least-squares
+    trend in log(pairs); None when it does not rise (or is already above)."""
+    sub = df[df["Model"] == model].dropna(subset=["Δ BM25"])
+    if len(sub) < 2:
+        return None
+    slope, icept = np.polyfit(np.log(sub["Train pairs"].to_numpy(float)), sub["Δ BM25"].to_numpy(float), 1)
+    if slope <= 0 or sub["Δ BM25"].iloc[-1] >= 0:
+        return None
+    return float(np.exp(-icept / slope))
+
+
+def scaling_figure(df: pd.DataFrame, out_png: str | os.PathLike, out_pdf: str | os.PathLike) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=150)
+    for model, sub in df.groupby("Model", sort=False):
+        x = sub["Train pairs"].to_numpy(float)
+        y = sub["MRR"].to_numpy(float)
+        ax.errorbar(x, y, yerr=[y - sub["MRR lo"], sub["MRR hi"] - y], marker="o", capsize=3, label=model)
+    ax.set_xscale("log")
+    ax.set_xlabel("training pairs (Mixed Conservation train part, log scale)")
+    ax.set_ylabel("test MRR (%) with 95 % interval")
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    for out in (out_png, out_pdf):
+        with atomic_path(out, suffix=Path(out).suffix) as tmp:
+            fig.savefig(tmp)
+    plt.close(fig)
+
+
+def write_scaling(paths: Mapping[Evaluation, str | os.PathLike], config: Mapping[str, Any],
+                  data_parquet: str | os.PathLike, out_prefix: str | os.PathLike, out_png: str | os.PathLike,
+                  out_pdf: str | os.PathLike) -> pd.DataFrame:
+    """``scaling.{md,tex,csv}`` and the scaling figure."""
+    df = scaling_rows(paths, config, train_pairs(data_parquet))
+    crosses = []
+    for model in dict.fromkeys(df.loc[df["Δ BM25"].notna(), "Model"]):
+        n = crossing(df, model)
+        crosses.append(f"{model}: " + ("no crossing on this trend" if n is None else f"about {n:,.0f} pairs"))
+    caption = ("Data scaling (this project's addition): test MRR (%) on Mixed Conservation with its 95 % bootstrap "
+               "interval, each model trained on a share of the train part (a smaller share is a prefix of a larger "
+               "one; dev and test parts unchanged). BM25 does not read the train part: its rows repeat the full one. "
+               "Δ BM25: paired difference on the same statements. Where the learned − BM25 gap would reach 0 if its "
+               "least-squares trend in log(train pairs) held: " + "; ".join(crosses) + ". One seed (config seed).")
+    shown = df.copy()
+    shown["MRR"] = [f"{m:.2f} [{lo:.1f}, {hi:.1f}]" for m, lo, hi in zip(df["MRR"], df["MRR lo"], df["MRR hi"])]
+    shown["Δ BM25"] = ["–" if np.isnan(d) else f"{d:+.1f} [{lo:+.1f}, {hi:+.1f}]"
+                       for d, lo, hi in zip(df["Δ BM25"], df["Δ BM25 lo"], df["Δ BM25 hi"])]
+    shown = shown.drop(columns=["MRR lo", "MRR hi", "Δ BM25 lo", "Δ BM25 hi"])
+    _write(df, out_prefix, caption, shown)
+    scaling_figure(df, out_png, out_pdf)
+    return df
+
+
+def evaluation_paths(evaluations: Sequence[Evaluation], root: str | os.PathLike = X.EVAL_ROOT
+                     ) -> dict[Evaluation, Path]:
+    """Each evaluation's JSON path (a folder input holds it under the evaluation's file name)."""
+    return {ev: ev.path(root) for ev in evaluations}
