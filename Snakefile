@@ -49,7 +49,7 @@ rule all:
     input:
         expand("results/tables/table{n}.md", n=range(1, 8)),
         "results/tables/baselines.md",
-        "results/tables/paper_comparison.md",  # Tables 3-5 beside the paper's numbers
+        "results/tables/paper_comparison.md",  # Tables 3-6 beside the paper's numbers
         "results/figures/figure2.png",
         C.SEARCH_INDEX,  # the index proofmatch serve/search show
         MODEL_TARGETS,  # every model folder they read: a missing one is trained again

@@ -1,4 +1,4 @@
-"""This run set beside the paper's Tables 3-5 (proofmatch.evaluation.comparison) on a tiny paper
+"""This run set beside the paper's Tables 3-6 (proofmatch.evaluation.comparison) on a tiny paper
 file and a few evaluation JSONs."""
 
 from __future__ import annotations
@@ -116,3 +116,26 @@ def test_corpus_label():
     with pytest.raises(ValueError, match="needs corpus.dir"):
         C.corpus_label("dir", None)
     assert "Unmixed not run" in C.caption("x", 1, 2, {"mixed": 10}, ["mixed", "unmixed"])
+
+
+def test_comparison_sets_table6_beside_the_paper_when_the_pr_split_ran(tmp_path):
+    """The paper's 20 Table 6 cells: this run's numbers when the pr split ran, the paper's value and
+    the reason when it did not."""
+    cells = [c for c in P.read_paper_cells() if c.table == "table6"]
+    assert len(cells) == 20
+    results = {}
+    for ev in P.evaluations(cells):
+        write_json(metrics(40, 0.5, 0.25, 0.3), ev.path(tmp_path / "eval"))
+        results[ev] = ev.path(tmp_path / "eval")
+    assert len(results) == 10 and {ev.split for ev in results} == {"pr"}
+    df, pools = C.compare(cells, results)
+    assert (df["Table"] == "Table 6").all() and pools == {"pr": 40}
+    row = df[(df["Row"] == "Partial+P") & (df["Column"] == "Test Conservation MRR")].iloc[0]
+    assert row["Paper"] == 62.1 and row["This run"] == pytest.approx(50.0)
+    assert row["Difference"] == pytest.approx(50.0 - 62.1)
+    assert df[df["Column"].str.endswith("Acc")]["This run"].tolist() == pytest.approx([25.0] * 10)
+    # no pr split: no evaluation is read and every cell shows the paper's value and the reason
+    assert P.evaluations(cells, {"pr": X.NOT_RUN_PR}) == []
+    df, _ = C.compare(cells, {}, {"pr": X.NOT_RUN_PR})
+    assert df["This run"].isna().all() and (df["Note"] == X.NOT_RUN_PR).all()
+    assert "Table 6 rows: training level" in C.caption("x")

@@ -1,9 +1,10 @@
-"""The paper's Tables 3-5 as one data file (proofmatch/evaluation/paper_results.csv) and the
+"""The paper's Tables 3-6 as one data file (proofmatch/evaluation/paper_results.csv) and the
 project cell each number is (proofmatch.evaluation.paper)."""
 
 from __future__ import annotations
 
 import csv
+from pathlib import Path
 
 import pytest
 
@@ -14,7 +15,7 @@ METRIC_NAMES = {"mrr": "MRR", "acc": "Acc"}  # the tables' column suffixes
 
 
 def expected_cells() -> set[tuple]:
-    """Every cell of the project's Tables 3-5 that the paper has: all but the SPECTER-style rows
+    """Every cell of the project's Tables 3-6 that the paper has: all but the SPECTER-style rows
     (this project's addition), MRR only where decoding is local."""
     out = set()
     for name in P.TABLES:
@@ -32,8 +33,9 @@ def expected_cells() -> set[tuple]:
 def test_paper_results_cover_every_reported_cell_once():
     cells = P.read_paper_cells()
     keys = [c.key for c in cells]
-    assert len(keys) == len(set(keys)) == 136
-    assert {t: sum(c.table == t for c in cells) for t in P.TABLES} == {"table3": 48, "table4": 64, "table5": 24}
+    assert len(keys) == len(set(keys)) == 156
+    assert {t: sum(c.table == t for c in cells) for t in P.TABLES} == {"table3": 48, "table4": 64, "table5": 24,
+                                                                       "table6": 20}
     assert set(keys) == expected_cells()
     tables = X.tables()
     for cell in cells:
@@ -61,6 +63,41 @@ def test_paper_results_values():
     for enc in ("NPT", "ScratchBERT"):
         for col in ("Conservation MRR", "Conservation Acc", "Full MRR", "Full Acc"):
             assert value["table5", f"{enc} / Both", col] == value["table3", f"{enc}-Local-Local", col]
+
+
+# The paper's Table 6 as the seed text prints it (its §9.4; rows: training level, column groups: test
+# level Conservation and Partial+P, MRR and Acc each).
+SEED = Path(__file__).resolve().parents[1].parent / "shared" / "seeds" / "000_eb07311c39273850.txt"
+TABLE6_TEXT = """\
+Conservation\t69.26\t59.59\t27.9\t18.29
+Partial\t61.36\t51.72\t54.06\t42.67
+Partial+P\t62.1\t51.92\t55.92\t45.23
+Full\t53.63\t42.08\t52.85\t41.4
+Full+P\t56.27\t45.13\t55.92\t44.84
+"""
+
+
+def test_paper_results_table6_is_the_papers_table():
+    """The 20 Table 6 values of paper_results.csv are the paper's, cell by cell."""
+    value = {(c.row, c.column): c for c in P.read_paper_cells() if c.table == "table6"}
+    assert len(value) == 20
+    for line in TABLE6_TEXT.splitlines():
+        row, *numbers = line.split("\t")
+        for (group, metric), number in zip([(g, m) for g in ("Conservation", "Partial+P") for m in ("MRR", "Acc")],
+                                           numbers):
+            cell = value[row, f"Test {group} {metric}"]
+            assert cell.value == float(number), cell
+            assert (cell.split, cell.model, cell.mode, cell.decoding, cell.view) == ("pr", "scratchbert", "local",
+                                                                                     "local", "both")
+
+
+def test_table6_text_is_the_seeds():
+    """TABLE6_TEXT is copied from the seed (the paper's text), when the seed is at hand."""
+    if not SEED.exists():
+        pytest.skip(f"{SEED} is absent")
+    text = SEED.read_text(encoding="utf-8")
+    assert TABLE6_TEXT in text
+    assert text.index(TABLE6_TEXT) < text.index("Table 6: Controlled cross-replacement levels performance")
 
 
 def write_paper(path, rows) -> None:

@@ -109,6 +109,36 @@ def test_pretraining_validates_every_n_examples(corpus):
         pt.pretrain(corpus / "data.parquet", corpus / "tok", corpus / "bad", dict(PARAMS, eval_every_unit="epochs"), seed=1)
 
 
+def test_a_check_by_examples_saves_the_best_weights_not_the_resume_state(corpus, monkeypatch):
+    """eval_every_unit: examples validates every 2 steps (16 chunks at 8 per step) and writes best/
+    when it improves, but the resume state (model, optimizer, scheduler) only every
+    eval_every_steps optimizer steps and at the epoch's end."""
+    saved, best = [], []
+    real_save, real_validate = pt.checkpoint.save, pt.validate
+
+    def save(*args, progress, **kw):
+        saved.append(progress["step"])
+        return real_save(*args, progress=progress, **kw)
+
+    def validate(run, progress):
+        before = progress.best_step
+        real_validate(run, progress)
+        if progress.best_step != before:
+            best.append(progress.step)
+
+    monkeypatch.setattr(pt.checkpoint, "save", save)
+    monkeypatch.setattr(pt, "validate", validate)
+    out = corpus / "by_examples_saves"
+    pt.pretrain(corpus / "data.parquet", corpus / "tok", out,
+                dict(PARAMS, epochs=1, eval_every_steps=16, eval_every_unit="examples"), seed=1)
+    steps = pd.read_csv(out / pt.LOG_FILE)["step"].tolist()
+    last = steps[-1]
+    assert len(steps) >= 3 and best and set(best) <= set(steps)
+    assert saved == [s for s in range(1, last + 1) if s % 16 == 0] + [last], (saved, steps)
+    assert len(saved) < len(steps)
+    assert pt.save_due(32, 16) and not pt.save_due(2, 16)
+
+
 def test_learning_rate_warms_up_from_zero_then_decays_linearly(corpus, tmp_path):
     """The HF Trainer's schedule (transformers.get_linear_schedule_with_warmup)."""
     p = typed_params(PretrainParams, dict(PARAMS, warmup_fraction=0.25))

@@ -15,7 +15,7 @@ import torch
 from safetensors.torch import load_file
 
 from proofmatch.artifacts import write_parquet
-from proofmatch.config import ConfigError, default, load_config, validate_config
+from proofmatch.config import ConfigError, default, load_config, run_matching, validate_config
 from proofmatch.decoding.local import factor_scorer
 from proofmatch.evaluation.evaluate import evaluate_run
 from proofmatch.models import optim as optim_mod
@@ -198,13 +198,30 @@ def test_hybrid_global_selection_decodes_the_dev_part_globally(toy, tmp_path):
     assert (dev["global_acc"], dev["mrr"], dev["acc"]) == (res["dev_global_acc"], res["dev_mrr"], res["dev_acc"])
 
 
+def test_hybrid_global_selection_decodes_with_the_configs_decode_settings(toy, tmp_path):
+    """paper.yaml's decode.exact_max_n: 1 reaches training through run_matching: the dev part is
+    decoded over its top-k graph in training as in evaluation, not exactly."""
+    matching = {"max_length": 64, "mathbert": None, "npt": {"hybrid_selection": "global"}, "bert": {}}
+    decode = {"topk": 5, "exact_max_n": 1, "chunk_rows": 4}
+    assert run_matching(matching, "npt", decode)["decode"] == {"topk": 5, "exact_max_n": 1}
+    assert "decode" not in run_matching(matching, "scratchbert", decode)  # bert: hybrid_selection not global
+    assert "decode" not in run_matching(matching, "npt")
+    out = tmp_path / "hyb1"
+    res = train_run(toy, out, "npt", "hybrid", "both", tiny(epochs=2, hybrid_selection="global"), seed=0,
+                    decode=run_matching(matching, "npt", decode)["decode"])
+    dev = evaluate_run(out, toy, "dev", tmp_path / "dev.parquet", tmp_path / "dev.json", topk=5, exact_max_n=1,
+                       seed=0)
+    assert dev["global_method"] != "exact"
+    assert (dev["global_acc"], dev["mrr"], dev["acc"]) == (res["dev_global_acc"], res["dev_mrr"], res["dev_acc"])
+
+
 @pytest.mark.parametrize("exact_max_n", [2000, 1])
 def test_decoded_metrics_global_accuracy_differs_from_local(exact_max_n, monkeypatch):
     """A hub: statement 1 ranks proof 0 first, so local accuracy is 1/2, but the assignment
     (2 + 1 > 1.9 + 0) gives every statement its own proof; the same exactly and on the sparse
     k-best graph."""
-    monkeypatch.setattr(selection_mod, "DEFAULT_EXACT_MAX_N", exact_max_n)
     S = np.array([[2.0, 0.0], [1.9, 1.0]], np.float32)
     scorer = factor_scorer(S, np.eye(2, dtype=np.float32))
-    assert decoded_metrics(scorer, 2) == {"mrr": 0.75, "acc": 0.5}
-    assert decoded_metrics(scorer, 2, global_decoding=True) == {"mrr": 0.75, "acc": 0.5, "global_acc": 1.0}
+    assert decoded_metrics(scorer, 2, exact_max_n=exact_max_n) == {"mrr": 0.75, "acc": 0.5}
+    assert decoded_metrics(scorer, 2, global_decoding=True, exact_max_n=exact_max_n) == {
+        "mrr": 0.75, "acc": 0.5, "global_acc": 1.0}

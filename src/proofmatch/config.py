@@ -118,8 +118,15 @@ def load_config(*paths: str | os.PathLike) -> dict[str, Any]:
     return validate_config(cfg)
 
 
-def run_matching(matching: dict[str, Any], encoder: str) -> dict[str, Any]:
+def run_matching(matching: dict[str, Any], encoder: str,
+                 decode: dict[str, Any] | None = None) -> dict[str, Any]:
     """The part of the config's ``matching`` block that one training run of ``encoder`` depends on.
+
+    With ``decode`` (the config's ``decode`` block) and ``hybrid_selection: global`` in the
+    encoder's block, also ``decode`` (``topk``, ``exact_max_n``): a hybrid run then selects on the
+    dev accuracy of global decoding as the config's evaluation decodes (``config/paper.yaml``:
+    ``exact_max_n: 1``). Without it (``hybrid_selection: local``, the demo and Stacks) the part
+    holds no decode key, so a change of ``decode.*`` re-evaluates those runs but retrains none.
 
     The workflow passes exactly this as a job's ``params`` (Snakemake reruns a job when its params
     change, so changing BERT settings never retrains NPT), and
@@ -132,6 +139,8 @@ def run_matching(matching: dict[str, Any], encoder: str) -> dict[str, Any]:
         part["specter"] = matching["specter"]
     if encoder == "mathbert":
         part["mathbert"] = matching["mathbert"]
+    if decode is not None and matching[block].get("hybrid_selection") == "global":
+        part["decode"] = {"topk": decode["topk"], "exact_max_n": decode["exact_max_n"]}
     return part
 
 

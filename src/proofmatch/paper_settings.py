@@ -20,6 +20,14 @@ What counts as a credit (:func:`credits`): the word ``paper`` (not ``paper.yaml`
   (:func:`deviations_restores` requires one after every ``key: value`` there).
 
 A credit of a section key (``matching.npt``, "NPT ... (§8)") needs a listed key under it.
+
+Prose (:func:`prose_credits`: README, docs, the package's and the workflow's sources) is read for
+two more forms. A number credited to the paper ("paper 30,522", "the paper's 400", "paper: 500")
+must be one the paper prints (:func:`paper_numbers`: a value or quoted sentence of
+paper_settings.yaml, a cell of ``evaluation/paper_results.csv``, or :data:`PAPER_NUMBERS`), to its
+shown precision. A choice credited to the paper in words ("as the paper counts them", "as in the
+paper", "the paper's rule", a bare "(paper)" label) must say where in the same sentence: a §, an appendix, a table or
+figure of the paper, or the paper's own words in quotes.
 :func:`false_credits` runs every check over the repository and returns the problems as lines.
 """
 
@@ -45,6 +53,22 @@ SILENT = re.compile(
 # A number right after a credit ("paper: 400", "the paper's 200", "§8: 0.996") is the credited value.
 CREDITED_NUMBER = re.compile(
     r"(?:\bpaper\b(?!\.yaml)(?:'s)?|§\s*\d+(?:\.\d+)?)\s*:?\s*(\d+(?:\.\d+)?(?:e-?\d+)?)(?![\w.])")
+# A number credited in prose: "paper 30,522", "the paper's 400", "Paper: 500", "paper §8: 0.996".
+PROSE_NUMBER = re.compile(
+    r"\bpaper\b(?!\.yaml)(?:'s)?\s*:?\s*(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?(?:e-?\d+)?)(?![\w.,]\w|\w)", re.IGNORECASE)
+# A choice credited to the paper in words; the sentence must say where (PROSE_WHERE).
+PROSE_CHOICE = re.compile(r"\bas (?:in )?the paper(?:'s)?\b(?!\.yaml)|\bthe paper's (?:rule|filter|length filter|unit|"
+                          r"count|choice|definition|tokens?)\b", re.IGNORECASE)
+PROSE_LABEL = re.compile(r"\(paper\)", re.IGNORECASE)  # a bare label names no place: always a problem
+PROSE_WHERE = re.compile(r"§\s*\d|\bAppendix [A-D]\b|\b(?:Table|Figure|Tables) \d|(?<!\")\"(?!\")[^\"]{3,}(?<!\")\"(?!\")"
+                         r"|“[^”]+”")
+SENTENCE_END = re.compile(r"[.!?](?=\s+[A-Z`*(\[]|\s*$)|\n\s*\n|\"\"\"|'''")
+# Numbers the paper prints that are neither a listed setting nor a result cell: Table 1's corpus,
+# §8's split sizes and Appendix A's per-language counts of the dropped articles.
+PAPER_NUMBERS = {439423: "Table 1: articles", 27841: "Table 1: articles with pairs",
+                 184094: "Table 1: statement-proof pairs", 147278: "§8: training pairs",
+                 18408: "§8: development and test pairs", 143: "Appendix A: French articles",
+                 11: "Appendix A: Russian articles", 73.7: "Introduction: the best MRR"}
 KEY_VALUE = re.compile(r"`([a-z_][a-z0-9_.{},\[\]]*\.[a-z0-9_{},\[\]]+): ([^`]+)`(\s*\(([^)]*)\))?")
 
 
@@ -55,6 +79,7 @@ class PaperSetting:
     where: str
     quote: str
     differs: str | None = None  # why config/paper.yaml uses another value
+    note: str | None = None  # this project's gloss of the quote (the quote holds the paper's words only)
 
 
 def settings_path() -> Path:
@@ -203,6 +228,60 @@ def deviations_restores(text: str) -> Iterator[tuple[str, int]]:
                 yield m.group(0), no
 
 
+def paper_numbers() -> set[float]:
+    """Every number the paper prints that the project holds: the listed values, the numbers of their
+    quoted sentences, the result cells of paper_results.csv and :data:`PAPER_NUMBERS`."""
+    import csv
+    out = {float(n) for n in PAPER_NUMBERS}
+    for s in paper_settings().values():
+        values = s.value if isinstance(s.value, list) else [s.value]
+        out |= {float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        out |= {float(n.replace(",", "")) for n in re.findall(r"\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?", s.quote)}
+    path = Path(__file__).parent / "evaluation" / "paper_results.csv"
+    with open(path, newline="", encoding="utf-8") as fh:
+        out |= {float(rec["value"]) for rec in csv.DictReader(fh)}
+    return out
+
+
+def _printed(number: str, numbers: set[float]) -> bool:
+    """Whether ``number`` as written (``30,522``, ``63.2``) is one of ``numbers`` to its precision."""
+    value = float(number.replace(",", ""))
+    places = len(number.split(".")[1]) if "." in number else 0
+    return any(abs(round(n, places) - value) < 1e-9 for n in numbers)
+
+
+def _sentence(text: str, start: int, end: int) -> str:
+    before = [m.end() for m in SENTENCE_END.finditer(text, 0, start)]
+    after = SENTENCE_END.search(text, end)
+    return text[before[-1] if before else 0: after.end() if after else len(text)]
+
+
+def prose_credits(text: str, numbers: set[float] | None = None) -> Iterator[tuple[int, str]]:
+    """(line number, problem) of every prose credit of ``text`` to the paper that it does not hold
+    (module docstring): a number it does not print, or a choice whose sentence says not where."""
+    numbers = paper_numbers() if numbers is None else numbers
+    clean = SILENT.sub(lambda m: " " * len(m.group(0)), text)
+    for m in PROSE_NUMBER.finditer(clean):
+        if not _printed(m.group(1), numbers):
+            yield (text.count("\n", 0, m.start()) + 1,
+                   f"credits the paper with {m.group(1)} ({m.group(0)!r}), a number the paper does not print "
+                   "(credit the reference?)")
+    for m in PROSE_LABEL.finditer(clean):
+        if clean[:m.start()].rstrip().endswith("`"):
+            continue  # a backticked `key: value` (paper): doc_credits checks it against the list
+        yield (text.count("\n", 0, m.start()) + 1,
+               "a bare '(paper)' label credits the paper without saying where (§, appendix, table or figure)")
+    for m in PROSE_CHOICE.finditer(clean):
+        if not PROSE_WHERE.search(_sentence(clean, m.start(), m.end())):
+            yield (text.count("\n", 0, m.start()) + 1,
+                   f"{m.group(0)!r} credits the paper without saying where (§, appendix, table, figure or "
+                   "its words in quotes; credit the reference?)")
+
+
+PROSE = ("README.md", "docs/*.md", "src/proofmatch/**/*.py", "workflow/**/*.smk", "workflow/**/*.py", "Snakefile",
+         "bench/*.py")
+
+
 # --- the whole repository ------------------------------------------------------------------------
 
 def false_credits(repo: str | Path, config_files: Iterable[str] | None = None,
@@ -230,6 +309,13 @@ def false_credits(repo: str | Path, config_files: Iterable[str] | None = None,
         if name.endswith("deviations.md"):
             problems += [f"{name}:{no}: restores {kv} without saying whose choice it is, e.g. (paper §8) or (reference)"
                          for kv, no in deviations_restores(text)]
+    numbers = paper_numbers()
+    prose = sorted({p for pattern in PROSE for p in repo.glob(pattern) if p.is_file()})
+    for path in prose:
+        name = str(path.relative_to(repo))
+        if name == "src/proofmatch/paper_settings.py":
+            continue  # this module's own examples
+        problems += [f"{name}:{no}: {p}" for no, p in prose_credits(path.read_text(encoding="utf-8"), numbers)]
     paper = load_config(repo / "config/config.yaml", repo / "config/paper.yaml")
     for key, s in settings.items():
         got: Any = paper

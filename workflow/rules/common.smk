@@ -68,8 +68,9 @@ PRETRAIN_PARAMS = {
 
 
 def matching_params(wildcards):
-    """The part of `matching` one run depends on (proofmatch.config.run_matching)."""
-    return run_matching(config["matching"], wildcards.encoder)
+    """The part of `matching` one run depends on (proofmatch.config.run_matching; with the
+    decode settings only under hybrid_selection: global)."""
+    return run_matching(config["matching"], wildcards.encoder, config["decode"])
 
 
 def table_inputs(name):

@@ -111,7 +111,7 @@ use rule table3 as baselines_table with:
         "results/logs/baselines_table.log",
 
 
-# Every cell of Tables 3-5 the paper reports beside this run's (the paper's values:
+# Every cell of Tables 3-6 the paper reports beside this run's (the paper's values:
 # src/proofmatch/evaluation/paper_results.csv).
 rule paper_comparison:
     input:

@@ -1,4 +1,4 @@
-"""This run's Tables 3-5 beside the paper's numbers (proofmatch.evaluation.comparison)."""
+"""This run's Tables 3-6 beside the paper's numbers (proofmatch.evaluation.comparison)."""
 from proofmatch.evaluation.comparison import comparison_from_inputs
 from proofmatch.logs import run_logged
 

@@ -18,4 +18,5 @@ if __name__ == "__main__":
     run_logged(snakemake.log[0], launch, int(snakemake.resources.get("gpu", 0)), train_run,
                snakemake.input.data, Path(snakemake.output[0]).parent, w.encoder, w.mode, w.view,
                TrainParams.from_config(matching, w.encoder), seed=snakemake.params.seed,
-               pretrained_dir=start_checkpoint(matching, w.encoder, snakemake.input.get("pretrained")))
+               pretrained_dir=start_checkpoint(matching, w.encoder, snakemake.input.get("pretrained")),
+               decode=matching.get("decode"))

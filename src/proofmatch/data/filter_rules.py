@@ -23,7 +23,7 @@ Each pair gets the first matching reason of :data:`REASONS`, checked in this ord
     :data:`MIN_LANGUAGE_WORDS` words, unreliable or unknown detections and detector exceptions are
     *kept* and counted (``language_short``, ``language_unreliable``, ``language_undetected``): an
     article is dropped only on positive evidence. The report counts detected and dropped articles
-    per language, as the paper lists them. Control characters are removed first (CLD2 rejects them
+    per language, as the paper lists them (Appendix A: 143 in French, 11 in Russian, ...). Control characters are removed first (CLD2 rejects them
     as invalid UTF-8).
 ``too_short`` / ``too_long``
     the statement or the proof has fewer than ``min_tokens`` or more than ``max_tokens`` tokens,

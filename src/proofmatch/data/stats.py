@@ -3,13 +3,13 @@ counts); :mod:`proofmatch.evaluation.tables` lays them out and writes them besid
 
 Two ways of counting tokens live here:
 
-* :func:`paper_tokens` / :func:`paper_counts` count the way the paper's length filter and its
-  Table 2 do (reference code: ``get_statement(BOTH).split()``): the **whitespace-separated words
+* :func:`paper_tokens` / :func:`paper_counts` count the way the reference code's length filter does
+  (``get_statement(BOTH).split()``; the paper says only "too short", Appendix A): the **whitespace-separated words
   of the text** (a title "Lemma 3.2." is two tokens, "holds." one) plus **one token per math
   symbol** of the linearized formulas, titles included; for a statement, ``.strip(" .")`` first
   removes lone full stops at its ends. Table 2 and the length filter (:mod:`proofmatch.data.filter_rules`)
   use these counts, so Table 2's minimum and maximum text+math lengths are the filter's bounds,
-  as in the paper (20 and 500).
+  as in the paper's Table 2 (20 and 500).
 * :func:`token_counts` / :func:`body_counts` count our typed tokens (punctuation split off), after
   the title: the filter uses them to recognise a statement or proof that is only its title.
 
@@ -153,8 +153,8 @@ def paper_tokens(xml: Any, tokens: Sequence[str], statement: bool = False) -> li
 
 
 def paper_counts(pairs: pd.DataFrame, side: str) -> pd.DataFrame:
-    """Per row, ``text`` and ``math`` tokens of the statement or proof as the paper counts them
-    (:func:`paper_tokens`); needs the ``{side}_xml`` and ``{side}_tokens`` columns."""
+    """Per row, ``text`` and ``math`` tokens of the statement or proof as the reference code's length
+    filter counts them (:func:`paper_tokens`); needs the ``{side}_xml`` and ``{side}_tokens`` columns."""
     if side not in ("statement", "proof"):
         raise ValueError(f"side must be 'statement' or 'proof', not {side!r}")
     text = np.zeros(len(pairs), dtype=np.int64)
@@ -235,7 +235,7 @@ TOKEN_STATS_COLUMNS = ["statement_xml", "proof_xml", "statement_tokens", "proof_
 def token_stats(pairs: pd.DataFrame) -> pd.DataFrame:
     """Numeric Table 2: part, measure, n, min, max, mean, sd (population SD, defined for n = 1).
 
-    Tokens are counted as the paper's length filter counts them (:func:`paper_counts`). The math
+    Tokens are counted as the reference code's length filter counts them (:func:`paper_counts`). The math
     proportion is ``math / (text + math)`` in percent, over the statements or proofs with a token.
     """
     return _token_stats({side: paper_counts(pairs, side) for _, side in _SIDES})

@@ -2,7 +2,7 @@
 
 A *symbol* is a one-character identifier (``mi``) of the presentation tree whose letter is Latin
 (a-z, A-Z) or Greek (lowercase, capitals and the variant forms ϵ ϑ ϕ ϱ ς ϖ), compared without
-its font. Rules, as in the paper and the reference code (without its bugs):
+its font. Rules, as in the paper (§5) and the reference code (without its bugs):
 
 * Only the proof changes; only symbols present in both statement and proof are replaced.
 * Case coupling: letters are handled in *groups* keyed by the lowercase letter. Mapping ``a→q``

@@ -1,4 +1,4 @@
-"""Token-matching baselines: TF-IDF cosine (two vectorizers) and BM25 (paper §8), decoded like the models.
+"""Token-matching baselines: TF-IDF cosine (two vectorizers; paper §8) and BM25 (this project's), decoded like the models.
 
 Both baselines produce a sparse statement x proof score matrix whose row chunks feed the same
 local/global decoders and output writer as :mod:`proofmatch.evaluation.evaluate`, so their Parquet/JSON
@@ -97,7 +97,7 @@ def tfidf_paper_scorer(train_docs: Sequence[list[str]], statements: Sequence[lis
     """Cosine similarity of the reference's default ``TfidfVectorizer()`` fitted on ``train_docs``."""
     vec = TfidfVectorizer()
     vec.fit([reference_text(d) for d in train_docs])
-    log.info("TF-IDF (paper) vocabulary: %d tokens from %d training documents", len(vec.vocabulary_),
+    log.info("TF-IDF (reference code) vocabulary: %d tokens from %d training documents", len(vec.vocabulary_),
              len(train_docs))
     transform = lambda docs: vec.transform([reference_text(d) for d in docs])  # noqa: E731
     return sparse_scorer(transform(statements), transform(proofs))

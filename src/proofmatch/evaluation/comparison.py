@@ -1,11 +1,11 @@
-"""This run beside the paper: every cell of Tables 3-5 that the paper reports, with the paper's
+"""This run beside the paper: every cell of Tables 3-6 that the paper reports, with the paper's
 value, this run's and the difference (``results/tables/paper_comparison.{md,csv}``).
 
 The paper's values are read from :data:`proofmatch.evaluation.paper.PAPER_RESULTS`; each is mapped
 to the project's cell by its identifiers (:func:`proofmatch.evaluation.paper.project_cell`) and
 this run's value is read from that cell's evaluation JSON exactly as the table renderer reads it
 (:func:`proofmatch.evaluation.tables.cells`), so the comparison shows the numbers of
-``results/tables/table{3,4,5}.csv``. Differences are this run minus the paper, in points (the
+``results/tables/table{3,4,5,6}.csv``. Differences are this run minus the paper, in points (the
 scores are percentages). A cell whose project row is not run (``not_run``, as in the tables) shows
 the paper's value and the reason; a missing result of any other cell is an error.
 
@@ -85,10 +85,11 @@ def caption(corpus: str, articles: int | None = None, pairs: int | None = None,
                          for s in splits)
         size = (f", {articles:,} articles with {pairs:,} statement-proof pairs after filtering; pool (test pairs "
                 f"per split): {pool}")
-    return (f"This run beside the paper, Tables 3-5: test MRR and accuracy (%) of every cell the paper reports; "
+    return (f"This run beside the paper, Tables 3-6: test MRR and accuracy (%) of every cell the paper reports; "
             f"Difference = this run - paper, in points. This run: {corpus}{size}. Versus "
             f"{PAPER_CORPUS}. Table 4 rows: split / training level, columns: test level; the Acc of a *-Global row "
-            f"is global decoding's accuracy.")
+            f"is global decoding's accuracy. Table 6 rows: training level on the probability split, columns: test "
+            f"level.")
 
 
 def compare(cells_: Sequence[P.PaperCell], results: Mapping[X.Evaluation, Source],

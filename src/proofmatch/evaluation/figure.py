@@ -27,7 +27,7 @@ The paper's two pairs were picked by hand (Lemma 3.2 of arXiv:0810.0041 and Lemm
 arXiv:0803.3332); here they are chosen deterministically: pairs are ranked by having at most
 ``max_tokens`` tokens in statement + proof, then by the number of distinct math symbols statement
 and proof share (more first), then by length (shorter first), then by pair_id; the best pair is
-taken, then the best pair of another article (as the paper's two come from two articles). If no
+taken, then the best pair of another article (as the paper's two in Figure 2 come from two articles). If no
 pair is that short, the shortest pairs win. The same perturbation samples (LIME seed) and the same
 other proofs serve both models of one pair, so their panels differ only by the model.
 

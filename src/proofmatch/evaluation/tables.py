@@ -5,7 +5,7 @@ Tables 1 and 2 lay out the numbers of :mod:`proofmatch.data.stats` (:func:`write
 :func:`write_table2`). What each of Tables 3-7 holds (its rows, and per column group the
 evaluation that fills a cell) is defined once in :mod:`proofmatch.experiments`; this module only
 renders it: :func:`render_table` writes ``{out_prefix}.md/.tex/.csv`` with
-:func:`proofmatch.render.write_table` and returns the DataFrame. Scores are percentages with two decimals as in the paper; MRR of global decoding is
+:func:`proofmatch.render.write_table` and returns the DataFrame. Scores are percentages with two decimals as in the paper's Tables 3-6; MRR of global decoding is
 "–" (global decoding assigns, it does not rank). A row whose runs were not made shows "–" cells
 and a note saying why (``not_run``, keyed as the row's :attr:`~proofmatch.experiments.Row.keys`:
 an encoder, a split, a training level, a method or a pair of them); a result that is simply

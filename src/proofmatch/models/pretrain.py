@@ -1,10 +1,11 @@
 """MLM pretraining of ScratchBERT from scratch on one split family's training text.
 
 :func:`pretrain` is the loop: :func:`build_pretraining`, :func:`resume_pretraining`, then
-:func:`pretrain_epoch` (its :func:`pretrain_step` s, with :func:`validate` and
-:func:`save_progress` every ``eval_every_steps`` steps and at the end of an epoch), and
+:func:`pretrain_epoch` (its :func:`pretrain_step` s, with :func:`validate` every
+``eval_every_steps`` steps of ``eval_every_unit``, :func:`save_progress` every ``eval_every_steps``
+optimizer steps, and both at the end of an epoch), and
 :func:`finish_pretraining`. ``eval_every_unit`` says what a step of that interval is
-(:func:`check_due`): an optimizer step (``steps``) or, as the paper defines it, one example
+(:func:`check_due`): an optimizer step (``steps``) or, as the paper defines it (§8), one example
 (``examples``: one packed chunk; a validation when the chunks trained reach each multiple).
 What a step computes (the packed chunks, their masks, the loss) is :mod:`proofmatch.models.mlm`.
 
@@ -36,7 +37,12 @@ Differences from the reference script (notes §6), each on purpose:
 ``BertModel.from_pretrained`` and ``AutoTokenizer`` load; also ``pretrain_log.csv`` (one row per
 evaluation) and ``pretrain_metrics.json``. Until then the run lives in its resume folder beside
 it, ``<out_dir>.checkpoint/`` (:func:`resume_dir`): ``state.pt`` (the latest training state),
-``best/`` (the best model so far) and ``pretrain_log.csv``. The resume folder is outside
+``best/`` (the best model so far, written when a validation improves) and ``pretrain_log.csv``
+(written with the state). ``state.pt``
+is written every ``eval_every_steps`` *optimizer* steps and at each epoch's end (:func:`save_due`);
+a validation in between (``eval_every_unit: examples``) writes only ``best/`` when it improves.
+A rerun after a kill resumes from ``state.pt`` and repeats the validations after it (training is
+a function of the seed, so it finds the same best). The resume folder is outside
 ``out_dir`` because a workflow manager deletes a failed job's outputs; a finished run removes it,
 so running it again pretrains again.
 """
@@ -247,15 +253,26 @@ def check_due(step: int, batch_size: int, every: int,
     raise ValueError(f"pretrain.eval_every_unit must be one of {EVAL_UNITS}, not {unit!r}")
 
 
+def save_due(step: int, every: int) -> bool:
+    """Whether the resume state is saved after optimizer step ``step``: every ``every`` optimizer
+    steps, whatever ``eval_every_unit`` counts (and at each epoch's end, :func:`pretrain_epoch`).
+    Under ``steps`` this is every validation; under ``examples`` (a validation every ~2 steps of
+    256 chunks with the paper's 500) a validation saves only a new best model's weights, and the
+    full state (model, optimizer, scheduler, RNGs) waits for the next multiple of ``every`` steps."""
+    return step % every == 0
+
+
 def pretrain_epoch(run: Pretraining, progress: Progress, bar) -> None:
-    """The rest of the current epoch (a shuffled pass over the chunks), validating and saving
-    every ``eval_every_steps`` steps (:func:`check_due`) and at its end."""
+    """The rest of the current epoch (a shuffled pass over the chunks), validating every
+    ``eval_every_steps`` steps (:func:`check_due`), saving the resume state every
+    ``eval_every_steps`` optimizer steps (:func:`save_due`), and both at its end."""
     batches = sampling.shuffled_batches(len(run.train_chunks), run.p.batch_size, run.seed, progress.epoch)
     for idx in batches[progress.step_in_epoch:]:
         pretrain_step(run, progress, idx)
         bar.update(1)
         if check_due(progress.step, run.p.batch_size, run.p.eval_every_steps, run.eval_every_unit):
             validate(run, progress)
+        if save_due(progress.step, run.p.eval_every_steps):
             save_progress(run, progress)
     progress.epoch += 1
     progress.step_in_epoch = 0
@@ -279,15 +296,14 @@ def validate(run: Pretraining, progress: Progress) -> None:
                          "train_loss": train_loss, "val_loss": val, "lr": run.scheduler.get_last_lr()[0],
                          "best": improved})
     progress.loss_sum, progress.loss_n = 0.0, 0
-    if run.rt.is_main:
-        write_csv(pd.DataFrame(progress.log), run.resume_dir / LOG_FILE)
     log.info("pretrain step %d: train %.4f  val %.4f%s", progress.step, train_loss, val,
              "  (best)" if improved else "")
 
 
 def save_progress(run: Pretraining, progress: Progress) -> None:
-    """The checkpoint (rank 0), then every process waits for it."""
+    """The validation log so far and the checkpoint (rank 0), then every process waits for it."""
     if run.rt.is_main:
+        write_csv(pd.DataFrame(progress.log), run.resume_dir / LOG_FILE)
         checkpoint.save(run.state_path, run.fingerprint, run.model, run.optimizer, run.scheduler,
                         progress=asdict(progress))
     run.rt.barrier()

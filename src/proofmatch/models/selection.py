@@ -21,9 +21,9 @@ from proofmatch.models.params import TrainParams
 EVAL_WEIGHTS = ("average", "raw")        # ASGD's averaged parameters, or the parameters themselves
 SELECT_METRICS = {"mrr": "dev_mrr", "accuracy": "dev_acc"}  # select_metric -> metrics.csv column
 HYBRID_SELECTION = ("local", "global")   # global: hybrid runs select on dev_global_acc
-# Dev decoding during training (global accuracy, for hybrid_selection: global) uses the schema's
-# decode settings: a job's params are only its part of `matching` (config.run_matching), so a
-# change of decode.* re-evaluates every run but retrains none.
+# Dev decoding during training (global accuracy, for hybrid_selection: global) uses the config's
+# decode settings where the run's params carry them (config.run_matching adds them only under
+# hybrid_selection: global), else the schema's.
 DEFAULT_TOPK = config.default("decode.topk")
 DEFAULT_EXACT_MAX_N = config.default("decode.exact_max_n")
 
@@ -31,26 +31,29 @@ DEFAULT_EXACT_MAX_N = config.default("decode.exact_max_n")
 @torch.no_grad()
 def rank_metrics(matcher: Matcher, statements: Sequence[Sequence[str]], proofs: Sequence[Sequence[str]],
                  batch_size: int = 64, global_decoding: bool = False,
-                 seed: int = config.default("seed")) -> dict[str, float]:
+                 seed: int = config.default("seed"), topk: int = DEFAULT_TOPK,
+                 exact_max_n: int = DEFAULT_EXACT_MAX_N) -> dict[str, float]:
     """MRR and accuracy of local decoding (:func:`proofmatch.decoding.local.local_decode`, a tie with the
     gold counts against it) of aligned statements/proofs (gold = same index); with
     ``global_decoding`` also ``global_acc`` (:func:`decoded_metrics`)."""
     scorer = factor_scorer(*matcher.factors(statements, proofs, batch_size))
-    return decoded_metrics(scorer, len(statements), global_decoding, seed)
+    return decoded_metrics(scorer, len(statements), global_decoding, seed, topk, exact_max_n)
 
 
 def decoded_metrics(scorer, n: int, global_decoding: bool = False,
-                    seed: int = config.default("seed")) -> dict[str, float]:
+                    seed: int = config.default("seed"), topk: int = DEFAULT_TOPK,
+                    exact_max_n: int = DEFAULT_EXACT_MAX_N) -> dict[str, float]:
     """Local MRR and accuracy of the score function ``scorer`` over n aligned pairs, and with
     ``global_decoding`` the accuracy of global decoding as the evaluation stage does it: exact
     ``lapjv`` on the score matrix (assembled by row-chunk matrix products) up to
-    ``DEFAULT_EXACT_MAX_N`` pairs, else ``lapmod`` over the ``DEFAULT_TOPK``-best graph
-    (:func:`proofmatch.decoding.assign.global_decode`; ``seed`` places its fallback edges)."""
-    sparse = global_decoding and n > DEFAULT_EXACT_MAX_N
-    local = local_decode(scorer, n, k=DEFAULT_TOPK if sparse else 1, progress=False)
+    ``exact_max_n`` pairs, else ``lapmod`` over the ``topk``-best graph
+    (:func:`proofmatch.decoding.assign.global_decode`; ``seed`` places its fallback edges;
+    defaults: the schema's ``decode.exact_max_n`` and ``decode.topk``)."""
+    sparse = global_decoding and n > exact_max_n
+    local = local_decode(scorer, n, k=topk if sparse else 1, progress=False)
     out = {"mrr": local.mrr, "acc": local.acc}
     if global_decoding:
-        out["global_acc"] = global_decode(scorer, local, DEFAULT_EXACT_MAX_N, seed).acc
+        out["global_acc"] = global_decode(scorer, local, exact_max_n, seed).acc
     return out
 
 

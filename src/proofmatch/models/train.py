@@ -46,7 +46,7 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -137,6 +137,7 @@ class Training:
     statements: TokenTable  # token ids of the train statements on the device (view and codec fixed)
     proofs: TokenTable      # ... and of their proofs
     articles: np.ndarray    # article code of each train pair (SPECTER's hard negatives)
+    decode: dict[str, int] | None = None  # topk, exact_max_n of dev global decoding (None: the schema's)
 
     @property
     def resume_dir(self) -> Path:
@@ -261,7 +262,7 @@ def evaluate_dev(run: Training, progress: Progress, row: dict[str, Any]) -> None
         with evaluation_weights(run.optimizer, run.p.eval_weights):
             m = rank_metrics(run.matcher, list(run.dev["statement_tokens"]), list(run.dev["proof_tokens"]),
                              batch_size=max(run.p.batch_size, 64),
-                             global_decoding=column == "dev_global_acc", seed=run.seed)
+                             global_decoding=column == "dev_global_acc", seed=run.seed, **(run.decode or {}))
             row.update(dev_mrr=m["mrr"], dev_acc=m["acc"], dev_global_acc=m.get("global_acc", float("nan")))
             if row[column] > progress.best["score"] + 1e-9:  # ties (float noise) keep the earlier model
                 progress.best = {"mrr": m["mrr"], "acc": m["acc"], "score": row[column], "epoch": row["epoch"]}
@@ -323,10 +324,14 @@ def publish_best(run: Training) -> None:
 def train_run(data_parquet: str | os.PathLike, out_dir: str | os.PathLike, encoder: str, mode: str,
               view: str, p: TrainParams, seed: int,
               tokenizer_dir: str | os.PathLike | None = None,
-              pretrained_dir: str | os.PathLike | None = None) -> dict[str, Any]:
+              pretrained_dir: str | os.PathLike | None = None,
+              decode: Mapping[str, int] | None = None) -> dict[str, Any]:
     """Train (or resume) one matching model; return the final metrics (also ``metrics.json``).
 
     ``p``: the run's settings, :meth:`TrainParams.from_config` of the config's ``matching`` block.
+    ``decode``: ``topk`` and ``exact_max_n`` of the dev global decoding that selects a hybrid run
+    under ``hybrid_selection: global`` (the ``decode`` of :func:`proofmatch.config.run_matching`);
+    None: the schema's.
     ``pretrained_dir``: the BERT checkpoint the run starts from
     (:func:`proofmatch.models.params.start_checkpoint`; MathBERT's is ``matching.mathbert``).
     ``tokenizer_dir`` matters only for ScratchBERT/SPECTER (default: the checkpoint's own files).
@@ -340,6 +345,8 @@ def train_run(data_parquet: str | os.PathLike, out_dir: str | os.PathLike, encod
     sampling.seed_everything(seed, deterministic=rt.device.type == "cpu")
     run = build_run(data_parquet, Path(out_dir), rt, encoder, mode, view, p, seed, tokenizer_dir,
                     pretrained_dir)
+    if decode is not None:
+        run.decode = {"topk": int(decode["topk"]), "exact_max_n": int(decode["exact_max_n"])}
     progress = resume(run)
     n_steps = len(step_schedule(mode, sampling.epoch_batches(len(run.train), p.batch_size, seed, 0)))
     with tqdm(total=p.epochs * n_steps, initial=progress.epoch * n_steps, desc=f"train {encoder}-{mode}",

@@ -8,6 +8,7 @@ import dataclasses
 import json
 import logging
 
+from proofmatch.config import run_matching
 from proofmatch.data.views import VIEWS
 from proofmatch.models.matcher import ENCODERS, MODES, NotConfigured
 from proofmatch.models.params import TrainParams, start_checkpoint
@@ -42,7 +43,8 @@ def main(args: argparse.Namespace) -> int:
     try:
         result = train_run(args.data, args.out, args.encoder, args.mode, args.view, p, seed,
                            tokenizer_dir=args.tokenizer_dir,
-                           pretrained_dir=start_checkpoint(cfg["matching"], args.encoder, args.pretrained_dir))
+                           pretrained_dir=start_checkpoint(cfg["matching"], args.encoder, args.pretrained_dir),
+                           decode=run_matching(cfg["matching"], args.encoder, cfg["decode"]).get("decode"))
     except NotConfigured as err:
         logging.getLogger("proofmatch").error("not run: %s", err)
         return 3
