@@ -52,6 +52,30 @@ def test_clock_cuts_a_part_so_later_parts_keep_their_plan():
     assert clock.deadline(10, ["b"], at_least=8) - now == pytest.approx(8, abs=0.5)
 
 
+def test_prepare_copies_the_split_of_a_results_tree_and_trains_the_tokenizer(tmp_path):
+    """prepare --results: the Stacks run's results/replaced/mixed/conservation.parquet (here a toy
+    one) and a WordPiece tokenizer of its train part, with a manifest, small enough to carry."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from toydata import toy_pairs
+
+    from proofmatch.artifacts import write_parquet
+
+    results = tmp_path / "results"
+    (results / "replaced/mixed").mkdir(parents=True)
+    write_parquet(toy_pairs(n_articles=12, seed=2), results / "replaced/mixed/conservation.parquet")
+    data = tmp_path / "data"
+    done = subprocess.run([sys.executable, str(SCRIPT), "prepare", "--results", str(results), "--data", str(data)],
+                          cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    manifest = json.loads((data / "manifest.json").read_text())
+    assert manifest["split"] == "conservation.parquet" and not manifest["tiny"] and manifest["wheels"] == []
+    assert (data / "conservation.parquet").read_bytes() == (results / "replaced/mixed/conservation.parquet").read_bytes()
+    assert (data / "tokenizer/tokenizer.json").exists() and manifest["bytes"] < 60 * 2**20
+    missing = subprocess.run([sys.executable, str(SCRIPT), "prepare", "--results", str(tmp_path / "none"),
+                              "--data", str(tmp_path / "d2")], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert missing.returncode != 0 and "is missing" in missing.stderr
+
+
 def test_tiny_run_writes_the_gpu_runs_json_table_and_archive(tmp_path):
     out = tmp_path / "out"
     t0 = time.perf_counter()

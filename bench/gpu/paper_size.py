@@ -121,13 +121,18 @@ TINY_CONFIG = {
 # ---------------------------------------------------------------- setup
 
 
+def add_paths() -> None:
+    """The project's ``src`` (before an installed copy) and ``bench`` (bench_gpu, bench_paper_train)."""
+    for p in (REPO / "bench", REPO / "src"):
+        if str(p) not in sys.path:
+            sys.path.insert(0, str(p))
+
+
 def ensure_imports(wheels: Path) -> dict[str, Any]:
     """Put the project's ``src`` and ``bench`` on the path and install the wheels of what the GPU
     machine lacks (``NEEDED``) from ``wheels`` into ``SITE``, as the recipe does; before any
     proofmatch import. Returns what was missing and what was installed."""
-    for p in (REPO / "src", REPO / "bench"):
-        if str(p) not in sys.path:
-            sys.path.insert(0, str(p))
+    add_paths()
     missing = [m for m in NEEDED if importlib.util.find_spec(m) is None]
     installed: list[str] = []
     if missing:
@@ -593,8 +598,7 @@ def main(argv: list[str] | None = None) -> int:
     rn.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     args = ap.parse_args(argv)
     if args.cmd == "prepare":
-        ensure_imports(args.data / "wheels") if not args.wheels else None
-        sys.path[:0] = [str(REPO / "src"), str(REPO / "bench")]
+        add_paths()
         print(json.dumps(prepare(args.data, args.results, args.tiny, args.wheels), indent=2))
         return 0
     if args.threads:
