@@ -141,3 +141,33 @@ def test_stacks_gpu_config_has_the_papers_sizes_and_plans(stacks_dir):
     planned = set(re.findall(r"^rule (\w+):", dry.stdout, flags=re.M)) | set(
         re.findall(r"^(\w+)\s+\d+$", dry.stdout, flags=re.M))
     assert {"train_tokenizer", "pretrain_scratchbert", "train_matcher", "evaluate_run"} <= planned, dry.stdout[-2000:]
+
+
+def test_missing_modules_are_installed_from_the_carried_wheels(tmp_path, monkeypatch):
+    """The GPU machine lacks lap and jsonschema: ensure_imports installs the carried wheels into the
+    site folder with pip --no-index (the recipe) and puts it on the path; here a one-module wheel
+    stands for them."""
+    import zipfile
+
+    ps = load_script()
+    name = "ps_fake_needed"
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    dist = f"{name}-0.1.dist-info"
+    files = {f"{name}.py": "VALUE = 32\n",
+             f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n",
+             f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    files[f"{dist}/RECORD"] = "".join(f"{f},,\n" for f in files) + f"{dist}/RECORD,,\n"
+    with zipfile.ZipFile(wheels / f"{name}-0.1-py3-none-any.whl", "w") as whl:
+        for f, text in files.items():
+            whl.writestr(f, text)
+    monkeypatch.setattr(ps, "NEEDED", (name,))
+    monkeypatch.setattr(ps, "SITE", tmp_path / "site")
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setenv("PYTHONPATH", "")
+    with pytest.raises(SystemExit, match="no wheels"):
+        ps.ensure_imports(tmp_path / "none")
+    got = ps.ensure_imports(wheels)
+    assert got == {"missing": [name], "installed": [f"{name}-0.1-py3-none-any.whl"]}
+    assert importlib.import_module(name).VALUE == 32 and (tmp_path / "site" / f"{name}.py").exists()
+    sys.modules.pop(name, None)
