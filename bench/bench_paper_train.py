@@ -59,6 +59,54 @@ def random_bert(train_parquet: str, width: int, out: Path, max_length: int) -> P
     return out
 
 
+def step_curve(run, p: TrainParams, seed: int, steps: int, eval_every: int, dev, log_every: int = 0,
+               deadline: float | None = None, emit=None) -> tuple[list[dict], float]:
+    """``steps`` local training steps of ``run`` (:func:`proofmatch.models.train.train_step`, the
+    workflow's step; the learning rate decays per epoch of the data as in training), with dev MRR
+    and accuracy (:func:`proofmatch.models.selection.rank_metrics`) every ``eval_every`` steps and
+    after the last. ``deadline`` (a ``time.perf_counter()`` value): stop after the first step past
+    it, evaluated there, so a time budget is kept instead of overrun. Every row also goes to
+    ``emit`` (default: one JSON line on stdout). Returns the curve and the start time; the rows
+    carry ``seconds`` (since the start) and ``eval_seconds`` (spent evaluating so far)."""
+    emit = emit or (lambda row: print(json.dumps(row), flush=True))
+    per_epoch = len(sampling.epoch_batches(len(run.train), p.batch_size, seed, 0))
+    curve, losses, t0, eval_s = [], [], time.perf_counter(), 0.0
+    run.matcher.train()
+    step, epoch, done = 0, 0, False
+    while not done:
+        batches = sampling.epoch_batches(len(run.train), p.batch_size, seed, epoch)
+        for k, idx in enumerate(batches):
+            loss, _ = train_step(run, "local", idx, epoch, k)
+            losses.append(loss)  # stays on the device until a row reads it
+            step += 1
+            late = deadline is not None and time.perf_counter() >= deadline
+            done = step >= steps or late
+            if log_every and step % log_every == 0:
+                emit({"step": step, "train_loss": float(torch.stack(losses[-log_every:]).float().mean()),
+                      "seconds": round(time.perf_counter() - t0, 1)})
+            if step % eval_every == 0 or done:
+                t_eval = time.perf_counter()
+                m = rank_metrics(run.matcher, list(dev["statement_tokens"]), list(dev["proof_tokens"]),
+                                 batch_size=64)
+                run.matcher.train()
+                eval_s += time.perf_counter() - t_eval
+                recent = losses[-(step % eval_every or eval_every):]
+                row = {"step": step, "epoch": round(step / per_epoch, 2),
+                       "loss": float(torch.stack(recent).float().mean()), "dev_mrr": m["mrr"],
+                       "dev_acc": m["acc"], "seconds": round(time.perf_counter() - t0, 1),
+                       "eval_seconds": round(eval_s, 2)}
+                if late and step < steps:
+                    row["stopped_by_deadline"] = True
+                curve.append(row)
+                emit(row)
+            if done:
+                break
+        epoch += 1
+        if epoch >= p.lr_decay_start:
+            run.scheduler.step()
+    return curve, t0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("data", help="a replaced split Parquet (train and dev parts)")
@@ -112,32 +160,7 @@ def main() -> int:
                 "n_train": len(run.train), "n_dev": len(dev), "steps_per_epoch": per_epoch,
                 "chance_mrr": chance, "goal_mrr": args.times * chance, "threads": torch.get_num_threads()}
         print(json.dumps(head), flush=True)
-        curve, losses, t0 = [], [], time.perf_counter()
-        run.matcher.train()
-        step, epoch = 0, 0
-        while step < args.steps:
-            batches = sampling.epoch_batches(len(run.train), p.batch_size, seed, epoch)
-            for k, idx in enumerate(batches):
-                loss, _ = train_step(run, "local", idx, epoch, k)
-                losses.append(float(loss))
-                step += 1
-                if args.log_every and step % args.log_every == 0:
-                    print(json.dumps({"step": step, "train_loss": float(np.mean(losses[-args.log_every:])),
-                                      "seconds": round(time.perf_counter() - t0, 1)}), flush=True)
-                if step % args.eval_every == 0 or step == args.steps:
-                    m = rank_metrics(run.matcher, list(dev["statement_tokens"]), list(dev["proof_tokens"]),
-                                     batch_size=64)
-                    run.matcher.train()
-                    row = {"step": step, "epoch": round(step / per_epoch, 2),
-                           "loss": float(np.mean(losses[-args.eval_every:])), "dev_mrr": m["mrr"],
-                           "dev_acc": m["acc"], "seconds": round(time.perf_counter() - t0, 1)}
-                    curve.append(row)
-                    print(json.dumps(row), flush=True)
-                if step >= args.steps:
-                    break
-            epoch += 1
-            if epoch >= p.lr_decay_start:
-                run.scheduler.step()
+        curve, t0 = step_curve(run, p, seed, args.steps, args.eval_every, dev, log_every=args.log_every)
     best = max(curve, key=lambda r: r["dev_mrr"])
     first = next((r["step"] for r in curve if r["dev_mrr"] >= args.times * chance), None)
     summary = {**head, "curve": curve, "best_dev_mrr": best["dev_mrr"], "best_step": best["step"],
