@@ -1,0 +1,64 @@
+"""What the 95 % intervals cost a table job (issue 31: no more than 10 % of the tables' job time).
+
+Renders each of Tables 3-6 and the baselines table from a finished results tree twice, as the
+workflow's table rule does (:func:`proofmatch.evaluation.tables.table_from_inputs`), once as it is
+(every score with its bootstrap interval and each learned cell's paired difference from BM25) and
+once from the same evaluations loaded as metrics dicts (no per-statement file, so no interval), and
+prints the seconds of each, best of ``--repeat``. A table job's own start (Python, pandas, the
+package: about 1.5 s here) comes on top of both and is not counted, so the share is an upper bound.
+
+    python bench/bench_intervals.py --config config/config.yaml [--results .] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from proofmatch import experiments as X
+from proofmatch.config import load_config
+from proofmatch.evaluation import intervals as I
+from proofmatch.evaluation import tables as T
+
+
+def best_of(repeat: int, fn) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--config", nargs="+", default=["config/config.yaml"])
+    ap.add_argument("--results", default=".", help="the folder holding results/")
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    config = load_config(*args.config)
+    os.chdir(args.results)
+    not_run, fusion = X.not_run(config), X.fusion_runs(config)
+    out = Path(tempfile.mkdtemp())
+    total_with = total_without = 0.0
+    print("| table | with intervals (s) | without (s) |\n|---|---|---|")
+    for name, table in X.tables(fusion=fusion).items():
+        if table.kind == "hubness":
+            continue
+        evaluations = table.evaluations(not_run)
+        evaluations += I.references(evaluations)
+        inputs = X.workflow_inputs(evaluations)
+        with_iv = best_of(args.repeat, lambda: T.table_from_inputs(name, inputs, out / name, not_run, fusion=fusion,
+                                                                   config=config))
+        loaded = {ev: T.load_metrics(ev.path()) for ev in evaluations}
+        without = best_of(args.repeat, lambda: T.render_table(table, loaded, out / f"{name}-plain", not_run, config))
+        total_with, total_without = total_with + with_iv, total_without + without
+        print(f"| {name} | {with_iv:.3f} | {without:.3f} |")
+    print(f"| all | {total_with:.3f} | {total_without:.3f} |")
+
+
+if __name__ == "__main__":
+    main()
