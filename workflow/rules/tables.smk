@@ -136,6 +136,8 @@ rule paper_comparison:
         not_run=NOT_RUN,
         corpus_source=config["corpus"]["source"],
         corpus_dir=config["corpus"]["dir"],
+        resamples=config["report"]["resamples"],
+        seed=SEED,
         caption=lambda w: COMPARISON.caption(
             COMPARISON.corpus_label(
                 config["corpus"]["source"], config["corpus"]["dir"]

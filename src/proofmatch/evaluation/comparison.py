@@ -24,6 +24,7 @@ import pandas as pd
 
 from proofmatch import experiments as X
 from proofmatch.artifacts import read_json, write_csv, write_text
+from proofmatch.evaluation import intervals as I
 from proofmatch.evaluation import paper as P
 from proofmatch.render import to_markdown
 from proofmatch.evaluation.tables import TITLES, Source, cells, load_metrics
@@ -117,8 +118,26 @@ def compare(cells_: Sequence[P.PaperCell], results: Mapping[X.Evaluation, Source
     return pd.DataFrame(rows, columns=COLUMNS), pool_sizes(metrics)
 
 
-def write_comparison(df: pd.DataFrame, text: str, out_md: str | os.PathLike, out_csv: str | os.PathLike) -> None:
-    write_text(to_markdown(df, text), out_md)
+def with_intervals(df: pd.DataFrame, cells_: Sequence[P.PaperCell], results: Mapping[X.Evaluation, Source],
+                   bootstrap: tuple[int, int]) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """``df`` with the 95 % interval over the pool's statements of each "This run" value (CSV
+    ``This run lo``/``hi``, Markdown brackets), when the results are files with their per-statement
+    Parquet (:mod:`proofmatch.evaluation.intervals`); as it is for loaded results."""
+    frames = I.load_frames(results)
+    if frames is None:
+        return df, None
+    tables = X.tables(P.PART)
+    scored = []
+    for i, cell in enumerate(cells_):
+        _, row, ev = P.project_cell(cell, tables)
+        mrr, acc = I.metric_pair(row.decoding)
+        scored.append((i, "This run", frames.get(ev), mrr if cell.metric == "mrr" else acc))
+    return I.bracketed(df, scored, *bootstrap)
+
+
+def write_comparison(df: pd.DataFrame, text: str, out_md: str | os.PathLike, out_csv: str | os.PathLike,
+                     shown: pd.DataFrame | None = None) -> None:
+    write_text(to_markdown(df if shown is None else shown, text), out_md)
     write_csv(df, out_csv)
     log.info("wrote %s and %s (%d cells)", out_md, out_csv, len(df))
 
@@ -127,10 +146,12 @@ def comparison_from_inputs(evaluations: Iterable[str | os.PathLike], paper_csv: 
                            filter_report: str | os.PathLike, out_md: str | os.PathLike, out_csv: str | os.PathLike,
                            corpus_source: str, corpus_dir: str | Sequence[str] | None,
                            not_run: Mapping[Hashable, str] | None = None,
-                           eval_root: str | os.PathLike = X.EVAL_ROOT) -> pd.DataFrame:
+                           eval_root: str | os.PathLike = X.EVAL_ROOT,
+                           bootstrap: tuple[int, int] | None = None) -> pd.DataFrame:
     """The workflow's comparison: ``evaluations`` must be exactly what the workflow names for the
     evaluations under ``eval_root`` of the paper's cells not marked in ``not_run`` (their
-    folders: :func:`proofmatch.evaluation.paper.evaluation_inputs`, what workflow/rules/tables.smk lists)."""
+    folders: :func:`proofmatch.evaluation.paper.evaluation_inputs`, what workflow/rules/tables.smk lists).
+    ``bootstrap`` (resamples, seed): each of this run's values gets its 95 % interval."""
     paper_cells = P.read_paper_cells(paper_csv)
     cells = P.evaluations(paper_cells, not_run)
     paths = {str(ev.path(eval_root)): ev for ev in cells}
@@ -140,9 +161,14 @@ def comparison_from_inputs(evaluations: Iterable[str | os.PathLike], paper_csv: 
     if unexpected or absent:
         raise ValueError(f"paper comparison: the inputs are not the paper cells' evaluations: {len(unexpected)} "
                          f"unexpected {unexpected[:3]}, {len(absent)} absent {absent[:3]}")
-    df, pools = compare(paper_cells, {ev: path for path, ev in paths.items()}, not_run)
+    results = {ev: path for path, ev in paths.items()}
+    df, pools = compare(paper_cells, results, not_run)
     articles, pairs = corpus_size(filter_report)
     splits = list(dict.fromkeys(c.split for c in paper_cells))
-    write_comparison(df, caption(corpus_label(corpus_source, corpus_dir), articles, pairs, pools, splits),
-                     out_md, out_csv)
+    text = caption(corpus_label(corpus_source, corpus_dir), articles, pairs, pools, splits)
+    shown = None
+    if bootstrap is not None:
+        df, shown = with_intervals(df, paper_cells, results, bootstrap)
+        text += I.caption(bootstrap[0], deltas=False) if shown is not None else ""
+    write_comparison(df, text, out_md, out_csv, shown)
     return df
