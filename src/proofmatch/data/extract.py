@@ -24,7 +24,7 @@ from tqdm import tqdm
 
 from proofmatch import config
 from proofmatch.data import corpus
-from proofmatch.data.statements import ArticleResult, find_pairs
+from proofmatch.data.statements import ArticleResult, OutputTooLarge, find_pairs, output_budget
 from proofmatch.data.xmlsafe import SkipFile, check_text, is_html_path, parse_document, read_bounded, replace_html_entities
 from proofmatch.logs import setup_logging
 from proofmatch.artifacts import write_json, write_parquet
@@ -54,7 +54,10 @@ def extract_bytes(data: bytes, article_id: str, *, max_depth: int = config.defau
     check_text(data)
     data, replaced, unknown = replace_html_entities(data)
     root, parser = parse_document(data, max_depth=max_depth, allow_html=allow_html)
-    result = find_pairs(root, article_id, may_have_entities=unknown > 0)
+    try:
+        result = find_pairs(root, article_id, may_have_entities=unknown > 0, max_output_chars=output_budget(len(data)))
+    except OutputTooLarge as exc:
+        raise SkipFile("output_too_large", str(exc)) from None
     result.parser = parser
     result.entities_replaced = replaced
     return result

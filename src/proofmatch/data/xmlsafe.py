@@ -52,6 +52,7 @@ REASONS = (
     "too_deep",  # element nesting deeper than max_depth (or libxml2's 256)
     "truncated",  # input ends inside the document
     "malformed",  # any other well-formedness error, or no root element
+    "output_too_large",  # its pairs' XML would exceed the output budget (nested statements repeat)
     "internal_error",  # an unexpected exception (a bug): logged with its traceback
 )
 
