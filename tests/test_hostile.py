@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from proofmatch import cli
 from proofmatch.data import extract, statements, xmlsafe
 
 XHTML = "http://www.w3.org/1999/xhtml"
@@ -57,3 +59,96 @@ def test_nested_statements_worst_case_peak_rss(tmp_path: Path) -> None:
     got = json.loads(proc.stdout.strip().splitlines()[-1])
     assert got["skipped"] == {"output_too_large": 1} and got["pairs"] == 1
     assert got["rss_mb"] < 400, got
+
+
+def hostile_corpus(root: Path) -> dict[str, int]:
+    """A corpus folder of odd entries beside two good articles; returns the expected skip counts."""
+    good = nested_doc(1, 50)
+    root.mkdir()
+    (root / "good.xhtml").write_bytes(good)
+    (root / "nest.xhtml").write_bytes(nested_doc(120, 200_000))
+    os.makedirs(os.path.join(os.fsencode(root), b"sub"))
+    with open(os.path.join(os.fsencode(root), b"sub", b"caf\xe9.xhtml"), "wb") as fh:  # non-UTF-8 name
+        fh.write(good)
+    (root / "sub" / "other.xhtml").write_bytes(good)
+    (root / "good.xhtml.gz").write_bytes(gzip.compress(good))  # the same id as good.xhtml
+    (root / "sub" / "other.html").write_bytes(good)  # ... and as sub/other.xhtml
+    (root / "folder.xhtml").mkdir()  # a folder with an article name
+    os.mkfifo(root / "pipe.xhtml")
+    (root / "zero.xhtml").symlink_to("/dev/zero")
+    outside = root.parent / "outside.html"
+    outside.write_bytes(good)
+    (root / "passwd.html").symlink_to(outside)
+    (root / "dangling.xhtml").symlink_to(root / "missing.xhtml")
+    (root / "loop.xhtml").symlink_to(root / "loop.xhtml")
+    (root / "inside.xhtml").symlink_to(root / "sub" / "other.xhtml")  # inside: an article (own id)
+    expected = {"bad_name": 1, "duplicate_id": 2, "not_a_file": 2, "symlink_outside": 2, "bad_symlink": 2,
+                "output_too_large": 1}
+    locked = root / "locked"
+    locked.mkdir()
+    (locked / "x.xhtml").write_bytes(good)
+    locked.chmod(0)  # root reads any folder: the test also makes listing it fail (_lock)
+    expected["unreadable_folder"] = 1
+    return expected
+
+
+def _lock(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = os.scandir
+
+    def scandir(path: object = ".") -> object:
+        if os.fsdecode(path).endswith("locked"):
+            raise PermissionError(13, "Permission denied", os.fsdecode(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+
+
+def _unlock(root: Path) -> None:
+    if (root / "locked").exists():
+        (root / "locked").chmod(0o755)
+
+
+def test_hostile_corpus_every_entry_counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """extract on a folder and the workflow's first jobs (manifest, extract by shard): exit 0,
+    every entry counted by reason, report and Parquet written together."""
+    root = tmp_path / "corpus"
+    expected = hostile_corpus(root)
+    _lock(root, monkeypatch)
+    try:
+        out = tmp_path / "pairs.parquet"
+        assert cli.main(["extract", str(root), "--out", str(out)]) == 0
+        report = json.loads(out.with_name("pairs.report.json").read_text())
+        assert report["files_skipped"] == expected
+        assert report["files_ok"] == 3 and report["pairs"] == 3  # good, sub/other, inside
+        assert report["files_seen"] == report["files_ok"] + sum(expected.values())
+        assert all("\udce9" not in s["path"] for s in report["skipped_files"])
+        assert any(s["path"].endswith("caf\\xe9.xhtml") for s in report["skipped_files"])
+        # the workflow's first jobs: manifest, then one extraction per shard; reports merged
+        manifest, articles = tmp_path / "m.parquet", tmp_path / "a.parquet"
+        assert cli.main(["manifest", str(root), "--shards", "2", "--manifest", str(manifest),
+                         "--articles", str(articles)]) == 0
+        reports = []
+        for shard in range(2):
+            part = tmp_path / f"p{shard}.parquet"
+            assert cli.main(["extract", "--manifest", str(manifest), "--shard", str(shard), "--out", str(part)]) == 0
+            reports.append(json.loads(part.with_name(f"p{shard}.report.json").read_text()))
+        merged = extract.merge_reports(reports)
+        assert merged["files_skipped"] == expected and merged["files_ok"] == 3
+        assert merged["files_seen"] == report["files_seen"]
+    finally:
+        _unlock(root)
+
+
+def test_report_and_parquet_written_together(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "corpus"
+    root.mkdir()
+    (root / "a.xhtml").write_bytes(nested_doc(1, 10))
+    out = tmp_path / "pairs.parquet"
+
+    def fail(*args: object, **kw: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(extract, "write_parquet", fail)
+    with pytest.raises(OSError):
+        extract.extract_dir(root, out)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus"]  # neither file, no leftovers

@@ -27,7 +27,7 @@ from proofmatch.data import corpus
 from proofmatch.data.statements import ArticleResult, OutputTooLarge, find_pairs, output_budget
 from proofmatch.data.xmlsafe import SkipFile, check_text, is_html_path, parse_document, read_bounded, replace_html_entities
 from proofmatch.logs import setup_logging
-from proofmatch.artifacts import write_json, write_parquet
+from proofmatch.artifacts import atomic_path, write_json, write_parquet
 
 log = logging.getLogger(__name__)
 
@@ -141,17 +141,26 @@ def extract_files(
     max_file_mb: float = config.default("extract.max_file_mb"),
     max_depth: int = config.default("extract.max_depth"),
     desc: str = "extract",
+    listing_skipped: Sequence[dict[str, str]] = (),
 ) -> tuple[pa.Table, dict[str, Any]]:
     """Extract (article_id, path) items in order; return (pairs, report). Never raises per file.
 
     The pairs come as an Arrow table (``.to_pandas()`` for a frame): 10^5 XML fragments convert
-    to Arrow directly much faster than through pandas' string arrays.
+    to Arrow directly much faster than through pandas' string arrays. ``listing_skipped``: files
+    left out before extraction (:func:`proofmatch.data.corpus.scan_articles`), counted as seen
+    and skipped.
     """
     report = new_report(max_file_mb, max_depth)
+    for skip in listing_skipped:
+        report["files_seen"] += 1
+        report["files_skipped"][skip["reason"]] = report["files_skipped"].get(skip["reason"], 0) + 1
+        report["skipped_files"].append(dict(skip))
     rows: list[dict[str, Any]] = []
     for article_id, path in tqdm(items, desc=desc, unit="file"):
         report["files_seen"] += 1
         try:
+            if not (_is_text(article_id) and _is_text(path)):
+                raise SkipFile("bad_name", "the path or id is not valid UTF-8; rename the file")
             res = extract_file(path, article_id, max_file_mb=max_file_mb, max_depth=max_depth)
         except SkipFile as skip:
             reason, detail = skip.reason, skip.detail
@@ -178,8 +187,16 @@ def extract_files(
             continue
         log.warning("skipped %s (%s): %s", path, reason, detail)
         report["files_skipped"][reason] = report["files_skipped"].get(reason, 0) + 1
-        report["skipped_files"].append({"path": str(path), "reason": reason, "detail": detail})
+        report["skipped_files"].append({"path": corpus.display_path(path), "reason": reason, "detail": detail})
     return pairs_table(rows), _sorted_counts(report)
+
+
+def _is_text(value: str | os.PathLike) -> bool:
+    try:
+        os.fspath(value).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def pairs_table(rows: Sequence[dict[str, Any]]) -> pa.Table:
@@ -188,8 +205,11 @@ def pairs_table(rows: Sequence[dict[str, Any]]) -> pa.Table:
 
 
 def _write_outputs(pairs: pa.Table, report: dict[str, Any], out_parquet: str | os.PathLike, report_json: str | os.PathLike) -> None:
-    write_parquet(pairs, out_parquet, PAIRS_SCHEMA)
-    write_json(report, report_json)
+    """Write the pairs and the report together: both staged first, renamed in only when both are
+    written, so a failure leaves neither (never a Parquet without its report)."""
+    with atomic_path(out_parquet, ".parquet") as tmp_parquet, atomic_path(report_json, ".json") as tmp_json:
+        write_json(report, tmp_json)
+        write_parquet(pairs, tmp_parquet, PAIRS_SCHEMA)
     skipped = ", ".join(f"{k} {v}" for k, v in report["files_skipped"].items()) or "none"
     log.info(
         "%d files, %d ok, skipped: %s; %d theorem-like, %d pairs, %d near misses -> %s",
@@ -212,8 +232,10 @@ def extract_shard(
         raise corpus.CorpusError(f"shard {shard} out of range: manifest {manifest_path} has {n_shards} shards")
     part = manifest[manifest["shard"] == shard].sort_values("article_id")
     items = list(zip(part["article_id"], part["path"]))
+    listing_skipped = corpus.read_manifest_skipped(manifest_path) if shard == 0 else []  # counted once
     pairs, report = extract_files(
-        items, max_file_mb=max_file_mb, max_depth=max_depth, desc=f"extract shard {shard}/{n_shards}"
+        items, max_file_mb=max_file_mb, max_depth=max_depth, desc=f"extract shard {shard}/{n_shards}",
+        listing_skipped=listing_skipped,
     )
     report["shard"] = shard
     _write_outputs(pairs, report, out_parquet, report_json)
@@ -230,11 +252,12 @@ def extract_dir(
     max_depth: int = config.default("extract.max_depth"),
 ) -> dict[str, Any]:
     """Extract every article under ``corpus_dir`` into one table (report beside it by default)."""
-    paths = corpus.list_articles(corpus_dir)
+    listed, left_out = corpus.scan_articles(corpus_dir)
     meta = corpus.read_metadata(metadata) if metadata else None
-    ids = corpus.assign_article_ids(paths, meta)
+    ids, paths, duplicates = corpus.unique_article_ids(listed, meta)
     items = sorted(zip(ids, map(str, paths)))
-    pairs, report = extract_files(items, max_file_mb=max_file_mb, max_depth=max_depth)
+    pairs, report = extract_files(items, max_file_mb=max_file_mb, max_depth=max_depth,
+                                  listing_skipped=sorted(left_out + duplicates, key=lambda s: s["path"]))
     _write_outputs(pairs, report, out_parquet, report_json or report_path(out_parquet))
     return report
 

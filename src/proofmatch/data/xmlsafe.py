@@ -42,6 +42,7 @@ from proofmatch import config
 
 #: Why a file was skipped, in the order the checks run.
 REASONS = (
+    "bad_name",  # a path (or id) that is not valid UTF-8
     "unreadable",  # open/read failed (permissions, vanished, not a regular file)
     "bad_gzip",  # not gzip, corrupt, CRC error or truncated gzip stream
     "too_large",  # (decompressed) size over max_file_mb, or a text node over libxml2's 10 MB
