@@ -4,11 +4,12 @@
 # what (training, transfer and LaTeX corpora, their inputs and folders) in proofmatch.corpora.
 from proofmatch import corpora as C
 from proofmatch import experiments as X
-from proofmatch.config import run_matching, validate_config
+from proofmatch.config import check_paths, run_matching, validate_config
 from proofmatch.evaluation import paper as PAPER
 from proofmatch.evaluation import transfer
 
 validate_config(config)
+check_paths(config)  # the folders and the MathBERT path it names exist: before any job, not in one
 
 SEED = config["seed"]
 MAIN_CORPUS = C.main_corpus(config)
