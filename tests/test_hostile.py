@@ -152,3 +152,55 @@ def test_report_and_parquet_written_together(tmp_path: Path, monkeypatch: pytest
     with pytest.raises(OSError):
         extract.extract_dir(root, out)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus"]  # neither file, no leftovers
+
+
+# ------------------------------------------------------------------------------------------
+# integrity: a corrupted artifact whose mtime is kept is refused by its reader
+
+
+def _flip_one_byte(path: Path, offset: int) -> None:
+    st = path.stat()
+    data = bytearray(path.read_bytes())
+    data[offset] ^= 0x01
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # mtime kept: Snakemake sees nothing
+
+
+def test_corrupt_parquet_byte_is_refused_naming_the_file(tmp_path: Path) -> None:
+    import pandas as pd
+
+    from proofmatch.artifacts import CorruptArtifact, read_parquet, read_table, write_parquet
+
+    path = tmp_path / "pairs.parquet"
+    write_parquet(pd.DataFrame({"pair_id": [f"p{i}" for i in range(100)], "n": range(100)}), path)
+    assert read_parquet(path)["n"].sum() == 4950
+    assert (tmp_path / "pairs.parquet.sha256").read_text().endswith("  pairs.parquet\n")
+    size = path.stat().st_size
+    for offset in (4, size // 2, size - 9):  # data page, middle, footer
+        _flip_one_byte(path, offset)
+        for reader in (read_parquet, read_table):
+            with pytest.raises(CorruptArtifact, match=rf"{path} differs .*fix: rerun .*--forcerun"):
+                reader(path)
+        _flip_one_byte(path, offset)  # back: reads again
+        assert read_parquet(path)["n"].sum() == 4950
+
+
+def test_corrupt_model_weights_are_refused_naming_the_file(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    from proofmatch.artifacts import CorruptArtifact, atomic_dir, verify
+
+    model = tmp_path / "run" / "model"
+    with atomic_dir(model) as staging:  # what Matcher.save_pretrained and ScratchBERT write through
+        from safetensors.torch import save_file
+
+        save_file({"w": torch.arange(1000, dtype=torch.float32)}, str(staging / "model.safetensors"))
+        (staging / "config.json").write_text("{}")
+    assert oct((model / "model.safetensors").stat().st_mode & 0o777) == oct((model / "config.json").stat().st_mode & 0o777)
+    verify(model)
+    _flip_one_byte(model / "model.safetensors", 2000)
+    with pytest.raises(CorruptArtifact, match=r"model/model\.safetensors differs .*--forcerun"):
+        verify(model)
+    from proofmatch.models.matcher import Matcher
+
+    with pytest.raises(CorruptArtifact, match=r"model\.safetensors"):
+        Matcher.from_pretrained(model)  # the reader checks before it loads anything

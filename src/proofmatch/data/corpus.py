@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from proofmatch.logs import setup_logging
-from proofmatch.artifacts import write_parquet
+from proofmatch.artifacts import read_table, write_parquet
 from proofmatch.corpora import CorpusError, PathLike, corpus_folders
 
 log = logging.getLogger(__name__)
@@ -449,7 +449,7 @@ def read_manifest(path: str | os.PathLike) -> tuple[pd.DataFrame, int]:
     path = Path(path)
     if not path.is_file():
         raise CorpusError(f"manifest {path} does not exist")
-    table = pq.read_table(path)
+    table = read_table(path)
     missing = [c for c in MANIFEST_SCHEMA.names if c not in table.column_names]
     if missing:
         raise CorpusError(f"manifest {path}: missing column(s) {', '.join(missing)}")

@@ -207,7 +207,7 @@ def pairs_table(rows: Sequence[dict[str, Any]]) -> pa.Table:
 def _write_outputs(pairs: pa.Table, report: dict[str, Any], out_parquet: str | os.PathLike, report_json: str | os.PathLike) -> None:
     """Write the pairs and the report together: both staged first, renamed in only when both are
     written, so a failure leaves neither (never a Parquet without its report)."""
-    with atomic_path(out_parquet, ".parquet") as tmp_parquet, atomic_path(report_json, ".json") as tmp_json:
+    with atomic_path(out_parquet, ".parquet", digest=True) as tmp_parquet, atomic_path(report_json, ".json") as tmp_json:
         write_json(report, tmp_json)
         write_parquet(pairs, tmp_parquet, PAIRS_SCHEMA)
     skipped = ", ".join(f"{k} {v}" for k, v in report["files_skipped"].items()) or "none"

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from proofmatch.artifacts import read_json
+from proofmatch.artifacts import read_json, verify
 from proofmatch.search import ann
 from proofmatch.search.display import fragment_text, safe_html
 from proofmatch.search.folder import (ARRAYS, FORMAT, FUSION_NORMALIZE, META_FILE, MODEL_DIR, PROOFS_FILE,
@@ -109,12 +109,13 @@ class SearchIndex:
         self.path = Path(path)
         if not (self.path / META_FILE).exists():
             raise FileNotFoundError(f"{self.path}: no {META_FILE}; build one with `proofmatch index`")
+        verify(self.path)  # every file of the folder against the digest written with it
         self.meta = read_json(self.path / META_FILE)
         if self.meta.get("format") != FORMAT:
             raise ValueError(f"{self.path}: index format {self.meta.get('format')}, this proofmatch reads {FORMAT}; "
                              "rebuild it with `proofmatch index`")
         self.method: str = self.meta["method"]
-        self.table = pd.read_parquet(self.path / PROOFS_FILE)
+        self.table = pd.read_parquet(self.path / PROOFS_FILE)  # checked with the folder above
         self.ids = pd.Index(self.table["pair_id"])
         self.row_of = {pid: i for i, pid in enumerate(self.table["pair_id"])}
         self.n = len(self.table)
