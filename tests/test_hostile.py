@@ -204,3 +204,87 @@ def test_corrupt_model_weights_are_refused_naming_the_file(tmp_path: Path) -> No
 
     with pytest.raises(CorruptArtifact, match=r"model\.safetensors"):
         Matcher.from_pretrained(model)  # the reader checks before it loads anything
+
+
+# ------------------------------------------------------------------------------------------
+# the server: explanations and formula conversion never stall a search
+
+
+def _concurrently(n: int, call) -> tuple[list, list]:
+    import threading
+
+    results: list = []
+    threads = [threading.Thread(target=lambda: results.append(call())) for _ in range(n)]
+    for t in threads:
+        t.start()
+    return threads, results
+
+
+def test_search_answers_within_a_second_under_explain_load(search_index, monkeypatch) -> None:
+    """16 concurrent explanations (each made 3 s slow, as on a large model): a search sent
+    meanwhile answers in < 1 s; one worker runs, two wait, the other 13 get a 503 at once."""
+    import time
+
+    from fastapi.testclient import TestClient
+
+    from proofmatch.search import web
+
+    real = web.explain
+
+    def slow(*args, **kwargs):
+        time.sleep(3)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(web, "explain", slow)
+    app = web.create_app(search_index, explain_rate_per_minute=600, explain_burst=100)
+    client = TestClient(app)
+    pid = str(search_index.table.loc[search_index.table["part"] == "test", "pair_id"].iloc[0])
+    threads, codes = _concurrently(16, lambda: client.get("/api/explain", params={"q": pid, "id": pid}).status_code)
+    time.sleep(1.0)  # the explanations are running or queued
+    t0 = time.perf_counter()
+    r = client.get("/api/search", params={"q": pid, "k": 5})
+    took = time.perf_counter() - t0
+    assert r.status_code == 200 and took < 1.0, took
+    for t in threads:
+        t.join()
+    assert sorted(codes) == [200] * 3 + [503] * 13, codes
+
+
+def test_explanations_have_their_own_rate_limit(search_index) -> None:
+    from fastapi.testclient import TestClient
+
+    from proofmatch.search import web
+
+    client = TestClient(web.create_app(search_index))  # defaults: 6 a minute, bursts of 3
+    pid = str(search_index.table.loc[search_index.table["part"] == "test", "pair_id"].iloc[0])
+    codes = [client.get("/api/explain", params={"q": pid, "id": pid}).status_code for _ in range(4)]
+    assert codes == [200, 200, 200, 429]
+    assert client.get("/api/search", params={"q": pid}).status_code == 200  # searches go on
+
+
+def test_formula_conversion_does_not_hold_the_search_lock(search_index, monkeypatch) -> None:
+    """A query whose formulas take long to convert (LaTeXML: up to 20 s each) delays only itself."""
+    import time
+
+    from fastapi.testclient import TestClient
+
+    from proofmatch.search import web
+
+    real = search_index.parse
+
+    def parse(text, *args, **kwargs):
+        if "$" in text:
+            time.sleep(3)  # a slow LaTeXML conversion
+        return real(text, *args, **kwargs)
+
+    monkeypatch.setattr(search_index, "parse", parse)
+    client = TestClient(web.create_app(search_index))
+    pid = str(search_index.table.loc[search_index.table["part"] == "test", "pair_id"].iloc[0])
+    threads, codes = _concurrently(4, lambda: client.get("/api/search", params={"q": "Let $x$ be real"}).status_code)
+    time.sleep(0.5)
+    t0 = time.perf_counter()
+    assert client.get("/api/search", params={"q": pid}).status_code == 200
+    assert time.perf_counter() - t0 < 1.0
+    for t in threads:
+        t.join()
+    assert codes == [200] * 4

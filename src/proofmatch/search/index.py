@@ -243,12 +243,14 @@ class SearchIndex:
             return self.learned_scores(q, part)
         return self.lexical_scores(q, part)
 
-    def search(self, text: str, k: int = 10, offset: int = 0, part: str | None = None, kind: str = "auto",
+    def search(self, text: "str | Query", k: int = 10, offset: int = 0, part: str | None = None, kind: str = "auto",
                max_chars: int = MAX_QUERY_CHARS) -> tuple[Query, list[Hit]]:
-        """The proofs ranked ``offset+1 .. offset+k`` for a query (``part``: only that part's proofs)."""
+        """The proofs ranked ``offset+1 .. offset+k`` for a query (``part``: only that part's proofs);
+        ``text`` may be a query parsed already (:meth:`parse`: the server converts formulas first,
+        outside its lock)."""
         if k < 1 or offset < 0 or offset + k > MAX_RESULTS:
             raise QueryError(f"results 1-{MAX_RESULTS} can be shown; asked for {offset + 1}-{offset + k}")
-        q = self.parse(text, kind, max_chars)
+        q = text if isinstance(text, Query) else self.parse(text, kind, max_chars)
         rows = self._candidates(part).rows
         gold_row = self.row_of[q.pair_id] if q.kind == "id" else None
         halves = None
