@@ -288,3 +288,36 @@ def test_formula_conversion_does_not_hold_the_search_lock(search_index, monkeypa
     for t in threads:
         t.join()
     assert codes == [200] * 4
+
+
+# ------------------------------------------------------------------------------------------
+# item 8: what used to pass silently
+
+
+@pytest.mark.parametrize("data", [b"\xef\xbb\xbf", b"\xef\xbb\xbf  \n", b"\xff\xfe", b"\xfe\xff\x00 \x00\n"])
+def test_bom_only_files_are_empty(data: bytes) -> None:
+    with pytest.raises(xmlsafe.SkipFile) as err:
+        extract.extract_bytes(data, "bom")
+    assert err.value.reason == "empty"
+
+
+@pytest.mark.parametrize("flags", [["--max-file-mb", "-1"], ["--max-file-mb", "nan"], ["--max-file-mb", "0"],
+                                   ["--max-depth", "0"], ["--max-depth", "100000"]])
+def test_unusable_cli_limits_are_refused(tmp_path: Path, flags: list[str], capsys: pytest.CaptureFixture) -> None:
+    root = tmp_path / "corpus"
+    root.mkdir()
+    (root / "a.xhtml").write_bytes(nested_doc(1, 10))
+    out = tmp_path / "pairs.parquet"
+    assert cli.main(["extract", str(root), "--out", str(out), *flags]) == 2
+    assert not out.exists()
+
+
+def test_search_on_a_stale_index_is_one_clear_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from proofmatch.search.index import META_FILE
+
+    ix = tmp_path / "ix"
+    ix.mkdir()
+    (ix / META_FILE).write_text(json.dumps({"format": -1}))
+    assert cli.main(["search", str(ix), "x"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "rebuild it with `proofmatch index`" in err and str(ix) in err

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
 from collections import Counter
 from pathlib import Path
@@ -288,6 +289,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log", default=None, help="also log to this file")
 
 
+def _bad_limits(limits: dict[str, Any]) -> str | None:
+    """Why the limits cannot be used (the command line bypasses the schema), or None."""
+    mb, depth = limits["max_file_mb"], limits["max_depth"]
+    if not (isinstance(mb, (int, float)) and math.isfinite(mb) and mb > 0):
+        return f"--max-file-mb {mb}: must be a number > 0 (every file would be skipped); fix: e.g. 64"
+    if not 16 <= depth <= 256:
+        return f"--max-depth {depth}: must be between 16 and 256 (libxml2 stops at 256); fix: e.g. 256"
+    return None
+
+
 def main(args: argparse.Namespace) -> int:
     setup_logging(args.log)
     limits: dict[str, Any] = dict(config.load_config(*args.config)["extract"])  # none given: the schema's
@@ -295,6 +306,10 @@ def main(args: argparse.Namespace) -> int:
         limits["max_file_mb"] = args.max_file_mb
     if args.max_depth is not None:
         limits["max_depth"] = args.max_depth
+    bad = _bad_limits(limits)
+    if bad:
+        log.error("%s", bad)
+        return 2
     by_manifest = args.manifest is not None or args.shard is not None
     if by_manifest == (args.corpus_dir is not None):
         log.error("give either CORPUS_DIR or both --manifest and --shard")

@@ -154,11 +154,20 @@ def _gunzip_bounded(path: str | os.PathLike, max_bytes: int, limit: str) -> byte
     return b"".join(parts)
 
 
+def _bom_text(body: bytes, bom: bytes) -> str:
+    """The text after a byte-order mark (as far as it decodes), to tell a BOM-only file."""
+    codec = {b"\xef\xbb\xbf": "utf-8", b"\xff\xfe\x00\x00": "utf-32-le", b"\x00\x00\xfe\xff": "utf-32-be",
+             b"\xff\xfe": "utf-16-le", b"\xfe\xff": "utf-16-be"}.get(bom, "utf-8")
+    return body[len(bom):len(bom) + 4096].decode(codec, "ignore")
+
+
 def check_text(data: bytes) -> None:
     """Skip empty and binary inputs before the parser sees them (clearer reasons than libxml2's)."""
     body = data
     for bom in _BOMS:
         if body.startswith(bom):
+            if not _bom_text(body, bom).strip():
+                raise SkipFile("empty", "only a byte-order mark" + (" and whitespace" if len(body) > len(bom) else ""))
             return  # UTF-16/32 (NULs expected) or UTF-8 with BOM: leave it to the parser
     if not body.strip():
         raise SkipFile("empty", "no content" if not body else "only whitespace")

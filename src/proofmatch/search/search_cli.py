@@ -67,7 +67,11 @@ def main(args: argparse.Namespace) -> int:
     from proofmatch.search.index import SearchIndex
 
     text = sys.stdin.read() if args.query == "-" else args.query
-    index = SearchIndex(args.index)
+    try:
+        index = SearchIndex(args.index)
+    except (OSError, ValueError, KeyError) as err:  # missing, stale, corrupt: the message says which and the fix
+        print(f"proofmatch search: cannot open the index {args.index}: {err}", file=sys.stderr)
+        return 2
     try:
         if args.page < 1:
             raise QueryError("pages start at 1")
