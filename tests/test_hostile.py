@@ -176,13 +176,16 @@ def test_corrupt_parquet_byte_is_refused_naming_the_file(tmp_path: Path) -> None
     assert read_parquet(path)["n"].sum() == 4950
     assert (tmp_path / "pairs.parquet.sha256").read_text().endswith("  pairs.parquet\n")
     size = path.stat().st_size
-    for offset in (4, size // 2, size - 9):  # data page, middle, footer
+    import random
+
+    offsets = random.Random(0).sample(range(size), 100)  # the issue's 100 one-byte overwrites
+    for offset in offsets + [4, size - 9]:  # and a data page, the footer
         _flip_one_byte(path, offset)
         for reader in (read_parquet, read_table):
             with pytest.raises(CorruptArtifact, match=rf"{path} differs .*fix: rerun .*--forcerun"):
                 reader(path)
         _flip_one_byte(path, offset)  # back: reads again
-        assert read_parquet(path)["n"].sum() == 4950
+    assert read_parquet(path)["n"].sum() == 4950
 
 
 def test_corrupt_model_weights_are_refused_naming_the_file(tmp_path: Path) -> None:
@@ -321,3 +324,35 @@ def test_search_on_a_stale_index_is_one_clear_line(tmp_path: Path, capsys: pytes
     assert cli.main(["search", str(ix), "x"]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and "rebuild it with `proofmatch index`" in err and str(ix) in err
+
+
+def _copy_with_digest(src: Path, dest: Path) -> None:
+    import shutil
+
+    shutil.copytree(src, dest)
+    shutil.copy2(src.with_name(src.name + ".sha256"), dest.with_name(dest.name + ".sha256"))
+
+
+def test_a_trained_model_and_its_index_refuse_a_flipped_byte(search_demo, tmp_path: Path) -> None:
+    """The mini demo's trained NPT model and its search index, copied with their digests: one
+    flipped byte of the weights (mtime kept) and neither loads; the message names the file."""
+    from proofmatch.artifacts import CorruptArtifact
+    from proofmatch.models.matcher import load_matcher
+    from proofmatch.search.index import SearchIndex
+
+    model = Path(search_demo["run"]) / "model"
+    assert model.with_name("model.sha256").is_file(), "training wrote no digest beside its model"
+    _copy_with_digest(model, tmp_path / "run" / "model")
+    load_matcher(tmp_path / "run")  # whole: loads
+    weights = tmp_path / "run" / "model" / "model.safetensors"
+    _flip_one_byte(weights, weights.stat().st_size - 5)
+    with pytest.raises(CorruptArtifact, match=rf"{weights} differs .*--forcerun"):
+        load_matcher(tmp_path / "run")
+
+    index = Path(search_demo["index"])
+    _copy_with_digest(index, tmp_path / "ix")
+    SearchIndex(tmp_path / "ix")
+    npy = sorted((tmp_path / "ix").glob("*.npy"))[0]
+    _flip_one_byte(npy, npy.stat().st_size - 1)
+    with pytest.raises(CorruptArtifact, match=rf"{npy.name} differs"):
+        SearchIndex(tmp_path / "ix")

@@ -107,7 +107,9 @@ def verify(path: str | os.PathLike) -> None:
         return
     for line in digest.read_text().splitlines():
         want, _, name = line.partition("  ")
-        file = target.parent / name
+        # the recorded name's first component is the artifact's own: a renamed copy (with its
+        # digest renamed alike) still checks
+        file = target / name.split("/", 1)[1] if "/" in name else target
         got = file_sha256(file) if file.is_file() else None
         if got != want:
             what = "is missing" if got is None else "differs from the digest recorded when it was written"
