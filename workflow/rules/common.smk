@@ -9,7 +9,8 @@ from proofmatch.evaluation import paper as PAPER
 from proofmatch.evaluation import transfer
 
 validate_config(config)
-check_paths(config)  # the folders and the MathBERT path it names exist: before any job, not in one
+# the corpus folders and the MathBERT path it names exist: checked before any job, not in one
+check_paths(config)
 
 SEED = config["seed"]
 MAIN_CORPUS = C.main_corpus(config)
