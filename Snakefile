@@ -25,6 +25,17 @@ if not Path(proofmatch.__file__).resolve().is_relative_to(SRC.resolve()):
     )
 
 
+# Every config file is read once strictly first (duplicate keys refused, a YAML error names the
+# file and line): Snakemake's own reader keeps the last of two keys and names neither.
+from proofmatch.config import ConfigError, load_yaml
+
+try:
+    for _file in ["config/config.yaml", *(workflow.overwrite_configfiles or [])]:
+        load_yaml(_file)
+except ConfigError as exc:
+    raise WorkflowError(str(exc)) from None
+
+
 configfile: "config/config.yaml"
 
 

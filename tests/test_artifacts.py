@@ -53,7 +53,8 @@ def test_atomic_dir_swaps_whole_folder_and_keeps_old_on_failure(tmp_path: Path) 
         (staging / "a.txt").write_text("3")
         raise RuntimeError("killed")
     assert (target / "a.txt").read_text() == "2"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]  # no staging or old folder left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model", "model.sha256"]  # no staging or old folder left
+    assert (tmp_path / "model.sha256").read_text().endswith("  model/a.txt\n")  # the last success's digest
 
 
 def test_atomic_dir_refuses_the_working_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -134,9 +134,13 @@ def test_ids_from_file_column_or_stem(tmp_path: Path) -> None:
 
 
 def test_duplicate_article_ids_in_corpus(tmp_path: Path) -> None:
-    _make_corpus(tmp_path, {"a.xhtml": 10, "sub/a.xhtml.gz": 10})
+    _make_corpus(tmp_path, {"a.xhtml": 10, "sub/a.xhtml.gz": 10, "b.xhtml": 10})
     with pytest.raises(corpus.CorpusError, match=r"duplicate article id 'a': files .*a\.xhtml and .*sub/a\.xhtml\.gz"):
-        corpus.build_manifest(tmp_path, 1, None)
+        corpus.assign_article_ids(corpus.list_articles(tmp_path), None)
+    skipped: list = []  # the manifest keeps the first (path order) and skips the other with a reason
+    manifest, _ = corpus.build_manifest(tmp_path, 1, None, skipped)
+    assert list(manifest["article_id"]) == ["a", "b"] and manifest["path"][0].endswith("/a.xhtml")
+    assert [(s["reason"], s["path"].endswith("sub/a.xhtml.gz")) for s in skipped] == [("duplicate_id", True)]
 
 
 def test_shard_by_bytes_balanced_and_order_free() -> None:
@@ -202,8 +206,10 @@ def test_several_folders_one_corpus(tmp_path: Path) -> None:
     assert "c-part01" in set(manifest["article_id"]) and "S-a" in set(manifest["article_id"])
     # the same id in two folders
     _make_corpus(tmp_path / "three", {"b.xhtml": 10})
-    with pytest.raises(corpus.CorpusError, match=r"duplicate article id 'b' in two corpus folders: .*one/xhtml/b\.xhtml and .*three/b\.xhtml"):
-        corpus.build_manifest([one / "xhtml", tmp_path / "three"], 1, None)
+    skipped: list = []
+    manifest, _ = corpus.build_manifest([one / "xhtml", tmp_path / "three"], 1, None, skipped)
+    assert [s["reason"] for s in skipped] == ["duplicate_id"] and "three/b.xhtml" in skipped[0]["path"]
+    assert "one/xhtml/b.xhtml" in skipped[0]["detail"] and manifest["path"].str.contains("one/xhtml/b.xhtml").any()
 
 
 def test_corpus_folders_pairs_tables_with_folders() -> None:

@@ -243,3 +243,42 @@ def test_pretraining_sigkill_while_writing_a_checkpoint_then_rerun(work, pretrai
     assert sorted(p.name for p in run.iterdir()) == sorted(p.name for p in ref.iterdir())
     assert not _leftovers(run) and not _leftovers(tmp_path), "temporary files were left behind"
     assert not state.exists() and not resume_dir(ref).exists(), "a finished run kept its resume state"
+
+
+def test_corrupt_resume_state_is_set_aside_and_the_run_restarts(work, reference, tmp_path):
+    """A checkpoint overwritten with garbage (the pickle fails to load) no longer fails every
+    rerun: the rerun names the file, sets it aside, trains from the start and ends like the
+    uninterrupted run."""
+    ref = reference("asgd")
+    run = tmp_path / "corrupt"
+    killed = _run(work, *_train(work, run, "asgd"), kill_at_save=2)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    state = run / "checkpoint" / "state.pt"
+    size = state.stat().st_size
+    state.write_bytes(b"\x80\x04garbage" * (size // 9))  # a broken pickle, about the same size
+    _delete_training_outputs(run)
+
+    rerun = _run(work, *_train(work, run, "asgd"))
+    assert rerun.returncode == 0, rerun.stderr
+    assert f"resume state {state} is unreadable" in rerun.stderr and "set aside as" in rerun.stderr, rerun.stderr
+    assert "resuming" not in rerun.stderr and "epoch 2: loss" in rerun.stderr  # trained from the start
+    assert (run / "model" / "model.safetensors").read_bytes() == (ref / "model" / "model.safetensors").read_bytes()
+    assert (run / "metrics.json").read_bytes() == (ref / "metrics.json").read_bytes()
+    assert not (run / "checkpoint").exists()
+
+
+def test_load_checkpoint_sets_aside_what_is_not_a_state(tmp_path, caplog):
+    from proofmatch.models import checkpoint
+
+    for name, content in {"truncated": None, "other": {"model": {}}}.items():
+        path = tmp_path / name / "state.pt"
+        path.parent.mkdir()
+        if content is None:
+            torch.save({"model": {"w": torch.zeros(100)}}, path)
+            path.write_bytes(path.read_bytes()[:50])
+        else:
+            torch.save(content, path)
+        with caplog.at_level("WARNING"):
+            assert checkpoint.load_checkpoint(path, {"seed": 1}) is None
+        assert not path.exists() and (path.parent / "state.pt.corrupt").exists()
+        assert str(path) in caplog.text

@@ -377,7 +377,7 @@ def test_npt_local_learns_and_writes_outputs(optimizer, lr, scaled, positions, t
     assert json.loads((out / "metrics.json").read_text()) == res
     assert (out / "curve.png").stat().st_size > 1000
     assert not (out / "checkpoint").exists(), "a finished run leaves no resume state"
-    assert sorted(p.name for p in out.iterdir()) == ["curve.png", "metrics.csv", "metrics.json", "model"]
+    assert sorted(p.name for p in out.iterdir()) == ["curve.png", "metrics.csv", "metrics.json", "model", "model.sha256"]
     # model/ holds the best epoch and reproduces its dev metrics
     m = load_matcher(out, device="cpu")
     assert m.config.score_scale == (1.0 / NPT["d_model"] if scaled else 1.0)

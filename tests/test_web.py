@@ -123,7 +123,7 @@ def test_api_fusion_says_which_scorer_answered_and_explains(fusion_index):
 
 def test_explain_errors_and_rate_limit(fusion_index):
     pid = str(fusion_index.table["pair_id"].iloc[0])
-    client = TestClient(create_app(fusion_index, max_explain_tokens=30, max_query_chars=100))
+    client = TestClient(create_app(fusion_index, max_explain_tokens=30, max_query_chars=100, explain_burst=20))
     for params, message in [({"q": "", "id": pid}, "empty query"), ({"q": "Let $x$", "id": "no/such"}, "no proof with id"),
                             ({"q": "Let $x$"}, "say which proof"), ({"q": "x" * 101, "id": pid}, "query too long"),
                             ({"q": "Let $x$", "id": pid}, "the limit is 30"),

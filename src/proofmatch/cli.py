@@ -84,7 +84,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=f"proofmatch {name}", description=COMMANDS[name][1],
                                      formatter_class=_HelpFormatter)
     module.add_arguments(parser)
-    return int(module.main(parser.parse_args(rest)) or 0)
+    from proofmatch.config import ConfigError
+
+    try:
+        return int(module.main(parser.parse_args(rest)) or 0)
+    except ConfigError as exc:  # a bad config file or value: its message names key or line and the fix
+        print(f"proofmatch {name}: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

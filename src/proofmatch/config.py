@@ -17,6 +17,7 @@ import copy
 import functools
 import json
 import os
+import re
 import sys
 from importlib import resources
 from pathlib import Path
@@ -95,7 +96,112 @@ def validate_config(cfg: dict[str, Any]) -> dict[str, Any]:
     _check_corpus(cfg["corpus"], "corpus")
     for i, entry in enumerate(cfg.get("transfer", {}).get("corpora", [])):
         _check_corpus(entry, f"transfer.corpora.{i}")
+    check_config(cfg)
     return cfg
+
+
+def check_config(cfg: dict[str, Any]) -> None:
+    """The checks across keys that the schema cannot state (a validated ``cfg``); all errors at once."""
+    errors = []
+    flt = cfg["filter"]
+    if flt["min_tokens"] > flt["max_tokens"]:
+        errors.append(f"config key filter.min_tokens: {flt['min_tokens']} is more than filter.max_tokens "
+                      f"{flt['max_tokens']}, so every pair would be dropped; fix: min_tokens <= max_tokens")
+    language = flt["language"]
+    codes = _language_codes()
+    if language is not None and codes and language not in codes:
+        errors.append(f"config key filter.language: {language!r} is not a language code the detector (CLD2) knows, "
+                      f"so every article would be dropped; fix: a code such as en, fr, de (or null to keep all)")
+    bert = cfg["pretrain"]
+    if bert["hidden_size"] % bert["num_attention_heads"]:
+        errors.append(f"config key pretrain.num_attention_heads: {bert['num_attention_heads']} heads do not divide "
+                      f"pretrain.hidden_size {bert['hidden_size']}; fix: a divisor of hidden_size "
+                      f"(BERT-base: 768 and 12)")
+    positions = max(512, bert["max_length"])  # proofmatch.models.pretrain: the position table's size
+    if cfg["matching"]["max_length"] > positions:
+        errors.append(f"config key matching.max_length: {cfg['matching']['max_length']} tokens exceed ScratchBERT's "
+                      f"{positions} positions (max(512, pretrain.max_length)); fix: at most {positions}")
+    if errors:
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(errors))
+
+
+@functools.lru_cache(maxsize=1)
+def _language_codes() -> frozenset[str]:
+    """The language codes CLD2 (polyglot's detector) reports; empty when it is not installed."""
+    try:
+        import pycld2
+    except ImportError:
+        return frozenset()
+    return frozenset(code for _, code in pycld2.LANGUAGES)
+
+
+#: A Hugging Face hub id: ``name`` or ``owner/name``.
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?")
+
+
+def check_paths(cfg: dict[str, Any]) -> None:
+    """The checks that read the file system, before any job (the workflow runs them; tests with
+    made-up folders do not): every corpus folder read from exists, and ``matching.mathbert`` is an
+    existing folder or a hub id."""
+    errors = []
+    entries = [("corpus", cfg["corpus"])] + [(f"transfer.corpora.{i}", e)
+                                               for i, e in enumerate(cfg.get("transfer", {}).get("corpora", []))]
+    for key, entry in entries:
+        if entry["source"] not in ("dir", "latex"):
+            continue
+        dirs = entry["dir"] if isinstance(entry["dir"], list) else [entry["dir"]]
+        for j, d in enumerate(dirs):
+            if not Path(d).is_dir():
+                sub = f"{key}.dir" + (f".{j}" if isinstance(entry["dir"], list) else "")
+                errors.append(f"config key {sub}: folder {d} does not exist; fix: the folder of the "
+                              f"{'LaTeX sources' if entry['source'] == 'latex' else 'XHTML articles'} "
+                              f"(relative paths start at the working folder)")
+    mathbert = cfg["matching"]["mathbert"]
+    if mathbert is not None and not Path(mathbert).expanduser().exists() and (
+            not _HUB_ID.fullmatch(mathbert) or mathbert.startswith((".", "~"))):
+        errors.append(f"config key matching.mathbert: {mathbert} is neither an existing folder nor a hub id "
+                      f"(owner/name); fix: the path of a downloaded MathBERT, a hub id such as tbs17/MathBERT, "
+                      f"or null")
+    if errors:
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(errors))
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """YAML's safe loader that refuses a key given twice in one mapping (plain YAML keeps the last)."""
+
+
+def _strict_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    seen: dict[Any, Any] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                f"in the mapping starting at line {node.start_mark.line + 1}", node.start_mark,
+                f"duplicate key {key!r} (first at line {seen[key].line + 1})", key_node.start_mark)
+        seen[key] = key_node.start_mark
+    return loader.construct_mapping(node, deep=deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _strict_mapping)
+
+
+def load_yaml(path: str | os.PathLike) -> Any:
+    """One YAML file, duplicate keys refused; any error names the file and line and what to fix."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"config file {path}: cannot be read ({type(exc).__name__}: {exc})") from None
+    try:
+        return yaml.load(text, Loader=_StrictLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        what = " ".join(filter(None, [exc.context, exc.problem]))
+        fix = "give each key once" if "duplicate key" in (exc.problem or "") else \
+            "fix the YAML syntax there (indent with spaces, quote values with ': ' or '#')"
+        raise ConfigError(f"config file {path}{where}: {what}; fix: {fix}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config file {path}: {exc}") from None
 
 
 def _check_corpus(entry: dict[str, Any], key: str) -> None:
@@ -114,7 +220,10 @@ def load_config(*paths: str | os.PathLike) -> dict[str, Any]:
     """Load and deep-merge YAML files (later files override earlier ones), then validate."""
     cfg: dict[str, Any] = {}
     for p in paths:
-        cfg = deep_merge(cfg, yaml.safe_load(Path(p).read_text()) or {})
+        loaded = load_yaml(p) or {}
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"config file {p}: holds a {type(loaded).__name__}, not keys; fix: top-level keys such as corpus:")
+        cfg = deep_merge(cfg, loaded)
     return validate_config(cfg)
 
 
@@ -165,7 +274,13 @@ models; it lists every key below with its default) and any override given after 
 `config/paper.yaml` (the paper's corpus and model sizes), `config/stacks.yaml` (the Stacks
 project chapters), `config/smoke.yaml` (fewest epochs, for the end-to-end test). The merged
 configuration is validated once, before any job runs; a wrong value is reported with its key and
-a fix, and a key left out takes its default. `proofmatch config FILE...` prints the merged
+a fix, and a key left out takes its default. Checks across keys run in the same pass
+(`filter.min_tokens` ≤ `max_tokens`, a known `filter.language`, heads dividing
+`pretrain.hidden_size`, `matching.max_length` within ScratchBERT's positions), then the paths
+(each corpus folder exists, `matching.mathbert` is a folder or a hub id). Each config file is
+read strictly: a key given twice is refused and a YAML error names the file, line and column
+(Snakemake itself reads a `--configfile` first and reports a syntax error there without a line:
+`proofmatch config FILE` names it). `proofmatch config FILE...` prints the merged
 configuration with every default filled in.
 """
 

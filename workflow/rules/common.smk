@@ -5,12 +5,14 @@
 from proofmatch import corpora as C
 from proofmatch import experiments as X
 from proofmatch import variants as V
-from proofmatch.config import run_matching, validate_config
+from proofmatch.config import check_paths, run_matching, validate_config
 from proofmatch.evaluation import intervals as INTERVALS
 from proofmatch.evaluation import paper as PAPER
 from proofmatch.evaluation import transfer
 
 validate_config(config)
+# the corpus folders and the MathBERT path it names exist: checked before any job, not in one
+check_paths(config)
 
 SEED = config["seed"]
 MAIN_CORPUS = C.main_corpus(config)

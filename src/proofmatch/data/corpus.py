@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import heapq
+import json
 import logging
 import os
 import re
@@ -31,7 +32,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from proofmatch.logs import setup_logging
-from proofmatch.artifacts import write_parquet
+from proofmatch.artifacts import read_table, write_parquet
 from proofmatch.corpora import CorpusError, PathLike, corpus_folders
 
 log = logging.getLogger(__name__)
@@ -71,26 +72,106 @@ def strip_article_suffix(name: str) -> str:
     return name[: -len(suffix)] if suffix else name
 
 
-def list_articles(corpus_dir: str | os.PathLike) -> list[Path]:
-    """All article files under ``corpus_dir`` (recursive, symlinked folders not followed), sorted.
+#: Why a listed entry is left out of the corpus (the extraction report's ``files_skipped``):
+LISTING_REASONS = (
+    "bad_name",  # a name that is not valid UTF-8 (it could not be an id or a Parquet string)
+    "not_a_file",  # an article-named folder, FIFO, socket or device
+    "bad_symlink",  # a dangling or looping symlink
+    "symlink_outside",  # a symlink to a file outside the corpus folder (``/etc/passwd.html``)
+    "unreadable_folder",  # a sub-folder that cannot be listed
+    "duplicate_id",  # a second file with an id taken by an earlier one (sorted path order)
+)
 
-    Only regular files are listed, so a FIFO or device named ``x.xhtml`` can never block a job.
+
+def display_path(path: str | os.PathLike) -> str:
+    """``path`` as printable text: undecodable bytes as ``\\xe9`` (never a lone surrogate)."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def _is_utf8(path: str | os.PathLike) -> bool:
+    try:
+        os.fsencode(path).decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _skip(path: str | os.PathLike, reason: str, detail: str) -> dict[str, str]:
+    assert reason in LISTING_REASONS, reason
+    shown = display_path(path)
+    log.warning("left out %s (%s): %s", shown, reason, detail)
+    return {"path": shown, "reason": reason, "detail": detail}
+
+
+def scan_articles(corpus_dir: str | os.PathLike) -> tuple[list[Path], list[dict[str, str]]]:
+    """(article files under ``corpus_dir``, entries left out with a reason), both sorted.
+
+    Recursive; symlinked folders are not followed. An article file is a regular file with an
+    article suffix, or a symlink to one inside the corpus folder. Everything else with an article
+    suffix, and every folder that cannot be listed, is left out with one of
+    :data:`LISTING_REASONS`, so the report counts it instead of losing it silently.
     """
     root = Path(corpus_dir)
     if not root.is_dir():
         raise CorpusError(f"corpus folder {root} does not exist or is not a folder")
+    real_root = root.resolve()
     found: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(root):
+    skipped: list[dict[str, str]] = []
+
+    def unreadable(err: OSError) -> None:
+        skipped.append(_skip(err.filename, "unreadable_folder", f"{type(err).__name__}: {err.strerror}"))
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable):
         dirnames.sort()
-        for name in sorted(filenames):
+        for name in dirnames:
             path = Path(dirpath) / name
-            if article_suffix(name) and path.is_file():
-                found.append(path)
+            if article_suffix(name):
+                what = "a symlink to a folder" if path.is_symlink() else "a folder"
+                skipped.append(_skip(path, "not_a_file", f"{what} with an article name"))
+        for name in sorted(filenames):
+            if not article_suffix(name):
+                continue
+            path = Path(dirpath) / name
+            if not _is_utf8(path):
+                skipped.append(_skip(path, "bad_name", "the path is not valid UTF-8; rename the file"))
+                continue
+            if path.is_symlink():
+                try:
+                    target = path.resolve(strict=True)
+                except (OSError, RuntimeError) as exc:
+                    skipped.append(_skip(path, "bad_symlink", f"dangling or looping symlink ({type(exc).__name__})"))
+                    continue
+                if not target.is_relative_to(real_root):
+                    skipped.append(_skip(path, "symlink_outside", f"points outside the corpus folder, to {display_path(target)}"))
+                    continue
+            try:
+                regular = path.is_file()
+            except OSError as exc:
+                skipped.append(_skip(path, "bad_symlink", f"{type(exc).__name__}: {exc}"))
+                continue
+            if not regular:
+                skipped.append(_skip(path, "not_a_file", "not a regular file (FIFO, socket, device or folder)"))
+                continue
+            found.append(path)
     if not found:
         raise CorpusError(
             f"corpus folder {root} holds no articles (*{', *'.join(ARTICLE_SUFFIXES)}, searched recursively)"
+            + (f"; {len(skipped)} entries left out: {_reason_counts(skipped)}" if skipped else "")
         )
-    return sorted(found, key=lambda p: p.relative_to(root).as_posix())
+    skipped.sort(key=lambda s: s["path"])
+    return sorted(found, key=lambda p: p.relative_to(root).as_posix()), skipped
+
+
+def _reason_counts(skipped: Sequence[dict[str, str]]) -> str:
+    counts: dict[str, int] = {}
+    for s in skipped:
+        counts[s["reason"]] = counts.get(s["reason"], 0) + 1
+    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+
+
+def list_articles(corpus_dir: str | os.PathLike) -> list[Path]:
+    """The article files of :func:`scan_articles` (what it leaves out is logged)."""
+    return scan_articles(corpus_dir)[0]
 
 
 def _path_parts(value: str) -> tuple[str, ...]:
@@ -119,7 +200,7 @@ def assign_article_ids(paths: Sequence[Path], metadata: pd.DataFrame | None) -> 
     """One id per path: the metadata row whose ``file`` matches (longest match), else the stem.
 
     Two files with the same id are an error that names both, because every later artifact is
-    keyed by ``article_id``.
+    keyed by ``article_id``; :func:`unique_article_ids` skips the later one instead.
     """
     ids: list[str] = []
     owner: dict[str, Path] = {}
@@ -131,6 +212,27 @@ def assign_article_ids(paths: Sequence[Path], metadata: pd.DataFrame | None) -> 
         owner[aid] = path
         ids.append(aid)
     return ids
+
+
+def unique_article_ids(paths: Sequence[Path], metadata: pd.DataFrame | None,
+                       owner: dict[str, Path] | None = None) -> tuple[list[str], list[Path], list[dict[str, str]]]:
+    """(ids, their paths, duplicates left out): a file whose id an earlier file (in ``paths``
+    order, or in ``owner``: ids of other folders) already has is skipped as ``duplicate_id``."""
+    owner = {} if owner is None else owner
+    ids: list[str] = []
+    kept: list[Path] = []
+    skipped: list[dict[str, str]] = []
+    for path, aid in zip(paths, metadata_file_ids(paths, metadata)):
+        if aid is None:
+            aid = strip_article_suffix(path.name)
+        if aid in owner:
+            skipped.append(_skip(path, "duplicate_id", f"the id of {display_path(owner[aid])} and {display_path(path)} "
+                                                       f"is {aid!r}; the first is kept (rename one)"))
+            continue
+        owner[aid] = path
+        ids.append(aid)
+        kept.append(path)
+    return ids, kept, skipped
 
 
 # --------------------------------------------------------------------------------------------
@@ -263,22 +365,22 @@ def shard_by_bytes(sizes: Sequence[int], keys: Sequence[str], n_shards: int) -> 
 def build_manifest(
     corpus_dir: PathLike | Sequence[PathLike], n_shards: int,
     metadata_path: PathLike | Sequence[PathLike | None] | None,
+    skipped: list[dict[str, str]] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(manifest, articles) for a corpus of one or several folders (:func:`corpus_folders`); both
-    sorted by article_id. Each folder's files take their ids from that folder's table; an id found
-    in two folders is an error naming both files."""
+    sorted by article_id. Each folder's files take their ids from that folder's table; a file
+    whose id an earlier file (earlier folder, or earlier path in one folder) has is left out as
+    ``duplicate_id``. Entries left out (:data:`LISTING_REASONS`) are appended to ``skipped``."""
+    skipped = [] if skipped is None else skipped
     paths: list[Path] = []
     ids: list[str] = []
     meta_by_id: dict[str, dict[str, Any]] = {}
     owner: dict[str, Path] = {}
     for folder, table in corpus_folders(corpus_dir, metadata_path):
-        folder_paths = list_articles(folder)
+        listed, left_out = scan_articles(folder)
         metadata = read_metadata(table) if table else None
-        folder_ids = assign_article_ids(folder_paths, metadata)
-        for path, aid in zip(folder_paths, folder_ids):
-            if aid in owner:
-                raise CorpusError(f"duplicate article id {aid!r} in two corpus folders: files {owner[aid]} and {path}")
-            owner[aid] = path
+        folder_ids, folder_paths, duplicates = unique_article_ids(listed, metadata, owner)
+        skipped += left_out + duplicates
         if metadata is not None:
             rows = metadata.set_index("article_id").to_dict("index")
             unused = len(set(rows) - set(folder_ids))
@@ -326,10 +428,13 @@ def write_manifest(
     """Write manifest.parquet (article_id, path, bytes, shard) and articles.parquet.
 
     The manifest's Parquet metadata records ``n_shards`` so that a shard index can be checked
-    even when a shard is empty (more shards than articles).
+    even when a shard is empty (more shards than articles), and ``skipped``: the entries left
+    out of the corpus with their reasons (:func:`read_manifest_skipped`; shard 0's extraction
+    report counts them).
     """
-    manifest, articles = build_manifest(corpus_dir, n_shards, metadata_path_or_None)
-    schema = MANIFEST_SCHEMA.with_metadata({"n_shards": str(n_shards)})
+    skipped: list[dict[str, str]] = []
+    manifest, articles = build_manifest(corpus_dir, n_shards, metadata_path_or_None, skipped)
+    schema = MANIFEST_SCHEMA.with_metadata({"n_shards": str(n_shards), "skipped": json.dumps(skipped)})
     write_parquet(manifest, manifest_out, schema)
     write_parquet(articles, articles_out, ARTICLES_SCHEMA)
     loads = manifest.groupby("shard")["bytes"].sum().reindex(range(n_shards), fill_value=0)
@@ -344,7 +449,7 @@ def read_manifest(path: str | os.PathLike) -> tuple[pd.DataFrame, int]:
     path = Path(path)
     if not path.is_file():
         raise CorpusError(f"manifest {path} does not exist")
-    table = pq.read_table(path)
+    table = read_table(path)
     missing = [c for c in MANIFEST_SCHEMA.names if c not in table.column_names]
     if missing:
         raise CorpusError(f"manifest {path}: missing column(s) {', '.join(missing)}")
@@ -352,6 +457,12 @@ def read_manifest(path: str | os.PathLike) -> tuple[pd.DataFrame, int]:
     df = table.to_pandas()
     n_shards = int(meta[b"n_shards"]) if b"n_shards" in meta else int(df["shard"].max() + 1 if len(df) else 1)
     return df, n_shards
+
+
+def read_manifest_skipped(path: str | os.PathLike) -> list[dict[str, str]]:
+    """The entries :func:`write_manifest` left out of the corpus (``[]`` for an older manifest)."""
+    meta = pq.read_schema(path).metadata or {}
+    return json.loads(meta[b"skipped"]) if b"skipped" in meta else []
 
 
 # --------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
 from collections import Counter
 from pathlib import Path
@@ -24,10 +25,10 @@ from tqdm import tqdm
 
 from proofmatch import config
 from proofmatch.data import corpus
-from proofmatch.data.statements import ArticleResult, find_pairs
+from proofmatch.data.statements import ArticleResult, OutputTooLarge, find_pairs, output_budget
 from proofmatch.data.xmlsafe import SkipFile, check_text, is_html_path, parse_document, read_bounded, replace_html_entities
 from proofmatch.logs import setup_logging
-from proofmatch.artifacts import write_json, write_parquet
+from proofmatch.artifacts import atomic_path, write_json, write_parquet
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +53,10 @@ def extract_bytes(data: bytes, article_id: str, *, max_depth: int = config.defau
                   allow_html: bool = False) -> ArticleResult:
     """Pairs from one article's (decompressed) bytes; raises :class:`SkipFile` for a bad input."""
     root, parser, replaced, unknown = parse_article_bytes(data, max_depth=max_depth, allow_html=allow_html)
-    result = find_pairs(root, article_id, may_have_entities=unknown > 0)
+    try:
+        result = find_pairs(root, article_id, may_have_entities=unknown > 0, max_output_chars=output_budget(len(data)))
+    except OutputTooLarge as exc:
+        raise SkipFile("output_too_large", str(exc)) from None
     result.parser = parser
     result.entities_replaced = replaced
     return result
@@ -147,17 +151,26 @@ def extract_files(
     max_file_mb: float = config.default("extract.max_file_mb"),
     max_depth: int = config.default("extract.max_depth"),
     desc: str = "extract",
+    listing_skipped: Sequence[dict[str, str]] = (),
 ) -> tuple[pa.Table, dict[str, Any]]:
     """Extract (article_id, path) items in order; return (pairs, report). Never raises per file.
 
     The pairs come as an Arrow table (``.to_pandas()`` for a frame): 10^5 XML fragments convert
-    to Arrow directly much faster than through pandas' string arrays.
+    to Arrow directly much faster than through pandas' string arrays. ``listing_skipped``: files
+    left out before extraction (:func:`proofmatch.data.corpus.scan_articles`), counted as seen
+    and skipped.
     """
     report = new_report(max_file_mb, max_depth)
+    for skip in listing_skipped:
+        report["files_seen"] += 1
+        report["files_skipped"][skip["reason"]] = report["files_skipped"].get(skip["reason"], 0) + 1
+        report["skipped_files"].append(dict(skip))
     rows: list[dict[str, Any]] = []
     for article_id, path in tqdm(items, desc=desc, unit="file"):
         report["files_seen"] += 1
         try:
+            if not (_is_text(article_id) and _is_text(path)):
+                raise SkipFile("bad_name", "the path or id is not valid UTF-8; rename the file")
             res = extract_file(path, article_id, max_file_mb=max_file_mb, max_depth=max_depth)
         except SkipFile as skip:
             reason, detail = skip.reason, skip.detail
@@ -184,8 +197,16 @@ def extract_files(
             continue
         log.warning("skipped %s (%s): %s", path, reason, detail)
         report["files_skipped"][reason] = report["files_skipped"].get(reason, 0) + 1
-        report["skipped_files"].append({"path": str(path), "reason": reason, "detail": detail})
+        report["skipped_files"].append({"path": corpus.display_path(path), "reason": reason, "detail": detail})
     return pairs_table(rows), _sorted_counts(report)
+
+
+def _is_text(value: str | os.PathLike) -> bool:
+    try:
+        os.fspath(value).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def pairs_table(rows: Sequence[dict[str, Any]]) -> pa.Table:
@@ -194,8 +215,11 @@ def pairs_table(rows: Sequence[dict[str, Any]]) -> pa.Table:
 
 
 def _write_outputs(pairs: pa.Table, report: dict[str, Any], out_parquet: str | os.PathLike, report_json: str | os.PathLike) -> None:
-    write_parquet(pairs, out_parquet, PAIRS_SCHEMA)
-    write_json(report, report_json)
+    """Write the pairs and the report together: both staged first, renamed in only when both are
+    written, so a failure leaves neither (never a Parquet without its report)."""
+    with atomic_path(out_parquet, ".parquet", digest=True) as tmp_parquet, atomic_path(report_json, ".json") as tmp_json:
+        write_json(report, tmp_json)
+        write_parquet(pairs, tmp_parquet, PAIRS_SCHEMA)
     skipped = ", ".join(f"{k} {v}" for k, v in report["files_skipped"].items()) or "none"
     log.info(
         "%d files, %d ok, skipped: %s; %d theorem-like, %d pairs, %d near misses -> %s",
@@ -218,8 +242,10 @@ def extract_shard(
         raise corpus.CorpusError(f"shard {shard} out of range: manifest {manifest_path} has {n_shards} shards")
     part = manifest[manifest["shard"] == shard].sort_values("article_id")
     items = list(zip(part["article_id"], part["path"]))
+    listing_skipped = corpus.read_manifest_skipped(manifest_path) if shard == 0 else []  # counted once
     pairs, report = extract_files(
-        items, max_file_mb=max_file_mb, max_depth=max_depth, desc=f"extract shard {shard}/{n_shards}"
+        items, max_file_mb=max_file_mb, max_depth=max_depth, desc=f"extract shard {shard}/{n_shards}",
+        listing_skipped=listing_skipped,
     )
     report["shard"] = shard
     _write_outputs(pairs, report, out_parquet, report_json)
@@ -236,11 +262,12 @@ def extract_dir(
     max_depth: int = config.default("extract.max_depth"),
 ) -> dict[str, Any]:
     """Extract every article under ``corpus_dir`` into one table (report beside it by default)."""
-    paths = corpus.list_articles(corpus_dir)
+    listed, left_out = corpus.scan_articles(corpus_dir)
     meta = corpus.read_metadata(metadata) if metadata else None
-    ids = corpus.assign_article_ids(paths, meta)
+    ids, paths, duplicates = corpus.unique_article_ids(listed, meta)
     items = sorted(zip(ids, map(str, paths)))
-    pairs, report = extract_files(items, max_file_mb=max_file_mb, max_depth=max_depth)
+    pairs, report = extract_files(items, max_file_mb=max_file_mb, max_depth=max_depth,
+                                  listing_skipped=sorted(left_out + duplicates, key=lambda s: s["path"]))
     _write_outputs(pairs, report, out_parquet, report_json or report_path(out_parquet))
     return report
 
@@ -271,6 +298,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log", default=None, help="also log to this file")
 
 
+def _bad_limits(limits: dict[str, Any]) -> str | None:
+    """Why the limits cannot be used (the command line bypasses the schema), or None."""
+    mb, depth = limits["max_file_mb"], limits["max_depth"]
+    if not (isinstance(mb, (int, float)) and math.isfinite(mb) and mb > 0):
+        return f"--max-file-mb {mb}: must be a number > 0 (every file would be skipped); fix: e.g. 64"
+    if not 16 <= depth <= 256:
+        return f"--max-depth {depth}: must be between 16 and 256 (libxml2 stops at 256); fix: e.g. 256"
+    return None
+
+
 def main(args: argparse.Namespace) -> int:
     setup_logging(args.log)
     limits: dict[str, Any] = dict(config.load_config(*args.config)["extract"])  # none given: the schema's
@@ -278,6 +315,10 @@ def main(args: argparse.Namespace) -> int:
         limits["max_file_mb"] = args.max_file_mb
     if args.max_depth is not None:
         limits["max_depth"] = args.max_depth
+    bad = _bad_limits(limits)
+    if bad:
+        log.error("%s", bad)
+        return 2
     by_manifest = args.manifest is not None or args.shard is not None
     if by_manifest == (args.corpus_dir is not None):
         log.error("give either CORPUS_DIR or both --manifest and --shard")

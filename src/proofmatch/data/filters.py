@@ -29,7 +29,7 @@ from tqdm.auto import tqdm
 from proofmatch import config
 from proofmatch.logs import setup_logging
 from proofmatch.data.filter_rules import AUDIT_COLUMNS, EXAMPLES, MIN_LANGUAGE_WORDS, REASONS, REQUIRED_COLUMNS, classify
-from proofmatch.artifacts import atomic_path, read_json, write_json, write_parquet
+from proofmatch.artifacts import atomic_path, read_json, read_table, verify, write_json, write_parquet
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +81,7 @@ class _PartReader:
 
     def __init__(self, path: Path, batch_rows: int) -> None:
         # pre_buffer=False: by default the reader keeps every row group it has read until it is done
+        verify(path)
         self._batches = pq.ParquetFile(path, pre_buffer=False).iter_batches(batch_size=batch_rows)
         self._buffer = pa.Table.from_batches([], schema=pq.read_schema(path))
 
@@ -100,14 +101,14 @@ def _merge_parts(parts: list[Path], out: str | os.PathLike, read_rows: int) -> N
     """
     keys = []
     for i, path in enumerate(parts):
-        k = pq.read_table(path, columns=list(SORT_KEYS))
+        k = read_table(path, columns=list(SORT_KEYS))
         keys.append(k.append_column("part", pa.array(np.full(k.num_rows, i, dtype=np.int32))))
     all_keys = pa.concat_tables(keys)
     order = pc.sort_indices(all_keys, sort_keys=[(k, "ascending") for k in SORT_KEYS])
     part_of_row = all_keys["part"].take(order).to_numpy()
     readers = [_PartReader(path, read_rows) for path in parts]
     schema = pq.read_schema(parts[0])
-    with atomic_path(out, ".parquet") as tmp, pq.ParquetWriter(tmp, schema) as writer:
+    with atomic_path(out, ".parquet", digest=True) as tmp, pq.ParquetWriter(tmp, schema) as writer:
         if len(part_of_row) == 0:
             writer.write_table(schema.empty_table())
         for start in range(0, len(part_of_row), MERGE_WRITE_ROWS):
@@ -172,7 +173,7 @@ def _input_keys(shard_parquets: Sequence[str]) -> tuple[list[int], np.ndarray, s
         missing = [c for c in REQUIRED_COLUMNS if c not in pq.read_schema(path).names]
         if missing:
             raise ValueError(f"linearized shard {path} lacks columns {missing}")
-        keys = pq.read_table(path, columns=["pair_id", "article_id"])
+        keys = read_table(path, columns=["pair_id", "article_id"])
         sizes.append(keys.num_rows)
         ids.append(keys["pair_id"].to_pandas().astype(str))
         shards_of.update(set(keys["article_id"].to_pandas().astype(str)))
@@ -187,7 +188,7 @@ def _judge_shards(judged: _Judged, shard_parquets: Sequence[str], sizes: list[in
     starts = np.cumsum([0, *sizes])
     deferred: list[tuple[pa.Table, np.ndarray]] = []
     for i, path in enumerate(tqdm(shard_parquets, desc="filter", unit="shard", disable=None)):
-        table = pq.read_table(path)
+        table = read_table(path)
         if table.num_rows != sizes[i]:
             raise ValueError(f"{path} changed while it was read ({sizes[i]} then {table.num_rows} rows)")
         rows = np.arange(starts[i], starts[i + 1])

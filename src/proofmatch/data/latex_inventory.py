@@ -24,9 +24,8 @@ from urllib.parse import quote
 
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from proofmatch.artifacts import write_parquet
+from proofmatch.artifacts import read_table, write_parquet
 from proofmatch.data.archives import source_kind
 from proofmatch.data.corpus import metadata_file_ids, read_metadata, shard_by_bytes
 
@@ -164,6 +163,6 @@ def write_inventory(src_dir: str | os.PathLike, n_shards: int, metadata_path: st
 
 def read_inventory(path: str | os.PathLike) -> tuple[pd.DataFrame, int]:
     """The inventory and its shard count."""
-    table = pq.read_table(path)
+    table = read_table(path)
     meta = table.schema.metadata or {}
     return table.to_pandas(), int(meta.get(b"n_shards", b"1"))

@@ -35,7 +35,7 @@ from proofmatch.data.statements import TITLE_CLASSES
 from proofmatch.logs import setup_logging
 from proofmatch.data.mathml import math_tokens, tokens_of_presentation
 from proofmatch.data.mathml_names import local_name
-from proofmatch.artifacts import write_parquet
+from proofmatch.artifacts import read_parquet, write_parquet
 from proofmatch.data.views import text_tokens
 
 log = logging.getLogger(__name__)
@@ -198,7 +198,7 @@ def linearize_frame(df: pd.DataFrame) -> pd.DataFrame:
 
 def linearize_shard(in_parquet: str | os.PathLike, out_parquet: str | os.PathLike) -> None:
     """Linearize one extracted shard; write it atomically with typed token columns."""
-    df = pd.read_parquet(in_parquet)
+    df = read_parquet(in_parquet)
     out = linearize_frame(df)
     failed = out["linearize_error"] != ""
     log.info("%s: %d pairs linearized, %d with a fragment that does not parse", in_parquet, len(out), int(failed.sum()))

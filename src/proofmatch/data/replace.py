@@ -53,7 +53,7 @@ from proofmatch.data.symbols import (
     shared_groups,
     unchanged_reason,
 )
-from proofmatch.artifacts import atomic_path, write_json, write_parquet
+from proofmatch.artifacts import atomic_path, read_table, verify, write_json, write_parquet
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +93,7 @@ PAIR_COLUMNS = ["pair_id", "article_id", "statement_xml", "proof_xml", "statemen
 
 def _parquet(path: str | os.PathLike, columns: Iterable[str]) -> pq.ParquetFile:
     # pre_buffer=False: by default iter_batches keeps every row group it has read until it is done
+    verify(path)
     file = pq.ParquetFile(path, pre_buffer=False)
     missing = [c for c in columns if c not in file.schema_arrow.names]
     if missing:
@@ -114,7 +115,7 @@ def analyze_file(
     pairs_file = _parquet(pairs_parquet, PAIR_COLUMNS)
     seen: set[str] = set()
     total = pairs_file.metadata.num_rows if pair_ids is None else len(pair_ids)
-    with atomic_path(out_parquet, ".parquet") as tmp, pq.ParquetWriter(tmp, SYMBOLS_SCHEMA) as writer:
+    with atomic_path(out_parquet, ".parquet", digest=True) as tmp, pq.ParquetWriter(tmp, SYMBOLS_SCHEMA) as writer:
         with tqdm(total=total, desc="symbols", unit="pair", mininterval=5) as bar:
             for batch in pairs_file.iter_batches(columns=PAIR_COLUMNS, batch_size=256):
                 rows: dict[str, list[Any]] = {name: [] for name in SYMBOLS_SCHEMA.names}
@@ -292,7 +293,7 @@ def replace_level_file(
     check_protected(protected)
     symbols_file = _parquet(symbols_parquet, SYMBOLS_SCHEMA.names)
     spec, tally = _Level(level, seed, alpha, protected, rounding), _Tally()
-    with atomic_path(out_parquet, ".parquet") as tmp, pq.ParquetWriter(tmp, LEVEL_SCHEMA) as writer:
+    with atomic_path(out_parquet, ".parquet", digest=True) as tmp, pq.ParquetWriter(tmp, LEVEL_SCHEMA) as writer:
         for batch in symbols_file.iter_batches(batch_size=2048):
             if level == "conservation":  # nothing to compute: pass the tokens through as Arrow data
                 writer.write_table(_passed_through(batch))
@@ -315,13 +316,13 @@ def select_split(level_parquet: str | os.PathLike, split_parquet: str | os.PathL
     A level does not depend on the split (each pair's randomness is seeded by its id), so the
     three splits share one replacement per level and this join is all that is left to do.
     """
-    split = pq.read_table(split_parquet, columns=["pair_id", "article_id", "part"])
+    split = read_table(split_parquet, columns=["pair_id", "article_id", "part"])
     ids = split.column("pair_id").cast(pa.string())
     if pc.count_distinct(ids).as_py() != len(ids):
         counts = pc.value_counts(ids)
         dup = counts.filter(pc.greater(counts.field("counts"), 1))[0]["values"].as_py()
         raise ValueError(f"{split_parquet}: duplicated pair_id, e.g. {dup!r}")
-    level = pq.read_table(level_parquet, columns=["pair_id", "statement_tokens", "proof_tokens", "mapping"])
+    level = read_table(level_parquet, columns=["pair_id", "statement_tokens", "proof_tokens", "mapping"])
     where = pc.index_in(ids, value_set=level.column("pair_id"))
     if where.null_count:
         absent = ids.filter(pc.is_null(where))
@@ -354,7 +355,7 @@ def replace_split_file(
     :func:`replace_level_file`, :func:`select_split`; returns the level's summary."""
     check_level(level, alpha, rounding)
     check_protected(protected)
-    wanted = set(pq.read_table(split_parquet, columns=["pair_id"]).column("pair_id").to_pylist())
+    wanted = set(read_table(split_parquet, columns=["pair_id"]).column("pair_id").to_pylist())
     Path(out_parquet).parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=Path(out_parquet).parent, prefix=".replace.") as tmp:
         analyze_file(pairs_parquet, Path(tmp) / "symbols.parquet", pair_ids=wanted)

@@ -28,6 +28,13 @@ A pair is a theorem-like element immediately followed by a proof element:
   that named no known kind (``unknown_kind_titles``), so a corpus in another language or with
   unusual environments shows up in numbers, not as silently wrong kinds.
 
+Output is bounded by input (:func:`output_budget`): a nested statement's XML sits inside its
+parent's stored XML too, so ``k`` nested statements cost ``O(k * size)``: a 4 MB file of nested
+theorems would give a gigabyte of pairs. :func:`find_pairs` counts the characters it serialises
+and stops at the budget (:data:`OUTPUT_RATIO` times the input plus :data:`OUTPUT_SLACK`), so the
+file is skipped as ``output_too_large`` before the excess is ever held; real articles (nested
+statements are rare and shallow) stay far below it.
+
 Selection uses only ``@class``, so it works in any namespace (XHTML default namespace, prefixed
 ``m:`` MathML, no namespace). Each pair keeps the two elements serialised (``statement_xml``,
 ``proof_xml``, namespace declarations included) so later stages parse small fragments, never whole
@@ -255,16 +262,35 @@ def _statement_id(element: etree._Element) -> str | None:
     return element.get("id") or element.get("{http://www.w3.org/XML/1998/namespace}id")
 
 
-def find_pairs(root: etree._Element, article_id: str, *, may_have_entities: bool = True) -> ArticleResult:
+#: The pairs of one article may hold at most this many times its (decompressed) size in XML ...
+OUTPUT_RATIO = 4
+#: ... plus this many characters (namespace declarations repeated on many small fragments).
+OUTPUT_SLACK = 2**20
+
+
+def output_budget(input_bytes: int) -> int:
+    """Most characters of ``statement_xml`` + ``proof_xml`` one article of ``input_bytes`` may give."""
+    return OUTPUT_RATIO * input_bytes + OUTPUT_SLACK
+
+
+class OutputTooLarge(Exception):
+    """An article's pairs would exceed :func:`output_budget` (``extract`` skips the file)."""
+
+
+def find_pairs(root: etree._Element, article_id: str, *, may_have_entities: bool = True,
+               max_output_chars: int | None = None) -> ArticleResult:
     """All theorem-like elements of a parsed article and the pairs among them, in document order.
 
     ``position`` is the index among the article's theorem-like elements; a statement without id
     gets ``p<position>``, and a repeated id gets ``<id>#p<position>`` so pair ids stay unique.
     ``may_have_entities=False`` (no unknown named reference in the source) skips the search for
     entity-reference nodes. ``<math>`` subtrees are not searched (a statement cannot sit inside a
-    formula); skipping them makes this walk 4x faster.
+    formula); skipping them makes this walk 4x faster. ``max_output_chars`` (None: unbounded)
+    bounds the serialised XML of all pairs: past it :class:`OutputTooLarge` is raised.
     """
     result = ArticleResult()
+    budget = max_output_chars
+    produced = 0
     seen: set[str] = set()
     position = -1
     walker = etree.iterwalk(root, events=("start",))
@@ -298,14 +324,20 @@ def find_pairs(root: etree._Element, article_id: str, *, may_have_entities: bool
         seen.add(sid)
         if may_have_entities:
             result.unresolved_entities += _inline_entities(element) + _inline_entities(proof)
+        statement_xml = serialize(element)
+        proof_xml = serialize(proof)
+        produced += len(statement_xml) + len(proof_xml)
+        if budget is not None and produced > budget:
+            raise OutputTooLarge(f"pairs' XML over {budget} characters after {len(result.pairs) + 1} pairs "
+                                 f"(nested statements repeat their content)")
         result.pairs.append(
             {
                 "article_id": article_id,
                 "statement_id": sid,
                 "kind": kind,
                 "position": position,
-                "statement_xml": serialize(element),
-                "proof_xml": serialize(proof),
+                "statement_xml": statement_xml,
+                "proof_xml": proof_xml,
             }
         )
     return result

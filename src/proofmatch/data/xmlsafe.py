@@ -42,6 +42,7 @@ from proofmatch import config
 
 #: Why a file was skipped, in the order the checks run.
 REASONS = (
+    "bad_name",  # a path (or id) that is not valid UTF-8
     "unreadable",  # open/read failed (permissions, vanished, not a regular file)
     "bad_gzip",  # not gzip, corrupt, CRC error or truncated gzip stream
     "too_large",  # (decompressed) size over max_file_mb, or a text node over libxml2's 10 MB
@@ -52,6 +53,7 @@ REASONS = (
     "too_deep",  # element nesting deeper than max_depth (or libxml2's 256)
     "truncated",  # input ends inside the document
     "malformed",  # any other well-formedness error, or no root element
+    "output_too_large",  # its pairs' XML would exceed the output budget (nested statements repeat)
     "internal_error",  # an unexpected exception (a bug): logged with its traceback
 )
 
@@ -152,11 +154,20 @@ def _gunzip_bounded(path: str | os.PathLike, max_bytes: int, limit: str) -> byte
     return b"".join(parts)
 
 
+def _bom_text(body: bytes, bom: bytes) -> str:
+    """The text after a byte-order mark (as far as it decodes), to tell a BOM-only file."""
+    codec = {b"\xef\xbb\xbf": "utf-8", b"\xff\xfe\x00\x00": "utf-32-le", b"\x00\x00\xfe\xff": "utf-32-be",
+             b"\xff\xfe": "utf-16-le", b"\xfe\xff": "utf-16-be"}.get(bom, "utf-8")
+    return body[len(bom):len(bom) + 4096].decode(codec, "ignore")
+
+
 def check_text(data: bytes) -> None:
     """Skip empty and binary inputs before the parser sees them (clearer reasons than libxml2's)."""
     body = data
     for bom in _BOMS:
         if body.startswith(bom):
+            if not _bom_text(body, bom).strip():
+                raise SkipFile("empty", "only a byte-order mark" + (" and whitespace" if len(body) > len(bom) else ""))
             return  # UTF-16/32 (NULs expected) or UTF-8 with BOM: leave it to the parser
     if not body.strip():
         raise SkipFile("empty", "no content" if not body else "only whitespace")

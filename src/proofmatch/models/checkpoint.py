@@ -87,13 +87,37 @@ def set_rng_state(state: dict[str, Any]) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
+#: What a resumable state holds; a file without these is set aside as corrupt.
+STATE_KEYS = ("model", "optimizer", "scheduler", "rng", "fingerprint")
+#: The name a corrupt checkpoint is renamed to (in the resume folder; removed with it when the run finishes).
+CORRUPT_SUFFIX = ".corrupt"
+
+
+def set_aside(path: str | os.PathLike, why: str) -> Path:
+    """Rename an unusable checkpoint to ``<path>.corrupt`` (replacing an older one) and log why:
+    the run then starts afresh instead of failing on every rerun."""
+    aside = Path(f"{os.fspath(path)}{CORRUPT_SUFFIX}")
+    os.replace(path, aside)
+    log.warning("resume state %s is unreadable (%s); set aside as %s, starting the run afresh "
+                "(delete it, or inspect it, as you like)", path, why, aside)
+    return aside
+
+
 def load_checkpoint(path: str | os.PathLike, fp: dict[str, Any]) -> dict[str, Any] | None:
     """The state saved at ``path`` when it belongs to the run of fingerprint ``fp``, else None
     (a state of another run is logged with what changed and ignored; this run's first
-    checkpoint overwrites it)."""
+    checkpoint overwrites it). A file that does not load (truncated, overwritten, not a
+    checkpoint) is set aside (:func:`set_aside`) and the run starts afresh."""
     if not os.path.exists(path):
         return None
-    saved = torch.load(path, map_location="cpu", weights_only=False)  # RNG states stay on CPU
+    try:
+        saved = torch.load(path, map_location="cpu", weights_only=False)  # RNG states stay on CPU
+    except Exception as exc:  # pickle, zip and torch errors all mean: this file is not a state
+        set_aside(path, f"{type(exc).__name__}: {exc}"[:300])
+        return None
+    if not isinstance(saved, dict) or any(k not in saved for k in STATE_KEYS):
+        set_aside(path, f"not a resume state: lacks {', '.join(k for k in STATE_KEYS if not isinstance(saved, dict) or k not in saved)}")
+        return None
     if saved.get("fingerprint") != fp:
         log.warning("%s is from a different run (changed: %s); starting afresh", path,
                     ", ".join(changes(saved.get("fingerprint") or {}, fp)))

@@ -34,7 +34,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pad_sequence
 
-from proofmatch.artifacts import write_json
+from proofmatch.artifacts import verify, write_json
 from proofmatch.models.tokenizer import to_text
 from proofmatch.data.views import MATH_PREFIX, is_math
 
@@ -269,6 +269,8 @@ class BertEncoder(Encoder):
         from transformers import BertModel
 
         local = Path(str(path)).is_dir()
+        if local:
+            verify(path)  # a ScratchBERT folder against the digest written with it
         bert = BertModel.from_pretrained(str(path), add_pooling_layer=False, local_files_only=local)
         return cls(bert, pooling)
 

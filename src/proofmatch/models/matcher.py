@@ -34,7 +34,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from proofmatch.artifacts import atomic_dir
+from proofmatch.artifacts import atomic_dir, verify
 from proofmatch.models import runtime
 from proofmatch.models.encoders import (BertEncoder, Encoder, NPTConfig, NPTEncoder, WordPieceCodec,
                                  WordVocab)
@@ -272,6 +272,7 @@ class Matcher(nn.Module):
         from safetensors.torch import load_file
 
         model_dir = Path(model_dir)
+        verify(model_dir)  # weights, config and codec against the digest written with them
         cfg_path = model_dir / CONFIG_FILE
         if not cfg_path.exists():
             raise FileNotFoundError(f"{model_dir}: no {CONFIG_FILE}; not a saved Matcher")

@@ -41,7 +41,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from proofmatch import config
-from proofmatch.artifacts import atomic_dir, read_json, read_parquet, write_json
+from proofmatch.artifacts import atomic_dir, read_json, read_parquet, verify, write_json
 from proofmatch.data.splits import PARTS, read_parts
 from proofmatch.logs import setup_logging
 from proofmatch.search import ann
@@ -132,6 +132,7 @@ def _display_columns(data: pd.DataFrame, pairs_parquet: str | os.PathLike | None
     out = pd.DataFrame({"pair_id": data["pair_id"].astype(str)})
     if pairs_parquet is not None:
         wanted = out["pair_id"].tolist()
+        verify(pairs_parquet)
         pairs = pd.read_parquet(pairs_parquet, columns=["pair_id", "kind", "statement_xml", "proof_xml"],
                                 filters=[("pair_id", "in", wanted)])
         pairs = pairs.drop_duplicates("pair_id")

@@ -96,13 +96,13 @@ def _z(x: np.ndarray, mean: float, std: float) -> np.ndarray:
     return (x - mean) / std if std > 0 else np.zeros_like(x)
 
 
-def explain(index: SearchIndex, text: str, pair_id: str, part: str | None = None, kind: str = "auto",
+def explain(index: SearchIndex, text: "str | Query", pair_id: str, part: str | None = None, kind: str = "auto",
             max_chars: int = MAX_QUERY_CHARS, max_tokens: int = MAX_EXPLAIN_TOKENS,
             batch_size: int = BATCH_SIZE) -> dict[str, Any]:
     """The contribution of each query and proof token to the score of ``pair_id``'s proof for the
     query ``text`` (module docstring); a JSON-ready dict."""
     t0 = time.perf_counter()
-    q = index.parse(text, kind, max_chars)
+    q = text if isinstance(text, Query) else index.parse(text, kind, max_chars)
     row = _proof_row(index, pair_id, part)
     statement = index.query_tokens(q)
     proof = [str(t) for t in index.table["proof_tokens"].iat[row]]

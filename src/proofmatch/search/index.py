@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from proofmatch.artifacts import read_json
+from proofmatch.artifacts import read_json, verify
 from proofmatch.search import ann
 from proofmatch.search.display import fragment_text, safe_html
 from proofmatch.search.folder import (ARRAYS, FORMAT, FUSION_NORMALIZE, META_FILE, MODEL_DIR, PROOFS_FILE,
@@ -109,12 +109,13 @@ class SearchIndex:
         self.path = Path(path)
         if not (self.path / META_FILE).exists():
             raise FileNotFoundError(f"{self.path}: no {META_FILE}; build one with `proofmatch index`")
+        verify(self.path)  # every file of the folder against the digest written with it
         self.meta = read_json(self.path / META_FILE)
         if self.meta.get("format") != FORMAT:
             raise ValueError(f"{self.path}: index format {self.meta.get('format')}, this proofmatch reads {FORMAT}; "
                              "rebuild it with `proofmatch index`")
         self.method: str = self.meta["method"]
-        self.table = pd.read_parquet(self.path / PROOFS_FILE)
+        self.table = pd.read_parquet(self.path / PROOFS_FILE)  # checked with the folder above
         self.ids = pd.Index(self.table["pair_id"])
         self.row_of = {pid: i for i, pid in enumerate(self.table["pair_id"])}
         self.n = len(self.table)
@@ -242,12 +243,14 @@ class SearchIndex:
             return self.learned_scores(q, part)
         return self.lexical_scores(q, part)
 
-    def search(self, text: str, k: int = 10, offset: int = 0, part: str | None = None, kind: str = "auto",
+    def search(self, text: "str | Query", k: int = 10, offset: int = 0, part: str | None = None, kind: str = "auto",
                max_chars: int = MAX_QUERY_CHARS) -> tuple[Query, list[Hit]]:
-        """The proofs ranked ``offset+1 .. offset+k`` for a query (``part``: only that part's proofs)."""
+        """The proofs ranked ``offset+1 .. offset+k`` for a query (``part``: only that part's proofs);
+        ``text`` may be a query parsed already (:meth:`parse`: the server converts formulas first,
+        outside its lock)."""
         if k < 1 or offset < 0 or offset + k > MAX_RESULTS:
             raise QueryError(f"results 1-{MAX_RESULTS} can be shown; asked for {offset + 1}-{offset + k}")
-        q = self.parse(text, kind, max_chars)
+        q = text if isinstance(text, Query) else self.parse(text, kind, max_chars)
         self._warn_unmatched(q)
         rows = self._candidates(part).rows
         gold_row = self.row_of[q.pair_id] if q.kind == "id" else None

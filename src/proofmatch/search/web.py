@@ -19,7 +19,16 @@ and no resource from anywhere but this server's own style sheet, so even a sanit
 not run code or fetch anything. Queries are bounded in size (``max_query_chars``) and each
 client address in rate (a token bucket: ``rate_per_minute`` with bursts of ``burst``; a 429 with
 ``Retry-After`` beyond it); explanations count against the same budget and are bounded in
-tokens (``max_explain_tokens``). Searches and explanations run one at a time (one model, two cores).
+tokens (``max_explain_tokens``).
+
+Explanations cannot stall search. An explanation rescores the proof once per token (seconds on a
+large model), so it runs apart from searches: in a pool of ``explain_workers`` (default 1)
+with at most ``explain_queue`` more waiting (default 2; beyond: a 503 with ``Retry-After``),
+never under the search lock, and with a rate limit of its own per client
+(``explain_rate_per_minute``, default 6, bursts of ``explain_burst``, default 3) on top of the
+general one. Searches run one at a time under one lock (one model, two cores), and only the
+scoring holds it: a query's formulas are converted (LaTeXML: up to 20 s each) before the lock is
+taken, so a slow conversion delays its own request only.
 """
 
 from __future__ import annotations
@@ -53,6 +62,7 @@ DEFAULT_MAX_QUERY_CHARS = 4000
 CSP = ("default-src 'none'; style-src 'self'; img-src 'none'; script-src 'none'; form-action 'self'; "
        "base-uri 'none'; frame-ancestors 'none'")
 EXAMPLE = r"Let $f$ be continuous on $[a, b]$. Then $f$ attains its maximum."
+BUSY_RETRY_S = 5  # Retry-After of a 503 when the explanation pool is full
 HIGHLIGHT_LEVELS = 5  # colour steps per sign (style.css: .tok.pos1-5, .tok.neg1-5)
 
 
@@ -97,14 +107,20 @@ class RateLimiter:
             return 0.0
 
 
+class Busy(Exception):
+    """Every explanation worker is busy and the queue is full (a 503 with ``Retry-After``)."""
+
+
 def create_app(index: Any, *, max_query_chars: int = DEFAULT_MAX_QUERY_CHARS, rate_per_minute: float = 60,
-               burst: int = 20, max_explain_tokens: int = MAX_EXPLAIN_TOKENS):
+               burst: int = 20, max_explain_tokens: int = MAX_EXPLAIN_TOKENS, explain_workers: int = 1,
+               explain_queue: int = 2, explain_rate_per_minute: float = 6, explain_burst: int = 3):
     """The FastAPI application over a loaded :class:`proofmatch.search.index.SearchIndex`."""
     app = FastAPI(title="proofmatch search", docs_url=None, redoc_url=None, openapi_url=None)
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     limiter = RateLimiter(rate_per_minute, burst)
-    searcher = Searcher(index, max_query_chars, max_explain_tokens)
-    _add_guard(app, limiter)
+    explain_limiter = RateLimiter(explain_rate_per_minute, explain_burst)
+    searcher = Searcher(index, max_query_chars, max_explain_tokens, explain_workers, explain_queue)
+    _add_guard(app, limiter, explain_limiter)
     _add_api_routes(app, searcher)
     _add_page_route(app, searcher, templates)
     return app
@@ -112,13 +128,19 @@ def create_app(index: Any, *, max_query_chars: int = DEFAULT_MAX_QUERY_CHARS, ra
 
 class Searcher:
     """The one index every request shares: its searches and explanations checked (page size, page,
-    part) and run one at a time (one model, two cores)."""
+    part); searches scored one at a time under :attr:`lock` (one model, two cores), queries parsed
+    (formulas converted) before it; explanations in their own bounded pool, never under the lock."""
 
-    def __init__(self, index: Any, max_query_chars: int, max_explain_tokens: int) -> None:
+    def __init__(self, index: Any, max_query_chars: int, max_explain_tokens: int, explain_workers: int = 1,
+                 explain_queue: int = 2) -> None:
+        if explain_workers < 1 or explain_queue < 0:
+            raise ValueError("explain_workers must be >= 1 and explain_queue >= 0")
         self.index = index
         self.max_query_chars = max_query_chars
         self.max_explain_tokens = max_explain_tokens
         self.lock = threading.Lock()
+        self.explain_admitted = threading.BoundedSemaphore(explain_workers + explain_queue)
+        self.explain_running = threading.BoundedSemaphore(explain_workers)
         self.info = index.describe()
         self.parts = [p for p in PARTS if p in index.meta["parts"]]
 
@@ -133,27 +155,37 @@ class Searcher:
         if page < 1:
             raise QueryError("pages start at 1")
         self._check_part(part)
+        query = self.index.parse(q, "auto", self.max_query_chars)  # formulas converted outside the lock
         with self.lock:
-            return self.index.search(q, k=k, offset=(page - 1) * k, part=part or None,
-                                     max_chars=self.max_query_chars)
+            return self.index.search(query, k=k, offset=(page - 1) * k, part=part or None)
 
     def why(self, q: str, pair_id: str, part: str) -> dict[str, Any]:
-        """Why proof ``pair_id`` matches query ``q`` (:func:`proofmatch.search.explain.explain`)."""
+        """Why proof ``pair_id`` matches query ``q`` (:func:`proofmatch.search.explain.explain`),
+        in the explanation pool; :class:`Busy` when it and its queue are full."""
         from proofmatch.search.explain import explain
 
         self._check_part(part)
-        with self.lock:
-            return explain(self.index, q, pair_id, part=part or None, max_chars=self.max_query_chars,
-                           max_tokens=self.max_explain_tokens)
+        if not self.explain_admitted.acquire(blocking=False):
+            raise Busy("every explanation worker is busy; retry in a few seconds")
+        try:
+            query = self.index.parse(q, "auto", self.max_query_chars)
+            with self.explain_running:  # not the search lock: searches go on meanwhile
+                return explain(self.index, query, pair_id, part=part or None, max_tokens=self.max_explain_tokens)
+        finally:
+            self.explain_admitted.release()
 
 
-def _add_guard(app: FastAPI, limiter: RateLimiter) -> None:
-    """Every response: the rate limit per client (style sheet exempt) and the security headers."""
+def _add_guard(app: FastAPI, limiter: RateLimiter, explain_limiter: RateLimiter) -> None:
+    """Every response: the rate limit per client (style sheet exempt; an explanation also takes
+    from its own) and the security headers."""
 
     @app.middleware("http")
     async def guard(request: Request, call_next):
         client = request.client.host if request.client else "?"
         wait = 0.0 if request.url.path.startswith("/static/") else limiter.take(client)
+        explaining = request.url.path == "/api/explain" or (request.url.path == "/" and request.query_params.get("explain"))
+        if wait <= 0 and explaining:
+            wait = explain_limiter.take(client)
         if wait > 0:
             response = JSONResponse({"error": f"too many requests; retry in {wait:.0f} s"}, status_code=429,
                                     headers={"Retry-After": str(max(1, round(wait)))})
@@ -191,6 +223,8 @@ def _add_api_routes(app: FastAPI, searcher: Searcher) -> None:
             out = searcher.why(q, id, part)
         except QueryError as err:
             return JSONResponse({"error": str(err)}, status_code=400)
+        except Busy as err:
+            return JSONResponse({"error": str(err)}, status_code=503, headers={"Retry-After": str(BUSY_RETRY_S)})
         return {"index": info, **out}
 
 
@@ -232,6 +266,8 @@ def _page_context(searcher: Searcher, q: str, page: int, part: str, explain_id: 
             ctx["explanation"] = highlight(searcher.why(q, explain_id, part))
         except QueryError as err:
             ctx["explain_error"], status = str(err), 400
+        except Busy as err:
+            ctx["explain_error"], status = str(err), 503
         ctx["explain_on_page"] = any(h.pair_id == explain_id for h in hits)
     return ctx, status
 
@@ -253,6 +289,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-explain-tokens", type=int, default=MAX_EXPLAIN_TOKENS,
                         help="explanations: most query + proof tokens masked (one rescoring each)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads for encoding queries")
+    parser.add_argument("--explain-workers", type=int, default=1, help="explanations computed at once")
+    parser.add_argument("--explain-queue", type=int, default=2, help="explanations waiting; beyond: 503")
+    parser.add_argument("--explain-rate-per-minute", type=float, default=6, help="explanations per minute per client")
+    parser.add_argument("--explain-burst", type=int, default=3)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -268,7 +308,9 @@ def main(args: argparse.Namespace) -> int:
         log.warning("binding %s: the page is reachable from other machines", args.host)
     index = SearchIndex(args.index)
     app = create_app(index, max_query_chars=args.max_query_chars, rate_per_minute=args.rate_per_minute,
-                     burst=args.burst, max_explain_tokens=args.max_explain_tokens)
+                     burst=args.burst, max_explain_tokens=args.max_explain_tokens,
+                     explain_workers=args.explain_workers, explain_queue=args.explain_queue,
+                     explain_rate_per_minute=args.explain_rate_per_minute, explain_burst=args.explain_burst)
     log.info("serving %s (%d proofs) on http://%s:%d/", args.index, index.n, args.host, args.port)
     uvicorn.run(app, host=args.host, port=args.port, log_level="info", server_header=False)
     return 0
