@@ -120,8 +120,8 @@ NOT_MIRRORS: dict[str, dict[str, str]] = {
                                              "positions": SAVED_MODEL},
     "proofmatch.models.matcher:MatcherConfig": {"pooling": SAVED_MODEL, "w_init": SAVED_MODEL},
     **{f"proofmatch.models.encoders:{name}": {
-        "pooling": "a BERT encoder's own pooling when none is given ([CLS], SPECTER-style's); a run passes "
-                   "matching.bert.pooling (matcher.build_matcher)"}
+        "pooling": "a BERT encoder's own pooling when none is given ([CLS], SPECTER's); a run passes "
+                   "matching.bert.pooling, SPECTER-style matching.specter.pooling (matcher.build_matcher)"}
        for name in ("BertEncoder", "BertEncoder.from_checkpoint", "BertEncoder.from_config")},
 }
 

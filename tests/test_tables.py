@@ -158,6 +158,10 @@ def test_captions_are_filled_from_the_config_once(tmp_path):
     # the baselines' caption explains fusion rows only when the config fuses runs (fusion.runs)
     assert T.FUSION_CAPTION in T.table_caption("baselines", default)
     assert T.FUSION_CAPTION not in T.table_caption("baselines", validate_config({"fusion": {"runs": []}}))
+    # Table 3 says which of the SPECTER-style choices are SPECTER's (matching.specter)
+    assert "margin 1)" in T.table_caption("table3", default) and "mean-pooled (not SPECTER's [CLS]" in T.table_caption("table3", default)
+    cls = T.table_caption("table3", validate_config({"matching": {"specter": {"pooling": "cls", "margin": 0.5}}}))
+    assert "the [CLS] vector (SPECTER's)" in cls and "margin 0.5)" in cls and "mean-pooled" not in cls
     with pytest.raises(ValueError, match="no caption for table 'table9'"):
         T.table_caption("table9", mine)
 

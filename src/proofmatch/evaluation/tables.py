@@ -51,7 +51,9 @@ TITLES = {"table3": "Table 3", "table4": "Table 4", "table5": "Table 5", "table6
 CAPTIONS = {
     "table3": "Table 3: MRR and accuracy (%) by encoder, training/decoding and symbol replacement level (trained "
               "and tested on the same level). No MRR for global decoding. The SPECTER-style rows are this project's "
-              "addition, not in the paper.",
+              "addition, not in the paper: the same ScratchBERT trained with SPECTER's triplet margin loss (L2 "
+              "distance, margin {margin:g}), one negative proof per statement, from the statement's own article with "
+              "probability {hard_fraction:g} (SPECTER: 2 of 5 negatives, citations of citations), {pooling}.",
     "table4": "Table 4: cross-replacement MRR and accuracy (%) of ScratchBERT-Local-Local (rows: training level; "
               "columns: test level), Mixed and Unmixed splits.",
     "table5": "Table 5: MRR and accuracy (%) of NPT- and ScratchBERT-Local-Local by input type; Both is the "
@@ -65,6 +67,10 @@ CAPTIONS = {
                  "the linearized tokens and BM25 are this project's, TF-IDF (reference code) is the paper's public "
                  "code's vectorizer (scikit-learn defaults: lowercased, one-character tokens dropped).",
 }
+# How Table 3's caption names the SPECTER-style text vector (matching.specter.pooling)
+SPECTER_POOLING = {"cls": "the [CLS] vector (SPECTER's)",
+                   "mean": "mean-pooled (not SPECTER's [CLS], which an MLM-only ScratchBERT leaves nearly the same "
+                           "for every input; docs/models.md)"}
 # Added to a table's caption when it has fusion rows (the baselines table, config fusion.runs).
 FUSION_CAPTION = (" The rows 'X + BM25 (fusion, this project)' are this project's addition, not in the paper: "
                   "per statement, the trained run's scores and BM25's over the candidate proofs are each "
@@ -94,7 +100,10 @@ def scores_caption(table: Table, config: Mapping[str, Any]) -> str:
     """The caption of a table of scores (Tables 3-6, baselines): its text, filled from ``config``,
     and how its fusion rows were made when it has any (their λ: :func:`fusion_weights`)."""
     fused = any(ev.fused for row in table.rows for ev in row.cells)
-    return CAPTIONS[table.name].format(protected=", ".join(config["replace"]["protected"])) + (
+    specter = config["matching"]["specter"]
+    return CAPTIONS[table.name].format(protected=", ".join(config["replace"]["protected"]),
+                                       margin=specter["margin"], hard_fraction=specter["hard_fraction"],
+                                       pooling=SPECTER_POOLING[specter["pooling"]]) + (
         FUSION_CAPTION if fused else "")
 
 

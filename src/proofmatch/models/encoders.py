@@ -13,9 +13,11 @@ paired with a *codec* that maps token lists (``proofmatch.data.views``) to ids:
   already split and typed, and the paper gives NPT a vocabulary customized to the data; WordPiece
   would cut rare symbols into pieces that a model without pre-training cannot relate.
 * BERT (ScratchBERT, MathBERT, SPECTER-style): ``transformers.BertModel`` from a checkpoint, pooled
-  by the final hidden state of ``[CLS]`` (the paper names no pooling). ScratchBERT is pretrained with MLM only, which never
+  by the final hidden state of ``[CLS]`` (the paper names no pooling) or the mean over tokens
+  (``matching.bert.pooling``; SPECTER-style: ``matching.specter.pooling``). ScratchBERT is pretrained with MLM only, which never
   trains BERT's pooler (dense + tanh over [CLS]), so ``pooler_output`` would start from random
-  weights (a reference bug); [CLS] is also SPECTER's document vector. Its codec is
+  weights (a reference bug); [CLS] is also SPECTER's document vector, but SPECTER's SciBERT [CLS]
+  was pretrained (next-sentence prediction) and an MLM-only ScratchBERT's is not. Its codec is
   :class:`WordPieceCodec` over ``" ".join(tokens)``.
 """
 

@@ -362,8 +362,8 @@ def build_matcher(encoder: str, mode: str, view: str, p: "TrainParams", train: "
                 "scratchbert": "the ScratchBERT checkpoint (proofmatch pretrain)",
                 "specter": "the BERT checkpoint SPECTER starts from"}[encoder]
         raise NotConfigured(f"encoder {encoder!r} needs {what}; none was given")
-    # SPECTER-style is [CLS]-pooled by definition; ScratchBERT and MathBERT follow the config
-    bert = BertEncoder.from_checkpoint(pretrained_dir, "cls" if encoder == "specter" else p.pooling)
+    # p.pooling: matching.bert.pooling, for SPECTER-style matching.specter.pooling (run_params)
+    bert = BertEncoder.from_checkpoint(pretrained_dir, p.pooling)
     codec = _checked_codec(bert, tokenizer_dir or pretrained_dir, p.max_length)
     config = MatcherConfig(encoder, scorer, view, p.max_length, plain_math=codec.plain,
                            bert=bert.config_dict(), pooling=bert.pooling,
