@@ -34,7 +34,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
 from proofmatch.artifacts import write_parquet  # noqa: E402
-from proofmatch.data import corpus, extract, filter_rules, linearize  # noqa: E402
+from proofmatch.data import extract, listing, filter_rules, linearize  # noqa: E402
 
 
 Timing = tuple[float, float]  # (wall seconds, CPU seconds of this process)
@@ -95,8 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
 
-    paths = corpus.list_articles(args.corpus_dir)
-    items = [(corpus.strip_article_suffix(p.name), str(p)) for p in paths]
+    paths = listing.list_articles(args.corpus_dir)
+    items = [(listing.strip_article_suffix(p.name), str(p)) for p in paths]
     blobs = [gzip.decompress(p.read_bytes()) if p.name.endswith(".gz") else p.read_bytes() for p in paths]
     size_mb = sum(map(len, blobs)) / 1e6
     print(f"corpus: {args.corpus_dir}: {len(paths)} files, {size_mb:.1f} MB decompressed")

@@ -72,10 +72,10 @@ def _row_spec(table: str, row: pd.Series) -> tuple[str, str, str, str, str | Non
     raise ValueError(table)
 
 
-def _markdown_rows(md: str) -> list[list[str]]:
-    """The body rows of the GitHub-style table in a rendered Markdown file."""
-    lines = [line for line in md.splitlines() if line.startswith("|")]
-    return [[c.strip() for c in line.strip("|").split("|")] for line in lines[2:]]
+def _markdown_rows(md: str) -> list[dict[str, str]]:
+    """The body rows of the GitHub-style table in a rendered Markdown file, by column header."""
+    lines = [[c.strip() for c in line.strip("|").split("|")] for line in md.splitlines() if line.startswith("|")]
+    return [dict(zip(lines[0], row)) for row in lines[2:]]
 
 
 def check_eval_table(tables: Path, table: str, eval_root: Path, part: str = "test") -> list[Path]:
@@ -93,7 +93,7 @@ def check_eval_table(tables: Path, table: str, eval_root: Path, part: str = "tes
         for col in metric_cols:
             level = LEVEL_BY_LABEL[col.removeprefix("Test ").rsplit(" ", 1)[0]]
             metric = col.rsplit(" ", 1)[1]
-            value, shown = row[col], md_rows[i][list(df.columns).index(col)]
+            value, shown = row[col], md_rows[i][col]
             where = f"{table} row {i} ({' / '.join(map(str, row[labels]))}) column {col!r}"
             if metric == "MRR" and decoding == "global":
                 assert pd.isna(value) and shown == "–", f"{where}: global decoding has no MRR, got {value!r}"
@@ -109,7 +109,9 @@ def check_eval_table(tables: Path, table: str, eval_root: Path, part: str = "tes
             assert 0.0 <= float(value) <= 100.0, f"{where}: {value} is not a percentage"
             assert math.isclose(float(value), expected, abs_tol=1e-9), \
                 f"{where}: table says {value}, {path} says {key} = {result[key]}"
-            assert shown == f"{expected:.2f}", f"{where}: Markdown shows {shown}, expected {expected:.2f}"
+            # the score, then its 95 % interval over the statements, as the CSV's bounds give it
+            bounds = f"[{row[f'{col} lo']:.1f}, {row[f'{col} hi']:.1f}]"
+            assert shown == f"{expected:.2f} {bounds}", f"{where}: Markdown shows {shown}, expected {expected:.2f} {bounds}"
             used.append(path)
     return used
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from proofmatch.config import (ConfigError, default, load_config, schema, schema_keys, schema_markdown,
+from proofmatch.config_readme import schema_markdown
+from proofmatch.config import (ConfigError, default, load_config, schema, schema_keys,
                                validate_config)
 
 REPO = Path(__file__).resolve().parents[1]

@@ -13,7 +13,7 @@ import pytest
 
 from proofmatch import cli, corpora
 
-from proofmatch.data import corpus
+from proofmatch.data import corpus, listing
 
 DOC = b'<html xmlns="http://www.w3.org/1999/xhtml"><body><p>x</p></body></html>'
 
@@ -34,16 +34,16 @@ def test_list_articles_recursive_suffixes_sorted(tmp_path: Path) -> None:
         {"b.xhtml": 10, "a/c.html": 10, "a/d.xhtml.gz": 10, "e.html.gz": 10, "F.XHTML": 10, "notes.txt": 1, "x.xml": 1},
     )
     (tmp_path / "dir.xhtml").mkdir()  # a folder with an article name is not an article
-    names = [p.relative_to(tmp_path).as_posix() for p in corpus.list_articles(tmp_path)]
+    names = [p.relative_to(tmp_path).as_posix() for p in listing.list_articles(tmp_path)]
     assert names == ["F.XHTML", "a/c.html", "a/d.xhtml.gz", "b.xhtml", "e.html.gz"]
 
 
 def test_list_articles_missing_or_empty(tmp_path: Path) -> None:
     with pytest.raises(corpus.CorpusError, match="does not exist"):
-        corpus.list_articles(tmp_path / "nope")
+        listing.list_articles(tmp_path / "nope")
     (tmp_path / "readme.txt").write_text("x")
     with pytest.raises(corpus.CorpusError, match="holds no articles"):
-        corpus.list_articles(tmp_path)
+        listing.list_articles(tmp_path)
 
 
 @pytest.mark.parametrize(
@@ -51,7 +51,7 @@ def test_list_articles_missing_or_empty(tmp_path: Path) -> None:
     [("1234.5678v2.xhtml.gz", "1234.5678v2"), ("math0601001.html", "math0601001"), ("a.b.XHTML", "a.b"), ("x.html.gz", "x")],
 )
 def test_strip_article_suffix(name: str, stem: str) -> None:
-    assert corpus.strip_article_suffix(name) == stem
+    assert listing.strip_article_suffix(name) == stem
 
 
 @pytest.mark.parametrize(
@@ -136,7 +136,7 @@ def test_ids_from_file_column_or_stem(tmp_path: Path) -> None:
 def test_duplicate_article_ids_in_corpus(tmp_path: Path) -> None:
     _make_corpus(tmp_path, {"a.xhtml": 10, "sub/a.xhtml.gz": 10, "b.xhtml": 10})
     with pytest.raises(corpus.CorpusError, match=r"duplicate article id 'a': files .*a\.xhtml and .*sub/a\.xhtml\.gz"):
-        corpus.assign_article_ids(corpus.list_articles(tmp_path), None)
+        corpus.assign_article_ids(listing.list_articles(tmp_path), None)
     skipped: list = []  # the manifest keeps the first (path order) and skips the other with a reason
     manifest, _ = corpus.build_manifest(tmp_path, 1, None, skipped)
     assert list(manifest["article_id"]) == ["a", "b"] and manifest["path"][0].endswith("/a.xhtml")

@@ -232,13 +232,15 @@ def test_search_answers_within_a_second_under_explain_load(search_index, monkeyp
 
     from proofmatch.search import web
 
-    real = web.explain
+    from proofmatch.search import explain as explain_module
+
+    real = explain_module.explain
 
     def slow(*args, **kwargs):
         time.sleep(3)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(web, "explain", slow)
+    monkeypatch.setattr(explain_module, "explain", slow)  # web imports it where it explains
     app = web.create_app(search_index, explain_rate_per_minute=600, explain_burst=100)
     client = TestClient(app)
     pid = str(search_index.table.loc[search_index.table["part"] == "test", "pair_id"].iloc[0])

@@ -16,7 +16,7 @@ import sys
 
 # command -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "config": ("proofmatch.config", "print the merged config with its defaults; write config/README.md"),
+    "config": ("proofmatch.config_readme", "print the merged config with its defaults; write config/README.md"),
     "demo": ("proofmatch.demo.generate", "generate the project's demo corpus"),
     "latex": ("proofmatch.data.latex", "convert LaTeX sources to XHTML+MathML articles with LaTeXML"),
     "stacks": ("proofmatch.data.stacks", "build the Stacks project corpus from its LaTeX sources with LaTeXML"),

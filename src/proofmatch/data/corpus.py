@@ -34,11 +34,11 @@ import pyarrow.parquet as pq
 from proofmatch.logs import setup_logging
 from proofmatch.artifacts import read_table, write_parquet
 from proofmatch.corpora import CorpusError, PathLike, corpus_folders
+from proofmatch.data.listing import display_path, scan_articles, skipped_entry, strip_article_suffix
 
 log = logging.getLogger(__name__)
 
 #: Recognised article files (matched case-insensitively, longest first).
-ARTICLE_SUFFIXES = (".xhtml.gz", ".html.gz", ".xhtml", ".html")
 UNKNOWN_CATEGORY = "unknown"
 _CATEGORY_SEP = re.compile(r"[\s,|]+")
 
@@ -58,120 +58,6 @@ ARTICLES_SCHEMA = pa.schema(
 
 # --------------------------------------------------------------------------------------------
 # listing and ids
-
-
-def article_suffix(name: str) -> str | None:
-    """The article suffix of a file name (``.xhtml.gz`` ...), or None when it is not an article."""
-    low = name.lower()
-    return next((s for s in ARTICLE_SUFFIXES if low.endswith(s)), None)
-
-
-def strip_article_suffix(name: str) -> str:
-    """File name without its article suffix: the default article id."""
-    suffix = article_suffix(name)
-    return name[: -len(suffix)] if suffix else name
-
-
-#: Why a listed entry is left out of the corpus (the extraction report's ``files_skipped``):
-LISTING_REASONS = (
-    "bad_name",  # a name that is not valid UTF-8 (it could not be an id or a Parquet string)
-    "not_a_file",  # an article-named folder, FIFO, socket or device
-    "bad_symlink",  # a dangling or looping symlink
-    "symlink_outside",  # a symlink to a file outside the corpus folder (``/etc/passwd.html``)
-    "unreadable_folder",  # a sub-folder that cannot be listed
-    "duplicate_id",  # a second file with an id taken by an earlier one (sorted path order)
-)
-
-
-def display_path(path: str | os.PathLike) -> str:
-    """``path`` as printable text: undecodable bytes as ``\\xe9`` (never a lone surrogate)."""
-    return os.fsencode(path).decode("utf-8", "backslashreplace")
-
-
-def _is_utf8(path: str | os.PathLike) -> bool:
-    try:
-        os.fsencode(path).decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
-def _skip(path: str | os.PathLike, reason: str, detail: str) -> dict[str, str]:
-    assert reason in LISTING_REASONS, reason
-    shown = display_path(path)
-    log.warning("left out %s (%s): %s", shown, reason, detail)
-    return {"path": shown, "reason": reason, "detail": detail}
-
-
-def scan_articles(corpus_dir: str | os.PathLike) -> tuple[list[Path], list[dict[str, str]]]:
-    """(article files under ``corpus_dir``, entries left out with a reason), both sorted.
-
-    Recursive; symlinked folders are not followed. An article file is a regular file with an
-    article suffix, or a symlink to one inside the corpus folder. Everything else with an article
-    suffix, and every folder that cannot be listed, is left out with one of
-    :data:`LISTING_REASONS`, so the report counts it instead of losing it silently.
-    """
-    root = Path(corpus_dir)
-    if not root.is_dir():
-        raise CorpusError(f"corpus folder {root} does not exist or is not a folder")
-    real_root = root.resolve()
-    found: list[Path] = []
-    skipped: list[dict[str, str]] = []
-
-    def unreadable(err: OSError) -> None:
-        skipped.append(_skip(err.filename, "unreadable_folder", f"{type(err).__name__}: {err.strerror}"))
-
-    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable):
-        dirnames.sort()
-        for name in dirnames:
-            path = Path(dirpath) / name
-            if article_suffix(name):
-                what = "a symlink to a folder" if path.is_symlink() else "a folder"
-                skipped.append(_skip(path, "not_a_file", f"{what} with an article name"))
-        for name in sorted(filenames):
-            if not article_suffix(name):
-                continue
-            path = Path(dirpath) / name
-            if not _is_utf8(path):
-                skipped.append(_skip(path, "bad_name", "the path is not valid UTF-8; rename the file"))
-                continue
-            if path.is_symlink():
-                try:
-                    target = path.resolve(strict=True)
-                except (OSError, RuntimeError) as exc:
-                    skipped.append(_skip(path, "bad_symlink", f"dangling or looping symlink ({type(exc).__name__})"))
-                    continue
-                if not target.is_relative_to(real_root):
-                    skipped.append(_skip(path, "symlink_outside", f"points outside the corpus folder, to {display_path(target)}"))
-                    continue
-            try:
-                regular = path.is_file()
-            except OSError as exc:
-                skipped.append(_skip(path, "bad_symlink", f"{type(exc).__name__}: {exc}"))
-                continue
-            if not regular:
-                skipped.append(_skip(path, "not_a_file", "not a regular file (FIFO, socket, device or folder)"))
-                continue
-            found.append(path)
-    if not found:
-        raise CorpusError(
-            f"corpus folder {root} holds no articles (*{', *'.join(ARTICLE_SUFFIXES)}, searched recursively)"
-            + (f"; {len(skipped)} entries left out: {_reason_counts(skipped)}" if skipped else "")
-        )
-    skipped.sort(key=lambda s: s["path"])
-    return sorted(found, key=lambda p: p.relative_to(root).as_posix()), skipped
-
-
-def _reason_counts(skipped: Sequence[dict[str, str]]) -> str:
-    counts: dict[str, int] = {}
-    for s in skipped:
-        counts[s["reason"]] = counts.get(s["reason"], 0) + 1
-    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
-
-
-def list_articles(corpus_dir: str | os.PathLike) -> list[Path]:
-    """The article files of :func:`scan_articles` (what it leaves out is logged)."""
-    return scan_articles(corpus_dir)[0]
 
 
 def _path_parts(value: str) -> tuple[str, ...]:
@@ -226,7 +112,7 @@ def unique_article_ids(paths: Sequence[Path], metadata: pd.DataFrame | None,
         if aid is None:
             aid = strip_article_suffix(path.name)
         if aid in owner:
-            skipped.append(_skip(path, "duplicate_id", f"the id of {display_path(owner[aid])} and {display_path(path)} "
+            skipped.append(skipped_entry(path, "duplicate_id", f"the id of {display_path(owner[aid])} and {display_path(path)} "
                                                        f"is {aid!r}; the first is kept (rename one)"))
             continue
         owner[aid] = path

@@ -24,7 +24,7 @@ import pyarrow as pa
 from tqdm import tqdm
 
 from proofmatch import config
-from proofmatch.data import corpus
+from proofmatch.data import corpus, listing
 from proofmatch.data.statements import ArticleResult, OutputTooLarge, find_pairs, output_budget
 from proofmatch.data.xmlsafe import SkipFile, check_text, is_html_path, parse_document, read_bounded, replace_html_entities
 from proofmatch.logs import setup_logging
@@ -157,7 +157,7 @@ def extract_files(
 
     The pairs come as an Arrow table (``.to_pandas()`` for a frame): 10^5 XML fragments convert
     to Arrow directly much faster than through pandas' string arrays. ``listing_skipped``: files
-    left out before extraction (:func:`proofmatch.data.corpus.scan_articles`), counted as seen
+    left out before extraction (:func:`proofmatch.data.listing.scan_articles`), counted as seen
     and skipped.
     """
     report = new_report(max_file_mb, max_depth)
@@ -197,7 +197,7 @@ def extract_files(
             continue
         log.warning("skipped %s (%s): %s", path, reason, detail)
         report["files_skipped"][reason] = report["files_skipped"].get(reason, 0) + 1
-        report["skipped_files"].append({"path": corpus.display_path(path), "reason": reason, "detail": detail})
+        report["skipped_files"].append({"path": listing.display_path(path), "reason": reason, "detail": detail})
     return pairs_table(rows), _sorted_counts(report)
 
 
@@ -262,7 +262,7 @@ def extract_dir(
     max_depth: int = config.default("extract.max_depth"),
 ) -> dict[str, Any]:
     """Extract every article under ``corpus_dir`` into one table (report beside it by default)."""
-    listed, left_out = corpus.scan_articles(corpus_dir)
+    listed, left_out = listing.scan_articles(corpus_dir)
     meta = corpus.read_metadata(metadata) if metadata else None
     ids, paths, duplicates = corpus.unique_article_ids(listed, meta)
     items = sorted(zip(ids, map(str, paths)))

@@ -330,14 +330,6 @@ def find_pairs(root: etree._Element, article_id: str, *, may_have_entities: bool
         if budget is not None and produced > budget:
             raise OutputTooLarge(f"pairs' XML over {budget} characters after {len(result.pairs) + 1} pairs "
                                  f"(nested statements repeat their content)")
-        result.pairs.append(
-            {
-                "article_id": article_id,
-                "statement_id": sid,
-                "kind": kind,
-                "position": position,
-                "statement_xml": statement_xml,
-                "proof_xml": proof_xml,
-            }
-        )
+        result.pairs.append({"article_id": article_id, "statement_id": sid, "kind": kind, "position": position,
+                             "statement_xml": statement_xml, "proof_xml": proof_xml})
     return result

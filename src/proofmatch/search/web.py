@@ -292,7 +292,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--explain-workers", type=int, default=1, help="explanations computed at once")
     parser.add_argument("--explain-queue", type=int, default=2, help="explanations waiting; beyond: 503")
     parser.add_argument("--explain-rate-per-minute", type=float, default=6, help="explanations per minute per client")
-    parser.add_argument("--explain-burst", type=int, default=3)
+    parser.add_argument("--explain-burst", type=int, default=3, help="explanations a client may ask at once before its rate applies")
 
 
 def main(args: argparse.Namespace) -> int:

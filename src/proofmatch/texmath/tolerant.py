@@ -14,6 +14,10 @@ degrades instead of failing.
 
 Coverage on the TeX annotations of the Stacks corpus's statements:
 :mod:`proofmatch.texmath.coverage` (docs/search.md gives the figures).
+
+why this is long: most of it is the command tables (symbols, operators, fonts, accents, one entry a
+line), and the reader that dispatches on them is one class; splitting the tables from the reader
+would leave each half unreadable alone.
 """
 
 from __future__ import annotations
@@ -360,6 +364,9 @@ class _Reader:
         return f"<mo>{xml_escape(ch)}</mo>"
 
     def command(self, name: str, variant: str | None) -> str:  # noqa: C901 (one table per kind)
+        """One command as MathML: one branch per kind of command (spacing, delimiters, fonts, accents,
+        fractions, roots, environments, unknown), each dispatching on its table above.
+        why this is long: the branches are the kinds, read top to bottom."""
         star = name.endswith("*")
         base = name.rstrip("*")
         if base in NOTHING:
