@@ -78,7 +78,8 @@ def bracketed(df: pd.DataFrame, cells: Iterable[Cell], resamples: int, seed: int
     return csv, shown
 
 
-def _signed(d: B.Interval) -> str:
+def signed(d: B.Interval) -> str:
+    """A difference and its interval in points, signed: ``+3.8 [+2.1, +5.6]`` (a true minus sign)."""
     return f"{100 * d.value:+.1f} [{100 * d.low:+.1f}, {100 * d.high:+.1f}]".replace("-", "−")
 
 
@@ -104,7 +105,7 @@ def with_intervals(df: pd.DataFrame, table: Table, frames: Mapping[Evaluation, p
             for key, value in ((f"{group} {DELTA}", d and d.value), (f"{group} {DELTA} lo", d and d.low),
                                (f"{group} {DELTA} hi", d and d.high)):
                 deltas.setdefault(key, [np.nan] * len(df))[i] = np.nan if d is None else 100 * value
-            deltas.setdefault(f"shown {group}", ["–"] * len(df))[i] = "–" if d is None else _signed(d)
+            deltas.setdefault(f"shown {group}", ["–"] * len(df))[i] = "–" if d is None else signed(d)
     numeric = {k: v for k, v in deltas.items() if not k.startswith("shown ")}
     if all(np.isnan(v).all() for v in numeric.values()):  # a table with no learned row (none run)
         return csv, shown

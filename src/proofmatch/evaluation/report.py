@@ -30,7 +30,7 @@ from proofmatch.artifacts import atomic_path, write_text
 from proofmatch.data.subsample import kept_train_rows
 from proofmatch.evaluation import bootstrap as B
 from proofmatch.evaluation import findings as F
-from proofmatch.evaluation.intervals import statement_file
+from proofmatch.evaluation.intervals import signed, statement_file
 from proofmatch.experiments import Evaluation
 from proofmatch.render import to_markdown, write_table
 
@@ -74,14 +74,14 @@ def headline_evaluations(config: Mapping[str, Any]) -> list[Evaluation]:
 def headline_table(frames: Mapping[Any, pd.DataFrame], config: Mapping[str, Any], resamples: int, seed: int
                    ) -> pd.DataFrame:
     """The paper's headline gap here: every learned row minus each lexical baseline (MRR, paired)."""
-    evs = headline_evaluations(config)
+    evs = [ev for ev in headline_evaluations(config) if ev in frames]  # a partial tree: what was made
     lexical = [ev for ev in evs if ev.run() is None]
     rows = []
     for ev in (e for e in evs if e.run() is not None):
         row: dict[str, Any] = {"Model": _label(ev), "MRR": _pct(B.interval(frames[ev]["mrr"].to_numpy(), resamples, seed))}
         for lex in lexical:
             d = B.contrast([(1.0, frames[ev]), (-1.0, frames[lex])], "mrr", resamples, seed)
-            row[f"− {X.METHOD_NAMES[lex.model]}"] = f"{100 * d.value:+.1f} [{100 * d.low:+.1f}, {100 * d.high:+.1f}]"
+            row[f"− {X.METHOD_NAMES[lex.model]}"] = signed(d)
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -244,8 +244,9 @@ def write_scaling(paths: Mapping[Evaluation, str | os.PathLike], config: Mapping
                "least-squares trend in log(train pairs) held: " + "; ".join(crosses) + ". One seed (config seed).")
     shown = df.copy()
     shown["MRR"] = [f"{m:.2f} [{lo:.1f}, {hi:.1f}]" for m, lo, hi in zip(df["MRR"], df["MRR lo"], df["MRR hi"])]
-    shown["Δ BM25"] = ["–" if np.isnan(d) else f"{d:+.1f} [{lo:+.1f}, {hi:+.1f}]"
+    shown["Δ BM25"] = ["–" if np.isnan(d) else f"{d:+.1f} [{lo:+.1f}, {hi:+.1f}]".replace("-", "−")
                        for d, lo, hi in zip(df["Δ BM25"], df["Δ BM25 lo"], df["Δ BM25 hi"])]
+    shown["Fraction"] = [f"{f:g}" for f in df["Fraction"]]
     shown = shown.drop(columns=["MRR lo", "MRR hi", "Δ BM25 lo", "Δ BM25 hi"])
     _write(df, out_prefix, caption, shown)
     scaling_figure(df, out_png, out_pdf)
