@@ -456,11 +456,11 @@ def test_tfidf_baseline_is_hard_but_not_hopeless(corpus: Path) -> None:
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     from proofmatch.data import corpus as corpus_mod
-    from proofmatch.data import extract
+    from proofmatch.data import extract, listing
     from proofmatch.data import filter_rules
     from proofmatch.data import linearize
 
-    paths = corpus_mod.list_articles(corpus / "xhtml")
+    paths = listing.list_articles(corpus / "xhtml")
     ids = corpus_mod.assign_article_ids(paths, corpus_mod.read_metadata(corpus / "metadata.csv"))
     pairs, report = extract.extract_files(sorted(zip(ids, map(str, paths))))
     assert report["pairs"] >= 1500

@@ -454,7 +454,7 @@ def check_replacement_change(wd: Path) -> None:
     assert expected_train and expected_eval and expected_base and expected_fused
     assert set(jobs) == {"replace_symbols", "replaced_split", "train_matcher", "evaluate_run", "baseline",
                          "fuse_run", "table3", "table4", "table5", "table6", "table7", "baselines_table",
-                         "paper_comparison", "all"}, sorted(jobs)
+                         "paper_comparison", "findings", "all"}, sorted(jobs)  # findings read Partial too
     assert {(w["split"], f"{w['encoder']}+bm25-{w['mode']}", f"{w['level']}-{w['view']}")
             for w in jobs["fuse_run"]} == expected_fused
     assert {(s, em.replace("+bm25", ""), lv) for s, em, lv in expected_fused} == {

@@ -93,7 +93,8 @@ def table_caption(name: str, config: Mapping[str, Any], n: int | None = None) ->
         return hubness_caption(X.table7().rows[0].cells[0].part, n)
     if name not in CAPTIONS:
         raise ValueError(f"no caption for table {name!r}; expected one of table1, table2, table7, {', '.join(CAPTIONS)}")
-    return scores_caption(X.tables(fusion=X.fusion_runs(config))[name], config)
+    return (scores_caption(X.tables(fusion=X.fusion_runs(config))[name], config)
+            + I.caption(config["report"]["resamples"]))  # the workflow's tables always carry intervals
 
 
 def scores_caption(table: Table, config: Mapping[str, Any]) -> str:
@@ -195,7 +196,7 @@ def render_table(table: Table, results: Mapping[Evaluation, Source], out_prefix:
     cfg = config or _schema_defaults()
     resamples = cfg["report"]["resamples"]  # intervals: proofmatch.evaluation.intervals
     csv, shown = I.with_intervals(df, table, I.load_frames(results), resamples, cfg["seed"])
-    caption = scores_caption(table, cfg) + fusion_weights(table, loaded) + (I.caption(resamples) if shown is not None else "")
+    caption = scores_caption(table, cfg) + (I.caption(resamples) if shown is not None else "") + fusion_weights(table, loaded)
     return _write(csv, out_prefix, caption, shown)
 
 
