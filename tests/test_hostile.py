@@ -54,7 +54,7 @@ def test_nested_statements_worst_case_peak_rss(tmp_path: Path) -> None:
         rep = extract.extract_dir({str(corpus)!r}, {str(out)!r})
         # this process's own peak memory: VmHWM starts anew at exec, while ru_maxrss keeps the forking
         # parent's (the whole test session's)
-        hwm = re.search(r"VmHWM:\s+(\d+) kB", open("/proc/self/status").read())
+        hwm = re.search(r"VmHWM:\\s+(\\d+) kB", open("/proc/self/status").read())
         print(json.dumps({{"rss_mb": int(hwm[1]) / 1024,
                           "skipped": rep["files_skipped"], "pairs": rep["pairs"]}}))
     """)

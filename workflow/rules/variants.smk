@@ -32,7 +32,17 @@ use rule train_matcher as train_variant with:
             "results/runs/{split}/{encoder}-{mode}/{level}-{view}-{variant}/model"
         ),
         history="results/runs/{split}/{encoder}-{mode}/{level}-{view}-{variant}/metrics.csv",
-        curve="results/runs/{split}/{encoder}-{mode}/{level}-{view}-{variant}/curve.png",
+        curve=report(
+            "results/runs/{split}/{encoder}-{mode}/{level}-{view}-{variant}/curve.png",
+            caption="../report/curve.rst",
+            category="Training curves",
+            subcategory="{split}",
+            labels={
+                "run": "{encoder}-{mode}",
+                "level": "{level}",
+                "view": "{view}-{variant}",
+            },
+        ),
     log:
         "results/logs/train_matcher/{split}/{encoder}-{mode}/{level}-{view}-{variant}.log",
     benchmark:
