@@ -139,7 +139,7 @@ def variant_train_inputs(w):
     return inputs
 
 
-def variant_eval_inputs(w, fused=False):
+def variant_eval_inputs(w):
     """The variant's model and the replaced data of its own level (its dev and test parts are the
     run's, whatever share of train it saw)."""
     return {
