@@ -169,7 +169,7 @@ def extract_files(
     for article_id, path in tqdm(items, desc=desc, unit="file"):
         report["files_seen"] += 1
         try:
-            if not (_is_text(article_id) and _is_text(path)):
+            if not (listing.is_utf8(article_id) and listing.is_utf8(path)):
                 raise SkipFile("bad_name", "the path or id is not valid UTF-8; rename the file")
             res = extract_file(path, article_id, max_file_mb=max_file_mb, max_depth=max_depth)
         except SkipFile as skip:
@@ -199,14 +199,6 @@ def extract_files(
         report["files_skipped"][reason] = report["files_skipped"].get(reason, 0) + 1
         report["skipped_files"].append({"path": listing.display_path(path), "reason": reason, "detail": detail})
     return pairs_table(rows), _sorted_counts(report)
-
-
-def _is_text(value: str | os.PathLike) -> bool:
-    try:
-        os.fspath(value).encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def pairs_table(rows: Sequence[dict[str, Any]]) -> pa.Table:

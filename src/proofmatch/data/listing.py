@@ -48,10 +48,11 @@ def display_path(path: str | os.PathLike) -> str:
     return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
-def _is_utf8(path: str | os.PathLike) -> bool:
+def is_utf8(path: str | os.PathLike) -> bool:
+    """Whether a path (or an id) is valid UTF-8 text, so it can go into Parquet and JSON as it is."""
     try:
         os.fsencode(path).decode("utf-8")
-    except UnicodeDecodeError:
+    except (UnicodeEncodeError, UnicodeDecodeError):
         return False
     return True
 
@@ -92,7 +93,7 @@ def scan_articles(corpus_dir: str | os.PathLike) -> tuple[list[Path], list[dict[
             if not article_suffix(name):
                 continue
             path = Path(dirpath) / name
-            if not _is_utf8(path):
+            if not is_utf8(path):
                 skipped.append(skipped_entry(path, "bad_name", "the path is not valid UTF-8; rename the file"))
                 continue
             if path.is_symlink():

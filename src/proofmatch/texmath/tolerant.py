@@ -209,34 +209,27 @@ class _Reader:
         tok = self.take()
         if tok != "{":
             return tok or ""
-        depth, parts = 1, []
-        while self.i < len(self.toks):
-            tok = self.toks[self.i]
-            self.i += 1
-            if tok == "{":
-                depth += 1
-            elif tok == "}":
-                depth -= 1
-                if depth == 0:
-                    break
-            parts.append(tok)
-        return "".join(parts)
+        return self._until("}")
 
     def optional(self) -> str | None:
         """The raw text of ``[...]`` when it comes next."""
         if self.peek() != "[":
             return None
         self.take()
+        return self._until("]")
+
+    def _until(self, closer: str) -> str:
+        """The raw text up to ``closer`` at brace depth 0 (consumed, not kept) or the end."""
         depth, parts = 0, []
         while self.i < len(self.toks):
             tok = self.toks[self.i]
             self.i += 1
+            if tok == closer and depth == 0:
+                break
             if tok == "{":
                 depth += 1
             elif tok == "}":
                 depth -= 1
-            elif tok == "]" and depth == 0:
-                break
             parts.append(tok)
         return "".join(parts)
 
