@@ -30,17 +30,13 @@ from proofmatch.artifacts import atomic_path, write_text
 from proofmatch.data.subsample import kept_train_rows
 from proofmatch.evaluation import bootstrap as B
 from proofmatch.evaluation import findings as F
-from proofmatch.evaluation.intervals import signed, statement_file
+from proofmatch.evaluation.intervals import load_frames, signed
 from proofmatch.experiments import Evaluation
 from proofmatch.render import to_markdown, write_table
 
 log = logging.getLogger(__name__)
 
 HEADLINE_LEXICAL = ("bm25", "tfidf_paper", "tfidf")
-
-
-def frames_of(paths: Mapping[Evaluation, str | os.PathLike]) -> dict[Any, pd.DataFrame]:
-    return {ev: B.per_statement(statement_file(p)) for ev, p in paths.items()}
 
 
 def _pct(iv: B.Interval) -> str:
@@ -89,7 +85,7 @@ def headline_table(frames: Mapping[Any, pd.DataFrame], config: Mapping[str, Any]
 def write_findings(paths: Mapping[Any, str | os.PathLike], config: Mapping[str, Any], out_prefix: str | os.PathLike,
                    shares_json: str | os.PathLike | None = None) -> pd.DataFrame:
     """``findings.{md,tex,csv}``: the verdicts, then (Markdown only) the headline gap."""
-    frames = frames_of({ev: p for ev, p in paths.items()})
+    frames: dict[Any, pd.DataFrame] = dict(load_frames(paths))  # type: ignore[arg-type]
     if shares_json is not None:
         frames[F.LIME] = F.lime_frame(shares_json)
     resamples, seed = config["report"]["resamples"], config["seed"]
@@ -124,13 +120,14 @@ def write_seeds(paths: Mapping[Evaluation, str | os.PathLike], config: Mapping[s
     """``seeds.{md,tex,csv}``: per headline run (and fusion), test MRR and Acc per seed, their mean ±
     SD (ddof 1), and the interval over statements of the config seed's run."""
     resamples, seed = config["report"]["resamples"], config["seed"]
+    frames = load_frames(paths)
     groups: dict[tuple[str, str, bool], list[tuple[int, Evaluation]]] = {}
     for s, run in V.seed_runs(config):
         for ev in ([run.evaluation("test"), run.fusion("test")] if V.fused(run, config) else [run.evaluation("test")]):
             groups.setdefault((run.encoder, run.mode, ev.fused), []).append((s, ev))
     rows, shown = [], []
     for (enc, mode, fused), members in groups.items():
-        metrics = [B.per_statement(statement_file(paths[ev])) for _, ev in members]
+        metrics = [frames[ev] for _, ev in members]
         mrr = np.array([100 * m["mrr"].mean() for m in metrics])
         acc = np.array([100 * m["acc"].mean() for m in metrics])
         own = next(i for i, (s, _) in enumerate(members) if s == seed)
@@ -171,7 +168,8 @@ def scaling_rows(paths: Mapping[Evaluation, str | os.PathLike], config: Mapping[
     row its paired difference from BM25."""
     resamples, seed = config["report"]["resamples"], config["seed"]
     fractions = [*sorted(config["report"]["fractions"]), 1.0]
-    bm25 = B.per_statement(statement_file(paths[V.baseline_variant("bm25", 1.0)]))
+    frames = load_frames(paths)  # each file read once (BM25's serves every share)
+    bm25 = frames[V.baseline_variant("bm25", 1.0)]
     entries: list[tuple[str, float, Evaluation]] = []
     for f, run in V.scaling_runs(config):
         entries.append((_label(run.evaluation("test")), f, run.evaluation("test")))
@@ -180,7 +178,7 @@ def scaling_rows(paths: Mapping[Evaluation, str | os.PathLike], config: Mapping[
     entries += [(X.METHOD_NAMES[m], f, V.baseline_variant(m, f)) for m in V.SCALING_BASELINES for f in fractions]
     rows = []
     for label, f, ev in entries:
-        frame = B.per_statement(statement_file(paths[ev]))
+        frame = frames[ev]
         iv = B.interval(frame["mrr"].to_numpy(), resamples, seed)
         d = (B.contrast([(1.0, frame), (-1.0, bm25)], "mrr", resamples, seed) if ev.run() is not None else None)
         rows.append({"Model": label, "Fraction": f,
