@@ -80,12 +80,16 @@ def fused(run: X.Run, config: Mapping[str, Any]) -> bool:
     return (run.encoder, run.mode) in X.fusion_runs(config)
 
 
+def test_evaluations(run: X.Run, config: Mapping[str, Any]) -> list[X.Evaluation]:
+    """The run's test evaluation at its own level, then its fusion's when :func:`fused`."""
+    return [run.evaluation("test"), run.fusion("test")] if fused(run, config) else [run.evaluation("test")]
+
+
 def evaluations(config: Mapping[str, Any]) -> list[X.Evaluation]:
     """Every evaluation the seeds and scaling tables read (test part at the run's level; fusions
     too), and the scaling curve's TF-IDF baselines fitted on each share."""
     runs = [r for _, r in seed_runs(config)] + [r for _, r in scaling_runs(config)]
-    out = [ev for r in dict.fromkeys(runs) for ev in
-           ([r.evaluation("test"), r.fusion("test")] if fused(r, config) else [r.evaluation("test")])]
+    out = [ev for r in dict.fromkeys(runs) for ev in test_evaluations(r, config)]
     out += [baseline_variant(m, f) for m in SCALING_BASELINES for f in [*sorted(config["report"]["fractions"]), 1.0]]
     return list(dict.fromkeys(out))
 

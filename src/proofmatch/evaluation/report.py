@@ -62,8 +62,7 @@ def headline_evaluations(config: Mapping[str, Any]) -> list[Evaluation]:
     skip = X.not_run(config)
     runs = [X.Run("mixed", enc, "local", V.HEADLINE_LEVEL) for enc in ("npt", "scratchbert", "mathbert")
             if enc not in skip]
-    learned = [ev for r in runs for ev in ([r.evaluation("test"), r.fusion("test")] if V.fused(r, config)
-                                           else [r.evaluation("test")])]
+    learned = [ev for r in runs for ev in V.test_evaluations(r, config)]
     return learned + [X.baseline("mixed", m, V.HEADLINE_LEVEL, "test") for m in HEADLINE_LEXICAL]
 
 
@@ -111,7 +110,7 @@ def findings_inputs(config: Mapping[str, Any]) -> list[Evaluation]:
 def seeds_inputs(config: Mapping[str, Any]) -> list[Evaluation]:
     out = []
     for _, run in V.seed_runs(config):
-        out += [run.evaluation("test"), run.fusion("test")] if V.fused(run, config) else [run.evaluation("test")]
+        out += V.test_evaluations(run, config)
     return out
 
 
@@ -123,7 +122,7 @@ def write_seeds(paths: Mapping[Evaluation, str | os.PathLike], config: Mapping[s
     frames = load_frames(paths)
     groups: dict[tuple[str, str, bool], list[tuple[int, Evaluation]]] = {}
     for s, run in V.seed_runs(config):
-        for ev in ([run.evaluation("test"), run.fusion("test")] if V.fused(run, config) else [run.evaluation("test")]):
+        for ev in V.test_evaluations(run, config):
             groups.setdefault((run.encoder, run.mode, ev.fused), []).append((s, ev))
     rows, shown = [], []
     for (enc, mode, fused), members in groups.items():
@@ -170,11 +169,7 @@ def scaling_rows(paths: Mapping[Evaluation, str | os.PathLike], config: Mapping[
     fractions = [*sorted(config["report"]["fractions"]), 1.0]
     frames = load_frames(paths)  # each file read once (BM25's serves every share)
     bm25 = frames[V.baseline_variant("bm25", 1.0)]
-    entries: list[tuple[str, float, Evaluation]] = []
-    for f, run in V.scaling_runs(config):
-        entries.append((_label(run.evaluation("test")), f, run.evaluation("test")))
-        if V.fused(run, config):
-            entries.append((_label(run.fusion("test")), f, run.fusion("test")))
+    entries = [(_label(ev), f, ev) for f, run in V.scaling_runs(config) for ev in V.test_evaluations(run, config)]
     entries += [(X.METHOD_NAMES[m], f, V.baseline_variant(m, f)) for m in V.SCALING_BASELINES for f in fractions]
     rows = []
     for label, f, ev in entries:
