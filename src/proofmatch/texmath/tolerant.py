@@ -360,7 +360,6 @@ class _Reader:
         """One command as MathML: one branch per kind of command (spacing, delimiters, fonts, accents,
         fractions, roots, environments, unknown), each dispatching on its table above.
         why this is long: the branches are the kinds, read top to bottom."""
-        star = name.endswith("*")
         base = name.rstrip("*")
         if base in NOTHING:
             if base in ("left", "right", "middle") or base.startswith(("big", "Big")):
