@@ -1,5 +1,9 @@
-"""Short units (issue 24): no module of src/proofmatch over 400 lines and no function over 60,
-unless its docstring says why ("why this is long"). A reader should find each step by its name."""
+"""Short units (issue 24): no module of src/proofmatch over 500 lines and no function over 75,
+unless its docstring says why ("why this is long"). A reader should find each step by its name.
+
+The limits count lines as `ruff format` writes them (issue 33). They were 400 and 60 of the
+hand-packed lines before the tree was formatted, which made it 23 % longer (19,519 -> 24,094
+lines): the same amount of code per unit, in the formatter's unit."""
 
 from __future__ import annotations
 
@@ -9,8 +13,8 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "proofmatch"
-MAX_MODULE_LINES = 400
-MAX_FUNCTION_LINES = 60
+MAX_MODULE_LINES = 500
+MAX_FUNCTION_LINES = 75
 REASON = "why this is long"
 
 
@@ -38,9 +42,9 @@ def test_no_long_modules_or_functions():
 
 
 @pytest.mark.parametrize("body, expected", [
-    ("def f():\n" + "    x = 1\n" * 61, ["pkg/m.py:f (62 lines)"]),
-    ('def f():\n    """REASON: a table."""\n' + "    x = 1\n" * 61, []),
-    ("x = 1\n" * 401, ["pkg/m.py (401 lines)"]),
+    ("def f():\n" + "    x = 1\n" * 76, ["pkg/m.py:f (77 lines)"]),
+    ('def f():\n    """REASON: a table."""\n' + "    x = 1\n" * 76, []),
+    ("x = 1\n" * 501, ["pkg/m.py (501 lines)"]),
 ], ids=["long function", "long function with a reason", "long module"])
 def test_the_scan_finds_what_it_should(tmp_path, body, expected):
     pkg = tmp_path / "pkg"
