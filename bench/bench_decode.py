@@ -62,10 +62,19 @@ class Phase:
     def __exit__(self, *exc):
         seconds = time.perf_counter() - self.t0
         peak = (tracemalloc.get_traced_memory()[1] - self.base) / 2**20
-        self.rows.append({"scenario": self.scenario, "phase": self.name, "seconds": round(seconds, 2),
-                          "traced_peak_mb": round(peak, 1), "rss_peak_mb": round(rss_mb(), 1)})
-        print(f"  {self.name:<28} {seconds:8.2f} s  traced peak {peak:8.1f} MiB  RSS peak {rss_mb():8.1f} MiB",
-              flush=True)
+        self.rows.append(
+            {
+                "scenario": self.scenario,
+                "phase": self.name,
+                "seconds": round(seconds, 2),
+                "traced_peak_mb": round(peak, 1),
+                "rss_peak_mb": round(rss_mb(), 1),
+            }
+        )
+        print(
+            f"  {self.name:<28} {seconds:8.2f} s  traced peak {peak:8.1f} MiB  RSS peak {rss_mb():8.1f} MiB",
+            flush=True,
+        )
 
 
 def factors(n: int, d: int, noise: float, hub: float, seed: int):
@@ -89,7 +98,7 @@ def bare_chunked(f: D.FactorScorer, chunk_rows: int) -> float:
     t0 = time.perf_counter()
     for start in range(0, f.n, chunk_rows):
         stop = min(f.n, start + chunk_rows)
-        torch.mm(f.A[start:stop], f.BT, out=buf[:stop - start])
+        torch.mm(f.A[start:stop], f.BT, out=buf[: stop - start])
     sync(f.device)
     return time.perf_counter() - t0
 
@@ -105,7 +114,9 @@ def bare_full(f: D.FactorScorer) -> float:
     return seconds
 
 
-def decode_vs_bare(f: D.FactorScorer, n: int, k: int, chunk_rows: int, repeats: int, threads: int) -> dict:
+def decode_vs_bare(
+    f: D.FactorScorer, n: int, k: int, chunk_rows: int, repeats: int, threads: int
+) -> dict:
     """Interleaved repeats of the two bare products and scoring + top-k; medians and their ratio."""
     times: dict[str, list[float]] = {"chunked": [], "full": [], "decode": []}
     device_peak = None
@@ -125,18 +136,28 @@ def decode_vs_bare(f: D.FactorScorer, n: int, k: int, chunk_rows: int, repeats: 
         traced = (tracemalloc.get_traced_memory()[1] - base) / 2**20
         if f.device.type == "cuda":
             device_peak = torch.cuda.max_memory_allocated(f.device) / 2**20
-        print(f"  repeat {rep + 1}: bare chunked {times['chunked'][-1]:.2f} s, bare full {times['full'][-1]:.2f} s, "
-              f"scoring + top-k {times['decode'][-1]:.2f} s", flush=True)
-    ratios = [dec / min(c, fu) for c, fu, dec in zip(times["chunked"], times["full"], times["decode"])]
+        print(
+            f"  repeat {rep + 1}: bare chunked {times['chunked'][-1]:.2f} s, bare full {times['full'][-1]:.2f} s, "
+            f"scoring + top-k {times['decode'][-1]:.2f} s",
+            flush=True,
+        )
+    ratios = [
+        dec / min(c, fu) for c, fu, dec in zip(times["chunked"], times["full"], times["decode"])
+    ]
     return {
-        "bare_chunked_s": statistics.median(times["chunked"]), "bare_full_s": statistics.median(times["full"]),
-        "decode_s": statistics.median(times["decode"]), "ratio_median": statistics.median(ratios),
-        "ratios": [round(r, 3) for r in ratios], "times": times,
+        "bare_chunked_s": statistics.median(times["chunked"]),
+        "bare_full_s": statistics.median(times["full"]),
+        "decode_s": statistics.median(times["decode"]),
+        "ratio_median": statistics.median(ratios),
+        "ratios": [round(r, 3) for r in ratios],
+        "times": times,
         "decode_traced_peak_mb": round(traced, 1),
         "chunk_buffer_mb": round(min(n, chunk_rows) * n * 4 / 2**20, 1),
         "n_by_n_float32_mb": round(n * n * 4 / 2**20, 1),
         "device_peak_mb": None if device_peak is None else round(device_peak, 1),
-        "local_mrr": local.mrr, "local_acc": local.acc, "_local": local,
+        "local_mrr": local.mrr,
+        "local_acc": local.acc,
+        "_local": local,
     }
 
 
@@ -144,16 +165,32 @@ def run(scenario: str, args: argparse.Namespace, d: int, hub: float, rows: list)
     n, k = args.n, args.k
     device = torch.device(args.device)
     chunk_rows = args.chunk_rows or D.default_chunk_rows(n, device)
-    print(f"[{scenario}] n={n} k={k} d={d} noise={args.noise} hub={hub} device={device} "
-          f"threads={args.threads} chunk_rows={chunk_rows}", flush=True)
+    print(
+        f"[{scenario}] n={n} k={k} d={d} noise={args.noise} hub={hub} device={device} "
+        f"threads={args.threads} chunk_rows={chunk_rows}",
+        flush=True,
+    )
     A, B, rb, cb = factors(n, d, args.noise, hub, args.seed)
     f = D.FactorScorer(A, B, rb, cb, device=device)
     res = decode_vs_bare(f, n, k, chunk_rows, args.repeats, args.threads)
     local = res.pop("_local")
-    out = {"scenario": scenario, "n": n, "k": k, "d": d, "noise": args.noise, "hub": hub,
-           "device": str(device), "threads": args.threads, "chunk_rows": chunk_rows, **res}
-    print(f"  median: bare chunked {res['bare_chunked_s']:.2f} s, bare full {res['bare_full_s']:.2f} s, "
-          f"scoring + top-k {res['decode_s']:.2f} s, ratio {res['ratio_median']:.2f}", flush=True)
+    out = {
+        "scenario": scenario,
+        "n": n,
+        "k": k,
+        "d": d,
+        "noise": args.noise,
+        "hub": hub,
+        "device": str(device),
+        "threads": args.threads,
+        "chunk_rows": chunk_rows,
+        **res,
+    }
+    print(
+        f"  median: bare chunked {res['bare_chunked_s']:.2f} s, bare full {res['bare_full_s']:.2f} s, "
+        f"scoring + top-k {res['decode_s']:.2f} s, ratio {res['ratio_median']:.2f}",
+        flush=True,
+    )
     if args.global_:
         with Phase(rows, scenario, "k-best deficiency (scipy)"):
             deficiency = G.matching_deficiency(local.topk_idx)
@@ -162,8 +199,13 @@ def run(scenario: str, args: argparse.Namespace, d: int, hub: float, rows: list)
         with Phase(rows, scenario, "lapmod (sparse global)"):
             x_sparse, used = G.solve_graph(graph)
         del graph
-        out.update({"sparse_acc": float(np.mean(x_sparse == np.arange(n))),
-                    "kbest_deficiency": deficiency, "fallback_edges": used})
+        out.update(
+            {
+                "sparse_acc": float(np.mean(x_sparse == np.arange(n))),
+                "kbest_deficiency": deficiency,
+                "fallback_edges": used,
+            }
+        )
         if not args.no_exact:
             with Phase(rows, scenario, "dense float64 scores"):
                 dense = D.dense_scores(f, n, chunk_rows)
@@ -171,13 +213,17 @@ def run(scenario: str, args: argparse.Namespace, d: int, hub: float, rows: list)
                 x_exact = G.exact_global(dense, overwrite=True)  # dense now holds costs
             del dense
             r = np.arange(n)
-            out.update({
-                "exact_acc": float(np.mean(x_exact == r)),
-                "acc_diff_sparse_minus_exact": float(np.mean(x_sparse == r) - np.mean(x_exact == r)),
-                "rows_identical": float(np.mean(x_sparse == x_exact)),
-                "score_exact": assignment_score(A, B, rb, cb, x_exact),
-                "score_sparse": assignment_score(A, B, rb, cb, x_sparse),
-            })
+            out.update(
+                {
+                    "exact_acc": float(np.mean(x_exact == r)),
+                    "acc_diff_sparse_minus_exact": float(
+                        np.mean(x_sparse == r) - np.mean(x_exact == r)
+                    ),
+                    "rows_identical": float(np.mean(x_sparse == x_exact)),
+                    "score_exact": assignment_score(A, B, rb, cb, x_exact),
+                    "score_sparse": assignment_score(A, B, rb, cb, x_sparse),
+                }
+            )
     return out
 
 
@@ -190,15 +236,30 @@ def main() -> None:
     ap.add_argument("--hub", type=float, default=0.6, help="hub bias of the 'hub' scenario")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ...")
-    ap.add_argument("--threads", type=int, default=torch.get_num_threads(),
-                    help="CPU threads of the products and of the ranking (torch.set_num_threads)")
-    ap.add_argument("--chunk-rows", type=int, default=None, help="default: decode.default_chunk_rows")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=torch.get_num_threads(),
+        help="CPU threads of the products and of the ranking (torch.set_num_threads)",
+    )
+    ap.add_argument(
+        "--chunk-rows", type=int, default=None, help="default: decode.default_chunk_rows"
+    )
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--scenarios", default=None, help="comma-separated: plain, hub (default: plain; "
-                                                      "plain,hub with --global)")
-    ap.add_argument("--global", dest="global_", action="store_true",
-                    help="also sparse k-best LAPMOD and (unless --no-exact) exact dense LAPJV")
-    ap.add_argument("--no-exact", action="store_true", help="with --global: skip the dense n x n float64 LAPJV")
+    ap.add_argument(
+        "--scenarios",
+        default=None,
+        help="comma-separated: plain, hub (default: plain; plain,hub with --global)",
+    )
+    ap.add_argument(
+        "--global",
+        dest="global_",
+        action="store_true",
+        help="also sparse k-best LAPMOD and (unless --no-exact) exact dense LAPJV",
+    )
+    ap.add_argument(
+        "--no-exact", action="store_true", help="with --global: skip the dense n x n float64 LAPJV"
+    )
     ap.add_argument("--json", default=None, help="also write the results here")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
@@ -212,31 +273,48 @@ def main() -> None:
             hub = {"plain": 0.0, "hub": args.hub}[sc]
             results.append(run(sc, args, d, hub, rows))
 
-    env = {"machine": platform.processor() or platform.machine(), "torch": torch.__version__,
-           "numpy": np.__version__, "threads": args.threads, "device": args.device,
-           "gpu": torch.cuda.get_device_name(0) if args.device.startswith("cuda") else None}
+    env = {
+        "machine": platform.processor() or platform.machine(),
+        "torch": torch.__version__,
+        "numpy": np.__version__,
+        "threads": args.threads,
+        "device": args.device,
+        "gpu": torch.cuda.get_device_name(0) if args.device.startswith("cuda") else None,
+    }
     print("\n" + json.dumps(env))
-    print("\n| scenario | d | device | threads | bare chunked product (s) | bare full product (s) | "
-          "scoring + top-k (s) | ratio (median) | decode traced peak MiB | chunk MiB | n x n MiB |")
+    print(
+        "\n| scenario | d | device | threads | bare chunked product (s) | bare full product (s) | "
+        "scoring + top-k (s) | ratio (median) | decode traced peak MiB | chunk MiB | n x n MiB |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
-        print(f"| {r['scenario']} | {r['d']} | {r['device']} | {r['threads']} | {r['bare_chunked_s']:.2f} | "
-              f"{r['bare_full_s']:.2f} | {r['decode_s']:.2f} | {r['ratio_median']:.2f} | "
-              f"{r['decode_traced_peak_mb']} | {r['chunk_buffer_mb']} | {r['n_by_n_float32_mb']} |")
+        print(
+            f"| {r['scenario']} | {r['d']} | {r['device']} | {r['threads']} | {r['bare_chunked_s']:.2f} | "
+            f"{r['bare_full_s']:.2f} | {r['decode_s']:.2f} | {r['ratio_median']:.2f} | "
+            f"{r['decode_traced_peak_mb']} | {r['chunk_buffer_mb']} | {r['n_by_n_float32_mb']} |"
+        )
     if rows:
         print("\n| scenario | phase | seconds | traced peak MiB | RSS peak MiB |")
         print("|---|---|---|---|---|")
         for r in rows:
-            print(f"| {r['scenario']} | {r['phase']} | {r['seconds']} | {r['traced_peak_mb']} | {r['rss_peak_mb']} |")
-        print("\n| scenario | d | local MRR | local acc | sparse global acc | exact global acc | sparse - exact | "
-              "rows identical | k-best deficiency | fallback edges used |")
+            print(
+                f"| {r['scenario']} | {r['phase']} | {r['seconds']} | {r['traced_peak_mb']} | {r['rss_peak_mb']} |"
+            )
+        print(
+            "\n| scenario | d | local MRR | local acc | sparse global acc | exact global acc | sparse - exact | "
+            "rows identical | k-best deficiency | fallback edges used |"
+        )
         print("|---|---|---|---|---|---|---|---|---|---|")
         for r in results:
+
             def pct(key):
                 return f"{100 * r[key]:.2f}" if key in r else "–"
-            print(f"| {r['scenario']} | {r['d']} | {pct('local_mrr')} | {pct('local_acc')} | {pct('sparse_acc')} | "
-                  f"{pct('exact_acc')} | {pct('acc_diff_sparse_minus_exact')} | {pct('rows_identical')} | "
-                  f"{r.get('kbest_deficiency', '–')} | {r.get('fallback_edges', '–')} |")
+
+            print(
+                f"| {r['scenario']} | {r['d']} | {pct('local_mrr')} | {pct('local_acc')} | {pct('sparse_acc')} | "
+                f"{pct('exact_acc')} | {pct('acc_diff_sparse_minus_exact')} | {pct('rows_identical')} | "
+                f"{r.get('kbest_deficiency', '–')} | {r.get('fallback_edges', '–')} |"
+            )
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"env": env, "phases": rows, "results": results}, fh, indent=2)

@@ -49,7 +49,7 @@ class Job:
     wildcards: str = ""
     finish: datetime | None = None
     wall_s: float | None = None  # the benchmark file's, else the log's (to the second)
-    cpu_s: float | None = None   # the benchmark file's cpu_time; None without one
+    cpu_s: float | None = None  # the benchmark file's cpu_time; None without one
 
     @property
     def span_s(self) -> float:
@@ -70,10 +70,19 @@ def parse_log(text: str) -> list[Job]:
 
     def close() -> None:
         if block is not None and "jobid" in block:
-            files = {k: tuple(block[k].split(", ")) if block.get(k) else () for k in ("input", "output")}
-            jobs[int(block["jobid"])] = Job(int(block["jobid"]), block["rule"], int(block.get("threads", 1)),
-                                            block["start"], block.get("benchmark"), files["input"], files["output"],
-                                            block.get("wildcards", ""))
+            files = {
+                k: tuple(block[k].split(", ")) if block.get(k) else () for k in ("input", "output")
+            }
+            jobs[int(block["jobid"])] = Job(
+                int(block["jobid"]),
+                block["rule"],
+                int(block.get("threads", 1)),
+                block["start"],
+                block.get("benchmark"),
+                files["input"],
+                files["output"],
+                block.get("wildcards", ""),
+            )
 
     for line in text.splitlines():
         if block is not None and (m := FIELD.match(line)):
@@ -149,10 +158,17 @@ def by_rule(jobs: list[Job]) -> list[dict]:
     for rule, group in rules.items():
         walls = [j.wall_s for j in group]
         cpus = [j.cpu_s for j in group if j.cpu_s is not None]
-        out.append({"rule": rule, "jobs": len(group), "wall_s": sum(walls), "cpu_s": sum(cpus) if cpus else None,
-                    "median_wall_s": statistics.median(walls),
-                    "median_cpu_s": statistics.median(cpus) if cpus else None,
-                    "threads": max(j.threads for j in group)})
+        out.append(
+            {
+                "rule": rule,
+                "jobs": len(group),
+                "wall_s": sum(walls),
+                "cpu_s": sum(cpus) if cpus else None,
+                "median_wall_s": statistics.median(walls),
+                "median_cpu_s": statistics.median(cpus) if cpus else None,
+                "threads": max(j.threads for j in group),
+            }
+        )
     return sorted(out, key=lambda r: -r["wall_s"])
 
 
@@ -172,8 +188,12 @@ def dependencies(jobs: list[Job]) -> dict[int, set[int]]:
     return deps
 
 
-def simulate(jobs: list[Job], cores: int, seconds: Callable[[Job], float],
-             priority: Callable[[Job], float] = lambda job: 0.0) -> tuple[float, float]:
+def simulate(
+    jobs: list[Job],
+    cores: int,
+    seconds: Callable[[Job], float],
+    priority: Callable[[Job], float] = lambda job: 0.0,
+) -> tuple[float, float]:
     """(makespan, idle core-seconds) of the run's jobs on ``cores`` idle cores, each job taking
     ``seconds(job)``: whenever cores are free, the ready jobs are started by ``priority`` (then
     the most threads, as Snakemake's scheduler fills the cores), each job claiming at most
@@ -185,8 +205,10 @@ def simulate(jobs: list[Job], cores: int, seconds: Callable[[Job], float],
     waiting = set(by_id)
     t, free, busy = 0.0, cores, 0.0
     while waiting or running:
-        ready = sorted((by_id[i] for i in waiting if deps[i] <= done),
-                       key=lambda j: (-priority(j), -min(j.threads, cores), j.start, j.jobid))
+        ready = sorted(
+            (by_id[i] for i in waiting if deps[i] <= done),
+            key=lambda j: (-priority(j), -min(j.threads, cores), j.start, j.jobid),
+        )
         for job in ready:
             need = min(job.threads, cores)
             if need <= free:
@@ -210,23 +232,36 @@ def fmt(x: float | None, digits: int = 0) -> str:
 def report(jobs: list[Job], cores: int, every_job: bool = False) -> str:
     """The Markdown tables: per rule, the totals, and with ``every_job`` one row per job."""
     rows = by_rule(jobs)
-    lines = ["| rule | jobs | threads | wall s | CPU s | median job wall s | median job CPU s |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| rule | jobs | threads | wall s | CPU s | median job wall s | median job CPU s |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
-        lines.append(f"| {r['rule']} | {r['jobs']} | {r['threads']} | {fmt(r['wall_s'])} | {fmt(r['cpu_s'])} | "
-                     f"{fmt(r['median_wall_s'], 1)} | {fmt(r['median_cpu_s'], 1)} |")
+        lines.append(
+            f"| {r['rule']} | {r['jobs']} | {r['threads']} | {fmt(r['wall_s'])} | {fmt(r['cpu_s'])} | "
+            f"{fmt(r['median_wall_s'], 1)} | {fmt(r['median_cpu_s'], 1)} |"
+        )
     wall = sum(r["wall_s"] for r in rows)
     cpu = sum(r["cpu_s"] or 0.0 for r in rows)
     lines.append(f"| all | {sum(r['jobs'] for r in rows)} | | {fmt(wall)} | {fmt(cpu)} | | |")
     span, idle = idle_core_seconds(jobs, cores)
-    lines += ["", f"wall clock {span:,.0f} s ({span / 60:.1f} min) on {cores} cores; idle core-seconds "
-                  f"{idle:,.0f} ({idle / max(cores * span, 1e-9):.0%} of {cores} x the wall clock)"]
+    lines += [
+        "",
+        f"wall clock {span:,.0f} s ({span / 60:.1f} min) on {cores} cores; idle core-seconds "
+        f"{idle:,.0f} ({idle / max(cores * span, 1e-9):.0%} of {cores} x the wall clock)",
+    ]
     if every_job:
-        lines += ["", "| start | rule | threads | wall s | CPU s | benchmark |", "|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            "| start | rule | threads | wall s | CPU s | benchmark |",
+            "|---|---|---|---|---|---|",
+        ]
         t0 = min(j.start for j in jobs)
         for j in jobs:
-            lines.append(f"| {(j.start - t0).total_seconds():.0f} | {j.rule} | {j.threads} | {fmt(j.wall_s, 1)} | "
-                         f"{fmt(j.cpu_s, 1)} | {j.benchmark or ''} |")
+            lines.append(
+                f"| {(j.start - t0).total_seconds():.0f} | {j.rule} | {j.threads} | {fmt(j.wall_s, 1)} | "
+                f"{fmt(j.cpu_s, 1)} | {j.benchmark or ''} |"
+            )
     return "\n".join(lines)
 
 
@@ -239,11 +274,17 @@ def newest_log(root: Path) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("root", type=Path, help="the run's working directory (results/ and .snakemake/ in it)")
-    parser.add_argument("--log", type=Path, help="the Snakemake log (default: the newest of the run)")
+    parser.add_argument(
+        "root", type=Path, help="the run's working directory (results/ and .snakemake/ in it)"
+    )
+    parser.add_argument(
+        "--log", type=Path, help="the Snakemake log (default: the newest of the run)"
+    )
     parser.add_argument("--cores", type=int, default=2, help="the run's -c")
     parser.add_argument("--jobs", action="store_true", help="also one row per job")
-    parser.add_argument("--rusage", type=Path, help="the run's bench/rusage_hook records (exact CPU seconds)")
+    parser.add_argument(
+        "--rusage", type=Path, help="the run's bench/rusage_hook records (exact CPU seconds)"
+    )
     args = parser.parse_args(argv)
     jobs = parse_log((args.log or newest_log(args.root)).read_text())
     attach_benchmarks(jobs, args.root)

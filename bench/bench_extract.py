@@ -79,25 +79,33 @@ def downstream(items: list[tuple[str, str]]) -> list[str]:
         write_parquet(pairs, src, extract.PAIRS_SCHEMA)
         start = time.perf_counter()
         linearize.linearize_shard(str(src), str(out))
-        lines.append(f"linearization (linearize.linearize_shard, once): {time.perf_counter() - start:.2f} s wall for {len(pairs)} pairs")
+        lines.append(
+            f"linearization (linearize.linearize_shard, once): {time.perf_counter() - start:.2f} s wall for {len(pairs)} pairs"
+        )
         frame = pd.read_parquet(out)
         start = time.perf_counter()
         verdict, _ = filter_rules.classify(frame)
         kept = int(verdict["reason"].isna().sum())
-        lines.append(f"filtering (filter_rules.classify, defaults, once): {time.perf_counter() - start:.2f} s wall; {kept} of {len(frame)} pairs kept")
+        lines.append(
+            f"filtering (filter_rules.classify, defaults, once): {time.perf_counter() - start:.2f} s wall; {kept} of {len(frame)} pairs kept"
+        )
     return lines
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("corpus_dir", nargs="?", default=str(REPO.parent / "shared" / "corpora" / "stacks"))
+    parser.add_argument(
+        "corpus_dir", nargs="?", default=str(REPO.parent / "shared" / "corpora" / "stacks")
+    )
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
 
     paths = listing.list_articles(args.corpus_dir)
     items = [(listing.strip_article_suffix(p.name), str(p)) for p in paths]
-    blobs = [gzip.decompress(p.read_bytes()) if p.name.endswith(".gz") else p.read_bytes() for p in paths]
+    blobs = [
+        gzip.decompress(p.read_bytes()) if p.name.endswith(".gz") else p.read_bytes() for p in paths
+    ]
     size_mb = sum(map(len, blobs)) / 1e6
     print(f"corpus: {args.corpus_dir}: {len(paths)} files, {size_mb:.1f} MB decompressed")
     bare: list[Timing] = []
@@ -111,12 +119,18 @@ def main(argv: list[str] | None = None) -> int:
     for i, clock in ((0, "wall"), (1, "CPU")):
         b, g, e = (min(t[i] for t in runs) for runs in (bare, gz, ext))
         print(f"[{clock} time, best of {args.repeat}]")
-        print(f"  bare lxml parse (decompressed bytes in memory): {b:6.2f} s  ({size_mb / b:.0f} MB/s)")
+        print(
+            f"  bare lxml parse (decompressed bytes in memory): {b:6.2f} s  ({size_mb / b:.0f} MB/s)"
+        )
         print(f"  gunzip + lxml parse:                            {g:6.2f} s")
         print(f"  extraction from the files:                      {e:6.2f} s")
-        print(f"  ratio extraction / bare parse: {e / b:.2f}x   (extraction / gunzip+parse: {e / g:.2f}x)")
+        print(
+            f"  ratio extraction / bare parse: {e / b:.2f}x   (extraction / gunzip+parse: {e / g:.2f}x)"
+        )
     skipped = report["files_skipped"] or "none"
-    print(f"extraction found {n_pairs} pairs, {report['theorem_like']} theorem-like elements; skipped: {skipped}")
+    print(
+        f"extraction found {n_pairs} pairs, {report['theorem_like']} theorem-like elements; skipped: {skipped}"
+    )
     print("\n".join(downstream(items)))
     return 0
 

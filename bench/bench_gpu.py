@@ -48,21 +48,36 @@ def bench_gemm(n: int = 8192, steps: int = 10) -> dict:
     return {"bench": "bf16 GEMM", "shape": f"{n}^3", "tflops": round(2 * n**3 / sec / 1e12, 1)}
 
 
-def bench_mlm(attn: str, batch: int, seq: int, compile_model: bool, warmup: int, steps: int,
-              peak_tflops: float) -> dict:
+def bench_mlm(
+    attn: str,
+    batch: int,
+    seq: int,
+    compile_model: bool,
+    warmup: int,
+    steps: int,
+    peak_tflops: float,
+) -> dict:
     """BERT-base MLM steps (bf16 autocast, fused AdamW) in one configuration."""
     from transformers import BertConfig, BertForMaskedLM
 
     torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=30522, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
-                     intermediate_size=3072, max_position_embeddings=512)
+    cfg = BertConfig(
+        vocab_size=30522,
+        hidden_size=768,
+        num_hidden_layers=12,
+        num_attention_heads=12,
+        intermediate_size=3072,
+        max_position_embeddings=512,
+    )
     model = BertForMaskedLM._from_config(cfg, attn_implementation=attn).cuda().train()
     assert model.config._attn_implementation == attn, model.config._attn_implementation
     n_params = sum(p.numel() for p in model.parameters())
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
     fwd = torch.compile(model) if compile_model else model
     ids = torch.randint(5, cfg.vocab_size, (batch, seq), device="cuda")
-    labels = torch.where(torch.rand(batch, seq, device="cuda") < 0.15, ids, torch.full_like(ids, -100))
+    labels = torch.where(
+        torch.rand(batch, seq, device="cuda") < 0.15, ids, torch.full_like(ids, -100)
+    )
     mask = torch.ones_like(ids)
 
     def step() -> None:
@@ -76,11 +91,18 @@ def bench_mlm(attn: str, batch: int, seq: int, compile_model: bool, warmup: int,
     tokens_s = batch * seq / sec
     flops_token = 6 * n_params + 12 * cfg.num_hidden_layers * cfg.hidden_size * seq
     tflops = tokens_s * flops_token / 1e12
-    return {"bench": "BERT-base MLM", "attn": attn, "batch": batch, "seq": seq, "compile": compile_model,
-            "tokens_s": round(tokens_s), "model_tflops": round(tflops, 1),
-            "mfu_datasheet": round(100 * tflops / DATASHEET_BF16_TFLOPS, 1),
-            "mfu_measured_peak": round(100 * tflops / peak_tflops, 1),
-            "max_mem_gb": round(torch.cuda.max_memory_allocated() / 2**30, 1)}
+    return {
+        "bench": "BERT-base MLM",
+        "attn": attn,
+        "batch": batch,
+        "seq": seq,
+        "compile": compile_model,
+        "tokens_s": round(tokens_s),
+        "model_tflops": round(tflops, 1),
+        "mfu_datasheet": round(100 * tflops / DATASHEET_BF16_TFLOPS, 1),
+        "mfu_measured_peak": round(100 * tflops / peak_tflops, 1),
+        "max_mem_gb": round(torch.cuda.max_memory_allocated() / 2**30, 1),
+    }
 
 
 def bench_npt(variant: str, kind: str, warmup: int, steps: int) -> dict:
@@ -97,12 +119,21 @@ def bench_npt(variant: str, kind: str, warmup: int, steps: int) -> dict:
     torch.manual_seed(0)
     vocab, batch, ls, lp = 44000, 60, 60, 200
     npt = NPTConfig(vocab_size=vocab, d_model=300, n_layers=2, n_heads=4, d_k=128, max_length=200)
-    m = Matcher(MatcherConfig("npt", "bilinear", "both", 200, npt=npt.to_dict()), NPTEncoder(npt), _Codec())
+    m = Matcher(
+        MatcherConfig("npt", "bilinear", "both", 200, npt=npt.to_dict()), NPTEncoder(npt), _Codec()
+    )
     m.cuda().train()
-    opt = make_optimizer("asgd", m.parameters(), 0.005)  # as training makes it (capturable on a GPU)
+    opt = make_optimizer(
+        "asgd", m.parameters(), 0.005
+    )  # as training makes it (capturable on a GPU)
     # statements and proofs each padded to their own length, as a training step pads them
-    groups = [(torch.randint(3, vocab, (batch, n), device="cuda"), torch.ones(batch, n, dtype=torch.bool, device="cuda"))
-              for n in (ls, lp)]
+    groups = [
+        (
+            torch.randint(3, vocab, (batch, n), device="cuda"),
+            torch.ones(batch, n, dtype=torch.bool, device="cuda"),
+        )
+        for n in (ls, lp)
+    ]
     fwd = m
     if variant == "compile":
         fwd = torch.compile(m)
@@ -118,16 +149,23 @@ def bench_npt(variant: str, kind: str, warmup: int, steps: int) -> dict:
         opt.step()
 
     sec = _timed(step, warmup, steps)
-    return {"bench": f"NPT {kind} step", "variant": variant, "shape": f"d=300 b={batch} len={ls}/{lp}",
-            "steps_s": round(1 / sec, 1)}
+    return {
+        "bench": f"NPT {kind} step",
+        "variant": variant,
+        "shape": f"d=300 b={batch} len={ls}/{lp}",
+        "steps_s": round(1 / sec, 1),
+    }
 
 
 def _guard(fn: Callable[..., dict], **kw) -> dict:
     try:
         row = fn(**kw)
     except Exception as exc:  # reported, not hidden: the row carries the error
-        row = {"bench": fn.__name__, **{k: v for k, v in kw.items() if k not in ("warmup", "steps")},
-               "error": f"{type(exc).__name__}: {str(exc)[:300]}"}
+        row = {
+            "bench": fn.__name__,
+            **{k: v for k, v in kw.items() if k not in ("warmup", "steps")},
+            "error": f"{type(exc).__name__}: {str(exc)[:300]}",
+        }
         traceback.print_exc()
     finally:
         torch.cuda.empty_cache()
@@ -152,19 +190,54 @@ def main() -> None:
     peak = rows[0].get("tflops", DATASHEET_BF16_TFLOPS)
     w, s = args.warmup, args.steps
     if args.only in (None, "mlm"):
-        rows.append(_guard(bench_mlm, attn="eager", batch=8, seq=512, compile_model=False, warmup=w, steps=s,
-                           peak_tflops=peak))
+        rows.append(
+            _guard(
+                bench_mlm,
+                attn="eager",
+                batch=8,
+                seq=512,
+                compile_model=False,
+                warmup=w,
+                steps=s,
+                peak_tflops=peak,
+            )
+        )
         for b in args.batches:
-            rows.append(_guard(bench_mlm, attn="sdpa", batch=b, seq=512, compile_model=False, warmup=w, steps=s,
-                               peak_tflops=peak))
-        best = max((r for r in rows if r.get("tokens_s") and r.get("attn") == "sdpa"),
-                   key=lambda r: r["tokens_s"], default=None)
+            rows.append(
+                _guard(
+                    bench_mlm,
+                    attn="sdpa",
+                    batch=b,
+                    seq=512,
+                    compile_model=False,
+                    warmup=w,
+                    steps=s,
+                    peak_tflops=peak,
+                )
+            )
+        best = max(
+            (r for r in rows if r.get("tokens_s") and r.get("attn") == "sdpa"),
+            key=lambda r: r["tokens_s"],
+            default=None,
+        )
         if best:
-            rows.append(_guard(bench_mlm, attn="sdpa", batch=best["batch"], seq=512, compile_model=True,
-                               warmup=w, steps=s, peak_tflops=peak))
+            rows.append(
+                _guard(
+                    bench_mlm,
+                    attn="sdpa",
+                    batch=best["batch"],
+                    seq=512,
+                    compile_model=True,
+                    warmup=w,
+                    steps=s,
+                    peak_tflops=peak,
+                )
+            )
     if args.only in (None, "npt"):
         for variant in ("eager", "compile", "graphs"):
-            rows.append(_guard(bench_npt, variant=variant, kind="local", warmup=max(w, 5), steps=max(s, 50)))
+            rows.append(
+                _guard(bench_npt, variant=variant, kind="local", warmup=max(w, 5), steps=max(s, 50))
+            )
         rows.append(_guard(bench_npt, variant="eager", kind="global", warmup=w, steps=max(s, 50)))
     if args.json:
         with open(args.json, "w") as f:

@@ -51,10 +51,17 @@ def main() -> None:
         evaluations = table.evaluations(not_run)
         evaluations += I.references(evaluations)
         inputs = X.workflow_inputs(evaluations)
-        with_iv = best_of(args.repeat, lambda: T.table_from_inputs(name, inputs, out / name, not_run, fusion=fusion,
-                                                                   config=config))
+        with_iv = best_of(
+            args.repeat,
+            lambda: T.table_from_inputs(
+                name, inputs, out / name, not_run, fusion=fusion, config=config
+            ),
+        )
         loaded = {ev: T.load_metrics(ev.path()) for ev in evaluations}
-        without = best_of(args.repeat, lambda: T.render_table(table, loaded, out / f"{name}-plain", not_run, config))
+        without = best_of(
+            args.repeat,
+            lambda: T.render_table(table, loaded, out / f"{name}-plain", not_run, config),
+        )
         total_with, total_without = total_with + with_iv, total_without + without
         print(f"| {name} | {with_iv:.3f} | {without:.3f} |")
     print(f"| all | {total_with:.3f} | {total_without:.3f} |")

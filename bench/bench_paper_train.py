@@ -52,15 +52,29 @@ def random_bert(train_parquet: str, width: int, out: Path, max_length: int) -> P
 
     train_tokenizer(train_parquet, out, vocab_size=8000, min_frequency=2)
     tokenizer = load_tokenizer(out)
-    cfg = BertConfig(vocab_size=len(tokenizer), hidden_size=width, num_hidden_layers=2,
-                     num_attention_heads=max(1, width // 64), intermediate_size=4 * width,
-                     max_position_embeddings=max(512, max_length))
+    cfg = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=width,
+        num_hidden_layers=2,
+        num_attention_heads=max(1, width // 64),
+        intermediate_size=4 * width,
+        max_position_embeddings=max(512, max_length),
+    )
     BertForMaskedLM(cfg).save_pretrained(str(out))
     return out
 
 
-def step_curve(run, p: TrainParams, seed: int, steps: int, eval_every: int, dev, log_every: int = 0,
-               deadline: float | None = None, emit=None) -> tuple[list[dict], float]:
+def step_curve(
+    run,
+    p: TrainParams,
+    seed: int,
+    steps: int,
+    eval_every: int,
+    dev,
+    log_every: int = 0,
+    deadline: float | None = None,
+    emit=None,
+) -> tuple[list[dict], float]:
     """``steps`` local training steps of ``run`` (:func:`proofmatch.models.train.train_step`, the
     workflow's step; the learning rate decays per epoch of the data as in training), with dev MRR
     and accuracy (:func:`proofmatch.models.selection.rank_metrics`) every ``eval_every`` steps and
@@ -82,19 +96,33 @@ def step_curve(run, p: TrainParams, seed: int, steps: int, eval_every: int, dev,
             late = deadline is not None and time.perf_counter() >= deadline
             done = step >= steps or late
             if log_every and step % log_every == 0:
-                emit({"step": step, "train_loss": float(torch.stack(losses[-log_every:]).float().mean()),
-                      "seconds": round(time.perf_counter() - t0, 1)})
+                emit(
+                    {
+                        "step": step,
+                        "train_loss": float(torch.stack(losses[-log_every:]).float().mean()),
+                        "seconds": round(time.perf_counter() - t0, 1),
+                    }
+                )
             if step % eval_every == 0 or done:
                 t_eval = time.perf_counter()
-                m = rank_metrics(run.matcher, list(dev["statement_tokens"]), list(dev["proof_tokens"]),
-                                 batch_size=64)
+                m = rank_metrics(
+                    run.matcher,
+                    list(dev["statement_tokens"]),
+                    list(dev["proof_tokens"]),
+                    batch_size=64,
+                )
                 run.matcher.train()
                 eval_s += time.perf_counter() - t_eval
-                recent = losses[-(step % eval_every or eval_every):]
-                row = {"step": step, "epoch": round(step / per_epoch, 2),
-                       "loss": float(torch.stack(recent).float().mean()), "dev_mrr": m["mrr"],
-                       "dev_acc": m["acc"], "seconds": round(time.perf_counter() - t0, 1),
-                       "eval_seconds": round(eval_s, 2)}
+                recent = losses[-(step % eval_every or eval_every) :]
+                row = {
+                    "step": step,
+                    "epoch": round(step / per_epoch, 2),
+                    "loss": float(torch.stack(recent).float().mean()),
+                    "dev_mrr": m["mrr"],
+                    "dev_acc": m["acc"],
+                    "seconds": round(time.perf_counter() - t0, 1),
+                    "eval_seconds": round(eval_s, 2),
+                }
                 if late and step < steps:
                     row["stopped_by_deadline"] = True
                 curve.append(row)
@@ -108,21 +136,34 @@ def step_curve(run, p: TrainParams, seed: int, steps: int, eval_every: int, dev,
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("data", help="a replaced split Parquet (train and dev parts)")
     ap.add_argument("--config", nargs="+", default=["config/config.yaml", "config/paper.yaml"])
     ap.add_argument("--encoder", default="npt", choices=["npt", "scratchbert", "mathbert"])
     ap.add_argument("--view", default="both")
-    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                    help="override a key of the encoder's matching block (YAML value), e.g. w_init=zeros; "
-                         "a key starting with matching. is a path from there, e.g. matching.max_length=64")
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a key of the encoder's matching block (YAML value), e.g. w_init=zeros; "
+        "a key starting with matching. is a path from there, e.g. matching.max_length=64",
+    )
     ap.add_argument("--steps", type=int, default=2500)
     ap.add_argument("--eval-every", type=int, default=250)
-    ap.add_argument("--log-every", type=int, default=0, help="also print the mean training loss every N steps")
+    ap.add_argument(
+        "--log-every", type=int, default=0, help="also print the mean training loss every N steps"
+    )
     ap.add_argument("--dev", type=int, default=0, help="evaluate on the first N dev pairs (0: all)")
-    ap.add_argument("--times", type=float, default=3.0, help="goal: dev MRR at least this many times chance")
+    ap.add_argument(
+        "--times", type=float, default=3.0, help="goal: dev MRR at least this many times chance"
+    )
     ap.add_argument("--pretrained", help="BERT checkpoint folder (ScratchBERT, MathBERT)")
-    ap.add_argument("--random-bert", type=int, metavar="WIDTH", help="a random 2-layer BERT of this width")
+    ap.add_argument(
+        "--random-bert", type=int, metavar="WIDTH", help="a random 2-layer BERT of this width"
+    )
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--json", help="also write the summary here")
@@ -148,31 +189,60 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         pretrained = args.pretrained
         if args.random_bert:
-            pretrained = str(random_bert(args.data, args.random_bert, Path(tmp) / "bert", p.max_length))
+            pretrained = str(
+                random_bert(args.data, args.random_bert, Path(tmp) / "bert", p.max_length)
+            )
         if args.encoder == "mathbert" and pretrained is None:
             pretrained = cfg["matching"]["mathbert"]
-        run = build_run(args.data, Path(tmp) / "run", rt, args.encoder, "local", args.view, p, seed,
-                        pretrained, pretrained)
+        run = build_run(
+            args.data,
+            Path(tmp) / "run",
+            rt,
+            args.encoder,
+            "local",
+            args.view,
+            p,
+            seed,
+            pretrained,
+            pretrained,
+        )
         dev = run.dev if args.dev <= 0 else run.dev.head(args.dev)
         chance = chance_mrr(len(dev))
         per_epoch = len(sampling.epoch_batches(len(run.train), p.batch_size, seed, 0))
-        head = {"encoder": args.encoder, "settings": run_params(cfg["matching"], args.encoder),
-                "n_train": len(run.train), "n_dev": len(dev), "steps_per_epoch": per_epoch,
-                "chance_mrr": chance, "goal_mrr": args.times * chance, "threads": torch.get_num_threads()}
+        head = {
+            "encoder": args.encoder,
+            "settings": run_params(cfg["matching"], args.encoder),
+            "n_train": len(run.train),
+            "n_dev": len(dev),
+            "steps_per_epoch": per_epoch,
+            "chance_mrr": chance,
+            "goal_mrr": args.times * chance,
+            "threads": torch.get_num_threads(),
+        }
         print(json.dumps(head), flush=True)
-        curve, t0 = step_curve(run, p, seed, args.steps, args.eval_every, dev, log_every=args.log_every)
+        curve, t0 = step_curve(
+            run, p, seed, args.steps, args.eval_every, dev, log_every=args.log_every
+        )
     best = max(curve, key=lambda r: r["dev_mrr"])
     first = next((r["step"] for r in curve if r["dev_mrr"] >= args.times * chance), None)
-    summary = {**head, "curve": curve, "best_dev_mrr": best["dev_mrr"], "best_step": best["step"],
-               "first_step_at_goal": first, "reached": first is not None,
-               "steps_per_second": round(args.steps / (time.perf_counter() - t0), 3)}
+    summary = {
+        **head,
+        "curve": curve,
+        "best_dev_mrr": best["dev_mrr"],
+        "best_step": best["step"],
+        "first_step_at_goal": first,
+        "reached": first is not None,
+        "steps_per_second": round(args.steps / (time.perf_counter() - t0), 3),
+    }
     print(json.dumps({k: v for k, v in summary.items() if k != "curve"}), flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
     runtime.close_runtime(rt)
     if not math.isfinite(best["dev_mrr"]) or first is None:
-        print(f"goal not reached: best dev MRR {best['dev_mrr']:.4f} < {args.times} x chance {chance:.4f}",
-              file=sys.stderr)
+        print(
+            f"goal not reached: best dev MRR {best['dev_mrr']:.4f} < {args.times} x chance {chance:.4f}",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

@@ -73,22 +73,43 @@ def run_size(n_articles: int, root: Path, cores: int, shards: int) -> dict:
     work = root / str(n_articles)
     work.mkdir(parents=True, exist_ok=True)
     (work / "config").mkdir(exist_ok=True)
-    base = work / "config" / "config.yaml"  # the Snakefile's `configfile:` is relative to the workdir
+    base = (
+        work / "config" / "config.yaml"
+    )  # the Snakefile's `configfile:` is relative to the workdir
     if not base.exists():
         base.symlink_to(REPO / "config" / "config.yaml")
     override = work / "config" / "scale.yaml"
-    override.write_text(yaml.safe_dump({"corpus": {"n_shards": shards, "demo": {"n_articles": n_articles}}}))
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(work), f"-c{cores}",
-           *_targets(), "--configfile", str(REPO / "config" / "config.yaml"), str(override)]
+    override.write_text(
+        yaml.safe_dump({"corpus": {"n_shards": shards, "demo": {"n_articles": n_articles}}})
+    )
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(REPO / "Snakefile"),
+        "-d",
+        str(work),
+        f"-c{cores}",
+        *_targets(),
+        "--configfile",
+        str(REPO / "config" / "config.yaml"),
+        str(override),
+    ]
     rusage_dir = work / "rusage"
-    env = dict(os.environ, PROOFMATCH_RUSAGE_DIR=str(rusage_dir),
-               PYTHONPATH=os.pathsep.join(filter(None, [str(HOOK), os.environ.get("PYTHONPATH")])))
+    env = dict(
+        os.environ,
+        PROOFMATCH_RUSAGE_DIR=str(rusage_dir),
+        PYTHONPATH=os.pathsep.join(filter(None, [str(HOOK), os.environ.get("PYTHONPATH")])),
+    )
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         raise SystemExit(f"snakemake failed at {n_articles} articles:\n{proc.stderr[-4000:]}")
-    stages: dict[str, dict[str, float]] = defaultdict(lambda: {"s": 0.0, "cpu_time": 0.0, "max_rss_mb": 0.0, "jobs": 0})
+    stages: dict[str, dict[str, float]] = defaultdict(
+        lambda: {"s": 0.0, "cpu_time": 0.0, "max_rss_mb": 0.0, "jobs": 0}
+    )
     for f in sorted((work / "results" / "benchmarks").rglob("*.tsv")):
         with f.open() as fh:
             rows = list(csv.DictReader(fh, delimiter="\t"))
@@ -99,19 +120,37 @@ def run_size(n_articles: int, root: Path, cores: int, shards: int) -> dict:
         st["jobs"] += 1
     for job in _rusage(rusage_dir).values():
         if job["rule"] not in stages:
-            raise SystemExit(f"{job['rule']} ran at {n_articles} articles but has no benchmark: file")
+            raise SystemExit(
+                f"{job['rule']} ran at {n_articles} articles but has no benchmark: file"
+            )
         st = stages[job["rule"]]
         st["cpu_time"] += job["cpu_s"]
         st["max_rss_mb"] = max(st["max_rss_mb"], job["max_rss_mb"])
         st["rusage_jobs"] = st.get("rusage_jobs", 0) + 1
-    short = {k: (v["jobs"], v.get("rusage_jobs", 0)) for k, v in stages.items() if v["jobs"] != v.get("rusage_jobs")}
+    short = {
+        k: (v["jobs"], v.get("rusage_jobs", 0))
+        for k, v in stages.items()
+        if v["jobs"] != v.get("rusage_jobs")
+    }
     if short:
         raise SystemExit(f"benchmark files and rusage records disagree (jobs, records): {short}")
     report = json.loads((work / "results" / "data" / "filter_report.json").read_text())
-    pairs_in = int(pd.read_parquet(work / "results" / "data" / "filter_audit.parquet", columns=["pair_id"]).shape[0])
-    pairs_kept = int(pd.read_parquet(work / "results" / "data" / "pairs.parquet", columns=["pair_id"]).shape[0])
-    return {"n_articles": n_articles, "pairs_before_filter": pairs_in + pairs_kept, "pairs_kept": pairs_kept,
-            "workflow_wall_s": round(wall, 1), "stages": dict(stages), "filter_report_keys": sorted(report)}
+    pairs_in = int(
+        pd.read_parquet(
+            work / "results" / "data" / "filter_audit.parquet", columns=["pair_id"]
+        ).shape[0]
+    )
+    pairs_kept = int(
+        pd.read_parquet(work / "results" / "data" / "pairs.parquet", columns=["pair_id"]).shape[0]
+    )
+    return {
+        "n_articles": n_articles,
+        "pairs_before_filter": pairs_in + pairs_kept,
+        "pairs_kept": pairs_kept,
+        "workflow_wall_s": round(wall, 1),
+        "stages": dict(stages),
+        "filter_report_keys": sorted(report),
+    }
 
 
 def growth(rows: list[dict]) -> list[dict]:
@@ -124,29 +163,44 @@ def growth(rows: list[dict]) -> list[dict]:
             exps = {}
             for key, name in (("cpu_time", "exponent_cpu"), ("s", "exponent_wall")):
                 ta, tb = a["stages"][stage][key], b["stages"][stage][key]
-                exps[name] = round(math.log(tb / ta) / math.log(ratio), 2) if ta > 0.5 and tb > 0 else None
+                exps[name] = (
+                    round(math.log(tb / ta) / math.log(ratio), 2) if ta > 0.5 and tb > 0 else None
+                )
             out.append({"stage": stage, "from": a["n_articles"], "to": b["n_articles"], **exps})
     return out
 
 
 def render(rows: list[dict], exps: list[dict]) -> str:
-    lines = ["| articles | pairs (before filter) | stage | jobs | wall s | CPU s | peak RSS MB | pairs/s/core |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| articles | pairs (before filter) | stage | jobs | wall s | CPU s | peak RSS MB | pairs/s/core |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         for stage, st in sorted(r["stages"].items()):
             rate = r["pairs_before_filter"] / st["cpu_time"] if st["cpu_time"] > 0 else float("nan")
-            lines.append(f"| {r['n_articles']} | {r['pairs_before_filter']} | {stage} | {st['jobs']} | {st['s']:.1f} "
-                         f"| {st['cpu_time']:.1f} | {st['max_rss_mb']:.0f} | {rate:,.0f} |")
-    lines += ["", "| stage | sizes | growth exponent (CPU) | growth exponent (wall) |", "|---|---|---|---|"]
-    lines += [f"| {e['stage']} | {e['from']} → {e['to']} | {e['exponent_cpu'] if e['exponent_cpu'] is not None else '–'} "
-              f"| {e['exponent_wall'] if e['exponent_wall'] is not None else '–'} |" for e in exps]
+            lines.append(
+                f"| {r['n_articles']} | {r['pairs_before_filter']} | {stage} | {st['jobs']} | {st['s']:.1f} "
+                f"| {st['cpu_time']:.1f} | {st['max_rss_mb']:.0f} | {rate:,.0f} |"
+            )
+    lines += [
+        "",
+        "| stage | sizes | growth exponent (CPU) | growth exponent (wall) |",
+        "|---|---|---|---|",
+    ]
+    lines += [
+        f"| {e['stage']} | {e['from']} → {e['to']} | {e['exponent_cpu'] if e['exponent_cpu'] is not None else '–'} "
+        f"| {e['exponent_wall'] if e['exponent_wall'] is not None else '–'} |"
+        for e in exps
+    ]
     return "\n".join(lines)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--articles", type=int, nargs="+", default=[72, 576, 6480])
-    ap.add_argument("--root", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "proofmatch-scale")
+    ap.add_argument(
+        "--root", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "proofmatch-scale"
+    )
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--json")
     args = ap.parse_args()
@@ -154,8 +208,10 @@ def main() -> None:
     for n in sorted(args.articles):
         shards = max(4, n // 250)  # about 250 articles per extraction job
         rows.append(run_size(n, args.root, args.cores, shards))
-        print(f"{n} articles: {rows[-1]['pairs_before_filter']} pairs, workflow {rows[-1]['workflow_wall_s']} s",
-              flush=True)
+        print(
+            f"{n} articles: {rows[-1]['pairs_before_filter']} pairs, workflow {rows[-1]['workflow_wall_s']} s",
+            flush=True,
+        )
     exps = growth(rows)
     print(render(rows, exps))
     if args.json:

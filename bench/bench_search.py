@@ -60,7 +60,9 @@ def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def synthetic(real: dict, n: int, noise: float, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def synthetic(
+    real: dict, n: int, noise: float, seed: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """n proof vectors around the index's real ones (and their column biases), and which real
     proof each was drawn around."""
     rng = np.random.default_rng(seed)
@@ -68,14 +70,28 @@ def synthetic(real: dict, n: int, noise: float, seed: int) -> tuple[np.ndarray, 
     pick = rng.integers(0, len(base), n)
     spread = base.std(axis=0, keepdims=True).astype(np.float32)
     V = base[pick].astype(np.float32)
-    for s in range(0, n, 200_000):  # in blocks: the noise of a million rows at once doubles the peak
-        V[s:s + 200_000] += noise * spread * rng.standard_normal((min(n, s + 200_000) - s, base.shape[1]),
-                                                                 dtype=np.float32)
+    for s in range(
+        0, n, 200_000
+    ):  # in blocks: the noise of a million rows at once doubles the peak
+        V[s : s + 200_000] += (
+            noise
+            * spread
+            * rng.standard_normal((min(n, s + 200_000) - s, base.shape[1]), dtype=np.float32)
+        )
     return V, real["proof_bias"][pick].astype(np.float32), pick
 
 
-def install(ix: SearchIndex, V: np.ndarray, col: np.ndarray, backend: str, calib: np.ndarray,
-            seed: int, target: float, weights: sp.csr_matrix | None = None, table: pd.DataFrame | None = None) -> dict:
+def install(
+    ix: SearchIndex,
+    V: np.ndarray,
+    col: np.ndarray,
+    backend: str,
+    calib: np.ndarray,
+    seed: int,
+    target: float,
+    weights: sp.csr_matrix | None = None,
+    table: pd.DataFrame | None = None,
+) -> dict:
     """Put synthetic proofs into a loaded index (what ``build_index`` would have written);
     ``weights``: their BM25 rows (proofs x vocabulary) for a fusion index; ``table``: their rows of
     ``proofs.parquet`` (the real rows they were drawn around, so that a served result shows a real
@@ -108,8 +124,11 @@ def install(ix: SearchIndex, V: np.ndarray, col: np.ndarray, backend: str, calib
 
 def percentiles(ms: list[float]) -> dict:
     a = np.asarray(ms)
-    return {"p50_ms": round(float(np.median(a)), 2), "p95_ms": round(float(np.percentile(a, 95)), 2),
-            "max_ms": round(float(a.max()), 2)}
+    return {
+        "p50_ms": round(float(np.median(a)), 2),
+        "p95_ms": round(float(np.percentile(a, 95)), 2),
+        "max_ms": round(float(a.max()), 2),
+    }
 
 
 def run(ix: SearchIndex, texts: list[str], n: int, repeats: int) -> dict:
@@ -123,11 +142,20 @@ def run(ix: SearchIndex, texts: list[str], n: int, repeats: int) -> dict:
             lat.append(1000 * (time.perf_counter() - t0))
             cpu.append(1000 * (time.process_time() - c0))
     lat, cpu = np.asarray(lat), np.asarray(cpu)
-    return {"n": n, "scorer": ix.method, "via": "in-process", "clients": 1, "backend": ix.meta["backend"],
-            "queries": len(lat), "p50_ms": round(float(np.median(lat)), 2),
-            "p95_ms": round(float(np.percentile(lat, 95)), 2), "max_ms": round(float(lat.max()), 2),
-            "cpu_p50_ms": round(float(np.median(cpu)), 2), "cpu_p95_ms": round(float(np.percentile(cpu, 95)), 2),
-            "load_avg_1min": round(os.getloadavg()[0], 1)}
+    return {
+        "n": n,
+        "scorer": ix.method,
+        "via": "in-process",
+        "clients": 1,
+        "backend": ix.meta["backend"],
+        "queries": len(lat),
+        "p50_ms": round(float(np.median(lat)), 2),
+        "p95_ms": round(float(np.percentile(lat, 95)), 2),
+        "max_ms": round(float(lat.max()), 2),
+        "cpu_p50_ms": round(float(np.median(cpu)), 2),
+        "cpu_p95_ms": round(float(np.percentile(cpu, 95)), 2),
+        "load_avg_1min": round(os.getloadavg()[0], 1),
+    }
 
 
 def recall(ix: SearchIndex, texts: list[str]) -> float:
@@ -135,7 +163,9 @@ def recall(ix: SearchIndex, texts: list[str]) -> float:
     qs = np.stack([ix._query_vector(ix.parse(t))[0] for t in texts]).astype(np.float32)
     extra = ix.meta["faiss"]["augmented"]
     vectors = ann.augment(ix.proof_vectors, ix.proof_bias if extra else None)
-    exact = ann.exact_topk(ann.augment(qs, np.ones(len(qs), np.float32) if extra else None), vectors, 10)
+    exact = ann.exact_topk(
+        ann.augment(qs, np.ones(len(qs), np.float32) if extra else None), vectors, 10
+    )
     got = np.array([[h.row for h in ix.search(t, k=10)[1]] for t in texts])
     return ann.recall_at(got, exact)
 
@@ -161,7 +191,9 @@ class Served:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
-        self.proc = multiprocessing.get_context("fork").Process(target=_serve, args=(ix, self.port), daemon=True)
+        self.proc = multiprocessing.get_context("fork").Process(
+            target=_serve, args=(ix, self.port), daemon=True
+        )
 
     def __enter__(self) -> int:
         self.proc.start()
@@ -190,7 +222,7 @@ def http_row(port: int, texts: list[str], clients: int, repeats: int, n: int, sc
 
     def client(c: int) -> None:
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-        order = texts[c * len(texts) // clients:] + texts[:c * len(texts) // clients]
+        order = texts[c * len(texts) // clients :] + texts[: c * len(texts) // clients]
         mine = []
         start.wait()
         for _ in range(repeats):
@@ -216,15 +248,24 @@ def http_row(port: int, texts: list[str], clients: int, repeats: int, n: int, sc
     wall = time.perf_counter() - t0
     if errors:
         raise RuntimeError(f"{len(errors)} requests failed, e.g. {errors[0]}")
-    return {"n": n, "scorer": scorer, "via": "http /api/search", "clients": clients, "queries": len(lat),
-            **percentiles(lat), "throughput_qps": round(len(lat) / wall, 1),
-            "load_avg_1min": round(os.getloadavg()[0], 1)}
+    return {
+        "n": n,
+        "scorer": scorer,
+        "via": "http /api/search",
+        "clients": clients,
+        "queries": len(lat),
+        **percentiles(lat),
+        "throughput_qps": round(len(lat) / wall, 1),
+        "load_avg_1min": round(os.getloadavg()[0], 1),
+    }
 
 
 # ----------------------------------------------------------------------------- explanations
 
 
-def explain_rows(ix: SearchIndex, texts: list[str], n_queries: int, lime_samples: int, seed: int) -> list[dict]:
+def explain_rows(
+    ix: SearchIndex, texts: list[str], n_queries: int, lime_samples: int, seed: int
+) -> list[dict]:
     """Occlusion for the top result of ``n_queries`` queries, for the index's longest pair, and
     Figure 2's LIME on the first query's top result for comparison."""
     rows = []
@@ -235,9 +276,19 @@ def explain_rows(ix: SearchIndex, texts: list[str], n_queries: int, lime_samples
         e = explain(ix, t, hits[0].pair_id)
         lat.append(1000 * (time.perf_counter() - t0))
         tokens.append(e["budget"]["tokens"])
-    rows.append({"bench": "explain top result", "method": "occlusion", "scorer": ix.method, "n": ix.n,
-                 "queries": len(lat), **percentiles(lat), "tokens_p50": int(np.median(tokens)),
-                 "tokens_max": int(max(tokens)), "load_avg_1min": round(os.getloadavg()[0], 1)})
+    rows.append(
+        {
+            "bench": "explain top result",
+            "method": "occlusion",
+            "scorer": ix.method,
+            "n": ix.n,
+            "queries": len(lat),
+            **percentiles(lat),
+            "tokens_p50": int(np.median(tokens)),
+            "tokens_max": int(max(tokens)),
+            "load_avg_1min": round(os.getloadavg()[0], 1),
+        }
+    )
     lengths = ix.table["statement_tokens"].map(len) + ix.table["proof_tokens"].map(len)
     longest = str(ix.table["pair_id"].iat[int(np.argmax(lengths.to_numpy()))])
     lat = []
@@ -245,8 +296,16 @@ def explain_rows(ix: SearchIndex, texts: list[str], n_queries: int, lime_samples
         t0 = time.perf_counter()
         e = explain(ix, longest, longest)
         lat.append(1000 * (time.perf_counter() - t0))
-    rows.append({"bench": "explain longest pair", "method": "occlusion", "scorer": ix.method, "pair_id": longest,
-                 "tokens": e["budget"]["tokens"], **percentiles(lat)})
+    rows.append(
+        {
+            "bench": "explain longest pair",
+            "method": "occlusion",
+            "scorer": ix.method,
+            "pair_id": longest,
+            "tokens": e["budget"]["tokens"],
+            **percentiles(lat),
+        }
+    )
     if lime_samples:
         from proofmatch.evaluation.figure import explain_pair
 
@@ -258,25 +317,56 @@ def explain_rows(ix: SearchIndex, texts: list[str], n_queries: int, lime_samples
             t0 = time.perf_counter()
             proof = list(ix.table["proof_tokens"].iat[row])
             exp = explain_pair(ix.matcher, statement, proof, others, lime_samples, seed)
-            rows.append({"bench": f"LIME {label} (Figure 2, for comparison)", "method": "lime", "samples": lime_samples,
-                         "tokens": len(exp.tokens), "ms": round(1000 * (time.perf_counter() - t0), 1),
-                         "r2": round(exp.r2, 3)})
+            rows.append(
+                {
+                    "bench": f"LIME {label} (Figure 2, for comparison)",
+                    "method": "lime",
+                    "samples": lime_samples,
+                    "tokens": len(exp.tokens),
+                    "ms": round(1000 * (time.perf_counter() - t0), 1),
+                    "r2": round(exp.r2, 3),
+                }
+            )
     return rows
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--index", required=True, help="a model or fusion index (proofmatch index) of a real corpus")
-    ap.add_argument("--sizes", type=int, nargs="+", default=None,
-                    help="proofs (default: 18,408 and 1,000,000 for a model index, 18,408 for fusion)")
+    ap.add_argument(
+        "--index", required=True, help="a model or fusion index (proofmatch index) of a real corpus"
+    )
+    ap.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=None,
+        help="proofs (default: 18,408 and 1,000,000 for a model index, 18,408 for fusion)",
+    )
     ap.add_argument("--queries", type=int, default=200, help="test statements typed as text")
     ap.add_argument("--repeats", type=int, default=2)
-    ap.add_argument("--clients", type=int, nargs="*", default=[],
-                    help="also serve the index and time these numbers of concurrent HTTP clients")
-    ap.add_argument("--explain", type=int, default=0, help="time explanations of the top result of this many queries")
-    ap.add_argument("--lime-samples", type=int, default=0, help="with --explain: also LIME with this many samples")
+    ap.add_argument(
+        "--clients",
+        type=int,
+        nargs="*",
+        default=[],
+        help="also serve the index and time these numbers of concurrent HTTP clients",
+    )
+    ap.add_argument(
+        "--explain",
+        type=int,
+        default=0,
+        help="time explanations of the top result of this many queries",
+    )
+    ap.add_argument(
+        "--lime-samples",
+        type=int,
+        default=0,
+        help="with --explain: also LIME with this many samples",
+    )
     ap.add_argument("--noise", type=float, default=0.5)
-    ap.add_argument("--recall", type=float, default=0.95, help="FAISS target recall@10 (calibration)")
+    ap.add_argument(
+        "--recall", type=float, default=0.95, help="FAISS target recall@10 (calibration)"
+    )
     ap.add_argument("--threads", type=int, default=1, help="torch threads (query encoding)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", help="write the rows as JSON here")
@@ -290,12 +380,18 @@ def main() -> None:
     sizes = args.sizes or ([18_408] if fusion else [18_408, 1_000_000])
     test = ix.table[ix.table["part"] == "test"]
     # statements whose every formula kept its TeX (LaTeXML markup): what a person would type
-    texts = [fragment_text(x) for x in test["statement_xml"]
-             if x is not None and "m:math" not in x and x.count("<math") == x.count("alttext=")]
-    texts = [t for t in texts if "$" in t][:args.queries]
+    texts = [
+        fragment_text(x)
+        for x in test["statement_xml"]
+        if x is not None and "m:math" not in x and x.count("<math") == x.count("alttext=")
+    ]
+    texts = [t for t in texts if "$" in t][: args.queries]
     calib = ix.statement_vectors[(ix.table["part"] != "test").to_numpy()]
-    print(f"{len(texts)} queries from {args.index}; {ix.method} index, model {ix.meta['model']['config']['encoder']} "
-          f"d={ix.meta['dim']}; {len(calib)} calibration statements", flush=True)
+    print(
+        f"{len(texts)} queries from {args.index}; {ix.method} index, model {ix.meta['model']['config']['encoder']} "
+        f"d={ix.meta['dim']}; {len(calib)} calibration statements",
+        flush=True,
+    )
     for t in texts[:3]:  # warm-up (lazy imports, caches)
         ix.search(t)
     rows = []
@@ -304,19 +400,37 @@ def main() -> None:
             rows.append(row)
             print(json.dumps(row), flush=True)
     # the real proofs, kept apart: each size's synthetic set is drawn around these
-    real = {"proof_vectors": ix.proof_vectors, "proof_bias": ix.proof_bias, "table": ix.table,
-            "weights": ix.weights_t.T.tocsr() if fusion else None}
+    real = {
+        "proof_vectors": ix.proof_vectors,
+        "proof_bias": ix.proof_bias,
+        "table": ix.table,
+        "weights": ix.weights_t.T.tocsr() if fusion else None,
+    }
     for n in sizes:
         backend = "exact" if fusion or n <= FAISS_ABOVE else "faiss"
         V, col, pick = synthetic(real, n, args.noise, args.seed)
-        info = install(ix, V, col, backend, calib, args.seed, args.recall,
-                       weights=real["weights"][pick] if fusion else None, table=real["table"].iloc[pick])
+        info = install(
+            ix,
+            V,
+            col,
+            backend,
+            calib,
+            args.seed,
+            args.recall,
+            weights=real["weights"][pick] if fusion else None,
+            table=real["table"].iloc[pick],
+        )
         for t in texts[:3]:
             ix.search(t)
         row = run(ix, texts, n, args.repeats)
         if backend == "faiss":
-            row.update(nlist=info["nlist"], nprobe=info["nprobe"], calibration_recall=round(info["recall_at_10"], 4),
-                       recall_at_10=round(recall(ix, texts), 4), build_seconds=info["build_seconds"])
+            row.update(
+                nlist=info["nlist"],
+                nprobe=info["nprobe"],
+                calibration_recall=round(info["recall_at_10"], 4),
+                recall_at_10=round(recall(ix, texts), 4),
+                build_seconds=info["build_seconds"],
+            )
         row["rss_peak_mb"] = round(rss_mb())
         rows.append(row)
         print(json.dumps(row), flush=True)

@@ -34,8 +34,10 @@ from proofmatch.models import train as train_mod
 from proofmatch.models.params import TrainParams
 
 REPO = Path(__file__).resolve().parents[1]
-RULES = {"default (dev MRR)": {"local": "dev_mrr", "hybrid": "dev_mrr"},
-         "reference (dev acc; hybrid: global dev acc)": {"local": "dev_acc", "hybrid": "dev_global_acc"}}
+RULES = {
+    "default (dev MRR)": {"local": "dev_mrr", "hybrid": "dev_mrr"},
+    "reference (dev acc; hybrid: global dev acc)": {"local": "dev_acc", "hybrid": "dev_global_acc"},
+}
 
 
 def build_data(root: Path, cfg: dict) -> Path:
@@ -43,23 +45,50 @@ def build_data(root: Path, cfg: dict) -> Path:
     if data.exists():
         return data
     c = root / "demo_corpus"
-    demo.generate(c, n_articles=cfg["corpus"]["demo"]["n_articles"], seed=cfg["corpus"]["demo"]["seed"])
-    corpus.write_manifest(c / "xhtml", 1, c / "metadata.csv", root / "corpus/manifest.parquet",
-                          root / "corpus/articles.parquet")
-    extract.extract_shard(root / "corpus/manifest.parquet", 0, root / "extract/s0.parquet", root / "extract/s0.json")
+    demo.generate(
+        c, n_articles=cfg["corpus"]["demo"]["n_articles"], seed=cfg["corpus"]["demo"]["seed"]
+    )
+    corpus.write_manifest(
+        c / "xhtml",
+        1,
+        c / "metadata.csv",
+        root / "corpus/manifest.parquet",
+        root / "corpus/articles.parquet",
+    )
+    extract.extract_shard(
+        root / "corpus/manifest.parquet", 0, root / "extract/s0.parquet", root / "extract/s0.json"
+    )
     linearize.linearize_shard(root / "extract/s0.parquet", root / "linearize/s0.parquet")
     f = cfg["filter"]
-    filters.filter_pairs([str(root / "linearize/s0.parquet")], [str(root / "extract/s0.json")],
-                         root / "data/pairs.parquet", root / "data/audit.parquet", root / "data/filter.json",
-                         f["language"], f["min_tokens"], f["max_tokens"])
-    splits.write_splits(root / "data/pairs.parquet", root / "corpus/articles.parquet",
-                        {"mixed": root / "splits/mixed.parquet"}, seed=cfg["seed"])
-    replace.replace_split_file(root / "data/pairs.parquet", root / "splits/mixed.parquet", "conservation", data,
-                               seed=cfg["seed"])
+    filters.filter_pairs(
+        [str(root / "linearize/s0.parquet")],
+        [str(root / "extract/s0.json")],
+        root / "data/pairs.parquet",
+        root / "data/audit.parquet",
+        root / "data/filter.json",
+        f["language"],
+        f["min_tokens"],
+        f["max_tokens"],
+    )
+    splits.write_splits(
+        root / "data/pairs.parquet",
+        root / "corpus/articles.parquet",
+        {"mixed": root / "splits/mixed.parquet"},
+        seed=cfg["seed"],
+    )
+    replace.replace_split_file(
+        root / "data/pairs.parquet",
+        root / "splits/mixed.parquet",
+        "conservation",
+        data,
+        seed=cfg["seed"],
+    )
     return data
 
 
-def train_recorded(data: Path, out: Path, mode: str, params: TrainParams, seed: int) -> pd.DataFrame:
+def train_recorded(
+    data: Path, out: Path, mode: str, params: TrainParams, seed: int
+) -> pd.DataFrame:
     """One run; every dev evaluation also decodes dev globally and scores the test part."""
     test = read_part(data, "test")
     real = train_mod.rank_metrics
@@ -68,8 +97,15 @@ def train_recorded(data: Path, out: Path, mode: str, params: TrainParams, seed: 
     def recording(matcher, statements, proofs, batch_size=64, global_decoding=False, seed=0):
         m = real(matcher, statements, proofs, batch_size, global_decoding=True, seed=seed)
         t = real(matcher, list(test["statement_tokens"]), list(test["proof_tokens"]), batch_size)
-        rows.append({"dev_mrr": m["mrr"], "dev_acc": m["acc"], "dev_global_acc": m["global_acc"],
-                     "test_mrr": t["mrr"], "test_acc": t["acc"]})
+        rows.append(
+            {
+                "dev_mrr": m["mrr"],
+                "dev_acc": m["acc"],
+                "dev_global_acc": m["global_acc"],
+                "test_mrr": t["mrr"],
+                "test_acc": t["acc"],
+            }
+        )
         return m
 
     train_mod.rank_metrics = recording
@@ -84,7 +120,9 @@ def train_recorded(data: Path, out: Path, mode: str, params: TrainParams, seed: 
 
 def pick(evals: pd.DataFrame, column: str) -> pd.Series:
     values = evals[column].to_numpy()
-    return evals.iloc[int(np.flatnonzero(values >= values.max() - 1e-9)[0])]  # ties keep the earlier epoch
+    return evals.iloc[
+        int(np.flatnonzero(values >= values.max() - 1e-9)[0])
+    ]  # ties keep the earlier epoch
 
 
 def main() -> None:
@@ -104,19 +142,33 @@ def main() -> None:
             evals.to_csv(args.out / f"npt-{mode}-{seed}.evals.csv", index=False)
             for rule, columns in RULES.items():
                 e = pick(evals, columns[mode])
-                rows.append({"run": f"NPT-{mode.capitalize()}", "seed": seed, "rule": rule,
-                             "epoch": int(e["epoch"]), "dev_mrr": 100 * e["dev_mrr"],
-                             "test_mrr": 100 * e["test_mrr"], "dev_acc": 100 * e["dev_acc"],
-                             "dev_global_acc": 100 * e["dev_global_acc"]})
+                rows.append(
+                    {
+                        "run": f"NPT-{mode.capitalize()}",
+                        "seed": seed,
+                        "rule": rule,
+                        "epoch": int(e["epoch"]),
+                        "dev_mrr": 100 * e["dev_mrr"],
+                        "test_mrr": 100 * e["test_mrr"],
+                        "dev_acc": 100 * e["dev_acc"],
+                        "dev_global_acc": 100 * e["dev_global_acc"],
+                    }
+                )
             print(evals.round(4).to_string(index=False), flush=True)
     table = pd.DataFrame(rows)
     table.to_csv(args.out / "selection.csv", index=False)
     print(table.round(1).to_string(index=False))
     means = table.groupby(["run", "rule"])[["dev_mrr", "test_mrr"]].mean().round(1)
     print(means.to_string())
-    (args.out / "selection.json").write_text(json.dumps(
-        {"n_pairs": {p: int(len(read_part(data, p))) for p in ("train", "dev", "test")},
-         "means": means.reset_index().to_dict(orient="records")}, indent=2))
+    (args.out / "selection.json").write_text(
+        json.dumps(
+            {
+                "n_pairs": {p: int(len(read_part(data, p))) for p in ("train", "dev", "test")},
+                "means": means.reset_index().to_dict(orient="records"),
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -35,7 +35,10 @@ from proofmatch.models.train import Training, train_epoch
 
 # (vocab, d_model, n_layers, n_heads, d_k, batch, statement length, proof length, max_length);
 # the paper's NPT has 15M parameters, i.e. a word vocabulary of about 44k entries at d = 300
-NPT_SIZES = {"demo": (2000, 64, 2, 4, 16, 60, 40, 120, 200), "paper": (44000, 300, 2, 4, 128, 60, 60, 200, 200)}
+NPT_SIZES = {
+    "demo": (2000, 64, 2, 4, 16, 60, 40, 120, 200),
+    "paper": (44000, 300, 2, 4, 128, 60, 60, 200, 200),
+}
 # (vocab, hidden, layers, heads, intermediate, batch, max_length)
 BERT_SIZES = {"demo": (2000, 64, 2, 2, 128, 16, 128), "paper": (30522, 768, 12, 12, 3072, 8, 512)}
 
@@ -69,8 +72,14 @@ def _timed(step, device: torch.device, warmup: int, steps: int) -> float:
 def _npt(size: str, device: torch.device) -> Matcher:
     vocab, d, layers, heads, dk, _, _, _, max_len = NPT_SIZES[size]
     torch.manual_seed(0)
-    npt = NPTConfig(vocab_size=vocab, d_model=d, n_layers=layers, n_heads=heads, d_k=dk, max_length=max_len)
-    m = Matcher(MatcherConfig("npt", "bilinear", "both", max_len, npt=npt.to_dict()), NPTEncoder(npt), _Codec())
+    npt = NPTConfig(
+        vocab_size=vocab, d_model=d, n_layers=layers, n_heads=heads, d_k=dk, max_length=max_len
+    )
+    m = Matcher(
+        MatcherConfig("npt", "bilinear", "both", max_len, npt=npt.to_dict()),
+        NPTEncoder(npt),
+        _Codec(),
+    )
     return m.to(device).train()
 
 
@@ -79,10 +88,16 @@ def bench_npt(size: str, device: torch.device, warmup: int, steps: int) -> list[
     m = _npt(size, device)
     opt = make_optimizer("asgd", m.parameters(), 0.005)
     # statements and proofs each padded to their own length, as a training step pads them
-    groups = [(torch.randint(3, vocab, (batch, n), device=device), torch.ones(batch, n, dtype=torch.bool, device=device))
-              for n in (ls, lp)]
+    groups = [
+        (
+            torch.randint(3, vocab, (batch, n), device=device),
+            torch.ones(batch, n, dtype=torch.bool, device=device),
+        )
+        for n in (ls, lp)
+    ]
     rows = []
     for kind in ("local", "global"):
+
         def step():
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
                 _, M = m(groups)
@@ -92,8 +107,16 @@ def bench_npt(size: str, device: torch.device, warmup: int, steps: int) -> list[
             opt.step()
 
         sec = _timed(step, device, warmup, steps)
-        rows.append({"bench": f"NPT {kind} step", "size": size, "device": device.type,
-                     "shape": f"d={d} b={batch} len={ls}/{lp}", "per_s": round(1 / sec, 2), "unit": "steps/s"})
+        rows.append(
+            {
+                "bench": f"NPT {kind} step",
+                "size": size,
+                "device": device.type,
+                "shape": f"d={d} b={batch} len={ls}/{lp}",
+                "per_s": round(1 / sec, 2),
+                "unit": "steps/s",
+            }
+        )
     return rows
 
 
@@ -107,22 +130,52 @@ def bench_npt_epoch(size: str, device: torch.device, warmup: int, steps: int) ->
     opt = make_optimizer("asgd", m.parameters(), 0.005)
     rng = np.random.default_rng(0)
     n = batch * steps
-    tables = [TokenTable.build(rng.integers(3, vocab, size=(n, length)).tolist(), 0, device) for length in (ls, lp)]
-    p = dataclasses.replace(TrainParams.from_config(validate_config({})["matching"], "npt"), epochs=warmup + 1,
-                            batch_size=batch, learning_rate=0.005, lr_decay=1.0, eval_every=1, max_length=max_len,
-                            optimizer="asgd")
-    run = Training(out=None, rt=runtime.Runtime(device), p=p, seed=0, mode="local", train=pd.DataFrame(index=range(n)),
-              dev=None, matcher=m, model=m, optimizer=opt,
-              scheduler=torch.optim.lr_scheduler.ExponentialLR(opt, gamma=1.0), fingerprint={},
-              statements=tables[0], proofs=tables[1], articles=np.zeros(n, dtype=np.int64))
+    tables = [
+        TokenTable.build(rng.integers(3, vocab, size=(n, length)).tolist(), 0, device)
+        for length in (ls, lp)
+    ]
+    p = dataclasses.replace(
+        TrainParams.from_config(validate_config({})["matching"], "npt"),
+        epochs=warmup + 1,
+        batch_size=batch,
+        learning_rate=0.005,
+        lr_decay=1.0,
+        eval_every=1,
+        max_length=max_len,
+        optimizer="asgd",
+    )
+    run = Training(
+        out=None,
+        rt=runtime.Runtime(device),
+        p=p,
+        seed=0,
+        mode="local",
+        train=pd.DataFrame(index=range(n)),
+        dev=None,
+        matcher=m,
+        model=m,
+        optimizer=opt,
+        scheduler=torch.optim.lr_scheduler.ExponentialLR(opt, gamma=1.0),
+        fingerprint={},
+        statements=tables[0],
+        proofs=tables[1],
+        articles=np.zeros(n, dtype=np.int64),
+    )
     with tqdm(disable=True) as bar:
         for epoch in range(warmup):
             train_epoch(run, epoch, bar)
         _sync(device)
         row = train_epoch(run, warmup, bar)  # returns after reading its losses: the device is done
-    return [{"bench": "NPT local epoch", "size": size, "device": device.type,
-             "shape": f"d={d} b={batch} len={ls}/{lp}", "per_s": round(steps / row["train_seconds"], 2),
-             "unit": "steps/s"}]
+    return [
+        {
+            "bench": "NPT local epoch",
+            "size": size,
+            "device": device.type,
+            "shape": f"d={d} b={batch} len={ls}/{lp}",
+            "per_s": round(steps / row["train_seconds"], 2),
+            "unit": "steps/s",
+        }
+    ]
 
 
 def bench_mlm(size: str, device: torch.device, warmup: int, steps: int) -> list[dict]:
@@ -132,12 +185,20 @@ def bench_mlm(size: str, device: torch.device, warmup: int, steps: int) -> list[
     if device.type == "cpu" and size == "paper":
         batch = 2  # BERT-base on a few CPU cores: keep a step within seconds
     torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=vocab, hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
-                     intermediate_size=inter, max_position_embeddings=max(512, max_len))
+    cfg = BertConfig(
+        vocab_size=vocab,
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        intermediate_size=inter,
+        max_position_embeddings=max(512, max_len),
+    )
     model = BertForMaskedLM(cfg).to(device).train()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     ids = torch.randint(5, vocab, (batch, max_len), device=device)
-    labels = torch.where(torch.rand(batch, max_len, device=device) < 0.2, ids, torch.full_like(ids, -100))
+    labels = torch.where(
+        torch.rand(batch, max_len, device=device) < 0.2, ids, torch.full_like(ids, -100)
+    )
 
     def step():
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
@@ -147,15 +208,24 @@ def bench_mlm(size: str, device: torch.device, warmup: int, steps: int) -> list[
         opt.step()
 
     sec = _timed(step, device, warmup, steps)
-    return [{"bench": "BERT MLM step", "size": size, "device": device.type,
-             "shape": f"h={hidden} L={layers} b={batch} len={max_len}",
-             "per_s": round(batch * max_len / sec, 1), "unit": "tokens/s"}]
+    return [
+        {
+            "bench": "BERT MLM step",
+            "size": size,
+            "device": device.type,
+            "shape": f"h={hidden} L={layers} b={batch} len={max_len}",
+            "per_s": round(batch * max_len / sec, 1),
+            "unit": "tokens/s",
+        }
+    ]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", nargs="+", default=["demo", "paper"], choices=list(NPT_SIZES))
-    ap.add_argument("--devices", nargs="+", default=None, help="default: cpu, and cuda when available")
+    ap.add_argument(
+        "--devices", nargs="+", default=None, help="default: cpu, and cuda when available"
+    )
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--json", help="also write the rows to this JSON file")
@@ -172,7 +242,9 @@ def main() -> None:
     header = f"{'bench':<18} {'size':<6} {'device':<6} {'shape':<28} {'throughput':>14}"
     print(header + "\n" + "-" * len(header))
     for r in rows:
-        print(f"{r['bench']:<18} {r['size']:<6} {r['device']:<6} {r['shape']:<28} {r['per_s']:>9} {r['unit']}")
+        print(
+            f"{r['bench']:<18} {r['size']:<6} {r['device']:<6} {r['shape']:<28} {r['per_s']:>9} {r['unit']}"
+        )
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=2)

@@ -26,26 +26,51 @@ import matplotlib.image as mpimg
 import numpy as np
 import pandas as pd
 
-LEVEL_BY_LABEL = {"Conservation": "conservation", "Partial": "partial", "Full": "full", "Transposition": "trans",
-          "Partial+P": "partial_p", "Full+P": "full_p"}
-ENCODERS = {"NPT": "npt", "ScratchBERT": "scratchbert", "MathBERT": "mathbert", "SPECTER-style": "specter"}
+LEVEL_BY_LABEL = {
+    "Conservation": "conservation",
+    "Partial": "partial",
+    "Full": "full",
+    "Transposition": "trans",
+    "Partial+P": "partial_p",
+    "Full+P": "full_p",
+}
+ENCODERS = {
+    "NPT": "npt",
+    "ScratchBERT": "scratchbert",
+    "MathBERT": "mathbert",
+    "SPECTER-style": "specter",
+}
 VIEWS = {"Text": "text", "Math": "math", "Both": "both"}
 SPLITS = {"Mixed": "mixed", "Unmixed": "unmixed"}
 METHODS = {"TF-IDF": "tfidf", "TF-IDF (reference code)": "tfidf_paper", "BM25": "bm25"}
 # Table 3 row suffix -> (training mode, decoding)
-T3_ROWS = {"-Local-Local": ("local", "local"), "-Local-Global": ("local", "global"),
-           "-Global-Global": ("hybrid", "global"), "-Triplet-Local": ("triplet", "local"),
-           "-Triplet-Global": ("triplet", "global")}
+T3_ROWS = {
+    "-Local-Local": ("local", "local"),
+    "-Local-Global": ("local", "global"),
+    "-Global-Global": ("hybrid", "global"),
+    "-Triplet-Local": ("triplet", "local"),
+    "-Triplet-Global": ("triplet", "global"),
+}
 # A fusion row of the baselines table and the folder name of a training mode.
-FUSION_ROW = re.compile(r"(.+)-(Local|Global|Triplet) \+ BM25-(Local|Global) \(fusion, this project\)")
+FUSION_ROW = re.compile(
+    r"(.+)-(Local|Global|Triplet) \+ BM25-(Local|Global) \(fusion, this project\)"
+)
 MODES = {"Local": "local", "Global": "hybrid", "Triplet": "triplet"}
 HUBNESS_ROWS = {"≥20": ">=20", "≥10": ">=10", "≥5": ">=5", "≥2": ">=2", "=1": "=1", "<1": "<1"}
 FIGURE_WIDTH_PX = 11 * 150  # figure.draw_panels's width_in x dpi
 EVAL_TABLES = ("table3", "table4", "table5", "table6", "baselines")
 
 
-def eval_path(root: Path, split: str, encoder: str, mode: str, level: str, view: str, part: str,
-              test_level: str) -> Path:
+def eval_path(
+    root: Path,
+    split: str,
+    encoder: str,
+    mode: str,
+    level: str,
+    view: str,
+    part: str,
+    test_level: str,
+) -> Path:
     return root / split / f"{encoder}-{mode}" / f"{level}-{view}" / f"{part}-{test_level}.json"
 
 
@@ -57,7 +82,14 @@ def _row_spec(table: str, row: pd.Series) -> tuple[str, str, str, str, str | Non
         mode, decoding = T3_ROWS[suffix]
         return "mixed", ENCODERS[label[: -len(suffix)]], mode, "both", None, decoding
     if table == "table4":
-        return SPLITS[row["Split"]], "scratchbert", "local", "both", LEVEL_BY_LABEL[row["Training"]], "local"
+        return (
+            SPLITS[row["Split"]],
+            "scratchbert",
+            "local",
+            "both",
+            LEVEL_BY_LABEL[row["Training"]],
+            "local",
+        )
     if table == "table5":
         return "mixed", ENCODERS[row["Encoder"]], "local", VIEWS[row["Input"]], None, "local"
     if table == "table6":
@@ -74,7 +106,11 @@ def _row_spec(table: str, row: pd.Series) -> tuple[str, str, str, str, str | Non
 
 def _markdown_rows(md: str) -> list[dict[str, str]]:
     """The body rows of the GitHub-style table in a rendered Markdown file, by column header."""
-    lines = [[c.strip() for c in line.strip("|").split("|")] for line in md.splitlines() if line.startswith("|")]
+    lines = [
+        [c.strip() for c in line.strip("|").split("|")]
+        for line in md.splitlines()
+        if line.startswith("|")
+    ]
     return [dict(zip(lines[0], row)) for row in lines[2:]]
 
 
@@ -96,7 +132,9 @@ def check_eval_table(tables: Path, table: str, eval_root: Path, part: str = "tes
             value, shown = row[col], md_rows[i][col]
             where = f"{table} row {i} ({' / '.join(map(str, row[labels]))}) column {col!r}"
             if metric == "MRR" and decoding == "global":
-                assert pd.isna(value) and shown == "–", f"{where}: global decoding has no MRR, got {value!r}"
+                assert pd.isna(value) and shown == "–", (
+                    f"{where}: global decoding has no MRR, got {value!r}"
+                )
                 continue
             if pd.isna(value):
                 assert shown == "–" and not_run, f"{where}: no number, and the row does not say why"
@@ -107,11 +145,14 @@ def check_eval_table(tables: Path, table: str, eval_root: Path, part: str = "tes
             key = "mrr" if metric == "MRR" else "acc" if decoding == "local" else "global_acc"
             expected = 100.0 * result[key]
             assert 0.0 <= float(value) <= 100.0, f"{where}: {value} is not a percentage"
-            assert math.isclose(float(value), expected, abs_tol=1e-9), \
+            assert math.isclose(float(value), expected, abs_tol=1e-9), (
                 f"{where}: table says {value}, {path} says {key} = {result[key]}"
+            )
             # the score, then its 95 % interval over the statements, as the CSV's bounds give it
             bounds = f"[{row[f'{col} lo']:.1f}, {row[f'{col} hi']:.1f}]"
-            assert shown == f"{expected:.2f} {bounds}", f"{where}: Markdown shows {shown}, expected {expected:.2f} {bounds}"
+            assert shown == f"{expected:.2f} {bounds}", (
+                f"{where}: Markdown shows {shown}, expected {expected:.2f} {bounds}"
+            )
             used.append(path)
     return used
 
@@ -123,7 +164,11 @@ def check_table7(tables: Path, eval_json: Path) -> None:
     assert list(df["Statements"]) == list(HUBNESS_ROWS)
     for _, row in df.iterrows():
         b = HUBNESS_ROWS[row["Statements"]]
-        assert row["Proofs"] == hub[b]["proofs"] and math.isclose(row["%"], hub[b]["percent"]), (b, row, hub[b])
+        assert row["Proofs"] == hub[b]["proofs"] and math.isclose(row["%"], hub[b]["percent"]), (
+            b,
+            row,
+            hub[b],
+        )
 
 
 def check_eval_json(path: Path) -> None:
@@ -141,13 +186,20 @@ def check_eval_json(path: Path) -> None:
     assert math.isclose(m["global_acc"], glob, abs_tol=1e-9), (path, "global_acc")
     assert ranks["global_pred"].is_unique, (path, "global decoding gave a proof twice")
     times = ranks["top1"].value_counts().reindex(ranks["pair_id"], fill_value=0).to_numpy()
-    expected = {">=20": (times >= 20).sum(), ">=10": (times >= 10).sum(), ">=5": (times >= 5).sum(),
-                ">=2": (times >= 2).sum(), "=1": (times == 1).sum(), "<1": (times == 0).sum()}
+    expected = {
+        ">=20": (times >= 20).sum(),
+        ">=10": (times >= 10).sum(),
+        ">=5": (times >= 5).sum(),
+        ">=2": (times >= 2).sum(),
+        "=1": (times == 1).sum(),
+        "<1": (times == 0).sum(),
+    }
     assert {b: m["hubness"][b]["proofs"] for b in expected} == expected, (path, "hubness")
 
 
-def check_eval_tables(tables: Path, eval_root: Path, part: str = "test",
-                      table7_eval: Path | None = None) -> int:
+def check_eval_tables(
+    tables: Path, eval_root: Path, part: str = "test", table7_eval: Path | None = None
+) -> int:
     """All of the above on a results tree; return the number of evaluation JSONs checked."""
     used = {p for table in EVAL_TABLES for p in check_eval_table(tables, table, eval_root, part)}
     if table7_eval is not None:
@@ -192,8 +244,9 @@ def check_figure(png: Path, pdf: Path, panels: int) -> None:
     width, height = png_size(png)
     assert width == FIGURE_WIDTH_PX and height > 100 * panels, (width, height)
     w_pt, h_pt = pdf_page_size(pdf)
-    assert math.isclose(w_pt, 11 * 72, abs_tol=0.5) and math.isclose(h_pt, height / 150 * 72, abs_tol=1.0), \
-        (w_pt, h_pt, height)
+    assert math.isclose(w_pt, 11 * 72, abs_tol=0.5) and math.isclose(
+        h_pt, height / 150 * 72, abs_tol=1.0
+    ), (w_pt, h_pt, height)
     assert panel_count(png) == panels
     rgb = mpimg.imread(str(png))[..., :3]
     assert (rgb.max(axis=2) - rgb.min(axis=2) > 0.5).any(), "no token is highlighted"

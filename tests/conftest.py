@@ -70,23 +70,43 @@ def fusion_index(search_demo, tmp_path_factory):
 # ----------------------------------------------------------------------------- workflow runs are slow
 
 # Snakemake options after which it only plans, checks or reports, never runs a job.
-PLAN_ONLY = {"-n", "--dry-run", "--dryrun", "--lint", "--list-rules", "--list", "-l", "--summary", "-S",
-             "--detailed-summary", "-D", "--dag", "--rulegraph", "--filegraph", "--report"}
+PLAN_ONLY = {
+    "-n",
+    "--dry-run",
+    "--dryrun",
+    "--lint",
+    "--list-rules",
+    "--list",
+    "-l",
+    "--summary",
+    "-S",
+    "--detailed-summary",
+    "-D",
+    "--dag",
+    "--rulegraph",
+    "--filegraph",
+    "--report",
+}
 
 
 def runs_workflow(args: str | os.PathLike | list | tuple) -> bool:
     """Whether a command line starts Snakemake to run jobs: ``snakemake`` (a program or
     ``python -m snakemake``, also behind ``timeout`` or ``bash -c``) without an option that only
     plans or checks (``-n`` and its clusters such as ``-np``, ``--lint``, ...)."""
-    argv = shlex.split(str(args)) if isinstance(args, (str, os.PathLike)) else [str(a) for a in args]
+    argv = (
+        shlex.split(str(args)) if isinstance(args, (str, os.PathLike)) else [str(a) for a in args]
+    )
     if argv and Path(argv[0]).name in ("bash", "sh") and "-c" in argv[:-1]:
         argv = shlex.split(argv[argv.index("-c") + 1])
     start = next((i for i, w in enumerate(argv) if Path(w).name == "snakemake"), None)
     if start is None:
         return False
-    options = argv[start + 1:]
-    plans = any(o in PLAN_ONLY or (o.startswith("-") and not o.startswith("--") and o[1:].isalpha() and "n" in o)
-                for o in options)
+    options = argv[start + 1 :]
+    plans = any(
+        o in PLAN_ONLY
+        or (o.startswith("-") and not o.startswith("--") and o[1:].isalpha() and "n" in o)
+        for o in options
+    )
     return not plans
 
 
@@ -110,9 +130,11 @@ def _guarded_popen(self, args, *rest, **kwargs):  # type: ignore[no-untyped-def]
     README says ``-m "not slow"`` leaves the workflow runs out, and this keeps it so."""
     if _current is not None and _current.get_closest_marker("slow") is None and runs_workflow(args):
         shown = args if isinstance(args, (str, os.PathLike)) else " ".join(map(str, args))
-        pytest.fail(f"{_current.nodeid} runs workflow jobs ({str(shown)[:200]}) but is not "
-                    "marked @pytest.mark.slow; a dry run (-n) or --lint plans only and may stay unmarked",
-                    pytrace=False)
+        pytest.fail(
+            f"{_current.nodeid} runs workflow jobs ({str(shown)[:200]}) but is not "
+            "marked @pytest.mark.slow; a dry run (-n) or --lint plans only and may stay unmarked",
+            pytrace=False,
+        )
     _popen_init(self, args, *rest, **kwargs)
 
 

@@ -21,7 +21,11 @@ SEED = 13
 def _demo_articles(n: int = 12):
     """(article_id, xhtml bytes, dialect) of the first ``n`` regular demo articles."""
     for spec in article_specs(n, SEED):
-        yield spec.article_id, render_article(plan_article(spec, SEED)).encode("utf-8"), spec.dialect
+        yield (
+            spec.article_id,
+            render_article(plan_article(spec, SEED)).encode("utf-8"),
+            spec.dialect,
+        )
 
 
 def _concatenations(paras: list[list[str]]) -> set[tuple[str, ...]]:
@@ -48,15 +52,24 @@ def test_corpus_text_holds_every_paragraph_of_a_demo_article(tmp_path, dialect):
     runs = _concatenations(paras)
     for p in pairs:
         for side in ("statement", "proof"):
-            body = tuple(p[f"{side}_tokens"][p[f"{side}_title_tokens"]:])
+            body = tuple(p[f"{side}_tokens"][p[f"{side}_title_tokens"] :])
             assert not body or body in runs, (p["pair_id"], side)  # () : a title-only statement
     # and the article has more: paragraphs outside every statement and proof (introduction,
     # commentary, the abstract)
-    paired = sum(len(p["statement_tokens"]) - p["statement_title_tokens"] + len(p["proof_tokens"])
-                 - p["proof_title_tokens"] for p in pairs)
+    paired = sum(
+        len(p["statement_tokens"])
+        - p["statement_title_tokens"]
+        + len(p["proof_tokens"])
+        - p["proof_title_tokens"]
+        for p in pairs
+    )
     assert sum(map(len, paras)) > paired
-    in_pairs = {tuple(t) for p in pairs for side in ("statement", "proof")
-                for t in [p[f"{side}_tokens"][p[f"{side}_title_tokens"]:]]}
+    in_pairs = {
+        tuple(t)
+        for p in pairs
+        for side in ("statement", "proof")
+        for t in [p[f"{side}_tokens"][p[f"{side}_title_tokens"] :]]
+    }
     outside = [q for q in paras if not any(tuple(q) == t or _contains(t, q) for t in in_pairs)]
     assert outside, "no paragraph outside the statements and proofs"
     # math is read as in the pairs: typed $ tokens
@@ -65,7 +78,7 @@ def test_corpus_text_holds_every_paragraph_of_a_demo_article(tmp_path, dialect):
 
 def _contains(seq: tuple[str, ...], part: list[str]) -> bool:
     n = len(part)
-    return any(list(seq[i:i + n]) == part for i in range(len(seq) - n + 1))
+    return any(list(seq[i : i + n]) == part for i in range(len(seq) - n + 1))
 
 
 def test_article_text_table_keeps_the_articles_with_pairs(tmp_path):
@@ -86,17 +99,26 @@ def test_article_text_table_keeps_the_articles_with_pairs(tmp_path):
     summary = at.article_text(manifest, pairs, out)
     table = at.read_article_text(out)
     assert list(table.columns) == ["article_id", "paragraph", "tokens"]
-    assert set(table["article_id"]) == set(kept)  # only articles with pairs; the broken file is a skip
+    assert set(table["article_id"]) == set(
+        kept
+    )  # only articles with pairs; the broken file is a skip
     assert summary["articles"] == 4 and summary["articles_skipped"] == 1
-    assert summary["paragraphs"] == len(table) and summary["tokens"] == sum(map(len, table["tokens"]))
+    assert summary["paragraphs"] == len(table) and summary["tokens"] == sum(
+        map(len, table["tokens"])
+    )
     for _, group in table.groupby("article_id"):
         assert group["paragraph"].tolist() == list(range(len(group)))
     # one job per manifest shard, then one table: the same rows
     parts = [tmp_path / f"shard-{k}.parquet" for k in range(2)]
-    counts = [at.article_text(manifest, pairs, part, shard=k)["paragraphs"] for k, part in enumerate(parts)]
+    counts = [
+        at.article_text(manifest, pairs, part, shard=k)["paragraphs"]
+        for k, part in enumerate(parts)
+    ]
     at.merge_article_text(parts, tmp_path / "merged.parquet")
     merged = at.read_article_text(tmp_path / "merged.parquet")
-    assert sum(counts) == len(merged) and merged.equals(table.sort_values(["article_id", "paragraph"]).reset_index(drop=True))
+    assert sum(counts) == len(merged) and merged.equals(
+        table.sort_values(["article_id", "paragraph"]).reset_index(drop=True)
+    )
     with pytest.raises(corpus.CorpusError, match="out of range"):
         at.article_text(manifest, pairs, tmp_path / "x.parquet", shard=2)
     texts, text_ids = paragraph_texts(table)
@@ -105,9 +127,19 @@ def test_article_text_table_keeps_the_articles_with_pairs(tmp_path):
 
 # ---------------------------------------------------------------- the text ScratchBERT's MLM reads
 
-PRETRAIN = dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
-                max_length=32, mlm_probability=0.2, epochs=1, batch_size=8, learning_rate=2e-3,
-                eval_every_steps=5, warmup_fraction=0.1)
+PRETRAIN = dict(
+    hidden_size=32,
+    num_hidden_layers=1,
+    num_attention_heads=2,
+    intermediate_size=64,
+    max_length=32,
+    mlm_probability=0.2,
+    epochs=1,
+    batch_size=8,
+    learning_rate=2e-3,
+    eval_every_steps=5,
+    warmup_fraction=0.1,
+)
 
 
 @pytest.mark.usefixtures("one_thread")
@@ -127,7 +159,11 @@ def test_pretraining_reads_the_article_text_under_corpus(tmp_path):
     # every article's statements and proofs (dev and test too) and one more paragraph each
     rows = []
     for aid, group in pairs.groupby("article_id"):
-        paras = [t for s, p in zip(group["statement_tokens"], group["proof_tokens"]) for t in (s[2:], p[2:])]
+        paras = [
+            t
+            for s, p in zip(group["statement_tokens"], group["proof_tokens"])
+            for t in (s[2:], p[2:])
+        ]
         paras.append(["Let", "w1", "be", "the", "$a", "of", "w2", "."])
         rows += [{"article_id": aid, "paragraph": i, "tokens": t} for i, t in enumerate(paras)]
     table = pd.DataFrame(rows)
@@ -135,9 +171,18 @@ def test_pretraining_reads_the_article_text_under_corpus(tmp_path):
 
     p = typed_params(PretrainParams, PRETRAIN)
     rt = pt.runtime.Runtime(torch.device("cpu"))
-    by_pairs = pt.build_pretraining(tmp_path / "data.parquet", tmp_path / "tok", tmp_path / "a", rt, p, seed=1)
-    by_text = pt.build_pretraining(tmp_path / "data.parquet", tmp_path / "tok", tmp_path / "b", rt, p, seed=1,
-                                   text_parquet=tmp_path / "text.parquet")
+    by_pairs = pt.build_pretraining(
+        tmp_path / "data.parquet", tmp_path / "tok", tmp_path / "a", rt, p, seed=1
+    )
+    by_text = pt.build_pretraining(
+        tmp_path / "data.parquet",
+        tmp_path / "tok",
+        tmp_path / "b",
+        rt,
+        p,
+        seed=1,
+        text_parquet=tmp_path / "text.parquet",
+    )
     texts, _ = paragraph_texts(table)
     assert by_text.train_chunks == packed_chunks(by_text.tokenizer, texts, p.max_length)
     assert len(by_text.train_chunks) > len(by_pairs.train_chunks)  # all articles, extra paragraphs
@@ -146,8 +191,20 @@ def test_pretraining_reads_the_article_text_under_corpus(tmp_path):
     assert by_text.fingerprint["train_ids"] != by_pairs.fingerprint["train_ids"]
 
     with pytest.raises(ValueError, match="article text"):
-        pt.pretrain(tmp_path / "data.parquet", tmp_path / "tok", tmp_path / "c", dict(PRETRAIN, text="corpus"), seed=1)
-    pt.pretrain(tmp_path / "data.parquet", tmp_path / "tok", tmp_path / "d", dict(PRETRAIN, text="corpus"), seed=1,
-                text_parquet=tmp_path / "text.parquet")
+        pt.pretrain(
+            tmp_path / "data.parquet",
+            tmp_path / "tok",
+            tmp_path / "c",
+            dict(PRETRAIN, text="corpus"),
+            seed=1,
+        )
+    pt.pretrain(
+        tmp_path / "data.parquet",
+        tmp_path / "tok",
+        tmp_path / "d",
+        dict(PRETRAIN, text="corpus"),
+        seed=1,
+        text_parquet=tmp_path / "text.parquet",
+    )
     metrics = pd.read_json(tmp_path / "d" / pt.METRICS_FILE, typ="series")
     assert metrics["train_chunks"] == len(by_text.train_chunks)

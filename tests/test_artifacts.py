@@ -22,9 +22,13 @@ def test_write_parquet_schema_fixes_columns_types_and_metadata(tmp_path: Path) -
     table = pq.read_table(tmp_path / "t.parquet")
     assert table.schema.equals(SCHEMA, check_metadata=True)
     assert table.to_pydict() == {"a": ["x", "y"], "n": [1, 2]}
-    write_parquet(df.iloc[:0], tmp_path / "empty.parquet", SCHEMA)  # no rows: types still the schema's
+    write_parquet(
+        df.iloc[:0], tmp_path / "empty.parquet", SCHEMA
+    )  # no rows: types still the schema's
     assert pq.read_table(tmp_path / "empty.parquet").schema.equals(SCHEMA, check_metadata=True)
-    arrow = pa.table({"n": pa.array([5], pa.int32()), "a": ["z"]})  # an Arrow table is selected and cast
+    arrow = pa.table(
+        {"n": pa.array([5], pa.int32()), "a": ["z"]}
+    )  # an Arrow table is selected and cast
     write_parquet(arrow, tmp_path / "arrow.parquet", SCHEMA)
     assert pq.read_table(tmp_path / "arrow.parquet").schema.equals(SCHEMA, check_metadata=True)
 
@@ -53,11 +57,18 @@ def test_atomic_dir_swaps_whole_folder_and_keeps_old_on_failure(tmp_path: Path) 
         (staging / "a.txt").write_text("3")
         raise RuntimeError("killed")
     assert (target / "a.txt").read_text() == "2"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["model", "model.sha256"]  # no staging or old folder left
-    assert (tmp_path / "model.sha256").read_text().endswith("  model/a.txt\n")  # the last success's digest
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "model",
+        "model.sha256",
+    ]  # no staging or old folder left
+    assert (
+        (tmp_path / "model.sha256").read_text().endswith("  model/a.txt\n")
+    )  # the last success's digest
 
 
-def test_atomic_dir_refuses_the_working_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_atomic_dir_refuses_the_working_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     for path in (".", tmp_path, tmp_path.parent):
         with pytest.raises(ValueError, match="working folder"), atomic_dir(path):

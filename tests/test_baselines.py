@@ -23,9 +23,15 @@ def toy_parquet(tmp_path, n_test: int = 10):
     for part, count in (("train", 12), ("dev", 4), ("test", n_test)):
         for i in range(count):
             own = [f"$s{2 * i}", f"$s{2 * i + 1}"]
-            rows.append({"pair_id": f"{part}-{i}", "article_id": f"art{i}", "part": part,
-                         "statement_tokens": list(rng.choice(common, 6)) + own,
-                         "proof_tokens": list(rng.choice(common, 12)) + own + own[:1]})
+            rows.append(
+                {
+                    "pair_id": f"{part}-{i}",
+                    "article_id": f"art{i}",
+                    "part": part,
+                    "statement_tokens": list(rng.choice(common, 6)) + own,
+                    "proof_tokens": list(rng.choice(common, 12)) + own + own[:1],
+                }
+            )
     path = tmp_path / "level.parquet"
     pd.DataFrame(rows).to_parquet(path, index=False)
     return path
@@ -58,7 +64,14 @@ def test_run_baseline_on_toy_set(tmp_path, method):
     assert m["n"] == 10 and m["method"] == method and m["global_method"] == "sparse"
     assert m["acc"] == 1.0 and m["mrr"] == 1.0 and m["global_acc"] == 1.0
     df = pd.read_parquet(out_pq)
-    assert list(df.columns) == ["pair_id", "gold_rank", "top1", "global_pred", "topk_ids", "topk_scores"]
+    assert list(df.columns) == [
+        "pair_id",
+        "gold_rank",
+        "top1",
+        "global_pred",
+        "topk_ids",
+        "topk_scores",
+    ]
     assert (df["top1"] == df["pair_id"]).all()
     assert json.loads(out_js.read_text())["hubness"]["=1"]["proofs"] == 10
 

@@ -13,10 +13,31 @@ REPO = Path(__file__).resolve().parents[1]
 
 def test_bench_train_runs_one_step_per_measurement(tmp_path):
     out = tmp_path / "rows.json"
-    subprocess.run([sys.executable, str(REPO / "bench/bench_train.py"), "--sizes", "demo", "--devices", "cpu",
-                    "--steps", "1", "--warmup", "0", "--json", str(out)], check=True, timeout=300)
+    subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "bench/bench_train.py"),
+            "--sizes",
+            "demo",
+            "--devices",
+            "cpu",
+            "--steps",
+            "1",
+            "--warmup",
+            "0",
+            "--json",
+            str(out),
+        ],
+        check=True,
+        timeout=300,
+    )
     rows = json.loads(out.read_text())
-    assert {r["bench"] for r in rows} == {"NPT local step", "NPT global step", "NPT local epoch", "BERT MLM step"}
+    assert {r["bench"] for r in rows} == {
+        "NPT local step",
+        "NPT global step",
+        "NPT local epoch",
+        "BERT MLM step",
+    }
     assert all(r["per_s"] > 0 for r in rows), rows
 
 
@@ -30,9 +51,22 @@ def test_bench_paper_train_counts_steps_and_judges_against_chance(tmp_path):
 
     data = tmp_path / "toy.parquet"
     write_parquet(toy_pairs(n_articles=30, pairs_per_article=6, seed=1), data)
-    cmd = [sys.executable, str(REPO / "bench/bench_paper_train.py"), str(data), "--config",
-           str(REPO / "config/config.yaml"), "--steps", "60", "--eval-every", "20", "--threads", "1"]
-    ok = subprocess.run(cmd + ["--json", str(tmp_path / "ok.json")], timeout=300, capture_output=True, text=True)
+    cmd = [
+        sys.executable,
+        str(REPO / "bench/bench_paper_train.py"),
+        str(data),
+        "--config",
+        str(REPO / "config/config.yaml"),
+        "--steps",
+        "60",
+        "--eval-every",
+        "20",
+        "--threads",
+        "1",
+    ]
+    ok = subprocess.run(
+        cmd + ["--json", str(tmp_path / "ok.json")], timeout=300, capture_output=True, text=True
+    )
     assert ok.returncode == 0, ok.stderr[-2000:]
     summary = json.loads((tmp_path / "ok.json").read_text())
     assert [r["step"] for r in summary["curve"]] == [20, 40, 60]
@@ -40,8 +74,12 @@ def test_bench_paper_train_counts_steps_and_judges_against_chance(tmp_path):
     assert summary["best_dev_mrr"] >= 3 * summary["chance_mrr"]
     n, b = summary["n_train"], summary["settings"]["batch_size"]
     assert summary["steps_per_epoch"] in (-(-n // b), n // b)  # a last batch of one pair is dropped
-    far = subprocess.run(cmd + ["--times", "1000", "--set", "w_init=zeros", "--json", str(tmp_path / "far.json")],
-                         timeout=300, capture_output=True, text=True)
+    far = subprocess.run(
+        cmd + ["--times", "1000", "--set", "w_init=zeros", "--json", str(tmp_path / "far.json")],
+        timeout=300,
+        capture_output=True,
+        text=True,
+    )
     assert far.returncode == 1 and "goal not reached" in far.stderr
     far_summary = json.loads((tmp_path / "far.json").read_text())
     assert not far_summary["reached"] and far_summary["settings"]["w_init"] == "zeros"
@@ -51,20 +89,50 @@ def test_bench_search_times_fusion_in_process_over_http_and_explanations(fusion_
     """bench_search on the small demo's fusion index: synthetic proofs with real BM25 rows, the
     in-process row, 1 and 2 HTTP clients against the served app, and the explanation rows."""
     out = tmp_path / "rows.json"
-    done = subprocess.run([sys.executable, str(REPO / "bench/bench_search.py"), "--index", str(fusion_index.path),
-                           "--sizes", "300", "--queries", "4", "--repeats", "1", "--clients", "1", "2",
-                           "--explain", "2", "--lime-samples", "50", "--out", str(out)],
-                          timeout=600, capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "bench/bench_search.py"),
+            "--index",
+            str(fusion_index.path),
+            "--sizes",
+            "300",
+            "--queries",
+            "4",
+            "--repeats",
+            "1",
+            "--clients",
+            "1",
+            "2",
+            "--explain",
+            "2",
+            "--lime-samples",
+            "50",
+            "--out",
+            str(out),
+        ],
+        timeout=600,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     rows = json.loads(out.read_text())
     explain = {r["bench"]: r for r in rows if "bench" in r}
-    assert explain["explain top result"]["queries"] == 2 and explain["explain top result"]["method"] == "occlusion"
+    assert (
+        explain["explain top result"]["queries"] == 2
+        and explain["explain top result"]["method"] == "occlusion"
+    )
     assert explain["explain longest pair"]["tokens"] > 0
     assert {r["samples"] for k, r in explain.items() if k.startswith("LIME")} == {50}
     search = [r for r in rows if "bench" not in r]
     assert [(r["via"], r["clients"], r["queries"]) for r in search] == [
-        ("in-process", 1, 4), ("http /api/search", 1, 4), ("http /api/search", 2, 8)]
-    assert all(r["scorer"] == "fusion" and r["n"] == 300 and r["p95_ms"] >= r["p50_ms"] > 0 for r in search)
+        ("in-process", 1, 4),
+        ("http /api/search", 1, 4),
+        ("http /api/search", 2, 8),
+    ]
+    assert all(
+        r["scorer"] == "fusion" and r["n"] == 300 and r["p95_ms"] >= r["p50_ms"] > 0 for r in search
+    )
 
 
 DEMO_LOG = """\
@@ -117,17 +185,29 @@ def test_bench_demo_reads_the_log_and_benchmark_files_and_simulates_a_quiet_mach
     (bench / "a.tsv").write_text(header + "9.5\t0:00:09\t1\t1\t1\t1\t0\t0\t0\t9.0\n")
     (bench / "b" / "one.tsv").write_text(header + "20.0\t0:00:20\t1\t1\t1\t1\t0\t0\t0\t30.0\n")
     jobs = B.parse_log(DEMO_LOG)
-    assert [(j.rule, j.jobid, j.threads) for j in jobs] == [("a", 3, 1), ("b", 2, 2), ("c", 4, 1), ("all", 0, 1)]
+    assert [(j.rule, j.jobid, j.threads) for j in jobs] == [
+        ("a", 3, 1),
+        ("b", 2, 2),
+        ("c", 4, 1),
+        ("all", 0, 1),
+    ]
     assert jobs[1].wildcards == "name=one" and jobs[1].outputs == ("results/folder",)
     assert B.dependencies(jobs) == {3: set(), 2: {3}, 4: {3}, 0: {2, 4}}
     B.attach_benchmarks(jobs, tmp_path)
-    assert [(j.wall_s, j.cpu_s) for j in jobs] == [(9.5, 9.0), (20.0, 30.0), (4.0, None), (0.0, None)]
+    assert [(j.wall_s, j.cpu_s) for j in jobs] == [
+        (9.5, 9.0),
+        (20.0, 30.0),
+        (4.0, None),
+        (0.0, None),
+    ]
     span, idle = B.idle_core_seconds(jobs, cores=2)
     assert span == 31 and idle == 2 * 31 - (10 + 2 * 20 + 4)
     rows = {r["rule"]: r for r in B.by_rule(jobs)}
     assert rows["b"]["cpu_s"] == 30.0 and rows["c"]["cpu_s"] is None and rows["b"]["threads"] == 2
     # on idle cores: a (10 s), then b (two threads, 20 s) and c (4 s) cannot share two cores
-    makespan, idle = B.simulate(jobs, 2, lambda j: {"a": 10.0, "b": 20.0, "c": 4.0}.get(j.rule, 0.0))
+    makespan, idle = B.simulate(
+        jobs, 2, lambda j: {"a": 10.0, "b": 20.0, "c": 4.0}.get(j.rule, 0.0)
+    )
     assert makespan == 34.0 and idle == 2 * 34 - (10 + 40 + 4)
     report = B.report(jobs, 2, every_job=True)
     assert "| b | 1 | 2 | 20 | 30 |" in report and "wall clock 31 s" in report

@@ -31,8 +31,12 @@ def test_jobs_import_the_checkouts_own_package(tmp_path: Path) -> None:
         f"        \"{sys.executable} -c 'import proofmatch._clone_marker, proofmatch; "
         "print(proofmatch.__file__)' > {output}\"\n"
     )
-    proc = subprocess.run([sys.executable, "-m", "snakemake", "-s", "probe.smk", "-c1", "probe.txt"],
-                          cwd=clone, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-s", "probe.smk", "-c1", "probe.txt"],
+        cwd=clone,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     imported = Path((clone / "probe.txt").read_text().strip()).resolve()
     assert imported.is_relative_to((clone / "src").resolve())

@@ -26,12 +26,32 @@ from toydata import toy_pairs
 REPO = Path(__file__).resolve().parents[1]
 TINY = {
     "tokenizer": {"vocab_size": 150, "min_frequency": 2},
-    "pretrain": {"hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 64,
-                 "max_length": 32, "epochs": 1, "batch_size": 8, "learning_rate": 2e-3, "eval_every_steps": 5},
-    "matching": {"max_length": 64,
-                 "npt": {"d_model": 16, "n_layers": 1, "n_heads": 2, "d_k": 8, "epochs": 3, "batch_size": 30,
-                         "eval_every": 1, "max_length": 64, "learning_rate": 0.01},
-                 "bert": {"epochs": 1, "batch_size": 16, "eval_every": 1}},
+    "pretrain": {
+        "hidden_size": 32,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 2,
+        "intermediate_size": 64,
+        "max_length": 32,
+        "epochs": 1,
+        "batch_size": 8,
+        "learning_rate": 2e-3,
+        "eval_every_steps": 5,
+    },
+    "matching": {
+        "max_length": 64,
+        "npt": {
+            "d_model": 16,
+            "n_layers": 1,
+            "n_heads": 2,
+            "d_k": 8,
+            "epochs": 3,
+            "batch_size": 30,
+            "eval_every": 1,
+            "max_length": 64,
+            "learning_rate": 0.01,
+        },
+        "bert": {"epochs": 1, "batch_size": 16, "eval_every": 1},
+    },
 }
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -71,15 +91,23 @@ def test_every_option_has_help_and_shows_its_default(command):
     import argparse
     import importlib
 
-    parser = argparse.ArgumentParser(prog=f"proofmatch {command}", formatter_class=cli._HelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog=f"proofmatch {command}", formatter_class=cli._HelpFormatter
+    )
     importlib.import_module(cli.COMMANDS[command][0]).add_arguments(parser)
     parser.format_help()  # renders with every default
     for action in parser._actions:
-        if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)) or command == "tables":
+        if (
+            isinstance(action, (argparse._HelpAction, argparse._SubParsersAction))
+            or command == "tables"
+        ):
             continue
         assert action.help, (command, action.option_strings or action.dest)
         if action.option_strings and action.default not in (None, False, argparse.SUPPRESS):
-            assert "default" in cli._HelpFormatter("x")._get_help_string(action), (command, action.option_strings)
+            assert "default" in cli._HelpFormatter("x")._get_help_string(action), (
+                command,
+                action.option_strings,
+            )
 
 
 def test_search_refuses_before_torch_and_explains_a_stale_index(tmp_path):
@@ -91,17 +119,28 @@ def test_search_refuses_before_torch_and_explains_a_stale_index(tmp_path):
     stale = tmp_path / "old"
     stale.mkdir()
     (stale / "index.json").write_text(json.dumps({"format": 0, "method": "bm25"}))
-    code = ("import sys; from proofmatch import cli\n"
-            "rcs = [cli.main(['search', sys.argv[1], 'x' * 9000]), cli.main(['search', sys.argv[1], 'let $x be']),"
-            " cli.main(['search', sys.argv[1], 'x', '--page', '0']), cli.main(['search', sys.argv[1], 'x']),"
-            " cli.main(['search', sys.argv[1] + '/missing', 'x'])]\n"
-            "print(rcs, 'torch' in sys.modules)")
-    done = subprocess.run([sys.executable, "-c", code, str(stale)], capture_output=True, text=True, timeout=120)
+    code = (
+        "import sys; from proofmatch import cli\n"
+        "rcs = [cli.main(['search', sys.argv[1], 'x' * 9000]), cli.main(['search', sys.argv[1], 'let $x be']),"
+        " cli.main(['search', sys.argv[1], 'x', '--page', '0']), cli.main(['search', sys.argv[1], 'x']),"
+        " cli.main(['search', sys.argv[1] + '/missing', 'x'])]\n"
+        "print(rcs, 'torch' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(stale)], capture_output=True, text=True, timeout=120
+    )
     assert done.stdout.strip() == "[2, 2, 2, 2, 2] False", done.stderr
     err = done.stderr.splitlines()
     assert "Traceback" not in done.stderr and len(err) == 5
-    assert "query too long: 9000 characters" in err[0] and "unbalanced $" in err[1] and "pages start at 1" in err[2]
-    assert "is stale or incomplete" in err[3] and err[3].count("rebuild it with `proofmatch index`") == 1
+    assert (
+        "query too long: 9000 characters" in err[0]
+        and "unbalanced $" in err[1]
+        and "pages start at 1" in err[2]
+    )
+    assert (
+        "is stale or incomplete" in err[3]
+        and err[3].count("rebuild it with `proofmatch index`") == 1
+    )
     assert "cannot open index" in err[4]
 
 
@@ -127,8 +166,27 @@ def npt_runs(tiny):
     runs = []
     for seed in (0, 1):
         out = tiny.dir / f"npt-{seed}"
-        assert run("train", tiny.data, "--out", out, "--encoder", "npt", "--mode", "local", "--view", "both",
-                   "--config", tiny.config, "--seed", seed, "--log", tiny.dir / f"train-{seed}.log") == 0
+        assert (
+            run(
+                "train",
+                tiny.data,
+                "--out",
+                out,
+                "--encoder",
+                "npt",
+                "--mode",
+                "local",
+                "--view",
+                "both",
+                "--config",
+                tiny.config,
+                "--seed",
+                seed,
+                "--log",
+                tiny.dir / f"train-{seed}.log",
+            )
+            == 0
+        )
         runs.append(out)
     return runs
 
@@ -138,15 +196,28 @@ def test_train_writes_a_loadable_run(tiny, npt_runs):
 
     for seed, out in enumerate(npt_runs):
         metrics = json.loads((out / "metrics.json").read_text())
-        assert (metrics["encoder"], metrics["mode"], metrics["view"], metrics["seed"]) == ("npt", "local", "both", seed)
-        assert metrics["epochs"] == TINY["matching"]["npt"]["epochs"] and 1 <= metrics["best_epoch"] <= 3
+        assert (metrics["encoder"], metrics["mode"], metrics["view"], metrics["seed"]) == (
+            "npt",
+            "local",
+            "both",
+            seed,
+        )
+        assert (
+            metrics["epochs"] == TINY["matching"]["npt"]["epochs"]
+            and 1 <= metrics["best_epoch"] <= 3
+        )
         assert metrics["n_train"] == tiny.parts["train"] and metrics["n_dev"] == tiny.parts["dev"]
         assert 0.0 < metrics["dev_mrr"] <= 1.0 and 0.0 <= metrics["dev_acc"] <= metrics["dev_mrr"]
         assert (out / "curve.png").stat().st_size > 0
         m = load_matcher(out, device="cpu")
-        assert m.config.encoder == "npt" and m.config.npt["d_model"] == TINY["matching"]["npt"]["d_model"]
+        assert (
+            m.config.encoder == "npt"
+            and m.config.npt["d_model"] == TINY["matching"]["npt"]["d_model"]
+        )
     # --log: one line per epoch (eval_every 1), the best of which is the run's dev MRR
-    logged = re.findall(r"epoch (\d+): loss [\d.]+  dev MRR ([\d.]+)", (tiny.dir / "train-0.log").read_text())
+    logged = re.findall(
+        r"epoch (\d+): loss [\d.]+  dev MRR ([\d.]+)", (tiny.dir / "train-0.log").read_text()
+    )
     assert [int(e) for e, _ in logged] == [1, 2, 3]
     best = json.loads((npt_runs[0] / "metrics.json").read_text())["dev_mrr"]
     assert max(float(m) for _, m in logged) == pytest.approx(best, abs=5e-5)
@@ -162,10 +233,32 @@ def test_evaluate_scores_the_saved_best_model(tiny, npt_runs, tmp_path):
     best = json.loads((out / "metrics.json").read_text())
     for part in ("dev", "test"):
         js = tmp_path / f"{part}-conservation.json"
-        assert run("evaluate", "--run-dir", out, "--data", tiny.data, "--part", part, "--out-parquet",
-                   js.with_suffix(".parquet"), "--out-json", js, "--topk", 5, "--seed", 3) == 0
+        assert (
+            run(
+                "evaluate",
+                "--run-dir",
+                out,
+                "--data",
+                tiny.data,
+                "--part",
+                part,
+                "--out-parquet",
+                js.with_suffix(".parquet"),
+                "--out-json",
+                js,
+                "--topk",
+                5,
+                "--seed",
+                3,
+            )
+            == 0
+        )
         metrics = json.loads(js.read_text())
-        assert metrics["n"] == tiny.parts[part] and metrics["part"] == part and metrics["method"] == "model"
+        assert (
+            metrics["n"] == tiny.parts[part]
+            and metrics["part"] == part
+            and metrics["method"] == "model"
+        )
         assert metrics["global_method"] == "exact"
         check_eval_json(js)
         ranks = pd.read_parquet(js.with_suffix(".parquet"))
@@ -177,20 +270,53 @@ def test_evaluate_scores_the_saved_best_model(tiny, npt_runs, tmp_path):
 def test_baselines_rank_every_test_statement(tiny, tmp_path):
     for method in ("tfidf", "tfidf_paper", "bm25"):
         js = tmp_path / f"{method}.json"
-        assert run("baselines", "--method", method, "--data", tiny.data, "--part", "test",
-                   "--out-parquet", js.with_suffix(".parquet"), "--out-json", js, "--topk", 5) == 0
+        assert (
+            run(
+                "baselines",
+                "--method",
+                method,
+                "--data",
+                tiny.data,
+                "--part",
+                "test",
+                "--out-parquet",
+                js.with_suffix(".parquet"),
+                "--out-json",
+                js,
+                "--topk",
+                5,
+            )
+            == 0
+        )
         metrics = json.loads(js.read_text())
         assert metrics["method"] == method and metrics["n"] == tiny.parts["test"]
         check_eval_json(js)
     # the toy proofs repeat their statement's symbols twice: BM25 ranks far above chance (H_n / n)
     n = tiny.parts["test"]
-    assert json.loads((tmp_path / "bm25.json").read_text())["mrr"] > 2 * sum(1 / k for k in range(1, n + 1)) / n
+    assert (
+        json.loads((tmp_path / "bm25.json").read_text())["mrr"]
+        > 2 * sum(1 / k for k in range(1, n + 1)) / n
+    )
 
 
 def test_pretrain_then_train_scratchbert(tiny, tmp_path):
     tok, sb = tmp_path / "tok", tmp_path / "sb"
     assert run("tokenizer", tiny.data, "--out", tok, "--config", tiny.config) == 0
-    assert run("pretrain", tiny.data, "--tokenizer", tok, "--out", sb, "--config", tiny.config, "--seed", 2) == 0
+    assert (
+        run(
+            "pretrain",
+            tiny.data,
+            "--tokenizer",
+            tok,
+            "--out",
+            sb,
+            "--config",
+            tiny.config,
+            "--seed",
+            2,
+        )
+        == 0
+    )
     from transformers import AutoTokenizer, BertConfig
 
     metrics = json.loads((sb / "pretrain_metrics.json").read_text())
@@ -201,12 +327,37 @@ def test_pretrain_then_train_scratchbert(tiny, tmp_path):
     assert metrics["best_val_loss"] == pytest.approx(curve["val_loss"].min())
     config = BertConfig.from_pretrained(sb)
     assert (config.hidden_size, config.num_hidden_layers) == (32, 1)
-    assert config.vocab_size == len(AutoTokenizer.from_pretrained(sb)) <= TINY["tokenizer"]["vocab_size"]
+    assert (
+        config.vocab_size
+        == len(AutoTokenizer.from_pretrained(sb))
+        <= TINY["tokenizer"]["vocab_size"]
+    )
     out = tmp_path / "sb-local"
-    assert run("train", tiny.data, "--out", out, "--encoder", "scratchbert", "--mode", "local", "--view", "both",
-               "--config", tiny.config, "--pretrained-dir", sb) == 0
+    assert (
+        run(
+            "train",
+            tiny.data,
+            "--out",
+            out,
+            "--encoder",
+            "scratchbert",
+            "--mode",
+            "local",
+            "--view",
+            "both",
+            "--config",
+            tiny.config,
+            "--pretrained-dir",
+            sb,
+        )
+        == 0
+    )
     trained = json.loads((out / "metrics.json").read_text())
-    assert trained["encoder"] == "scratchbert" and trained["epochs"] == 1 and 0 < trained["dev_mrr"] <= 1
+    assert (
+        trained["encoder"] == "scratchbert"
+        and trained["epochs"] == 1
+        and 0 < trained["dev_mrr"] <= 1
+    )
 
 
 # ----------------------------------------------------------------------------- tables and figure
@@ -220,17 +371,32 @@ def fake_eval(path: Path, n: int, rng: np.random.Generator) -> float:
     top1[gold == 1] = np.array(ids)[gold == 1]
     glob = rng.permutation(ids)
     times = pd.Series(top1).value_counts().reindex(ids, fill_value=0).to_numpy()
-    counts = {">=20": (times >= 20).sum(), ">=10": (times >= 10).sum(), ">=5": (times >= 5).sum(),
-              ">=2": (times >= 2).sum(), "=1": (times == 1).sum(), "<1": (times == 0).sum()}
-    metrics = {"n": n, "mrr": float(np.mean(1 / gold)), "acc": float(np.mean(gold == 1)),
-               "global_acc": float(np.mean(glob == np.array(ids))), "global_method": "exact", "part": "test",
-               "hubness": {b: {"proofs": int(c), "percent": 100 * int(c) / n} for b, c in counts.items()}}
+    counts = {
+        ">=20": (times >= 20).sum(),
+        ">=10": (times >= 10).sum(),
+        ">=5": (times >= 5).sum(),
+        ">=2": (times >= 2).sum(),
+        "=1": (times == 1).sum(),
+        "<1": (times == 0).sum(),
+    }
+    metrics = {
+        "n": n,
+        "mrr": float(np.mean(1 / gold)),
+        "acc": float(np.mean(gold == 1)),
+        "global_acc": float(np.mean(glob == np.array(ids))),
+        "global_method": "exact",
+        "part": "test",
+        "hubness": {b: {"proofs": int(c), "percent": 100 * int(c) / n} for b, c in counts.items()},
+    }
     if "+bm25-" in str(path):  # a fusion records the weight it was scored with
-        metrics.update(weight=float(rng.choice([0.5, 1.0, 2.0])), normalize="zscore", lexical="bm25")
+        metrics.update(
+            weight=float(rng.choice([0.5, 1.0, 2.0])), normalize="zscore", lexical="bm25"
+        )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(metrics))
     pd.DataFrame({"pair_id": ids, "gold_rank": gold, "top1": top1, "global_pred": glob}).to_parquet(
-        path.with_suffix(".parquet"))
+        path.with_suffix(".parquet")
+    )
     return metrics["mrr"]
 
 
@@ -239,21 +405,47 @@ def eval_tree(root: Path, mathbert: bool = True) -> list[Path]:
     the dev evaluation of Table 7 last."""
     levels = ("conservation", "partial", "full", "trans")
     bilinear = ("npt", "scratchbert") + (("mathbert",) if mathbert else ())
-    specs = [("mixed", e, m, lv, "both", lv) for e in bilinear for m in ("local", "hybrid") for lv in levels]
+    specs = [
+        ("mixed", e, m, lv, "both", lv)
+        for e in bilinear
+        for m in ("local", "hybrid")
+        for lv in levels
+    ]
     specs += [("mixed", "specter", "triplet", lv, "both", lv) for lv in levels]
-    specs += [(s, "scratchbert", "local", tr, "both", te) for s in ("mixed", "unmixed") for tr in levels
-              for te in levels]
-    specs += [("mixed", e, "local", lv, v, lv) for e in ("npt", "scratchbert") for v in ("text", "math", "both")
-              for lv in ("conservation", "full")]
-    specs += [("pr", "scratchbert", "local", tr, "both", te) for tr in
-              ("conservation", "partial", "partial_p", "full", "full_p") for te in ("conservation", "partial_p")]
-    specs += [("mixed", m, "none", lv, "both", lv) for m in ("tfidf", "tfidf_paper", "bm25") for lv in levels]
-    specs += [("mixed", f"{e}+bm25", "local", lv, "both", lv) for e in ("npt", "scratchbert") for lv in levels]
+    specs += [
+        (s, "scratchbert", "local", tr, "both", te)
+        for s in ("mixed", "unmixed")
+        for tr in levels
+        for te in levels
+    ]
+    specs += [
+        ("mixed", e, "local", lv, v, lv)
+        for e in ("npt", "scratchbert")
+        for v in ("text", "math", "both")
+        for lv in ("conservation", "full")
+    ]
+    specs += [
+        ("pr", "scratchbert", "local", tr, "both", te)
+        for tr in ("conservation", "partial", "partial_p", "full", "full_p")
+        for te in ("conservation", "partial_p")
+    ]
+    specs += [
+        ("mixed", m, "none", lv, "both", lv)
+        for m in ("tfidf", "tfidf_paper", "bm25")
+        for lv in levels
+    ]
+    specs += [
+        ("mixed", f"{e}+bm25", "local", lv, "both", lv)
+        for e in ("npt", "scratchbert")
+        for lv in levels
+    ]
     rng = np.random.default_rng(0)
     paths = sorted({eval_path(root, s, e, m, lv, v, "test", te) for s, e, m, lv, v, te in specs})
     for p in paths:
         fake_eval(p, 40, rng)
-    dev = eval_path(root, "mixed", "scratchbert", "local", "conservation", "both", "dev", "conservation")
+    dev = eval_path(
+        root, "mixed", "scratchbert", "local", "conservation", "both", "dev", "conservation"
+    )
     fake_eval(dev, 60, rng)
     return paths + [dev]
 
@@ -282,7 +474,12 @@ def test_tables_config_without_mathbert_needs_no_mathbert_results(tmp_path):
     rows not run, as the workflow does, instead of asking for its evaluations."""
     root, out = tmp_path / "eval", tmp_path / "tables"
     eval_tree(root, mathbert=False)
-    assert run("tables", "--eval-root", root, "--out-dir", out, "--config", REPO / "config/config.yaml") == 0
+    assert (
+        run(
+            "tables", "--eval-root", root, "--out-dir", out, "--config", REPO / "config/config.yaml"
+        )
+        == 0
+    )
     assert "not run: no MathBERT checkpoint configured" in (out / "table3.md").read_text()
     check_eval_table(out, "table3", root)
 
@@ -305,11 +502,34 @@ def test_tables_catch_an_edited_evaluation(tmp_path):
 
 def test_figure_explains_two_pairs_under_both_runs(tiny, npt_runs, tmp_path):
     png, pdf, log = tmp_path / "figure2.png", tmp_path / "figure2.pdf", tmp_path / "figure2.log"
-    assert run("figure", "--run-conservation", npt_runs[0], "--run-full", npt_runs[1], "--data", tiny.data,
-               "--out-png", png, "--out-pdf", pdf, "--samples", 30, "--seed", 1, "--log", log) == 0
+    assert (
+        run(
+            "figure",
+            "--run-conservation",
+            npt_runs[0],
+            "--run-full",
+            npt_runs[1],
+            "--data",
+            tiny.data,
+            "--out-png",
+            png,
+            "--out-pdf",
+            pdf,
+            "--samples",
+            30,
+            "--seed",
+            1,
+            "--log",
+            log,
+        )
+        == 0
+    )
     check_figure(png, pdf, panels=4)
     text = log.read_text()
-    titles = [f"({c}) Example statement/proof {k} — {model} —" for k, c2 in ((1, "ab"), (2, "cd"))
-              for c, model in zip(c2, ("symbol conservation", "full symbol replacement"))]
+    titles = [
+        f"({c}) Example statement/proof {k} — {model} —"
+        for k, c2 in ((1, "ab"), (2, "cd"))
+        for c, model in zip(c2, ("symbol conservation", "full symbol replacement"))
+    ]
     for title in titles:
         assert title in text, title

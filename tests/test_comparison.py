@@ -24,15 +24,76 @@ def write_paper(path, rows) -> None:
 
 # A tiny paper: two NPT cells, a MathBERT cell (not run), a Table 4 Unmixed cell, a Table 5 cell.
 TINY = [
-    ["table3", "NPT-Local-Local", "Conservation MRR", "mixed", "npt", "local", "local", "conservation", "both",
-     "conservation", "mrr", "63.22"],
-    ["table3", "NPT-Local-Global", "Conservation Acc", "mixed", "npt", "local", "global", "conservation", "both",
-     "conservation", "acc", "61.89"],
-    ["table3", "MathBERT-Local-Local", "Full Acc", "mixed", "mathbert", "local", "local", "full", "both", "full",
-     "acc", "30.62"],
-    ["table4", "Unmixed / Partial", "Full Acc", "unmixed", "scratchbert", "local", "local", "partial", "both",
-     "full", "acc", "39.94"],
-    ["table5", "NPT / Text", "Full MRR", "mixed", "npt", "local", "local", "full", "text", "full", "mrr", "22.51"],
+    [
+        "table3",
+        "NPT-Local-Local",
+        "Conservation MRR",
+        "mixed",
+        "npt",
+        "local",
+        "local",
+        "conservation",
+        "both",
+        "conservation",
+        "mrr",
+        "63.22",
+    ],
+    [
+        "table3",
+        "NPT-Local-Global",
+        "Conservation Acc",
+        "mixed",
+        "npt",
+        "local",
+        "global",
+        "conservation",
+        "both",
+        "conservation",
+        "acc",
+        "61.89",
+    ],
+    [
+        "table3",
+        "MathBERT-Local-Local",
+        "Full Acc",
+        "mixed",
+        "mathbert",
+        "local",
+        "local",
+        "full",
+        "both",
+        "full",
+        "acc",
+        "30.62",
+    ],
+    [
+        "table4",
+        "Unmixed / Partial",
+        "Full Acc",
+        "unmixed",
+        "scratchbert",
+        "local",
+        "local",
+        "partial",
+        "both",
+        "full",
+        "acc",
+        "39.94",
+    ],
+    [
+        "table5",
+        "NPT / Text",
+        "Full MRR",
+        "mixed",
+        "npt",
+        "local",
+        "local",
+        "full",
+        "text",
+        "full",
+        "mrr",
+        "22.51",
+    ],
 ]
 NOT_RUN = {"mathbert": X.NOT_RUN_MATHBERT}
 
@@ -46,10 +107,15 @@ def tiny_results(tmp_path) -> tuple[list[str], str]:
     write_paper(tmp_path / "paper.csv", TINY)
     root = tmp_path / "eval"
     given = {
-        X.Run("mixed", "npt", "local", "conservation").evaluation("test"): metrics(120, 0.7000, 0.6, 0.6500),
-        X.Run("unmixed", "scratchbert", "local", "partial").evaluation("test", "full"):
-            metrics(50, 0.5, 0.4, 0.45),
-        X.Run("mixed", "npt", "local", "full", "text").evaluation("test"): metrics(120, 0.2, 0.1, 0.15),
+        X.Run("mixed", "npt", "local", "conservation").evaluation("test"): metrics(
+            120, 0.7000, 0.6, 0.6500
+        ),
+        X.Run("unmixed", "scratchbert", "local", "partial").evaluation("test", "full"): metrics(
+            50, 0.5, 0.4, 0.45
+        ),
+        X.Run("mixed", "npt", "local", "full", "text").evaluation("test"): metrics(
+            120, 0.2, 0.1, 0.15
+        ),
     }
     for ev, m in given.items():
         write_json(m, ev.path(root))
@@ -58,17 +124,29 @@ def tiny_results(tmp_path) -> tuple[list[str], str]:
 
 def test_comparison_maps_differs_and_marks_not_run(tmp_path):
     inputs, paper_csv = tiny_results(tmp_path)
-    write_json({"articles_kept": 51, "kept": 1984, "articles_in": 51}, tmp_path / "filter_report.json")
+    write_json(
+        {"articles_kept": 51, "kept": 1984, "articles_in": 51}, tmp_path / "filter_report.json"
+    )
     # the workflow's inputs: the cells' evaluation folders without the rows not run (MathBERT), each once
     assert sorted(P.evaluation_inputs(NOT_RUN, tmp_path / "eval", paper_csv)) == sorted(inputs)
     md, out_csv = tmp_path / "cmp.md", tmp_path / "cmp.csv"
-    df = C.comparison_from_inputs(inputs, paper_csv, tmp_path / "filter_report.json", md, out_csv, "dir",
-                                  ["corpora/a/xhtml", "corpora/b/xhtml"], NOT_RUN, eval_root=tmp_path / "eval")
+    df = C.comparison_from_inputs(
+        inputs,
+        paper_csv,
+        tmp_path / "filter_report.json",
+        md,
+        out_csv,
+        "dir",
+        ["corpora/a/xhtml", "corpora/b/xhtml"],
+        NOT_RUN,
+        eval_root=tmp_path / "eval",
+    )
     assert df.columns.tolist() == C.COLUMNS
     assert df["Row"].tolist() == [r[1] for r in TINY]
     assert df["This run"].iloc[[0, 1, 3, 4]].tolist() == pytest.approx([70.0, 65.0, 40.0, 20.0])
-    assert df["Difference"].iloc[[0, 1, 3, 4]].tolist() == pytest.approx([70 - 63.22, 65 - 61.89, 40 - 39.94,
-                                                                         20 - 22.51])
+    assert df["Difference"].iloc[[0, 1, 3, 4]].tolist() == pytest.approx(
+        [70 - 63.22, 65 - 61.89, 40 - 39.94, 20 - 22.51]
+    )
     # global decoding's accuracy fills a *-Global row's Acc, not the local one (60.0)
     assert df.loc[1, "This run"] == pytest.approx(65.0)
     mb = df.loc[2]
@@ -95,23 +173,29 @@ def test_comparison_errors(tmp_path):
     out = (tmp_path / "c.md", tmp_path / "c.csv")
     # inputs that are not the cells' evaluations
     with pytest.raises(ValueError, match="1 absent"):
-        C.comparison_from_inputs(inputs[:-1], paper_csv, report, *out, "demo", None, NOT_RUN,
-                                 eval_root=tmp_path / "eval")
+        C.comparison_from_inputs(
+            inputs[:-1], paper_csv, report, *out, "demo", None, NOT_RUN, eval_root=tmp_path / "eval"
+        )
     # MathBERT not marked not run: its result is missing
     cells = P.read_paper_cells(paper_csv)
     results = {ev: ev.path(tmp_path / "eval") for ev in P.evaluations(cells, NOT_RUN)}
     with pytest.raises(KeyError, match="1 result"):
         C.compare(cells, results, {})
     # two test pools within one split
-    write_json(metrics(99, 0.5, 0.5, 0.5), X.Run("mixed", "npt", "local", "full", "text").evaluation("test")
-               .path(tmp_path / "eval"))
+    write_json(
+        metrics(99, 0.5, 0.5, 0.5),
+        X.Run("mixed", "npt", "local", "full", "text").evaluation("test").path(tmp_path / "eval"),
+    )
     with pytest.raises(ValueError, match="different numbers of test pairs"):
         C.compare(cells, results, NOT_RUN)
 
 
 def test_corpus_label():
     assert C.corpus_label("demo", None) == "the project's generated demo corpus"
-    assert C.corpus_label("dir", "../shared/corpora/stacks/xhtml") == "XHTML articles in ../shared/corpora/stacks/xhtml"
+    assert (
+        C.corpus_label("dir", "../shared/corpora/stacks/xhtml")
+        == "XHTML articles in ../shared/corpora/stacks/xhtml"
+    )
     assert C.corpus_label("latex", ["src"]).startswith("LaTeX sources in src")
     with pytest.raises(ValueError, match="needs corpus.dir"):
         C.corpus_label("dir", None)

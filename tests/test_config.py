@@ -32,7 +32,9 @@ def test_demo_config_validates_unchanged():
     assert load_config(REPO / "config/config.yaml") == demo()
 
 
-@pytest.mark.parametrize("override", ["stacks.yaml", "paper.yaml", "smoke.yaml", "stacks-built.yaml"])
+@pytest.mark.parametrize(
+    "override", ["stacks.yaml", "paper.yaml", "smoke.yaml", "stacks-built.yaml"]
+)
 def test_shipped_overrides_validate_and_merge_leaf_by_leaf(override):
     """Each override is merged over the demo config: its own leaves win, every other leaf is the demo's."""
     path = REPO / "config" / override
@@ -42,7 +44,9 @@ def test_shipped_overrides_validate_and_merge_leaf_by_leaf(override):
     assert own, f"{override} overrides nothing"
     for key, value in own.items():
         got = merged[key]
-        if isinstance(value, list) and value and isinstance(value[0], dict):  # list items gain their defaults
+        if (
+            isinstance(value, list) and value and isinstance(value[0], dict)
+        ):  # list items gain their defaults
             got = [{k: item[k] for k in given} for item, given in zip(got, value)]
         assert got == value, key
     for key, value in base.items():
@@ -54,7 +58,11 @@ def test_paper_config_has_the_papers_model_sizes():
     """Paper §8: ScratchBERT is BERT-base; NPT has 2 layers, 4 heads, d = 300, d_k = 128."""
     cfg = load_config(REPO / "config/config.yaml", REPO / "config/paper.yaml")
     bert = cfg["pretrain"]
-    assert (bert["hidden_size"], bert["num_hidden_layers"], bert["num_attention_heads"]) == (768, 12, 12)
+    assert (bert["hidden_size"], bert["num_hidden_layers"], bert["num_attention_heads"]) == (
+        768,
+        12,
+        12,
+    )
     npt = cfg["matching"]["npt"]
     assert (npt["n_layers"], npt["n_heads"], npt["d_model"], npt["d_k"]) == (2, 4, 300, 128)
 
@@ -113,7 +121,11 @@ def test_deep_merge_overrides_leaves_only():
 def test_stacks_built_overlay_replaces_the_shared_folders():
     """config/stacks-built.yaml over stacks.yaml: the built folder instead of ../shared, the rest stacks.yaml's."""
     stacks = load_config(REPO / "config/config.yaml", REPO / "config/stacks.yaml")
-    built = load_config(REPO / "config/config.yaml", REPO / "config/stacks.yaml", REPO / "config/stacks-built.yaml")
+    built = load_config(
+        REPO / "config/config.yaml", REPO / "config/stacks.yaml", REPO / "config/stacks-built.yaml"
+    )
     assert built["corpus"]["dir"] == ["corpora/stacks/xhtml"]
     assert built["corpus"]["metadata"] == ["corpora/stacks/metadata.csv"]
-    assert {k: v for k, v in built.items() if k != "corpus"} == {k: v for k, v in stacks.items() if k != "corpus"}
+    assert {k: v for k, v in built.items() if k != "corpus"} == {
+        k: v for k, v in stacks.items() if k != "corpus"
+    }

@@ -11,8 +11,14 @@ import pytest
 import yaml
 
 from proofmatch.config_readme import schema_markdown
-from proofmatch.config import (ConfigError, default, load_config, schema, schema_keys,
-                               validate_config)
+from proofmatch.config import (
+    ConfigError,
+    default,
+    load_config,
+    schema,
+    schema_keys,
+    validate_config,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -20,7 +26,8 @@ REPO = Path(__file__).resolve().parents[1]
 def test_config_readme_is_generated_from_the_schema():
     readme = (REPO / "config/README.md").read_text(encoding="utf-8")
     assert readme == schema_markdown(), (
-        "config/README.md is stale: run `proofmatch config --readme config/README.md`")
+        "config/README.md is stale: run `proofmatch config --readme config/README.md`"
+    )
 
 
 def test_every_key_has_a_description_and_a_default():
@@ -30,9 +37,14 @@ def test_every_key_has_a_description_and_a_default():
         assert s.get("description"), f"{path} has no description"
         assert required or "default" in s, f"{path} has no default"
         if s.get("type") == "object":
-            assert s["default"] == {}, f"{path}: an object's default is {{}} (its keys have their own)"
+            assert s["default"] == {}, (
+                f"{path}: an object's default is {{}} (its keys have their own)"
+            )
     # only the two keys of a transfer corpus that name it have no default
-    assert [p for p, _, required in keys if required] == ["transfer.corpora[].name", "transfer.corpora[].source"]
+    assert [p for p, _, required in keys if required] == [
+        "transfer.corpora[].name",
+        "transfer.corpora[].source",
+    ]
 
 
 def test_every_key_is_in_the_readme():
@@ -64,7 +76,9 @@ def test_validation_fills_defaults_in_place_and_keeps_given_values():
 
 @pytest.mark.parametrize("source", ["dir", "latex"])
 def test_dir_and_latex_sources_need_a_folder(source):
-    with pytest.raises(ConfigError, match="config key corpus.dir: None is not of type 'string'.*required when"):
+    with pytest.raises(
+        ConfigError, match="config key corpus.dir: None is not of type 'string'.*required when"
+    ):
         validate_config({"corpus": {"source": source}})
     with pytest.raises(ConfigError, match=r"transfer.corpora.0.dir"):
         validate_config({"transfer": {"corpora": [{"name": "t", "source": source}]}})
@@ -82,7 +96,9 @@ def test_every_error_is_reported_at_once():
 def test_cli_prints_the_merged_config_and_writes_the_readme(tmp_path, capsys):
     from proofmatch import cli
 
-    assert cli.main(["config", str(REPO / "config/config.yaml"), str(REPO / "config/smoke.yaml")]) == 0
+    assert (
+        cli.main(["config", str(REPO / "config/config.yaml"), str(REPO / "config/smoke.yaml")]) == 0
+    )
     printed = yaml.safe_load(capsys.readouterr().out)
     expected = copy.deepcopy(load_config(REPO / "config/config.yaml", REPO / "config/smoke.yaml"))
     assert printed == expected and printed["matching"]["npt"]["epochs"] == 2

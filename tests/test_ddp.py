@@ -31,12 +31,38 @@ def cpu_only(monkeypatch):
     """Both runs on the CPU also where there is a GPU (two ranks cannot share one)."""
     monkeypatch.setenv(runtime.DEVICE_ENV, "cpu")
 
-NPT = dict(epochs=3, batch_size=13, learning_rate=0.01, lr_decay=0.9, eval_every=2, max_length=48,
-           d_model=16, n_layers=1, n_heads=2, d_k=8, dropout=0.0, attention_dropout=0.0,
-           optimizer="asgd", scale_scores=False)
-MLM = dict(hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
-           max_length=24, mlm_probability=0.2, epochs=1, batch_size=7, micro_batch_size=2,
-           learning_rate=2e-3, eval_every_steps=3, warmup_fraction=0.1, dropout=0.0)
+
+NPT = dict(
+    epochs=3,
+    batch_size=13,
+    learning_rate=0.01,
+    lr_decay=0.9,
+    eval_every=2,
+    max_length=48,
+    d_model=16,
+    n_layers=1,
+    n_heads=2,
+    d_k=8,
+    dropout=0.0,
+    attention_dropout=0.0,
+    optimizer="asgd",
+    scale_scores=False,
+)
+MLM = dict(
+    hidden_size=16,
+    num_hidden_layers=1,
+    num_attention_heads=2,
+    intermediate_size=32,
+    max_length=24,
+    mlm_probability=0.2,
+    epochs=1,
+    batch_size=7,
+    micro_batch_size=2,
+    learning_rate=2e-3,
+    eval_every_steps=3,
+    warmup_fraction=0.1,
+    dropout=0.0,
+)
 
 
 @pytest.fixture(scope="module")
@@ -79,14 +105,26 @@ def _step_worker(data: str, batch: list[int]) -> dict:
         mode = "triplet" if kind == "triplet" else "local"
         matcher = build_matcher("npt", mode, "both", train_params("npt", **NPT), train)
         model = runtime.wrap_ddp(matcher, rt)
-        statements, proofs = (TokenTable.build(matcher.codec.ids(list(train[col]), NPT["max_length"]),
-                                               matcher.codec.pad_id, rt.device)
-                              for col in ("statement_tokens", "proof_tokens"))
-        neg = sampling.sample_negatives(idx, pd.factorize(train["article_id"])[0], 0.5, np.random.default_rng(1))
+        statements, proofs = (
+            TokenTable.build(
+                matcher.codec.ids(list(train[col]), NPT["max_length"]),
+                matcher.codec.pad_id,
+                rt.device,
+            )
+            for col in ("statement_tokens", "proof_tokens")
+        )
+        neg = sampling.sample_negatives(
+            idx, pd.factorize(train["article_id"])[0], 0.5, np.random.default_rng(1)
+        )
         loss, acc = batch_loss(model, rt, kind, idx, statements, proofs, neg, 1.0)
         loss.backward()
-        out[kind] = {"loss": float(loss.detach()), "acc": acc,
-                     "grads": {n: p.grad.clone() for n, p in matcher.named_parameters() if p.grad is not None}}
+        out[kind] = {
+            "loss": float(loss.detach()),
+            "acc": acc,
+            "grads": {
+                n: p.grad.clone() for n, p in matcher.named_parameters() if p.grad is not None
+            },
+        }
     if rt.distributed:  # rank 0 reports what every rank computed
         every: list = [None] * rt.world_size
         torch.distributed.all_gather_object(every, out)
@@ -108,7 +146,9 @@ def test_two_ranks_give_the_loss_and_gradients_of_one_process(toy):
             assert got["acc"] == pytest.approx(ref["acc"], nan_ok=True)
             assert got["grads"].keys() == ref["grads"].keys()
             for name, g in ref["grads"].items():
-                torch.testing.assert_close(got["grads"][name], g, rtol=1e-4, atol=1e-6, msg=f"{kind} {name}")
+                torch.testing.assert_close(
+                    got["grads"][name], g, rtol=1e-4, atol=1e-6, msg=f"{kind} {name}"
+                )
     # a rank alone sees only its rows: its loss would differ (the test can tell the two apart)
     half = runtime.launch(1, _step_worker, str(toy), batch[:4])
     assert half["local"]["loss"] != pytest.approx(one["local"]["loss"], rel=1e-3)
@@ -129,7 +169,15 @@ def _instrumented(record: str, target: str, *args, **kwargs):
     rank = int(os.environ.get("RANK", "0"))
     out = str(Path(kwargs.pop("watch")).resolve())
     touched: list[str] = []
-    events = {"open", "os.rename", "os.replace", "os.mkdir", "os.remove", "os.rmdir", "shutil.rmtree"}
+    events = {
+        "open",
+        "os.rename",
+        "os.replace",
+        "os.mkdir",
+        "os.remove",
+        "os.rmdir",
+        "shutil.rmtree",
+    }
 
     def writes(args: tuple) -> bool:  # the "open" event: (path, mode, flags)
         mode, flags = args[1], args[2]
@@ -159,29 +207,52 @@ def _instrumented(record: str, target: str, *args, **kwargs):
     sys.addaudithook(hook)
     result = getattr(importlib.import_module(module), fn)(*args, **kwargs)
     touched_now = list(touched)  # before the record itself is written
-    Path(record, f"rank-{rank}.json").write_text(json.dumps({"steps": steps["n"], "touched": touched_now}))
+    Path(record, f"rank-{rank}.json").write_text(
+        json.dumps({"steps": steps["n"], "touched": touched_now})
+    )
     return result
 
 
 def _records(folder: Path) -> dict[int, dict]:
-    return {int(p.stem.split("-")[1]): json.loads(p.read_text()) for p in folder.glob("rank-*.json")}
+    return {
+        int(p.stem.split("-")[1]): json.loads(p.read_text()) for p in folder.glob("rank-*.json")
+    }
 
 
 def test_npt_training_on_two_ranks_equals_one_process(toy, tmp_path):
     from proofmatch.models.train import train_run
 
-    one = train_run(toy, tmp_path / "one", "npt", "hybrid", "both", train_params("npt", **NPT), seed=4)
+    one = train_run(
+        toy, tmp_path / "one", "npt", "hybrid", "both", train_params("npt", **NPT), seed=4
+    )
     rec = tmp_path / "rec"
     rec.mkdir()
-    two = runtime.launch(2, _instrumented, str(rec), "proofmatch.models.train:train_run", toy, tmp_path / "two",
-                         "npt", "hybrid", "both", train_params("npt", **NPT), seed=4, watch=tmp_path / "two")
+    two = runtime.launch(
+        2,
+        _instrumented,
+        str(rec),
+        "proofmatch.models.train:train_run",
+        toy,
+        tmp_path / "two",
+        "npt",
+        "hybrid",
+        "both",
+        train_params("npt", **NPT),
+        seed=4,
+        watch=tmp_path / "two",
+    )
     records = _records(rec)
     assert sorted(records) == [0, 1]
     assert records[0]["steps"] == records[1]["steps"] > 0  # every step on both ranks
     assert records[0]["touched"] and not records[1]["touched"], records[1]["touched"]
-    a, b = (pd.read_csv(tmp_path / d / "metrics.csv").drop(columns="train_seconds") for d in ("one", "two"))
+    a, b = (
+        pd.read_csv(tmp_path / d / "metrics.csv").drop(columns="train_seconds")
+        for d in ("one", "two")
+    )
     pd.testing.assert_frame_equal(a, b, rtol=1e-4)
-    assert two["best_epoch"] == one["best_epoch"] and two["dev_mrr"] == pytest.approx(one["dev_mrr"], abs=1e-6)
+    assert two["best_epoch"] == one["best_epoch"] and two["dev_mrr"] == pytest.approx(
+        one["dev_mrr"], abs=1e-6
+    )
     from safetensors.torch import load_file
 
     wa, wb = (load_file(str(tmp_path / d / "model" / "model.safetensors")) for d in ("one", "two"))
@@ -197,8 +268,18 @@ def test_mlm_pretraining_on_two_ranks_equals_one_process(toy, tmp_path):
     pretrain(toy, tmp_path / "tok", tmp_path / "one", MLM, seed=6)
     rec = tmp_path / "rec"
     rec.mkdir()
-    runtime.launch(2, _instrumented, str(rec), "proofmatch.models.pretrain:pretrain", toy, tmp_path / "tok",
-                   tmp_path / "two", MLM, seed=6, watch=tmp_path / "two")
+    runtime.launch(
+        2,
+        _instrumented,
+        str(rec),
+        "proofmatch.models.pretrain:pretrain",
+        toy,
+        tmp_path / "tok",
+        tmp_path / "two",
+        MLM,
+        seed=6,
+        watch=tmp_path / "two",
+    )
     records = _records(rec)
     assert records[0]["steps"] == records[1]["steps"] > 3
     assert records[0]["touched"] and not records[1]["touched"], records[1]["touched"]

@@ -42,14 +42,19 @@ def reference_topk(S: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 def torch_local(S: np.ndarray, k: int, chunk: int) -> tuple[np.ndarray, np.ndarray]:
     """The torch kernel (the GPU path) run on CPU tensors, chunk by chunk."""
-    parts = [K.chunk_topk_torch(torch.from_numpy(S[a:a + chunk]), a, k) for a in range(0, len(S), chunk)]
+    parts = [
+        K.chunk_topk_torch(torch.from_numpy(S[a : a + chunk]), a, k)
+        for a in range(0, len(S), chunk)
+    ]
     return np.concatenate([p[2] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
 def tie_heavy(n: int, seed: int) -> np.ndarray:
     """Scores drawn from a few values (ties everywhere), with signed zeros among them."""
     rng = np.random.default_rng(seed)
-    S = rng.choice(np.array([-1.5, -0.0, 0.0, 0.5, 2.0], np.float32), size=(n, n), p=[.2, .2, .2, .3, .1])
+    S = rng.choice(
+        np.array([-1.5, -0.0, 0.0, 0.5, 2.0], np.float32), size=(n, n), p=[0.2, 0.2, 0.2, 0.3, 0.1]
+    )
     return S.astype(np.float32)
 
 
@@ -57,9 +62,13 @@ def tie_heavy(n: int, seed: int) -> np.ndarray:
 
 
 def test_ranks_mrr_and_ties_count_against_gold():
-    S = np.array([[1.0, 1.0, 0.0],   # gold ties with proof 1 -> rank 2
-                  [0.0, 2.0, 2.0],   # ties with proof 2 -> rank 2
-                  [3.0, 3.0, 3.0]])  # constant row -> rank n = 3
+    S = np.array(
+        [
+            [1.0, 1.0, 0.0],  # gold ties with proof 1 -> rank 2
+            [0.0, 2.0, 2.0],  # ties with proof 2 -> rank 2
+            [3.0, 3.0, 3.0],
+        ]
+    )  # constant row -> rank n = 3
     loc = D.local_decode(matrix_scorer(S), 3, k=3, progress=False)
     assert loc.gold_rank.tolist() == [2, 2, 3]
     assert loc.mrr == pytest.approx((1 / 2 + 1 / 2 + 1 / 3) / 3)
@@ -115,7 +124,16 @@ def test_bad_scores_and_shapes_are_rejected():
 def test_ties_at_the_kth_score_keep_the_lowest_indices_and_drop_the_gold_first():
     n, k = 8, 3
     S = np.zeros((n, n), np.float32)
-    S[5] = [1, 2, 2, 2, 0, 2, 2, 0]  # five proofs tie at 2 (the 1st..5th scores), the gold (5) among them
+    S[5] = [
+        1,
+        2,
+        2,
+        2,
+        0,
+        2,
+        2,
+        0,
+    ]  # five proofs tie at 2 (the 1st..5th scores), the gold (5) among them
     S[6] = [0, 4, 1, 1, 0, 0, 1, 1]  # the gold (6) ties with proofs 2, 3, 7 at the k-th score
     np.fill_diagonal(S[[0, 1, 2, 3, 4, 7]], 0)
     for rows in (1, 3, 8):
@@ -140,7 +158,9 @@ def test_topk_and_ranks_follow_the_documented_order_under_ties(backend, n, k):
             if backend == "numpy":
                 loc = D.local_decode(matrix_scorer(S), n, k, chunk_rows=chunk, progress=False)
                 idx, rank = loc.topk_idx, loc.gold_rank
-                np.testing.assert_array_equal(loc.topk_score, np.take_along_axis(S + 0, ref_idx, axis=1))
+                np.testing.assert_array_equal(
+                    loc.topk_score, np.take_along_axis(S + 0, ref_idx, axis=1)
+                )
             else:
                 idx, rank = torch_local(S, k, chunk)
             np.testing.assert_array_equal(idx, ref_idx)
@@ -273,13 +293,13 @@ def test_kbest_graph_layout_is_what_lapmod_needs():
     g = G.kbest_graph(loc.topk_idx, loc.topk_score, seed=1)
     assert g.ii.shape == (n + 1,) and g.ii[0] == 0 and g.ii[-1] == len(g.cc) == len(g.kk)
     for i in range(n):
-        row = g.kk[g.ii[i]:g.ii[i + 1]]
-        assert (np.diff(row) > 0).all()                 # sorted, no duplicates
+        row = g.kk[g.ii[i] : g.ii[i + 1]]
+        assert (np.diff(row) > 0).all()  # sorted, no duplicates
         assert set(loc.topk_idx[i]) <= set(row.tolist())
     assert g.cc.min() >= 0 and g.cc.max() <= G.FALLBACK_COST < 1e6
     real = g.cc[g.cc < G.FALLBACK_COST]
     assert real.max() == pytest.approx(1.0)
-    assert (g.fallback_col != np.arange(n)).all()       # never the gold (diagonal)
+    assert (g.fallback_col != np.arange(n)).all()  # never the gold (diagonal)
 
 
 def test_cyclic_permutation_is_a_seeded_derangement():
@@ -303,10 +323,14 @@ def test_sparse_decoding_is_optimal_on_random_hub_graphs():
         x, used = G.sparse_global(loc.topk_idx, loc.topk_score, seed)
         assert G.is_edge(g, x).all() and sorted(x.tolist()) == list(range(n))
         assert used >= G.matching_deficiency(loc.topk_idx)
-        r, c = min_weight_full_bipartite_matching(csr_matrix((g.cc + 1e-9, g.kk, g.ii), shape=(n, n)))
+        r, c = min_weight_full_bipartite_matching(
+            csr_matrix((g.cc + 1e-9, g.kk, g.ii), shape=(n, n))
+        )
         ref = np.empty(n, np.int64)
         ref[r] = c
-        cost = dict(zip(zip(np.repeat(np.arange(n), np.diff(g.ii)).tolist(), g.kk.tolist()), g.cc.tolist()))
+        cost = dict(
+            zip(zip(np.repeat(np.arange(n), np.diff(g.ii)).tolist(), g.kk.tolist()), g.cc.tolist())
+        )
         mine = sum(cost[(i, j)] for i, j in enumerate(x.tolist()))
         best = sum(cost[(i, j)] for i, j in enumerate(ref.tolist()))
         assert mine == pytest.approx(best, abs=1e-6)
@@ -377,8 +401,12 @@ class BagMatcher:
     def factors(self, statements, proofs, batch_size=64):
         self.calls += 1
         n = len(statements)
-        return (self._embed(statements), self._embed(proofs), np.zeros(n, np.float32),
-                np.linspace(0, 0.01, n).astype(np.float32))
+        return (
+            self._embed(statements),
+            self._embed(proofs),
+            np.zeros(n, np.float32),
+            np.linspace(0, 0.01, n).astype(np.float32),
+        )
 
 
 def toy_data(tmp_path, n_test: int = 12):
@@ -387,9 +415,17 @@ def toy_data(tmp_path, n_test: int = 12):
     for part, count in (("train", 6), ("dev", 4), ("test", n_test)):
         for i in range(count):
             sym = [f"$s{part}{i}", f"$t{part}{i}"]
-            rows.append({"pair_id": f"art{i % 3}/{part}{i}", "article_id": f"art{i % 3}", "part": part,
-                         "statement_tokens": ["Lemma", "."] + sym + list(rng.choice(["a", "b", "c"], 3)),
-                         "proof_tokens": ["Proof", "."] + sym[::-1] + list(rng.choice(["x", "y", "z"], 5))})
+            rows.append(
+                {
+                    "pair_id": f"art{i % 3}/{part}{i}",
+                    "article_id": f"art{i % 3}",
+                    "part": part,
+                    "statement_tokens": ["Lemma", "."] + sym + list(rng.choice(["a", "b", "c"], 3)),
+                    "proof_tokens": ["Proof", "."]
+                    + sym[::-1]
+                    + list(rng.choice(["x", "y", "z"], 5)),
+                }
+            )
     path = tmp_path / "data.parquet"
     pd.DataFrame(rows).to_parquet(path, index=False)
     return path
@@ -400,17 +436,31 @@ def test_evaluate_run_writes_parquet_and_json(tmp_path, monkeypatch):
     matcher = BagMatcher()
     monkeypatch.setattr(E, "_load_matcher", lambda run_dir: matcher)
     out_pq, out_js = tmp_path / "eval" / "test-x.parquet", tmp_path / "eval" / "test-x.json"
-    metrics = E.evaluate_run("run", data, "test", out_pq, out_js, topk=4, exact_max_n=5, seed=1, view="both")
-    assert matcher.calls == 1                      # statements and proofs encoded once
+    metrics = E.evaluate_run(
+        "run", data, "test", out_pq, out_js, topk=4, exact_max_n=5, seed=1, view="both"
+    )
+    assert matcher.calls == 1  # statements and proofs encoded once
     df = pd.read_parquet(out_pq)
-    assert list(df.columns) == ["pair_id", "gold_rank", "top1", "global_pred", "topk_ids", "topk_scores"]
+    assert list(df.columns) == [
+        "pair_id",
+        "gold_rank",
+        "top1",
+        "global_pred",
+        "topk_ids",
+        "topk_scores",
+    ]
     assert len(df) == 12 and df["pair_id"].is_unique
     assert (df["gold_rank"] == 1).all() and (df["top1"] == df["pair_id"]).all()
     assert all(len(ids) == 4 and ids[0] == pid for ids, pid in zip(df["topk_ids"], df["pair_id"]))
     assert all((np.diff(s) <= 0).all() for s in df["topk_scores"])
     saved = json.loads(out_js.read_text())
     assert saved == metrics
-    assert saved["n"] == 12 and saved["mrr"] == 1.0 and saved["acc"] == 1.0 and saved["global_acc"] == 1.0
+    assert (
+        saved["n"] == 12
+        and saved["mrr"] == 1.0
+        and saved["acc"] == 1.0
+        and saved["global_acc"] == 1.0
+    )
     assert saved["global_method"] == "sparse" and saved["fallback_edges"] == 0
     assert saved["hubness"]["=1"]["proofs"] == 12
 
@@ -425,7 +475,9 @@ def test_evaluate_view_filters_tokens(tmp_path, monkeypatch):
             return super().factors(statements, proofs, batch_size)
 
     monkeypatch.setattr(E, "_load_matcher", lambda run_dir: Spy())
-    m = E.evaluate_run("run", data, "dev", tmp_path / "o.parquet", tmp_path / "o.json", 3, 100, 0, view="text")
+    m = E.evaluate_run(
+        "run", data, "dev", tmp_path / "o.parquet", tmp_path / "o.json", 3, 100, 0, view="text"
+    )
     assert all(not t.startswith("$") for s in seen["s"] for t in s)
     assert m["global_method"] == "exact" and m["view"] == "text" and m["part"] == "dev"
 
@@ -438,19 +490,30 @@ def saved_npt_run(tmp_path, data) -> Path:
 
     df = pd.read_parquet(data)
     torch.manual_seed(0)
-    vocab = WordVocab.build([list(s) for s in df["statement_tokens"]] + [list(p) for p in df["proof_tokens"]],
-                            min_count=1)
+    vocab = WordVocab.build(
+        [list(s) for s in df["statement_tokens"]] + [list(p) for p in df["proof_tokens"]],
+        min_count=1,
+    )
     npt = NPTConfig(vocab_size=len(vocab), d_model=8, n_layers=1, n_heads=2, d_k=4, max_length=16)
-    Matcher(MatcherConfig("npt", "bilinear", "both", 16, npt=npt.to_dict()), NPTEncoder(npt), vocab) \
-        .eval().save_pretrained(tmp_path / "run" / "model")
+    Matcher(
+        MatcherConfig("npt", "bilinear", "both", 16, npt=npt.to_dict()), NPTEncoder(npt), vocab
+    ).eval().save_pretrained(tmp_path / "run" / "model")
     return tmp_path / "run"
 
 
 def test_evaluate_run_with_a_saved_model(tmp_path):
     """The real contract: load_matcher(run_dir) + Matcher.factors of proofmatch.models.matcher (untrained NPT)."""
     data = toy_data(tmp_path)
-    m = E.evaluate_run(saved_npt_run(tmp_path, data), data, "test", tmp_path / "e.parquet", tmp_path / "e.json",
-                       topk=3, exact_max_n=5, seed=0)
+    m = E.evaluate_run(
+        saved_npt_run(tmp_path, data),
+        data,
+        "test",
+        tmp_path / "e.parquet",
+        tmp_path / "e.json",
+        topk=3,
+        exact_max_n=5,
+        seed=0,
+    )
     assert m["n"] == 12 and m["global_method"] == "sparse" and 0 < m["mrr"] <= 1
     assert m["fallback_edges"] >= m["kbest_deficiency"]
     assert len(pd.read_parquet(tmp_path / "e.parquet")) == 12
@@ -467,14 +530,19 @@ def test_evaluate_folder_writes_each_file_as_evaluate_run_does(tmp_path, monkeyp
     load = E._load_matcher
     monkeypatch.setattr(E, "_load_matcher", lambda run_dir: loads.append(run_dir) or load(run_dir))
     plan = [("dev", "a"), ("test", "a"), ("test", "b")]
-    out = E.evaluate_folder(run, data, plan, tmp_path / "eval" / "run", topk=3, exact_max_n=5, seed=0)
+    out = E.evaluate_folder(
+        run, data, plan, tmp_path / "eval" / "run", topk=3, exact_max_n=5, seed=0
+    )
     assert len(loads) == 1 and sorted(out) == ["dev-a", "test-a", "test-b"]
     folder = tmp_path / "eval" / "run"
-    assert sorted(f.name for f in folder.iterdir()) == sorted(f"{p}-{lv}.{ext}" for p, lv in plan
-                                                              for ext in ("json", "parquet"))
+    assert sorted(f.name for f in folder.iterdir()) == sorted(
+        f"{p}-{lv}.{ext}" for p, lv in plan for ext in ("json", "parquet")
+    )
     for part, level in plan:
         one = tmp_path / "one"
-        E.evaluate_run(run, data[level], part, one / "e.parquet", one / "e.json", topk=3, exact_max_n=5, seed=0)
+        E.evaluate_run(
+            run, data[level], part, one / "e.parquet", one / "e.json", topk=3, exact_max_n=5, seed=0
+        )
         assert (folder / f"{part}-{level}.json").read_bytes() == (one / "e.json").read_bytes()
         assert (folder / f"{part}-{level}.parquet").read_bytes() == (one / "e.parquet").read_bytes()
     assert json.loads((folder / "test-b.json").read_text())["n"] == 9
@@ -509,11 +577,24 @@ def test_evaluate_a_constant_matcher_scores_chance_or_below(tmp_path, monkeypatc
     class Constant:
         def factors(self, statements, proofs, batch_size=64):
             n = len(statements)
-            return np.zeros((n, 3), np.float32), np.zeros((n, 3), np.float32), np.ones(n, np.float32), None
+            return (
+                np.zeros((n, 3), np.float32),
+                np.zeros((n, 3), np.float32),
+                np.ones(n, np.float32),
+                None,
+            )
 
     monkeypatch.setattr(E, "_load_matcher", lambda run_dir: Constant())
     for exact_max_n in (100, 5):
-        m = E.evaluate_run("run", data, "test", tmp_path / "c.parquet", tmp_path / "c.json", topk=4,
-                           exact_max_n=exact_max_n, seed=0)
+        m = E.evaluate_run(
+            "run",
+            data,
+            "test",
+            tmp_path / "c.parquet",
+            tmp_path / "c.json",
+            topk=4,
+            exact_max_n=exact_max_n,
+            seed=0,
+        )
         assert m["mrr"] == pytest.approx(1 / 12) and m["acc"] == 0.0 and m["global_acc"] == 0.0
         assert "against the gold" in m["assignment_ties"]

@@ -49,7 +49,9 @@ def parsed(corpus: Path) -> list[tuple[dict[str, str], etree._Element]]:
     out = []
     for row in _regular(corpus):
         root = _parse(_bytes(corpus, row))
-        etree.strip_elements(root, f"{{{MATHML}}}annotation", f"{{{MATHML}}}annotation-xml", with_tail=False)
+        etree.strip_elements(
+            root, f"{{{MATHML}}}annotation", f"{{{MATHML}}}annotation-xml", with_tail=False
+        )
         out.append((row, root))
     return out
 
@@ -121,7 +123,9 @@ def test_same_seed_gives_identical_bytes(corpus: Path, tmp_path: Path) -> None:
     names = sorted(p.name for p in (corpus / "xhtml").iterdir())
     assert names == sorted(p.name for p in (tmp_path / "xhtml").iterdir())
     for name in names:
-        assert (corpus / "xhtml" / name).read_bytes() == (tmp_path / "xhtml" / name).read_bytes(), name
+        assert (corpus / "xhtml" / name).read_bytes() == (tmp_path / "xhtml" / name).read_bytes(), (
+            name
+        )
     assert (corpus / "metadata.csv").read_bytes() == (tmp_path / "metadata.csv").read_bytes()
 
 
@@ -201,7 +205,9 @@ def test_three_dialects_and_both_file_kinds(corpus: Path) -> None:
     texts = {r["article_id"]: _bytes(corpus, r).decode("utf-8") for r in regular}
     latexml = [t for t in texts.values() if 'class="ltx_theorem ltx_theorem_' in t]
     ltx_thm = [t for t in texts.values() if 'class="theorem ltx_thm"' in t]
-    arxmliv = [t for t in texts.values() if 'class="theorem ' in t and 'class="theorem ltx_thm"' not in t]
+    arxmliv = [
+        t for t in texts.values() if 'class="theorem ' in t and 'class="theorem ltx_thm"' not in t
+    ]
     assert len(latexml) >= 20 and len(arxmliv) >= 10 and len(ltx_thm) >= 10
     joined = "".join(latexml)
     for needle in (
@@ -260,14 +266,29 @@ def test_ltx_thm_articles_take_their_kinds_from_titles(corpus: Path) -> None:
     rows = [r for r in _regular(corpus) if b'class="theorem ltx_thm"' in _bytes(corpus, r)]
     items = [(r["article_id"], str(corpus / r["file"])) for r in rows]
     pairs, report = extract.extract_files(items)
-    assert report["kind_sources"]["title"] == report["theorem_like"] - report["kind_sources"].get("unknown", 0)
-    assert set(report["theorem_like_kinds"]) >= {"lemma", "theorem", "definition", "remark", "example"}
+    assert report["kind_sources"]["title"] == report["theorem_like"] - report["kind_sources"].get(
+        "unknown", 0
+    )
+    assert set(report["theorem_like_kinds"]) >= {
+        "lemma",
+        "theorem",
+        "definition",
+        "remark",
+        "example",
+    }
     # only the non-English articles have titles that name no known kind (Théorème, Lemme...)
     foreign = {f"demo-{i + 1:04d}" for i in article.FOREIGN}
     english = {r["article_id"] for r in rows} - foreign
     frame = pairs.to_pandas()
-    assert english and (frame.loc[frame["article_id"].isin(english), "kind"] != statements.UNKNOWN_KIND).all()
-    words = {w.lower() for lang in ("fr", "de", "ru") for w in templates.load_language(lang)["kinds"].values()}
+    assert (
+        english
+        and (frame.loc[frame["article_id"].isin(english), "kind"] != statements.UNKNOWN_KIND).all()
+    )
+    words = {
+        w.lower()
+        for lang in ("fr", "de", "ru")
+        for w in templates.load_language(lang)["kinds"].values()
+    }
     assert report["kind_sources"]["unknown"] > 0 and set(report["unknown_kind_titles"]) <= words
 
 
@@ -283,8 +304,15 @@ def test_one_article_reads_the_same_in_every_markup() -> None:
         res = extract.extract_bytes(data, spec.article_id)
         lin = linearize.linearize_frame(extract.pairs_table(res.pairs).to_pandas())
         read[dialect] = (res, lin)
-    (lx, lx_lin), (ltx, ltx_lin), (ax, ax_lin) = read["latexml"], read["arxmliv_ltx"], read["arxmliv"]
-    assert len(lx.pairs) >= 16 and ltx.theorem_like_kinds == lx.theorem_like_kinds == ax.theorem_like_kinds
+    (lx, lx_lin), (ltx, ltx_lin), (ax, ax_lin) = (
+        read["latexml"],
+        read["arxmliv_ltx"],
+        read["arxmliv"],
+    )
+    assert (
+        len(lx.pairs) >= 16
+        and ltx.theorem_like_kinds == lx.theorem_like_kinds == ax.theorem_like_kinds
+    )
     assert [p["kind"] for p in ltx.pairs] == [p["kind"] for p in lx.pairs]
     assert ltx.kind_sources == {"title": sum(ltx.theorem_like_kinds.values())}
     assert list(ltx_lin["statement_tokens"].map(list)) == list(lx_lin["statement_tokens"].map(list))
@@ -292,7 +320,9 @@ def test_one_article_reads_the_same_in_every_markup() -> None:
     lx_proofs = [[qed.get(t, t) for t in toks] for toks in lx_lin["proof_tokens"]]
     assert list(ltx_lin["proof_tokens"].map(list)) == lx_proofs
     text_only = [[t for t in toks if not t.startswith("$")] for toks in ax_lin["statement_tokens"]]
-    assert text_only == [[t for t in toks if not t.startswith("$")] for toks in ltx_lin["statement_tokens"]]
+    assert text_only == [
+        [t for t in toks if not t.startswith("$")] for toks in ltx_lin["statement_tokens"]
+    ]
 
 
 def test_latexml_ids_are_unique_and_xrefs_resolve(corpus: Path) -> None:
@@ -375,7 +405,9 @@ def test_extraction_counts_every_skip_reason(corpus: Path) -> None:
     from proofmatch.data import extract
 
     items = sorted(
-        (r["article_id"], str(corpus / r["file"])) for r in _rows(corpus) if r["article_id"].startswith("demo-bad-")
+        (r["article_id"], str(corpus / r["file"]))
+        for r in _rows(corpus)
+        if r["article_id"].startswith("demo-bad-")
     )
     pairs, report = extract.extract_files(items)
     assert report["files_ok"] == 0 and len(pairs) == 0
@@ -398,10 +430,20 @@ def test_extraction_counts_every_skip_reason(corpus: Path) -> None:
 def test_tex_renders_in_both_dialects() -> None:
     tex = r"E|X| < \infty"
     latexml = render_math(tex, "S1.p1.m1", "latexml", False)
-    assert _leaves(latexml) == ["E", "\u2062", "|", "X", "|", "&lt;", "∞"]  # E, invisible times, |X|
+    assert _leaves(latexml) == [
+        "E",
+        "\u2062",
+        "|",
+        "X",
+        "|",
+        "&lt;",
+        "∞",
+    ]  # E, invisible times, |X|
     assert 'alttext="E|X| &lt; \\infty"' in latexml and "<lt " in latexml and "<abs/>" in latexml
     arx = render_math(tex, "p1.m1", "arxmliv", False)
-    assert arx.startswith('<m:math display="inline" id="p1.m1"><m:semantics>') and _leaves(arx) == _leaves(latexml)
+    assert arx.startswith('<m:math display="inline" id="p1.m1"><m:semantics>') and _leaves(
+        arx
+    ) == _leaves(latexml)
     assert _leaves(render_math(r"\mathbb{R}^{n}", "m", "latexml", False)) == ["ℝ", "n"]
     assert 'mathvariant="double-struck">R<' in render_math(r"\mathbb{R}", "m", "arxmliv", False)
     pure = render_math(r"\mathbb{R}", "m", "arxmliv", False, "pure_content")
@@ -426,21 +468,36 @@ def test_every_template_formula_renders() -> None:
                 for template in cat[key]:
                     for _ in range(3):
                         notation = {role: rng.choice(cands) for role, cands in cat["roles"].items()}
-                        text = templates.substitute_roles(templates.choose_alternatives(template, rng), notation)
+                        text = templates.substitute_roles(
+                            templates.choose_alternatives(template, rng), notation
+                        )
                         formulas = [text] if key == "displays" else re.findall(r"\$([^$]+)\$", text)
                         for i, tex in enumerate(formulas):
                             latexml = render_math(tex, f"m{i}", "latexml", False)
                             root = etree.fromstring(latexml)
-                            assert root.tag == f"{{{MATHML}}}math" and root.get("id") == f"m{i}", tex
+                            assert root.tag == f"{{{MATHML}}}math" and root.get("id") == f"m{i}", (
+                                tex
+                            )
                             leaves = _leaves(latexml)
                             assert leaves, tex
-                            for form in ("parallel", "content_first", "content_annotation", "pure_content"):
+                            for form in (
+                                "parallel",
+                                "content_first",
+                                "content_annotation",
+                                "pure_content",
+                            ):
                                 arx = render_math(tex, f"m{i}", "arxmliv", False, form)
                                 (math,) = etree.fromstring(wrap.format(arx))
-                                assert math.tag == f"{{{MATHML}}}math" and math.get("id") == f"m{i}", (tex, form)
-                                content = math.xpath(".//m:ci | .//m:cn | .//m:csymbol", namespaces={"m": MATHML})
+                                assert (
+                                    math.tag == f"{{{MATHML}}}math" and math.get("id") == f"m{i}"
+                                ), (tex, form)
+                                content = math.xpath(
+                                    ".//m:ci | .//m:cn | .//m:csymbol", namespaces={"m": MATHML}
+                                )
                                 assert content, (tex, form)
-                                if form == "parallel":  # the same symbols, up to how a variant is written
+                                if (
+                                    form == "parallel"
+                                ):  # the same symbols, up to how a variant is written
                                     assert len(_leaves(arx)) == len(leaves), (tex, form)
                             checked += 1
     assert checked > 500, checked
@@ -479,7 +536,9 @@ def test_tfidf_baseline_is_hard_but_not_hopeless(corpus: Path) -> None:
     mrrs = []
     for rep in range(3):
         idx = random.Random(rep).sample(range(len(kept)), len(kept) // 10)
-        sim = (vec.transform([statements[i] for i in idx]) @ vec.transform([proofs[i] for i in idx]).T).toarray()
+        sim = (
+            vec.transform([statements[i] for i in idx]) @ vec.transform([proofs[i] for i in idx]).T
+        ).toarray()
         rank = (sim > np.diag(sim)[:, None]).sum(axis=1) + 1
         mrrs.append(100 * float(np.mean(1.0 / rank)))
     assert 20 <= np.mean(mrrs) <= 60, mrrs

@@ -5,8 +5,16 @@ from __future__ import annotations
 import pytest
 import torch
 
-from proofmatch.models.encoders import (BertEncoder, NPTConfig, NPTEncoder, WordPieceCodec, WordVocab,
-                                 pad_batch, plain_math, sinusoidal_table)
+from proofmatch.models.encoders import (
+    BertEncoder,
+    NPTConfig,
+    NPTEncoder,
+    WordPieceCodec,
+    WordVocab,
+    pad_batch,
+    plain_math,
+    sinusoidal_table,
+)
 from proofmatch.models.matcher import Matcher, MatcherConfig, load_matcher
 
 
@@ -15,8 +23,17 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 
 def _npt(vocab_size: int = 30, positions: bool = True) -> NPTEncoder:
     torch.manual_seed(0)
-    return NPTEncoder(NPTConfig(vocab_size=vocab_size, d_model=16, n_layers=2, n_heads=4, d_k=8,
-                                max_length=40, positions=positions)).eval()
+    return NPTEncoder(
+        NPTConfig(
+            vocab_size=vocab_size,
+            d_model=16,
+            n_layers=2,
+            n_heads=4,
+            d_k=8,
+            max_length=40,
+            positions=positions,
+        )
+    ).eval()
 
 
 def test_npt_pooling_ignores_padding_content_and_width():
@@ -26,7 +43,7 @@ def test_npt_pooling_ignores_padding_content_and_width():
     alone = enc(*pad_batch([short], 0))[0]
     ids, mask = pad_batch([short, long_], 0)
     batched = enc(ids, mask)[0]
-    ids[0, len(short):] = torch.tensor([20, 21, 22, 23, 24])  # junk where the mask is off
+    ids[0, len(short) :] = torch.tensor([20, 21, 22, 23, 24])  # junk where the mask is off
     junk = enc(ids, mask)[0]
     torch.testing.assert_close(batched, alone)
     torch.testing.assert_close(junk, alone)
@@ -64,7 +81,10 @@ def test_word_vocab_min_count_order_and_roundtrip(tmp_path):
     v = WordVocab.build(seqs, min_count=2)
     assert v.itos == ["[PAD]", "[UNK]", "[CLS]", "is", "$a"]  # b and $A seen once: dropped
     ids, mask = v.encode([["$a", "zzz"], []], max_length=8)
-    assert ids.tolist() == [[2, 4, 1], [2, 0, 0]] and mask.tolist() == [[True] * 3, [True, False, False]]
+    assert ids.tolist() == [[2, 4, 1], [2, 0, 0]] and mask.tolist() == [
+        [True] * 3,
+        [True, False, False],
+    ]
     assert v.ids([["is"] * 20], max_length=5) == [[2, 3, 3, 3, 3]]
     v.save(tmp_path)
     assert WordVocab.load(tmp_path).itos == v.itos
@@ -86,8 +106,15 @@ def tiny_bert_dir(tmp_path_factory):
     fast = wrap_fast(build_tokenizer(lambda: iter(texts), vocab_size=80, min_frequency=1))
     fast.save_pretrained(str(d))
     torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=len(fast), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                     intermediate_size=32, max_position_embeddings=64, pad_token_id=fast.pad_token_id)
+    cfg = BertConfig(
+        vocab_size=len(fast),
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=64,
+        pad_token_id=fast.pad_token_id,
+    )
     BertForMaskedLM(cfg).save_pretrained(str(d))
     return d
 
@@ -101,7 +128,8 @@ def test_bert_encoder_cls_pooling_from_mlm_checkpoint(tiny_bert_dir):
     assert ids[0, 0] == codec.tokenizer.cls_token_id
     out = enc(ids, mask)
     ref = BertModel.from_pretrained(str(tiny_bert_dir), add_pooling_layer=False)(
-        input_ids=ids, attention_mask=mask.long()).last_hidden_state[:, 0]
+        input_ids=ids, attention_mask=mask.long()
+    ).last_hidden_state[:, 0]
     torch.testing.assert_close(out, ref)
     alone = enc(*codec.encode([["Let", "$a"]], 32))[0]
     torch.testing.assert_close(out[0], alone, atol=1e-5, rtol=1e-4)
@@ -114,9 +142,18 @@ def test_matcher_save_and_load_roundtrip(kind, tiny_bert_dir, tmp_path):
     torch.manual_seed(1)
     if kind == "npt":
         vocab = WordVocab.build(seqs_s + seqs_p, min_count=1)
-        npt = NPTConfig(vocab_size=len(vocab), d_model=16, n_layers=1, n_heads=2, d_k=8, max_length=20,
-                        positions=False)
-        m = Matcher(MatcherConfig("npt", "bilinear", "both", 20, npt=npt.to_dict()), NPTEncoder(npt), vocab)
+        npt = NPTConfig(
+            vocab_size=len(vocab),
+            d_model=16,
+            n_layers=1,
+            n_heads=2,
+            d_k=8,
+            max_length=20,
+            positions=False,
+        )
+        m = Matcher(
+            MatcherConfig("npt", "bilinear", "both", 20, npt=npt.to_dict()), NPTEncoder(npt), vocab
+        )
     else:
         enc = BertEncoder.from_checkpoint(tiny_bert_dir)
         cfg = MatcherConfig("specter", "distance", "math", 32, bert=enc.config_dict())
@@ -131,8 +168,14 @@ def test_matcher_save_and_load_roundtrip(kind, tiny_bert_dir, tmp_path):
 def test_bert_mean_pooling_ignores_padding():
     """Mean pooling averages real tokens only: extra padding leaves the vector unchanged."""
     torch.manual_seed(0)
-    cfg = dict(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-               intermediate_size=32, max_position_embeddings=32)
+    cfg = dict(
+        vocab_size=50,
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=32,
+    )
     enc = BertEncoder.from_config(cfg, pooling="mean").eval()
     ids = torch.tensor([[2, 7, 8, 9, 3, 0, 0], [2, 7, 8, 9, 3, 0, 0]])
     mask = torch.tensor([[1, 1, 1, 1, 1, 0, 0], [1, 1, 1, 1, 1, 0, 0]])
@@ -158,7 +201,10 @@ def test_bilinear_starts(w_init):
     off = W.detach() - (torch.eye(d) if w_init == "identity" else 0)
     if w_init == "zeros":
         assert not W.any() and float(b) == 0.0
-        S, P = torch.rand(8, d) + 2.0, torch.rand(8, d) + 2.0  # pooled vectors share a positive part
+        S, P = (
+            torch.rand(8, d) + 2.0,
+            torch.rand(8, d) + 2.0,
+        )  # pooled vectors share a positive part
         scores = (S @ W) @ P.T + b
         assert torch.isclose(local_loss(scores), torch.tensor(math.log(8.0)))
     else:

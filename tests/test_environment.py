@@ -50,26 +50,44 @@ def disagreements(project: dict[str, Any], conda: dict[str, str], pip: list[str]
     problems = []
     wanted = {canonicalize_name(r.name): r for r in map(Requirement, project["dependencies"])}
     local = [line for line in pip if line.startswith("-") or "/" in line or line in (".", "..")]
-    problems += [f"pip line {line!r}: a local path or option; Snakemake copies this file to "
-                 ".snakemake/conda/, where no relative path leads to the checkout" for line in local]
-    given = {canonicalize_name(r.name): r for r in map(Requirement, [p for p in pip if p not in local])}
-    problems += [f"{n}: in pyproject.toml, not in the environment" for n in sorted(set(wanted) - set(given))]
-    problems += [f"{n}: in the environment, not in pyproject.toml" for n in sorted(set(given) - set(wanted))]
+    problems += [
+        f"pip line {line!r}: a local path or option; Snakemake copies this file to "
+        ".snakemake/conda/, where no relative path leads to the checkout"
+        for line in local
+    ]
+    given = {
+        canonicalize_name(r.name): r for r in map(Requirement, [p for p in pip if p not in local])
+    }
+    problems += [
+        f"{n}: in pyproject.toml, not in the environment" for n in sorted(set(wanted) - set(given))
+    ]
+    problems += [
+        f"{n}: in the environment, not in pyproject.toml" for n in sorted(set(given) - set(wanted))
+    ]
     for name in sorted(set(wanted) & set(given)):
         want, have = wanted[name].specifier, given[name].specifier
         exact = [s.version for s in have if s.operator == "=="]
         if str(have) != str(want) and not (exact and Version(exact[0]) in want):
-            problems.append(f"{name}: environment {have or 'unpinned'} vs pyproject.toml {want or 'unpinned'}")
+            problems.append(
+                f"{name}: environment {have or 'unpinned'} vs pyproject.toml {want or 'unpinned'}"
+            )
     torch = wanted.get("torch")
     if torch is None or [s.operator for s in torch.specifier] != ["=="]:
-        problems.append("torch: pyproject.toml must pin one version (a bare torch pulls another build)")
+        problems.append(
+            "torch: pyproject.toml must pin one version (a bare torch pulls another build)"
+        )
     python = conda.get("python", "")
     if not python or Version(python.rstrip(".*")) not in SpecifierSet(project["requires-python"]):
-        problems.append(f"python {python or 'unpinned'}: not within requires-python {project['requires-python']}")
+        problems.append(
+            f"python {python or 'unpinned'}: not within requires-python {project['requires-python']}"
+        )
     for package, needs in NATIVE_BUILDS.items():
         if package in wanted:
-            problems += [f"{package} builds against {n}: add it to the conda dependencies" for n in needs
-                         if n not in conda]
+            problems += [
+                f"{package} builds against {n}: add it to the conda dependencies"
+                for n in needs
+                if n not in conda
+            ]
     return problems
 
 
@@ -84,18 +102,41 @@ def test_every_rule_uses_this_environment():
     (conda,) = re.findall(r'^CONDA = "(.+)"$', common, flags=re.M)
     assert (REPO / "workflow/rules" / conda).resolve() == ENV
     for rules in (REPO / "workflow/rules").glob("*.smk"):
-        assert set(re.findall(r"^ +conda:\n +(\S+)$", rules.read_text(), flags=re.M)) <= {"CONDA"}, rules.name
+        assert set(re.findall(r"^ +conda:\n +(\S+)$", rules.read_text(), flags=re.M)) <= {
+            "CONDA"
+        }, rules.name
 
 
-@pytest.mark.parametrize("edit, complaint", [
-    (lambda t: t.replace("      - pandas==3.1.1\n", ""), "pandas: in pyproject.toml, not in the environment"),
-    (lambda t: t.replace("pandas==3.1.1", "pandas==3.0.0"), "pandas: environment ==3.0.0 vs pyproject.toml ==3.1.1"),
-    (lambda t: t.replace("numpy>=1.26", "numpy==1.25.0"), "numpy: environment ==1.25.0 vs pyproject.toml >=1.26"),
-    (lambda t: t.replace("      - six>=1.16\n", "      - six>=1.16\n      - requests\n"), "requests: in the environment"),
-    (lambda t: t.replace("  - pip:\n", "  - pip:\n      - -e ..\n"), "pip line '-e ..': a local path"),
-    (lambda t: t.replace("python=3.11", "python=3.10"), "python 3.10: not within requires-python"),
-    (lambda t: t.replace("  - icu ", "  - zlib "), "pyicu builds against icu"),
-])
+@pytest.mark.parametrize(
+    "edit, complaint",
+    [
+        (
+            lambda t: t.replace("      - pandas==3.1.1\n", ""),
+            "pandas: in pyproject.toml, not in the environment",
+        ),
+        (
+            lambda t: t.replace("pandas==3.1.1", "pandas==3.0.0"),
+            "pandas: environment ==3.0.0 vs pyproject.toml ==3.1.1",
+        ),
+        (
+            lambda t: t.replace("numpy>=1.26", "numpy==1.25.0"),
+            "numpy: environment ==1.25.0 vs pyproject.toml >=1.26",
+        ),
+        (
+            lambda t: t.replace("      - six>=1.16\n", "      - six>=1.16\n      - requests\n"),
+            "requests: in the environment",
+        ),
+        (
+            lambda t: t.replace("  - pip:\n", "  - pip:\n      - -e ..\n"),
+            "pip line '-e ..': a local path",
+        ),
+        (
+            lambda t: t.replace("python=3.11", "python=3.10"),
+            "python 3.10: not within requires-python",
+        ),
+        (lambda t: t.replace("  - icu ", "  - zlib "), "pyicu builds against icu"),
+    ],
+)
 def test_the_lint_catches_a_drifted_environment(edit, complaint):
     text = ENV.read_text()
     drifted = edit(text)
@@ -107,6 +148,11 @@ def test_the_lint_catches_a_drifted_environment(edit, complaint):
 
 def test_the_lint_wants_torch_pinned():
     project = pyproject()
-    loose = dict(project, dependencies=[d.replace("torch==2.13.0", "torch>=2") for d in project["dependencies"]])
+    loose = dict(
+        project,
+        dependencies=[d.replace("torch==2.13.0", "torch>=2") for d in project["dependencies"]],
+    )
     conda, pip = environment()
-    assert any(p.startswith("torch: pyproject.toml must pin") for p in disagreements(loose, conda, pip))
+    assert any(
+        p.startswith("torch: pyproject.toml must pin") for p in disagreements(loose, conda, pip)
+    )

@@ -17,28 +17,52 @@ from proofmatch.config import schema, validate_config
 REPO = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("modules", ["proofmatch.experiments", "proofmatch.evaluation.tables", "proofmatch.render",
-                                     "proofmatch.config", "proofmatch.evaluation.tables, proofmatch.evaluation.transfer"])
+@pytest.mark.parametrize(
+    "modules",
+    [
+        "proofmatch.experiments",
+        "proofmatch.evaluation.tables",
+        "proofmatch.render",
+        "proofmatch.config",
+        "proofmatch.evaluation.tables, proofmatch.evaluation.transfer",
+    ],
+)
 def test_spec_and_table_renderer_load_no_torch(modules):
     code = f"import sys, {modules}; print('torch' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
     assert out.stdout.strip() == "False", f"importing {modules} loads torch"
 
 
 def test_wildcard_values():
     assert X.MODES == ("local", "hybrid", "triplet")
     assert X.ALL_LEVELS == ("conservation", "partial", "full", "trans", "partial_p", "full_p")
-    assert X.FAMILIES == ("mixed", "unmixed") and [X.family(s) for s in X.SPLITS] == ["mixed", "unmixed", "unmixed"]
-    assert re.fullmatch(X.pattern(X.METHODS), "tfidf_paper") and not re.fullmatch(X.pattern(X.METHODS), "tfidf_")
-    for names, values in ((X.LEVEL_NAMES, X.ALL_LEVELS), (X.ENCODER_NAMES, X.ENCODERS), (X.MODE_NAMES, X.MODES),
-                          (X.VIEW_NAMES, X.VIEWS), (X.SPLIT_NAMES, X.SPLITS), (X.METHOD_NAMES, X.METHODS)):
+    assert X.FAMILIES == ("mixed", "unmixed") and [X.family(s) for s in X.SPLITS] == [
+        "mixed",
+        "unmixed",
+        "unmixed",
+    ]
+    assert re.fullmatch(X.pattern(X.METHODS), "tfidf_paper") and not re.fullmatch(
+        X.pattern(X.METHODS), "tfidf_"
+    )
+    for names, values in (
+        (X.LEVEL_NAMES, X.ALL_LEVELS),
+        (X.ENCODER_NAMES, X.ENCODERS),
+        (X.MODE_NAMES, X.MODES),
+        (X.VIEW_NAMES, X.VIEWS),
+        (X.SPLIT_NAMES, X.SPLITS),
+        (X.METHOD_NAMES, X.METHODS),
+    ):
         assert tuple(names) == values
 
 
 def test_schema_choices_are_the_specs_values():
     """The config schema names runs, baselines and splits by the spec's values."""
     transfer = schema()["properties"]["transfer"]["properties"]
-    assert transfer["runs"]["items"]["enum"] == [f"{e}-{m}" for e in X.ENCODERS for m in X.ENCODER_MODES[e]]
+    assert transfer["runs"]["items"]["enum"] == [
+        f"{e}-{m}" for e in X.ENCODERS for m in X.ENCODER_MODES[e]
+    ]
     fusion = schema()["properties"]["fusion"]["properties"]
     assert fusion["runs"]["items"]["enum"] == transfer["runs"]["items"]["enum"]
     assert X.fusion_runs(validate_config({})) == X.FUSION_RUNS
@@ -49,23 +73,39 @@ def test_schema_choices_are_the_specs_values():
 def test_tables_cells():
     tables = X.tables()
     assert list(tables) == ["table3", "table4", "table5", "table6", "baselines", "table7"]
-    shapes = {name: (len(t.rows), len(t.groups), len(t.evaluations())) for name, t in tables.items()}
+    shapes = {
+        name: (len(t.rows), len(t.groups), len(t.evaluations())) for name, t in tables.items()
+    }
     # Table 3: 7 trained runs (local and hybrid per bilinear encoder, SPECTER-style triplet) at 4 levels
-    assert shapes == {"table3": (11, 4, 28), "table4": (8, 4, 32), "table5": (6, 2, 12), "table6": (5, 2, 10),
-                      "baselines": (10, 4, 20), "table7": (1, 0, 1)}
+    assert shapes == {
+        "table3": (11, 4, 28),
+        "table4": (8, 4, 32),
+        "table5": (6, 2, 12),
+        "table6": (5, 2, 10),
+        "baselines": (10, 4, 20),
+        "table7": (1, 0, 1),
+    }
     for table in tables.values():
         for row in table.rows:
             assert len(row.cells) == max(len(table.groups), 1)
             assert row.decoding in X.DECODINGS
             for ev in row.cells:  # every cell is a value the workflow's wildcards accept
-                assert ev.split in X.SPLITS and ev.level in X.ALL_LEVELS and ev.test_level in X.ALL_LEVELS
+                assert (
+                    ev.split in X.SPLITS
+                    and ev.level in X.ALL_LEVELS
+                    and ev.test_level in X.ALL_LEVELS
+                )
                 assert ev.view in X.VIEWS and ev.part in X.PARTS
                 learned = X.learned_encoder(ev.model)
                 assert (learned is not None and ev.mode in X.ENCODER_MODES[learned]) or (
-                    ev.model in X.METHODS and ev.mode == X.BASELINE_MODE and ev.test_level == ev.level)
+                    ev.model in X.METHODS
+                    and ev.mode == X.BASELINE_MODE
+                    and ev.test_level == ev.level
+                )
                 assert ev.fused == (ev.model not in X.ENCODERS and learned is not None)
     assert tables["table7"].rows[0].cells[0].path() == Path(
-        "results/eval/mixed/scratchbert-local/conservation-both/dev-conservation.json")
+        "results/eval/mixed/scratchbert-local/conservation-both/dev-conservation.json"
+    )
     assert X.tables("dev")["table3"].rows[0].cells[0].part == "dev"
 
 
@@ -74,15 +114,28 @@ def test_model_folders_behind_evaluations():
     tokenizer and ScratchBERT of each family a ScratchBERT/SPECTER run starts from (pr: unmixed)."""
     npt = X.Run("mixed", "npt", "local", "conservation")
     sb = X.Run("pr", "scratchbert", "hybrid", "full_p", "math")
-    evals = [npt.evaluation("test"), npt.evaluation("dev", "full"), X.baseline("mixed", "bm25", "full", "test"),
-             sb.evaluation("test", "conservation")]
-    assert X.model_folders(evals) == ["results/runs/mixed/npt-local/conservation-both/model",
-                                      "results/runs/pr/scratchbert-hybrid/full_p-math/model",
-                                      "results/models/tokenizer/unmixed", "results/models/scratchbert/unmixed"]
-    assert X.model_folders([], [npt, npt]) == ["results/runs/mixed/npt-local/conservation-both/model"]
+    evals = [
+        npt.evaluation("test"),
+        npt.evaluation("dev", "full"),
+        X.baseline("mixed", "bm25", "full", "test"),
+        sb.evaluation("test", "conservation"),
+    ]
+    assert X.model_folders(evals) == [
+        "results/runs/mixed/npt-local/conservation-both/model",
+        "results/runs/pr/scratchbert-hybrid/full_p-math/model",
+        "results/models/tokenizer/unmixed",
+        "results/models/scratchbert/unmixed",
+    ]
+    assert X.model_folders([], [npt, npt]) == [
+        "results/runs/mixed/npt-local/conservation-both/model"
+    ]
     # a fusion reads its learned half's model (and its fusion.json, beside it)
-    assert X.model_folders([npt.fusion("test"), X.Run("mixed", "npt", "local", "full").fusion("dev")]) == [
-        "results/runs/mixed/npt-local/conservation-both/model", "results/runs/mixed/npt-local/full-both/model"]
+    assert X.model_folders(
+        [npt.fusion("test"), X.Run("mixed", "npt", "local", "full").fusion("dev")]
+    ) == [
+        "results/runs/mixed/npt-local/conservation-both/model",
+        "results/runs/mixed/npt-local/full-both/model",
+    ]
     assert npt.fusion_json() == Path("results/runs/mixed/npt-local/conservation-both/fusion.json")
 
 
@@ -95,13 +148,20 @@ def test_fusion_names_and_labels():
     with pytest.raises(ValueError, match="unknown encoder"):
         X.fusion_model("bm25")
     ev = X.Run("mixed", "scratchbert", "local", "full").fusion("test", "conservation")
-    assert ev.path() == Path("results/eval/mixed/scratchbert+bm25-local/full-both/test-conservation.json")
-    assert ev.run() == X.Run("mixed", "scratchbert", "local", "full") and X.baseline("mixed", "bm25", "full",
-                                                                                      "test").run() is None
+    assert ev.path() == Path(
+        "results/eval/mixed/scratchbert+bm25-local/full-both/test-conservation.json"
+    )
+    assert (
+        ev.run() == X.Run("mixed", "scratchbert", "local", "full")
+        and X.baseline("mixed", "bm25", "full", "test").run() is None
+    )
     for enc in X.ENCODERS:  # no wildcard value of the model rules matches a fusion's folder name
         assert not re.fullmatch(X.pattern(X.ENCODERS), X.fusion_model(enc))
         assert not re.fullmatch(X.pattern(X.METHODS), X.fusion_model(enc))
-    assert X.model_label("npt+bm25", "local", "global") == "NPT-Local + BM25-Global (fusion, this project)"
+    assert (
+        X.model_label("npt+bm25", "local", "global")
+        == "NPT-Local + BM25-Global (fusion, this project)"
+    )
     assert X.fusion_runs({"fusion": {"runs": ["specter-triplet"]}}) == (("specter", "triplet"),)
 
 
@@ -109,7 +169,9 @@ def test_not_run_follows_the_config():
     demo = validate_config({})
     assert X.not_run(demo) == {"mathbert": X.NOT_RUN_MATHBERT}
     assert X.configured_splits(demo) == X.SPLITS
-    cfg = validate_config({"matching": {"mathbert": "tbs17/MathBERT-custom"}, "splits": {"pr_category": None}})
+    cfg = validate_config(
+        {"matching": {"mathbert": "tbs17/MathBERT-custom"}, "splits": {"pr_category": None}}
+    )
     assert X.not_run(cfg) == {"pr": X.NOT_RUN_PR} and X.configured_splits(cfg) == X.FAMILIES
     assert X.table6().evaluations(X.not_run(cfg)) == []
     t3 = X.table3()
@@ -118,12 +180,29 @@ def test_not_run_follows_the_config():
 
 
 WORKFLOW_FILES = sorted((REPO / "workflow/rules").glob("*.smk")) + [REPO / "Snakefile"]
-LIBRARY_FILES = [REPO / "src/proofmatch" / f for f in (
-    "evaluation/tables.py", "evaluation/transfer.py", "render.py", "config.py")]
+LIBRARY_FILES = [
+    REPO / "src/proofmatch" / f
+    for f in ("evaluation/tables.py", "evaluation/transfer.py", "render.py", "config.py")
+]
 
 
-@pytest.mark.parametrize("values", [X.ENCODERS, X.MODES, X.LEVELS, X.ALL_LEVELS, X.VIEWS, X.SPLITS, X.FAMILIES,
-                                    X.METHODS, X.PARTS, X.TABLE6_TRAIN, X.TABLE6_TEST, X.TABLE5_LEVELS])
+@pytest.mark.parametrize(
+    "values",
+    [
+        X.ENCODERS,
+        X.MODES,
+        X.LEVELS,
+        X.ALL_LEVELS,
+        X.VIEWS,
+        X.SPLITS,
+        X.FAMILIES,
+        X.METHODS,
+        X.PARTS,
+        X.TABLE6_TRAIN,
+        X.TABLE6_TEST,
+        X.TABLE5_LEVELS,
+    ],
+)
 def test_value_lists_are_defined_once(values):
     """No rule file or table module spells a list of wildcard values again, as a constraint
     ("a|b|c"), a tuple or a list, nor joins keys with "__" to parse them back apart."""
@@ -142,10 +221,19 @@ def test_workflow_plans_exactly_the_tables_evaluations(tmp_path):
 
     wd = copy_workflow(tmp_path)
     targets = [f"results/tables/{name}.md" for name in X.tables()]
-    dry = subprocess.run([sys.executable, "-m", "snakemake", "-n", *targets], cwd=wd, capture_output=True,
-                         text=True, timeout=300)
+    dry = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", *targets],
+        cwd=wd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert dry.returncode == 0, (dry.stdout + dry.stderr)[-3000:]
-    outputs = [o for line in re.findall(r"^    output: (.*)$", dry.stdout, flags=re.M) for o in line.split(", ")]
+    outputs = [
+        o
+        for line in re.findall(r"^    output: (.*)$", dry.stdout, flags=re.M)
+        for o in line.split(", ")
+    ]
     planned = {o for o in outputs if o.startswith("results/eval/") and not o.endswith(".parquet")}
     not_run = X.not_run(validate_config({}))
     evaluations = [ev for t in X.tables().values() for ev in t.evaluations(not_run)]
@@ -158,22 +246,38 @@ def test_workflow_plans_exactly_the_tables_evaluations(tmp_path):
 def test_evaluation_plan_holds_every_part_and_level_a_table_reads():
     """Each trained run's (and fusion's) folder holds exactly the (part, test level) pairs the
     tables read from it: one job writes them all."""
-    evaluations = [ev for t in X.tables().values() for ev in t.evaluations(X.not_run(validate_config({})))]
+    evaluations = [
+        ev for t in X.tables().values() for ev in t.evaluations(X.not_run(validate_config({})))
+    ]
     plan = X.evaluation_plan(evaluations)
     for ev in evaluations:
         assert (ev.part, ev.test_level) in plan.get(str(ev.folder()), ()) or ev.run() is None, ev
-    assert sum(len(pairs) for pairs in plan.values()) == sum(ev.run() is not None for ev in set(evaluations))
+    assert sum(len(pairs) for pairs in plan.values()) == sum(
+        ev.run() is not None for ev in set(evaluations)
+    )
     # Table 7's run: its dev part (hubness), Table 3's and 5's test at its level, Table 4's at every level
     t7 = X.TABLE7_RUN
     assert plan[str(t7.evaluation("dev").folder())] == (("dev", "conservation"),) + tuple(
-        ("test", lv) for lv in sorted(X.LEVELS))
+        ("test", lv) for lv in sorted(X.LEVELS)
+    )
     assert plan[str(X.Run("pr", "scratchbert", "local", "full_p").evaluation("test").folder())] == (
-        ("test", "conservation"), ("test", "partial_p"))
+        ("test", "conservation"),
+        ("test", "partial_p"),
+    )
     assert plan["results/eval/mixed/npt+bm25-local/trans-both"] == (("test", "trans"),)
     assert not any("-none/" in folder for folder in plan)  # baselines: one file a job
     # a folder that no table reads (asked for by hand): the test part at the run's level
-    assert X.folder_plan(plan, "results/eval/mixed/specter-triplet/full-text", "full") == (("test", "full"),)
-    assert X.folder_plan(plan, Path("results/eval/mixed/npt+bm25-local/trans-both"), "trans") == (("test", "trans"),)
-    assert X.workflow_input(X.baseline("mixed", "bm25", "full", "test")) == \
-        "results/eval/mixed/bm25-none/full-both/test-full.json"
-    assert X.workflow_input(t7.fusion("test"), "r") == "r/mixed/scratchbert+bm25-local/conservation-both"
+    assert X.folder_plan(plan, "results/eval/mixed/specter-triplet/full-text", "full") == (
+        ("test", "full"),
+    )
+    assert X.folder_plan(plan, Path("results/eval/mixed/npt+bm25-local/trans-both"), "trans") == (
+        ("test", "trans"),
+    )
+    assert (
+        X.workflow_input(X.baseline("mixed", "bm25", "full", "test"))
+        == "results/eval/mixed/bm25-none/full-both/test-full.json"
+    )
+    assert (
+        X.workflow_input(t7.fusion("test"), "r")
+        == "r/mixed/scratchbert+bm25-local/conservation-both"
+    )

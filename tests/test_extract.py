@@ -23,16 +23,15 @@ MATHML = "http://www.w3.org/1998/Math/MathML"
 
 def latexml_doc(body: str, doctype: bool = True) -> bytes:
     """A LaTeXML 0.8.7-style XHTML article (default XHTML namespace, MathML with xmlns on math)."""
-    head = (
-        '<?xml version="1.0" encoding="utf-8"?>\n'
-        + (
-            '<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.1 plus MathML 2.0//EN" '
-            '"http://www.w3.org/Math/DTD/mathml2/xhtml-math11-f.dtd">\n'
-            if doctype
-            else ""
-        )
+    head = '<?xml version="1.0" encoding="utf-8"?>\n' + (
+        '<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.1 plus MathML 2.0//EN" '
+        '"http://www.w3.org/Math/DTD/mathml2/xhtml-math11-f.dtd">\n'
+        if doctype
+        else ""
     )
-    return (head + f'<html xmlns="{XHTML}"><head><title>T</title></head><body>{body}</body></html>').encode()
+    return (
+        head + f'<html xmlns="{XHTML}"><head><title>T</title></head><body>{body}</body></html>'
+    ).encode()
 
 
 def lx_thm(env: str, id_: str | None, text: str = "Statement.") -> str:
@@ -126,7 +125,13 @@ def test_fragments_keep_namespaces_and_reparse() -> None:
 
 
 def test_arxmliv_dialect_prefixed_mathml() -> None:
-    body = ax_thm("lemma", "Thm1") + AX_PROOF + ax_thm("remark", None) + ax_thm("theorem", None) + AX_PROOF
+    body = (
+        ax_thm("lemma", "Thm1")
+        + AX_PROOF
+        + ax_thm("remark", None)
+        + ax_thm("theorem", None)
+        + AX_PROOF
+    )
     body += '<div class="theorem">bare</div>' + AX_PROOF
     pairs, res = _pairs(arxmliv_doc(body))
     assert [(p["statement_id"], p["kind"], p["position"]) for p in pairs] == [
@@ -217,10 +222,14 @@ def test_ltx_thm_kind_from_title(title: str | None, kind: str, unknown_word: str
 
 
 def test_kind_from_class_wins_and_bare_class_without_title_stays_theorem() -> None:
-    lemma_titled_theorem = '<div class="theorem lemma"><h6 class="title">Theorem 1.</h6><p>x</p></div>'
+    lemma_titled_theorem = (
+        '<div class="theorem lemma"><h6 class="title">Theorem 1.</h6><p>x</p></div>'
+    )
     bare = '<div class="theorem"><p>x</p></div>'
     bare_titled = '<div class="theorem"><h6 class="title">Claim 2.</h6><p>x</p></div>'
-    latexml_abbrev = lx_thm("thm", "T").replace(">thm 1<", ">Theorem 1<")  # \newtheorem{thm}{Theorem}
+    latexml_abbrev = lx_thm("thm", "T").replace(
+        ">thm 1<", ">Theorem 1<"
+    )  # \newtheorem{thm}{Theorem}
     body = "".join(x + AX_PROOF for x in (lemma_titled_theorem, bare, bare_titled, latexml_abbrev))
     pairs, res = _pairs(arxmliv_doc(body))
     assert [p["kind"] for p in pairs] == ["lemma", "theorem", "claim", "theorem"]
@@ -246,7 +255,8 @@ def test_ltx_thm_markup_extracts_and_linearizes_like_the_other_markups() -> None
             '<span class="ltx_tag ltx_tag_theorem"><span class="ltx_text ltx_font_bold">Lemma 3.2</span></span>'
             '<span class="ltx_text ltx_font_bold">.</span></h6><div class="ltx_para"><p class="ltx_p">'
             + sentence.format(m=render_math(tex, "L.m1", "latexml", False))
-            + "</p></div></div>" + lx_proof()
+            + "</p></div></div>"
+            + lx_proof()
         ),
         "a",
     ).pairs[0]
@@ -254,13 +264,17 @@ def test_ltx_thm_markup_extracts_and_linearizes_like_the_other_markups() -> None
         arxmliv_doc(
             '<div class="theorem lemma" id="L"><h6 class="title theorem-title">Lemma 3.2.</h6><div class="para"><p class="p">'
             + sentence.format(m=render_math(tex, "L.m1", "arxmliv", False))
-            + "</p></div></div>" + AX_PROOF
+            + "</p></div></div>"
+            + AX_PROOF
         ),
         "a",
     ).pairs[0]
     math = render_math(tex, "L.m1", "arxmliv_ltx", False)
     assert math.startswith(f'<math xmlns="{MATHML}"') and "<semantics>" in math
-    assert '<annotation-xml encoding="MathML-Content">' in math and 'encoding="application/x-tex"' in math
+    assert (
+        '<annotation-xml encoding="MathML-Content">' in math
+        and 'encoding="application/x-tex"' in math
+    )
     real = extract.extract_bytes(
         ltx_thm_doc(
             '<div class="theorem ltx_thm" id="L"><h6 class="title bold theorem-title">Lemma 3.2.</h6>'
@@ -275,12 +289,24 @@ def test_ltx_thm_markup_extracts_and_linearizes_like_the_other_markups() -> None
     assert tokens[0] == tokens[1] == tokens[2], tokens
     toks, n_title = tokens[2]
     assert toks[:5] == ["Lemma", "3", ".", "2", "."] and n_title == 5
-    assert "$P~double-struck" in toks and "$F~script" in toks and "$A~bold" in toks and "$/" not in toks
-    assert not any("varepsilon" in t or "mathbb" in t for t in toks)  # the TeX annotation is never read
+    assert (
+        "$P~double-struck" in toks
+        and "$F~script" in toks
+        and "$A~bold" in toks
+        and "$/" not in toks
+    )
+    assert not any(
+        "varepsilon" in t or "mathbb" in t for t in toks
+    )  # the TeX annotation is never read
 
 
 def test_proof_class_tokens_not_substrings() -> None:
-    doc = latexml_doc(lx_thm("lemma", "a") + '<div class="ltx_proofsketch"><p>x</p></div>' + lx_thm("lemma", "b") + '<div class="x proof y">p</div>')
+    doc = latexml_doc(
+        lx_thm("lemma", "a")
+        + '<div class="ltx_proofsketch"><p>x</p></div>'
+        + lx_thm("lemma", "b")
+        + '<div class="x proof y">p</div>'
+    )
     pairs, _ = _pairs(doc)
     assert [p["statement_id"] for p in pairs] == ["b"]
     assert res_near(doc) == {"proof": 1}
@@ -296,8 +322,10 @@ def test_near_misses_counted_not_paired() -> None:
     real = lx_thm("lemma", "R1") + lx_proof() + ax_thm("lemma", "R2") + AX_PROOF
     body = (
         real
-        + '<div class="mytheorem" id="N1"><p>S</p></div>' + lx_proof()  # statement side misses
-        + lx_thm("theorem", "N2") + '<div class="proofsketch"><p>P</p></div>'  # proof side misses
+        + '<div class="mytheorem" id="N1"><p>S</p></div>'
+        + lx_proof()  # statement side misses
+        + lx_thm("theorem", "N2")
+        + '<div class="proofsketch"><p>P</p></div>'  # proof side misses
         + '<div class="mytheorem"><p>S</p></div><!-- c -->\n<div class="proofsketch"><p>P</p></div>'  # both
         + '<div class="mytheorem"><p>S</p></div><div class="ltx_para">no proof</div>'  # no proof placed
         + '<div class="ltx_para">x</div><div class="proofsketch"><p>P</p></div>'  # no theorem placed
@@ -306,7 +334,9 @@ def test_near_misses_counted_not_paired() -> None:
     assert [p["statement_id"] for p in pairs] == ["R1", "R2"]
     assert dict(res.near_misses) == {"statement": 1, "proof": 1, "both": 1}
     assert dict(res.near_miss_classes) == {
-        "mytheorem -> ltx_proof": 1, "ltx_theorem ltx_theorem_theorem -> proofsketch": 1, "mytheorem -> proofsketch": 1
+        "mytheorem -> ltx_proof": 1,
+        "ltx_theorem ltx_theorem_theorem -> proofsketch": 1,
+        "mytheorem -> proofsketch": 1,
     }
     # the same pairs without the near misses: identical pairs, nothing counted (the run-in titles
     # ltx_title_theorem / ltx_tag_theorem / ltx_title_proof inside them are not near misses)
@@ -315,21 +345,34 @@ def test_near_misses_counted_not_paired() -> None:
 
 
 def test_near_misses_in_reports_and_merge(tmp_path: Path) -> None:
-    (tmp_path / "a.xhtml").write_bytes(latexml_doc('<div class="mytheorem"><p>S</p></div>' + lx_proof() + lx_thm("lemma", "L") + lx_proof()))
-    (tmp_path / "b.xhtml").write_bytes(latexml_doc(lx_thm("lemma", "L") + '<div class="proofsketch">p</div>'))
+    (tmp_path / "a.xhtml").write_bytes(
+        latexml_doc(
+            '<div class="mytheorem"><p>S</p></div>' + lx_proof() + lx_thm("lemma", "L") + lx_proof()
+        )
+    )
+    (tmp_path / "b.xhtml").write_bytes(
+        latexml_doc(lx_thm("lemma", "L") + '<div class="proofsketch">p</div>')
+    )
     (tmp_path / "c.xhtml").write_bytes(latexml_doc(lx_thm("lemma", "L") + lx_proof()))
     reports = [extract.extract_files([(n, str(tmp_path / f"{n}.xhtml"))])[1] for n in "abc"]
     assert [r["near_misses"] for r in reports] == [1, 1, 0] and reports[2]["near_miss_sides"] == {}
     merged = extract.merge_reports(reports)
     assert merged["pairs"] == 2 and merged["near_misses"] == 2
     assert merged["near_miss_sides"] == {"proof": 1, "statement": 1}
-    assert merged["near_miss_classes"] == {"ltx_theorem ltx_theorem_lemma -> proofsketch": 1, "mytheorem -> ltx_proof": 1}
-    old = {k: v for k, v in reports[2].items() if not k.startswith("near_miss")}  # a report from before the count
+    assert merged["near_miss_classes"] == {
+        "ltx_theorem ltx_theorem_lemma -> proofsketch": 1,
+        "mytheorem -> ltx_proof": 1,
+    }
+    old = {
+        k: v for k, v in reports[2].items() if not k.startswith("near_miss")
+    }  # a report from before the count
     assert extract.merge_reports([old, reports[0]])["near_misses"] == 1
 
 
 def test_duplicate_ids_stay_unique() -> None:
-    pairs, res = _pairs(latexml_doc((lx_thm("lemma", "S1") + lx_proof()) * 2 + lx_thm("lemma", None) + lx_proof()))
+    pairs, res = _pairs(
+        latexml_doc((lx_thm("lemma", "S1") + lx_proof()) * 2 + lx_thm("lemma", None) + lx_proof())
+    )
     assert [p["statement_id"] for p in pairs] == ["S1", "S1#p1", "p2"] and res.duplicate_ids == 1
 
 
@@ -348,7 +391,8 @@ def test_named_html_entities_replaced_textually() -> None:
 
 def test_billion_laughs_not_expanded() -> None:
     decls = '<!ENTITY lol "lol">' + "".join(
-        f'<!ENTITY lol{i} "{("&lol" + (str(i - 1) if i > 1 else "") + ";") * 10}">' for i in range(1, 10)
+        f'<!ENTITY lol{i} "{("&lol" + (str(i - 1) if i > 1 else "") + ";") * 10}">'
+        for i in range(1, 10)
     )
     doc = f'<?xml version="1.0"?><!DOCTYPE html [{decls}]><html><div class="theorem lemma">&lol9;</div><div class="proof">p</div></html>'
     tracemalloc.start()
@@ -430,8 +474,21 @@ GOOD = latexml_doc(lx_thm("lemma", "S1") + lx_proof() + lx_thm("lemma", "S2") + 
         (b'<a class="x">&undefinedname;</a>', "malformed"),
         (b"<a/><b/>", "malformed"),
     ],
-    ids=["truncated-half", "truncated-end", "empty", "whitespace", "png", "control", "bad-utf8",
-         "unknown-encoding", "deep-libxml2", "text", "mismatch", "undefined-entity", "two-roots"],
+    ids=[
+        "truncated-half",
+        "truncated-end",
+        "empty",
+        "whitespace",
+        "png",
+        "control",
+        "bad-utf8",
+        "unknown-encoding",
+        "deep-libxml2",
+        "text",
+        "mismatch",
+        "undefined-entity",
+        "two-roots",
+    ],
 )
 def test_bad_bytes_are_classified(data: bytes, reason: str) -> None:
     assert _reason(data) == reason
@@ -473,7 +530,9 @@ def test_gzip_problems(tmp_path: Path) -> None:
 def test_gzip_members_padding_and_empty(tmp_path: Path) -> None:
     half = len(GOOD) // 2
     multi = tmp_path / "m.xhtml.gz"
-    multi.write_bytes(gzip.compress(GOOD[:half]) + b"\x00" * 8 + gzip.compress(GOOD[half:]) + b"\x00" * 512)
+    multi.write_bytes(
+        gzip.compress(GOOD[:half]) + b"\x00" * 8 + gzip.compress(GOOD[half:]) + b"\x00" * 512
+    )
     assert [p["statement_id"] for p in extract.extract_file(multi, "m").pairs] == ["S1", "S2"]
     assert xmlsafe.read_bounded(multi, 2**20) == GOOD
     trailing = tmp_path / "t.xhtml.gz"
@@ -518,7 +577,9 @@ def _mixed_corpus(root: Path) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     (root / "good1.xhtml").write_bytes(GOOD)
     (root / "sub").mkdir()
-    (root / "sub" / "good2.xhtml.gz").write_bytes(gzip.compress(arxmliv_doc(ax_thm("lemma", "A") + AX_PROOF)))
+    (root / "sub" / "good2.xhtml.gz").write_bytes(
+        gzip.compress(arxmliv_doc(ax_thm("lemma", "A") + AX_PROOF))
+    )
     (root / "good3.html").write_bytes(latexml_doc(lx_thm("theorem", None) + lx_proof()))
     (root / "nopairs.xhtml").write_bytes(latexml_doc(lx_thm("definition", "D")))
     (root / "empty.xhtml").write_bytes(b"")
@@ -535,21 +596,35 @@ def test_extract_dir_report_and_cli(tmp_path: Path) -> None:
     report = json.loads((tmp_path / "o" / "pairs.report.json").read_text())
     assert report["files_seen"] == 8 and report["files_ok"] == 4
     assert report["files_skipped"] == {"bad_gzip": 1, "binary": 1, "empty": 1, "truncated": 1}
-    assert sorted(Path(s["path"]).name for s in report["skipped_files"]) == ["badgz.xhtml.gz", "bin.xhtml", "empty.xhtml", "trunc.xhtml"]
+    assert sorted(Path(s["path"]).name for s in report["skipped_files"]) == [
+        "badgz.xhtml.gz",
+        "bin.xhtml",
+        "empty.xhtml",
+        "trunc.xhtml",
+    ]
     assert all(s["detail"] for s in report["skipped_files"])
-    assert report["pairs"] == 4 and report["articles_with_pairs"] == 3 and report["theorem_like"] == 5
+    assert (
+        report["pairs"] == 4 and report["articles_with_pairs"] == 3 and report["theorem_like"] == 5
+    )
     assert report["kinds"] == {"lemma": 3, "theorem": 1}
     assert report["kind_sources"] == {"class": 5} and report["unknown_kind_titles"] == {}
     pairs = pd.read_parquet(out)
     assert list(pairs.columns) == extract.PAIR_COLUMNS
     assert sorted(zip(pairs["article_id"], pairs["statement_id"])) == [
-        ("good1", "S1"), ("good1", "S2"), ("good2", "A"), ("good3", "p0")
+        ("good1", "S1"),
+        ("good1", "S2"),
+        ("good2", "A"),
+        ("good3", "p0"),
     ]
 
 
 def test_kind_counts_merge_across_shards(tmp_path: Path) -> None:
-    (tmp_path / "a.xhtml").write_bytes(ltx_thm_doc(ltx_thm("Théorème 1.") + LTX_PROOF + ltx_thm("Lemma 2.") + LTX_PROOF))
-    (tmp_path / "b.xhtml").write_bytes(ltx_thm_doc(ltx_thm("Théorème 3.") + LTX_PROOF + ltx_thm("Remark 4.")))
+    (tmp_path / "a.xhtml").write_bytes(
+        ltx_thm_doc(ltx_thm("Théorème 1.") + LTX_PROOF + ltx_thm("Lemma 2.") + LTX_PROOF)
+    )
+    (tmp_path / "b.xhtml").write_bytes(
+        ltx_thm_doc(ltx_thm("Théorème 3.") + LTX_PROOF + ltx_thm("Remark 4."))
+    )
     reports = [extract.extract_files([(n, str(tmp_path / f"{n}.xhtml"))])[1] for n in ("a", "b")]
     merged = extract.merge_reports(reports)
     assert merged["kind_sources"] == {"title": 2, "unknown": 2}
@@ -564,7 +639,12 @@ def test_cli_errors(tmp_path: Path) -> None:
     (tmp_path / "emptydir").mkdir()
     assert cli.main(["extract", str(tmp_path / "emptydir"), "--out", out]) == 2
     assert cli.main(["extract", "--manifest", "m.parquet", "--out", out]) == 2
-    assert cli.main(["extract", str(tmp_path), "--manifest", "m.parquet", "--shard", "0", "--out", out]) == 2
+    assert (
+        cli.main(
+            ["extract", str(tmp_path), "--manifest", "m.parquet", "--shard", "0", "--out", out]
+        )
+        == 2
+    )
 
 
 def test_shards_union_equals_whole_and_empty_shard(tmp_path: Path) -> None:
@@ -584,17 +664,41 @@ def test_shards_union_equals_whole_and_empty_shard(tmp_path: Path) -> None:
     expected = pd.read_parquet(whole).sort_values(["article_id", "position"], ignore_index=True)
     pd.testing.assert_frame_equal(union, expected)
     merged = extract.merge_reports(reports)
-    for key in ("files_seen", "files_ok", "files_skipped", "pairs", "theorem_like", "kinds", "kind_sources", "articles_with_pairs"):
+    for key in (
+        "files_seen",
+        "files_ok",
+        "files_skipped",
+        "pairs",
+        "theorem_like",
+        "kinds",
+        "kind_sources",
+        "articles_with_pairs",
+    ):
         assert merged[key] == whole_report[key], key
     # cli shard mode writes the same as the function
-    assert cli.main(["extract", "--manifest", str(manifest), "--shard", "3", "--out", str(tmp_path / "cli.parquet")]) == 0
+    assert (
+        cli.main(
+            [
+                "extract",
+                "--manifest",
+                str(manifest),
+                "--shard",
+                "3",
+                "--out",
+                str(tmp_path / "cli.parquet"),
+            ]
+        )
+        == 0
+    )
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "cli.parquet"), frames[3])
     assert (tmp_path / "cli.report.json").is_file()
     with pytest.raises(corpus.CorpusError, match="out of range"):
         extract.extract_shard(manifest, 10, tmp_path / "x.parquet", tmp_path / "x.json")
 
 
-def test_internal_error_is_counted_not_raised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_internal_error_is_counted_not_raised(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "a.xhtml").write_bytes(GOOD)
     (tmp_path / "b.xhtml").write_bytes(GOOD)
     real = statements.find_pairs
@@ -619,11 +723,37 @@ def test_cli_limits_from_config(tmp_path: Path, repo: Path) -> None:
     (tmp_path / "c").mkdir()
     (tmp_path / "c" / "a.xhtml").write_bytes(GOOD + b" " * 2000)
     out = tmp_path / "p.parquet"
-    assert cli.main(["extract", "--config", str(tmp_path / "cfg.yaml"), str(tmp_path / "c"), "--out", str(out)]) == 0
+    assert (
+        cli.main(
+            [
+                "extract",
+                "--config",
+                str(tmp_path / "cfg.yaml"),
+                str(tmp_path / "c"),
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     report = json.loads((tmp_path / "p.report.json").read_text())
     assert report["files_skipped"] == {"too_large": 1} and report["max_depth"] == 64
     # an explicit flag wins over the config
-    assert cli.main(["extract", str(tmp_path / "c"), "--config", str(tmp_path / "cfg.yaml"), "--max-file-mb", "1", "--out", str(out)]) == 0
+    assert (
+        cli.main(
+            [
+                "extract",
+                str(tmp_path / "c"),
+                "--config",
+                str(tmp_path / "cfg.yaml"),
+                "--max-file-mb",
+                "1",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert json.loads((tmp_path / "p.report.json").read_text())["pairs"] == 2
 
 

@@ -24,25 +24,44 @@ class BagMatcher:
         for i, d in enumerate(docs):
             for t in d:
                 if t != self.unk_token:
-                    M[i, zlib.crc32(t.encode()) % self.dim] += self.math_weight if t.startswith("$") else 1.0
+                    M[i, zlib.crc32(t.encode()) % self.dim] += (
+                        self.math_weight if t.startswith("$") else 1.0
+                    )
         return M
 
     def factors(self, statements, proofs, batch_size=64):
         assert len(statements) == len(proofs)
         n = len(statements)
-        return self._embed(statements), self._embed(proofs), np.zeros(n, np.float32), np.zeros(n, np.float32)
+        return (
+            self._embed(statements),
+            self._embed(proofs),
+            np.zeros(n, np.float32),
+            np.zeros(n, np.float32),
+        )
 
 
 def toy_pairs(n: int = 12) -> pd.DataFrame:
     rng = np.random.default_rng(0)
-    words = "let be a module and local submodule then is supplement of each proper with since".split()
+    words = (
+        "let be a module and local submodule then is supplement of each proper with since".split()
+    )
     rows = []
     for i in range(n):
         own = [f"$M{i}", f"$K{i}", "$+", "$="]
-        rows.append({"pair_id": f"art{i}/lemma{i}", "article_id": f"art{i}", "part": "test",
-                     "statement_tokens": ["Lemma", "."] + list(rng.choice(words, 6)) + own[: 2 + (i == 3)],
-                     "proof_tokens": ["Proof", "."] + list(rng.choice(words, 10)) + own})
-    rows[5]["proof_tokens"] = rows[5]["proof_tokens"] + [f"w{j}" for j in range(200)]  # too long for max_tokens
+        rows.append(
+            {
+                "pair_id": f"art{i}/lemma{i}",
+                "article_id": f"art{i}",
+                "part": "test",
+                "statement_tokens": ["Lemma", "."]
+                + list(rng.choice(words, 6))
+                + own[: 2 + (i == 3)],
+                "proof_tokens": ["Proof", "."] + list(rng.choice(words, 10)) + own,
+            }
+        )
+    rows[5]["proof_tokens"] = rows[5]["proof_tokens"] + [
+        f"w{j}" for j in range(200)
+    ]  # too long for max_tokens
     rows[5]["statement_tokens"] = rows[5]["statement_tokens"] + ["$+", "$=", "$x"]
     return pd.DataFrame(rows)
 
@@ -52,7 +71,10 @@ def test_pick_pairs_is_deterministic_prefers_shared_math_and_two_articles():
     # row 3 shares 3 symbols; row 5 shares 4 but is too long; the rest tie on 2 symbols and length
     assert F.pick_pairs(df, 2, max_tokens=120) == [3, 0]
     assert F.pick_pairs(df, 2, max_tokens=10_000) == [5, 3]
-    assert F.pick_pairs(df.iloc[::-1].reset_index(drop=True), 2, 120) == [len(df) - 1 - 3, len(df) - 1]
+    assert F.pick_pairs(df.iloc[::-1].reset_index(drop=True), 2, 120) == [
+        len(df) - 1 - 3,
+        len(df) - 1,
+    ]
     # the second pair comes from another article than the first
     same = df.assign(article_id=df["article_id"].where(df.index != 0, "art3"))
     assert F.pick_pairs(same, 2, 120) == [3, 1]
@@ -88,17 +110,29 @@ def test_probability_fn_masks_in_place_and_is_a_softmax():
 def test_figure_from_fake_matchers_has_both_pairs_under_both_models(tmp_path):
     df = toy_pairs()
     png, pdf = tmp_path / "figure2.png", tmp_path / "figure2.pdf"
-    panels = F.figure_from_matchers([("math model", BagMatcher(math_weight=3.0)),
-                                     ("text model", BagMatcher(math_weight=0.1))],
-                                    df, png, pdf, samples=150, seed=0, n_others=8)
+    panels = F.figure_from_matchers(
+        [("math model", BagMatcher(math_weight=3.0)), ("text model", BagMatcher(math_weight=0.1))],
+        df,
+        png,
+        pdf,
+        samples=150,
+        seed=0,
+        n_others=8,
+    )
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and pdf.read_bytes()[:5] == b"%PDF-"
     # as in the paper's Figure 2: (a), (b) = pair 1 under both models; (c), (d) = pair 2
-    assert [p.pair_id for p in panels] == ["art3/lemma3", "art3/lemma3", "art0/lemma0", "art0/lemma0"]
+    assert [p.pair_id for p in panels] == [
+        "art3/lemma3",
+        "art3/lemma3",
+        "art0/lemma0",
+        "art0/lemma0",
+    ]
     assert [p.title for p in panels] == [
         "(a) Example statement/proof 1 — math model — art3/lemma3",
         "(b) Example statement/proof 1 — text model — art3/lemma3",
         "(c) Example statement/proof 2 — math model — art0/lemma0",
-        "(d) Example statement/proof 2 — text model — art0/lemma0"]
+        "(d) Example statement/proof 2 — text model — art0/lemma0",
+    ]
     for panel, row in zip(panels, (3, 3, 0, 0)):
         assert len(panel.tokens) == len(df["statement_tokens"][row]) + len(df["proof_tokens"][row])
         assert panel.n_statement == len(df["statement_tokens"][row])
@@ -117,10 +151,23 @@ def test_figure2_loads_both_runs(tmp_path, monkeypatch):
     df.to_parquet(data, index=False)
     loaded = []
     monkeypatch.setattr(F, "_load_matcher", lambda run: loaded.append(str(run)) or BagMatcher())
-    F.figure2("runs/cons", "runs/full", data, tmp_path / "f.png", tmp_path / "f.pdf", samples=20, seed=1)
+    F.figure2(
+        "runs/cons", "runs/full", data, tmp_path / "f.png", tmp_path / "f.pdf", samples=20, seed=1
+    )
     assert loaded == ["runs/cons", "runs/full"]
-    F.figure2("runs/cons", "runs/full", data, tmp_path / "g.png", tmp_path / "g.pdf", samples=20, seed=1, n_pairs=1)
-    assert (tmp_path / "g.png").stat().st_size < (tmp_path / "f.png").stat().st_size  # two panels, not four
+    F.figure2(
+        "runs/cons",
+        "runs/full",
+        data,
+        tmp_path / "g.png",
+        tmp_path / "g.pdf",
+        samples=20,
+        seed=1,
+        n_pairs=1,
+    )
+    assert (tmp_path / "g.png").stat().st_size < (
+        tmp_path / "f.png"
+    ).stat().st_size  # two panels, not four
     assert (tmp_path / "f.png").stat().st_size > 0 and (tmp_path / "f.pdf").stat().st_size > 0
 
 
@@ -129,10 +176,15 @@ def test_figure_check_sees_every_panel(tmp_path):
     panels for two pairs under two models, two for one pair, and a wrong count fails."""
     from artifacts import check_figure, panel_count
 
-    matchers = [("math model", BagMatcher(math_weight=3.0)), ("text model", BagMatcher(math_weight=0.1))]
+    matchers = [
+        ("math model", BagMatcher(math_weight=3.0)),
+        ("text model", BagMatcher(math_weight=0.1)),
+    ]
     for n_pairs in (2, 1):
         png, pdf = tmp_path / f"{n_pairs}.png", tmp_path / f"{n_pairs}.pdf"
-        F.figure_from_matchers(matchers, toy_pairs(), png, pdf, samples=40, seed=0, n_others=8, n_pairs=n_pairs)
+        F.figure_from_matchers(
+            matchers, toy_pairs(), png, pdf, samples=40, seed=0, n_others=8, n_pairs=n_pairs
+        )
         check_figure(png, pdf, panels=2 * n_pairs)
     assert panel_count(tmp_path / "1.png") == 2
     with pytest.raises(AssertionError):

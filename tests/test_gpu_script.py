@@ -36,11 +36,24 @@ def test_plan_fits_the_call_and_asks_the_issues_questions():
     assert ps.PLAN["mlm"] >= 120  # MLM at least 2 minutes
     assert ps.NPT_STEPS >= 2450 and ps.NPT_EVAL_EVERY == 245 and ps.FT_STEPS >= 500
     npt = list(ps.NPT_RUNS.values())
-    assert {"optimizer": "asgd", "learning_rate": 0.005, "scale_scores": False, "w_init": "bilinear"} in npt
-    assert any(r.get("w_init") == "zeros" for r in npt) and {} in npt  # {}: paper.yaml's own settings
-    ft = {(r["pooling"], r["optimizer"], r["learning_rate"], r["scale_scores"]) for r in ps.FT_RUNS.values()}
-    assert ft == {(pool, *opt) for pool in ("cls", "mean")
-                  for opt in (("asgd", 0.002, False), ("adamw", 0.0001, True))}
+    assert {
+        "optimizer": "asgd",
+        "learning_rate": 0.005,
+        "scale_scores": False,
+        "w_init": "bilinear",
+    } in npt
+    assert (
+        any(r.get("w_init") == "zeros" for r in npt) and {} in npt
+    )  # {}: paper.yaml's own settings
+    ft = {
+        (r["pooling"], r["optimizer"], r["learning_rate"], r["scale_scores"])
+        for r in ps.FT_RUNS.values()
+    }
+    assert ft == {
+        (pool, *opt)
+        for pool in ("cls", "mean")
+        for opt in (("asgd", 0.002, False), ("adamw", 0.0001, True))
+    }
 
 
 def test_clock_cuts_a_part_so_later_parts_keep_their_plan():
@@ -64,30 +77,63 @@ def test_prepare_copies_the_split_of_a_results_tree_and_trains_the_tokenizer(tmp
     (results / "replaced/mixed").mkdir(parents=True)
     write_parquet(toy_pairs(n_articles=12, seed=2), results / "replaced/mixed/conservation.parquet")
     data = tmp_path / "data"
-    done = subprocess.run([sys.executable, str(SCRIPT), "prepare", "--results", str(results), "--data", str(data)],
-                          cwd=REPO, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "prepare", "--results", str(results), "--data", str(data)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
     manifest = json.loads((data / "manifest.json").read_text())
-    assert manifest["split"] == "conservation.parquet" and not manifest["tiny"] and manifest["wheels"] == []
-    assert (data / "conservation.parquet").read_bytes() == (results / "replaced/mixed/conservation.parquet").read_bytes()
+    assert (
+        manifest["split"] == "conservation.parquet"
+        and not manifest["tiny"]
+        and manifest["wheels"] == []
+    )
+    assert (data / "conservation.parquet").read_bytes() == (
+        results / "replaced/mixed/conservation.parquet"
+    ).read_bytes()
     assert (data / "tokenizer/tokenizer.json").exists() and manifest["bytes"] < 60 * 2**20
-    missing = subprocess.run([sys.executable, str(SCRIPT), "prepare", "--results", str(tmp_path / "none"),
-                              "--data", str(tmp_path / "d2")], cwd=REPO, capture_output=True, text=True, timeout=300)
+    missing = subprocess.run(
+        [
+            sys.executable,
+            str(SCRIPT),
+            "prepare",
+            "--results",
+            str(tmp_path / "none"),
+            "--data",
+            str(tmp_path / "d2"),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert missing.returncode != 0 and "is missing" in missing.stderr
 
 
 def test_tiny_run_writes_the_gpu_runs_json_table_and_archive(tmp_path):
     out = tmp_path / "out"
     t0 = time.perf_counter()
-    done = subprocess.run([sys.executable, str(SCRIPT), "run", "--tiny", "--out", str(out), "--threads", "1"],
-                          cwd=REPO, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "run", "--tiny", "--out", str(out), "--threads", "1"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     wall = time.perf_counter() - t0
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
     assert wall <= 120, f"--tiny took {wall:.0f} s (the issue: <= 2 minutes)"
     ps = load_script()
     with tarfile.open(out / "paper_size.tgz") as tar:
         names = set(tar.getnames())
-        assert {"paper_size/paper_size.json", "paper_size/paper_size.md", "paper_size/pretrain_log.csv"} <= names
+        assert {
+            "paper_size/paper_size.json",
+            "paper_size/paper_size.md",
+            "paper_size/pretrain_log.csv",
+        } <= names
         result = json.loads(tar.extractfile("paper_size/paper_size.json").read())
         table = tar.extractfile("paper_size/paper_size.md").read().decode()
     assert result == json.loads((out / "paper_size/paper_size.json").read_text())
@@ -103,17 +149,26 @@ def test_tiny_run_writes_the_gpu_runs_json_table_and_archive(tmp_path):
     yaml_run = result["npt"]["paper.yaml (adamw 1e-3, /d, W = I)"]["settings"]
     assert (yaml_run["optimizer"], yaml_run["scale_scores"]) == ("adamw", True)
     faithful = result["npt"]["paper (asgd 5e-3, unscaled, W bilinear)"]["settings"]
-    assert (faithful["optimizer"], faithful["learning_rate"], faithful["scale_scores"], faithful["w_init"]) == \
-        ("asgd", 0.005, False, "bilinear")
+    assert (
+        faithful["optimizer"],
+        faithful["learning_rate"],
+        faithful["scale_scores"],
+        faithful["w_init"],
+    ) == ("asgd", 0.005, False, "bilinear")
     pools = {r["settings"]["pooling"] for r in result["finetune"].values()}
     assert pools == {"cls", "mean"}
     mlm = result["mlm"]
     assert "error" not in mlm and mlm["steps_done"] >= 1 and mlm["tokens_s"] > 0
     assert mlm["share_of_measured_peak"] is not None and mlm["val_log"]
-    assert {(b["method"], b["part"]) for b in result["baselines"]} == \
-        {(m, p) for m in ("bm25", "tfidf") for p in ("dev", "test")}
+    assert {(b["method"], b["part"]) for b in result["baselines"]} == {
+        (m, p) for m in ("bm25", "tfidf") for p in ("dev", "test")
+    }
     assert result["throughput"]["npt_steps_s"] > 0 and result["throughput"]["mlm_tokens_s"] > 0
-    assert set(result["questions"]) >= {"npt_trains_within_2450_steps", "bert_leaves_chance", "pooling_best_dev_mrr"}
+    assert set(result["questions"]) >= {
+        "npt_trains_within_2450_steps",
+        "bert_leaves_chance",
+        "pooling_best_dev_mrr",
+    }
     assert set(result["part_seconds"]) == set(ps.TINY_PLAN)
     assert table.startswith("# paper_size.py: TINY") and "Throughput: NPT" in table
 
@@ -125,22 +180,51 @@ def test_stacks_gpu_config_has_the_papers_sizes_and_plans(stacks_dir):
     cfg = load_config(*(REPO / c for c in GPU_CONFIGS))
     paper = load_config(REPO / "config/config.yaml", REPO / "config/paper.yaml")
     npt = cfg["matching"]["npt"]
-    assert (npt["d_model"], npt["n_layers"], npt["n_heads"], npt["d_k"], npt["batch_size"], npt["max_length"]) == \
-        (300, 2, 4, 128, 60, 200)
-    for key in ("hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "max_length",
-                "batch_size", "learning_rate", "mlm_probability", "compile"):
+    assert (
+        npt["d_model"],
+        npt["n_layers"],
+        npt["n_heads"],
+        npt["d_k"],
+        npt["batch_size"],
+        npt["max_length"],
+    ) == (300, 2, 4, 128, 60, 200)
+    for key in (
+        "hidden_size",
+        "num_hidden_layers",
+        "num_attention_heads",
+        "intermediate_size",
+        "max_length",
+        "batch_size",
+        "learning_rate",
+        "mlm_probability",
+        "compile",
+    ):
         assert cfg["pretrain"][key] == paper["pretrain"][key], key
     for block in ("npt", "bert"):
         for key in ("optimizer", "learning_rate", "scale_scores", "batch_size"):
             assert cfg["matching"][block][key] == paper["matching"][block][key], (block, key)
-    assert cfg["tokenizer"] == paper["tokenizer"] and cfg["corpus"]["dir"] == load_config(
-        REPO / "config/config.yaml", REPO / "config/stacks.yaml")["corpus"]["dir"]
-    dry = subprocess.run([sys.executable, "-m", "snakemake", "all", "-n", "--configfile", *GPU_CONFIGS],
-                         cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert (
+        cfg["tokenizer"] == paper["tokenizer"]
+        and cfg["corpus"]["dir"]
+        == load_config(REPO / "config/config.yaml", REPO / "config/stacks.yaml")["corpus"]["dir"]
+    )
+    dry = subprocess.run(
+        [sys.executable, "-m", "snakemake", "all", "-n", "--configfile", *GPU_CONFIGS],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert dry.returncode == 0, (dry.stdout + dry.stderr)[-3000:]
     planned = set(re.findall(r"^rule (\w+):", dry.stdout, flags=re.M)) | set(
-        re.findall(r"^(\w+)\s+\d+$", dry.stdout, flags=re.M))
-    assert {"train_tokenizer", "pretrain_scratchbert", "train_matcher", "evaluate_run"} <= planned, dry.stdout[-2000:]
+        re.findall(r"^(\w+)\s+\d+$", dry.stdout, flags=re.M)
+    )
+    assert {
+        "train_tokenizer",
+        "pretrain_scratchbert",
+        "train_matcher",
+        "evaluate_run",
+    } <= planned, dry.stdout[-2000:]
 
 
 def test_missing_modules_are_installed_from_the_carried_wheels(tmp_path, monkeypatch):
@@ -154,9 +238,11 @@ def test_missing_modules_are_installed_from_the_carried_wheels(tmp_path, monkeyp
     wheels = tmp_path / "wheels"
     wheels.mkdir()
     dist = f"{name}-0.1.dist-info"
-    files = {f"{name}.py": "VALUE = 32\n",
-             f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n",
-             f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    files = {
+        f"{name}.py": "VALUE = 32\n",
+        f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n",
+        f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
     files[f"{dist}/RECORD"] = "".join(f"{f},,\n" for f in files) + f"{dist}/RECORD,,\n"
     with zipfile.ZipFile(wheels / f"{name}-0.1-py3-none-any.whl", "w") as whl:
         for f, text in files.items():

@@ -21,8 +21,10 @@ XHTML = "http://www.w3.org/1999/xhtml"
 def nested_doc(depth: int, payload_chars: int) -> bytes:
     """``depth`` theorems nested one inside the other, each followed by its proof; the innermost
     holds ``payload_chars`` of text, which every enclosing statement's XML would repeat."""
-    open_ = "".join(f'<div class="ltx_theorem ltx_theorem_lemma" id="t{i}"><p>L{i}.</p>' for i in range(depth))
-    close = "</div><div class=\"ltx_proof\"><p>P.</p></div>" * depth
+    open_ = "".join(
+        f'<div class="ltx_theorem ltx_theorem_lemma" id="t{i}"><p>L{i}.</p>' for i in range(depth)
+    )
+    close = '</div><div class="ltx_proof"><p>P.</p></div>' * depth
     inner = "<p>" + "x " * (payload_chars // 2) + "</p>"
     return f'<html xmlns="{XHTML}"><body>{open_}{inner}{close}</body></html>'.encode()
 
@@ -71,7 +73,9 @@ def hostile_corpus(root: Path) -> dict[str, int]:
     (root / "good.xhtml").write_bytes(good)
     (root / "nest.xhtml").write_bytes(nested_doc(120, 200_000))
     os.makedirs(os.path.join(os.fsencode(root), b"sub"))
-    with open(os.path.join(os.fsencode(root), b"sub", b"caf\xe9.xhtml"), "wb") as fh:  # non-UTF-8 name
+    with open(
+        os.path.join(os.fsencode(root), b"sub", b"caf\xe9.xhtml"), "wb"
+    ) as fh:  # non-UTF-8 name
         fh.write(good)
     (root / "sub" / "other.xhtml").write_bytes(good)
     (root / "good.xhtml.gz").write_bytes(gzip.compress(good))  # the same id as good.xhtml
@@ -85,8 +89,14 @@ def hostile_corpus(root: Path) -> dict[str, int]:
     (root / "dangling.xhtml").symlink_to(root / "missing.xhtml")
     (root / "loop.xhtml").symlink_to(root / "loop.xhtml")
     (root / "inside.xhtml").symlink_to(root / "sub" / "other.xhtml")  # inside: an article (own id)
-    expected = {"bad_name": 1, "duplicate_id": 2, "not_a_file": 2, "symlink_outside": 2, "bad_symlink": 2,
-                "output_too_large": 1}
+    expected = {
+        "bad_name": 1,
+        "duplicate_id": 2,
+        "not_a_file": 2,
+        "symlink_outside": 2,
+        "bad_symlink": 2,
+        "output_too_large": 1,
+    }
     locked = root / "locked"
     locked.mkdir()
     (locked / "x.xhtml").write_bytes(good)
@@ -111,7 +121,9 @@ def _unlock(root: Path) -> None:
         (root / "locked").chmod(0o755)
 
 
-def test_hostile_corpus_every_entry_counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_hostile_corpus_every_entry_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """extract on a folder and the workflow's first jobs (manifest, extract by shard): exit 0,
     every entry counted by reason, report and Parquet written together."""
     root = tmp_path / "corpus"
@@ -128,12 +140,38 @@ def test_hostile_corpus_every_entry_counted(tmp_path: Path, monkeypatch: pytest.
         assert any(s["path"].endswith("caf\\xe9.xhtml") for s in report["skipped_files"])
         # the workflow's first jobs: manifest, then one extraction per shard; reports merged
         manifest, articles = tmp_path / "m.parquet", tmp_path / "a.parquet"
-        assert cli.main(["manifest", str(root), "--shards", "2", "--manifest", str(manifest),
-                         "--articles", str(articles)]) == 0
+        assert (
+            cli.main(
+                [
+                    "manifest",
+                    str(root),
+                    "--shards",
+                    "2",
+                    "--manifest",
+                    str(manifest),
+                    "--articles",
+                    str(articles),
+                ]
+            )
+            == 0
+        )
         reports = []
         for shard in range(2):
             part = tmp_path / f"p{shard}.parquet"
-            assert cli.main(["extract", "--manifest", str(manifest), "--shard", str(shard), "--out", str(part)]) == 0
+            assert (
+                cli.main(
+                    [
+                        "extract",
+                        "--manifest",
+                        str(manifest),
+                        "--shard",
+                        str(shard),
+                        "--out",
+                        str(part),
+                    ]
+                )
+                == 0
+            )
             reports.append(json.loads(part.with_name(f"p{shard}.report.json").read_text()))
         merged = extract.merge_reports(reports)
         assert merged["files_skipped"] == expected and merged["files_ok"] == 3
@@ -142,7 +180,9 @@ def test_hostile_corpus_every_entry_counted(tmp_path: Path, monkeypatch: pytest.
         _unlock(root)
 
 
-def test_report_and_parquet_written_together(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_report_and_parquet_written_together(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = tmp_path / "corpus"
     root.mkdir()
     (root / "a.xhtml").write_bytes(nested_doc(1, 10))
@@ -199,9 +239,13 @@ def test_corrupt_model_weights_are_refused_naming_the_file(tmp_path: Path) -> No
     with atomic_dir(model) as staging:  # what Matcher.save_pretrained and ScratchBERT write through
         from safetensors.torch import save_file
 
-        save_file({"w": torch.arange(1000, dtype=torch.float32)}, str(staging / "model.safetensors"))
+        save_file(
+            {"w": torch.arange(1000, dtype=torch.float32)}, str(staging / "model.safetensors")
+        )
         (staging / "config.json").write_text("{}")
-    assert oct((model / "model.safetensors").stat().st_mode & 0o777) == oct((model / "config.json").stat().st_mode & 0o777)
+    assert oct((model / "model.safetensors").stat().st_mode & 0o777) == oct(
+        (model / "config.json").stat().st_mode & 0o777
+    )
     verify(model)
     _flip_one_byte(model / "model.safetensors", 2000)
     with pytest.raises(CorruptArtifact, match=r"model/model\.safetensors differs .*--forcerun"):
@@ -247,7 +291,9 @@ def test_search_answers_within_a_second_under_explain_load(search_index, monkeyp
     app = web.create_app(search_index, explain_rate_per_minute=600, explain_burst=100)
     client = TestClient(app)
     pid = str(search_index.table.loc[search_index.table["part"] == "test", "pair_id"].iloc[0])
-    threads, codes = _concurrently(16, lambda: client.get("/api/explain", params={"q": pid, "id": pid}).status_code)
+    threads, codes = _concurrently(
+        16, lambda: client.get("/api/explain", params={"q": pid, "id": pid}).status_code
+    )
     time.sleep(1.0)  # the explanations are running or queued
     t0 = time.perf_counter()
     r = client.get("/api/search", params={"q": pid, "k": 5})
@@ -288,7 +334,9 @@ def test_formula_conversion_does_not_hold_the_search_lock(search_index, monkeypa
     monkeypatch.setattr(search_index, "parse", parse)
     client = TestClient(web.create_app(search_index))
     pid = str(search_index.table.loc[search_index.table["part"] == "test", "pair_id"].iloc[0])
-    threads, codes = _concurrently(4, lambda: client.get("/api/search", params={"q": "Let $x$ be real"}).status_code)
+    threads, codes = _concurrently(
+        4, lambda: client.get("/api/search", params={"q": "Let $x$ be real"}).status_code
+    )
     time.sleep(0.5)
     t0 = time.perf_counter()
     assert client.get("/api/search", params={"q": pid}).status_code == 200
@@ -302,16 +350,28 @@ def test_formula_conversion_does_not_hold_the_search_lock(search_index, monkeypa
 # item 8: what used to pass silently
 
 
-@pytest.mark.parametrize("data", [b"\xef\xbb\xbf", b"\xef\xbb\xbf  \n", b"\xff\xfe", b"\xfe\xff\x00 \x00\n"])
+@pytest.mark.parametrize(
+    "data", [b"\xef\xbb\xbf", b"\xef\xbb\xbf  \n", b"\xff\xfe", b"\xfe\xff\x00 \x00\n"]
+)
 def test_bom_only_files_are_empty(data: bytes) -> None:
     with pytest.raises(xmlsafe.SkipFile) as err:
         extract.extract_bytes(data, "bom")
     assert err.value.reason == "empty"
 
 
-@pytest.mark.parametrize("flags", [["--max-file-mb", "-1"], ["--max-file-mb", "nan"], ["--max-file-mb", "0"],
-                                   ["--max-depth", "0"], ["--max-depth", "100000"]])
-def test_unusable_cli_limits_are_refused(tmp_path: Path, flags: list[str], capsys: pytest.CaptureFixture) -> None:
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--max-file-mb", "-1"],
+        ["--max-file-mb", "nan"],
+        ["--max-file-mb", "0"],
+        ["--max-depth", "0"],
+        ["--max-depth", "100000"],
+    ],
+)
+def test_unusable_cli_limits_are_refused(
+    tmp_path: Path, flags: list[str], capsys: pytest.CaptureFixture
+) -> None:
     root = tmp_path / "corpus"
     root.mkdir()
     (root / "a.xhtml").write_bytes(nested_doc(1, 10))
@@ -320,7 +380,9 @@ def test_unusable_cli_limits_are_refused(tmp_path: Path, flags: list[str], capsy
     assert not out.exists()
 
 
-def test_search_on_a_stale_index_is_one_clear_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+def test_search_on_a_stale_index_is_one_clear_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     from proofmatch.search.index import META_FILE
 
     ix = tmp_path / "ix"
@@ -376,20 +438,30 @@ def test_workflow_first_jobs_on_a_hostile_corpus(tmp_path: Path) -> None:
     root = tmp_path / "corpus"
     expected = hostile_corpus(root)
     ok = 3
-    if os.geteuid() == 0:  # root lists any folder (the in-process test forces the failure): one more ok
+    if (
+        os.geteuid() == 0
+    ):  # root lists any folder (the in-process test forces the failure): one more ok
         expected.pop("unreadable_folder")
         ok = 4
     try:
         (wd / "hostile.yaml").write_text(f"corpus:\n  source: dir\n  dir: {root}\n  n_shards: 2\n")
         targets = [f"results/extract/shard-00{i}.report.json" for i in range(2)]
-        run = subprocess.run(SNAKEMAKE + ["-c1", *targets, "--configfile", "config/config.yaml", "hostile.yaml"],
-                             cwd=wd, capture_output=True, text=True, timeout=600)
+        run = subprocess.run(
+            SNAKEMAKE + ["-c1", *targets, "--configfile", "config/config.yaml", "hostile.yaml"],
+            cwd=wd,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
         reports = [json.loads((wd / t).read_text()) for t in targets]
         merged = extract.merge_reports(reports)
         assert merged["files_skipped"] == expected and merged["files_ok"] == ok
         assert merged["files_seen"] == merged["files_ok"] + sum(expected.values())
-        for bench in [wd / "results/benchmarks/manifest.tsv", *(wd / "results/benchmarks/extract").glob("*.tsv")]:
+        for bench in [
+            wd / "results/benchmarks/manifest.tsv",
+            *(wd / "results/benchmarks/extract").glob("*.tsv"),
+        ]:
             rows = list(csv.DictReader(bench.open(), delimiter="\t"))
             print(f"peak RSS {bench.name}: {rows[0]['max_rss']} MB")
             assert float(rows[0]["max_rss"]) < 400, (bench, rows[0]["max_rss"])

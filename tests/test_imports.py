@@ -33,12 +33,16 @@ TORCH_FREE = [
     "proofmatch.search.web",
     "proofmatch.search.build",
     "proofmatch.search.index",
-    *sorted(m.name for m in pkgutil.walk_packages(proofmatch.texmath.__path__, "proofmatch.texmath.")),
+    *sorted(
+        m.name for m in pkgutil.walk_packages(proofmatch.texmath.__path__, "proofmatch.texmath.")
+    ),
 ]
 
 
 def test_data_modules_are_discovered():
-    assert {"proofmatch.data.corpus", "proofmatch.data.stats", "proofmatch.data.splits"} <= set(TORCH_FREE)
+    assert {"proofmatch.data.corpus", "proofmatch.data.stats", "proofmatch.data.splits"} <= set(
+        TORCH_FREE
+    )
 
 
 def test_data_and_table_modules_load_no_torch():

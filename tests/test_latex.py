@@ -35,9 +35,15 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data" / "latex"
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 GOOD = ("2101.00001", "2101.00002", "2101.00003")
-EXPECTED_FAILURES = {"2101.00004": "latexml_fatal", "2101.00005": "timeout", "2101.00006": "no_main_file",
-                     "2101.00007": "path_escape"}
-TIMEOUT_S = 20  # a good test article takes 1-7 s on a busy 2-core machine; the endless one hits this
+EXPECTED_FAILURES = {
+    "2101.00004": "latexml_fatal",
+    "2101.00005": "timeout",
+    "2101.00006": "no_main_file",
+    "2101.00007": "path_escape",
+}
+TIMEOUT_S = (
+    20  # a good test article takes 1-7 s on a busy 2-core machine; the endless one hits this
+)
 
 
 def add_member(tar: tarfile.TarFile, name: str, data: bytes = b"x", **info) -> None:
@@ -56,13 +62,17 @@ def build_corpus(dest: Path) -> Path:
             tar.add(f, arcname=f.name)
     with tarfile.open(dest / "2101.00007.tar.gz", "w:gz") as tar:
         tar.add(DATA / "archives" / "2101.00007" / "main.tex", arcname="main.tex")
-        add_member(tar, "../escaped.tex", b"\\documentclass{article}\\begin{document}out\\end{document}\n")
+        add_member(
+            tar, "../escaped.tex", b"\\documentclass{article}\\begin{document}out\\end{document}\n"
+        )
     return dest
 
 
 def tar_with(path: Path, members: list[tuple[str, bytes, dict]]) -> Path:
     with tarfile.open(path, "w:gz") as tar:
-        add_member(tar, "main.tex", b"\\documentclass{article}\n\\begin{document}\nHi\n\\end{document}\n")
+        add_member(
+            tar, "main.tex", b"\\documentclass{article}\n\\begin{document}\nHi\n\\end{document}\n"
+        )
         for name, data, info in members:
             add_member(tar, name, data, **info)
     return path
@@ -75,27 +85,39 @@ def files_under(root: Path) -> set[str]:
 # ----------------------------------------------------------------------------- untrusted archives
 
 
-@pytest.mark.parametrize("name,data,info,detail", [
-    ("../escaped.tex", b"x", {}, "leaves the folder"),
-    ("sub/../../escaped.tex", b"x", {}, "leaves the folder"),
-    ("/tmp/absolute.tex", b"x", {}, "leaves the folder"),
-    ("link", b"", {"type": tarfile.SYMTYPE, "linkname": "/etc/passwd"}, "symbolic link"),
-    ("sub/link", b"", {"type": tarfile.SYMTYPE, "linkname": "../../outside"}, "symbolic link"),
-    ("hard", b"", {"type": tarfile.LNKTYPE, "linkname": "../outside"}, "hard link"),
-    ("fifo", b"", {"type": tarfile.FIFOTYPE}, "device or FIFO"),
-])
+@pytest.mark.parametrize(
+    "name,data,info,detail",
+    [
+        ("../escaped.tex", b"x", {}, "leaves the folder"),
+        ("sub/../../escaped.tex", b"x", {}, "leaves the folder"),
+        ("/tmp/absolute.tex", b"x", {}, "leaves the folder"),
+        ("link", b"", {"type": tarfile.SYMTYPE, "linkname": "/etc/passwd"}, "symbolic link"),
+        ("sub/link", b"", {"type": tarfile.SYMTYPE, "linkname": "../../outside"}, "symbolic link"),
+        ("hard", b"", {"type": tarfile.LNKTYPE, "linkname": "../outside"}, "hard link"),
+        ("fifo", b"", {"type": tarfile.FIFOTYPE}, "device or FIFO"),
+    ],
+)
 def test_escaping_members_reject_the_article_and_write_nothing(tmp_path, name, data, info, detail):
     archive = tar_with(tmp_path / "a.tar.gz", [(name, data, info)])
     dest = tmp_path / "work" / "src"
     with pytest.raises(ArticleError) as err:
         archives.unpack(archive, "tar", dest, Limits(), "a")
     assert err.value.reason == "path_escape" and detail in err.value.detail
-    assert files_under(tmp_path) == {"a.tar.gz", "work", "work/src"}  # checked before anything is written
+    assert files_under(tmp_path) == {
+        "a.tar.gz",
+        "work",
+        "work/src",
+    }  # checked before anything is written
 
 
 def test_links_inside_the_archive_are_kept(tmp_path):
-    archive = tar_with(tmp_path / "a.tar.gz", [("sub/body.tex", b"body", {}),
-                                                ("sub/alias.tex", b"", {"type": tarfile.SYMTYPE, "linkname": "body.tex"})])
+    archive = tar_with(
+        tmp_path / "a.tar.gz",
+        [
+            ("sub/body.tex", b"body", {}),
+            ("sub/alias.tex", b"", {"type": tarfile.SYMTYPE, "linkname": "body.tex"}),
+        ],
+    )
     archives.unpack(archive, "tar", tmp_path / "src", Limits(), "a")
     assert (tmp_path / "src" / "sub" / "alias.tex").read_text() == "body"
 
@@ -125,7 +147,9 @@ def test_size_and_count_bounds(tmp_path):
     with pytest.raises(ArticleError, match="more than 3 files") as err:
         archives.unpack(many, "tar", tmp_path / "a", Limits(max_files=3), "many")
     assert err.value.reason == "oversized"
-    big = tar_with(tmp_path / "big.tar.gz", [("big.eps", b"0" * (3 << 20), {})])  # 3 MB unpacked, ~3 kB packed
+    big = tar_with(
+        tmp_path / "big.tar.gz", [("big.eps", b"0" * (3 << 20), {})]
+    )  # 3 MB unpacked, ~3 kB packed
     with pytest.raises(ArticleError, match="MB unpacked") as err:
         archives.unpack(big, "tar", tmp_path / "b", Limits(max_archive_mb=1), "big")
     assert err.value.reason == "oversized" and not (tmp_path / "b" / "big.eps").exists()
@@ -145,7 +169,9 @@ def test_size_and_count_bounds(tmp_path):
 
 def test_unreadable_sources(tmp_path):
     (tmp_path / "garbage.tar.gz").write_bytes(b"this is no gzip stream at all" * 20)
-    good = tar_with(tmp_path / "good.tar.gz", [("body.eps", random.Random(0).randbytes(50000), {})]).read_bytes()
+    good = tar_with(
+        tmp_path / "good.tar.gz", [("body.eps", random.Random(0).randbytes(50000), {})]
+    ).read_bytes()
     (tmp_path / "truncated.tar.gz").write_bytes(good[: len(good) // 2])
     (tmp_path / "plain.gz").write_bytes(b"not gzip")
     for name, kind in (("garbage.tar.gz", "tar"), ("truncated.tar.gz", "tar"), ("plain.gz", "gz")):
@@ -171,16 +197,26 @@ def test_bare_gz_is_a_single_tex_file_or_a_tarball(tmp_path):
 def test_main_file_detection(tmp_path):
     root = tmp_path / "a"
     (root / "figs").mkdir(parents=True)
-    (root / "fig.tex").write_text("\\documentclass{standalone}\n\\begin{document}$x$\\end{document}\n" * 50)
-    (root / "figs" / "deep.tex").write_text("\\documentclass{article}\n\\begin{document}\n\\end{document}\n")
+    (root / "fig.tex").write_text(
+        "\\documentclass{standalone}\n\\begin{document}$x$\\end{document}\n" * 50
+    )
+    (root / "figs" / "deep.tex").write_text(
+        "\\documentclass{article}\n\\begin{document}\n\\end{document}\n"
+    )
     (root / "commented.tex").write_text("% \\documentclass{article}\n\\begin{document}\n")
-    (root / "paper.tex").write_text("\\documentclass[11pt]{amsart}\n\\begin{document}\nx\n\\end{document}\n")
+    (root / "paper.tex").write_text(
+        "\\documentclass[11pt]{amsart}\n\\begin{document}\nx\n\\end{document}\n"
+    )
     main, n = latexml.find_main_file(root)
-    assert main.name == "paper.tex" and n == 3  # shallowest, not the standalone figure; the comment is no candidate
+    assert (
+        main.name == "paper.tex" and n == 3
+    )  # shallowest, not the standalone figure; the comment is no candidate
     (root / "00README.XXX").write_text("figs/deep.tex toplevelfile\n")
     assert latexml.find_main_file(root)[0] == root / "figs" / "deep.tex"
     (root / "00README.XXX").unlink()
-    (root / "00README.json").write_text(json.dumps({"sources": [{"filename": "fig.tex", "usage": "toplevel"}]}))
+    (root / "00README.json").write_text(
+        json.dumps({"sources": [{"filename": "fig.tex", "usage": "toplevel"}]})
+    )
     assert latexml.find_main_file(root)[0].name == "fig.tex"
     empty = tmp_path / "b"
     empty.mkdir()
@@ -197,7 +233,9 @@ def test_inventory_ids_shards_and_duplicates(tmp_path):
     everything = latex_inventory.build_inventory(src, 2, src / "metadata.csv")
     dup = everything[everything["skip"].notna()]
     # The folder comes first by name, but the metadata names the .tex file: that one keeps the id.
-    assert dup[["article_id", "kind", "skip", "shard"]].values.tolist() == [["2101.00003", "dir", "duplicate_id", -1]]
+    assert dup[["article_id", "kind", "skip", "shard"]].values.tolist() == [
+        ["2101.00003", "dir", "duplicate_id", -1]
+    ]
     inv = everything[everything["skip"].isna()].set_index("article_id")
     assert sorted(inv.index) == [f"2101.0000{i}" for i in range(1, 8)]
     assert inv.loc["2101.00002", "kind"] == "tar" and inv.loc["2101.00001", "kind"] == "dir"
@@ -215,11 +253,15 @@ def test_metadata_file_names_the_id_and_keys_are_safe(tmp_path):
     src.mkdir()
     (src / "math0501001.gz").write_bytes(gzip.compress(b"x"))
     meta = tmp_path / "meta.csv"
-    meta.write_text("article_id,file,title,categories\nmath/0501001,src/math0501001.gz,Old,math.PR\n")
+    meta.write_text(
+        "article_id,file,title,categories\nmath/0501001,src/math0501001.gz,Old,math.PR\n"
+    )
     inv = latex_inventory.build_inventory(src, 1, meta)
     assert inv["article_id"].tolist() == ["math/0501001"]
     assert inv["key"].tolist() == ["math%2F0501001"]
-    assert latex_inventory.safe_key("..") == "%2E." and "/" not in latex_inventory.safe_key("a/../b")
+    assert latex_inventory.safe_key("..") == "%2E." and "/" not in latex_inventory.safe_key(
+        "a/../b"
+    )
 
 
 def test_cache_rules(tmp_path):
@@ -230,12 +272,20 @@ def test_cache_rules(tmp_path):
     assert latex._reusable(ok, "h", "o", limits, tmp_path)
     assert not latex._reusable(ok, "changed", "o", limits, tmp_path)  # the source changed
     assert not latex._reusable(ok, "h", "other LaTeXML", limits, tmp_path)
-    assert not latex._reusable({**ok, "xhtml": "articles/k/gone.xhtml.gz"}, "h", "o", limits, tmp_path)
+    assert not latex._reusable(
+        {**ok, "xhtml": "articles/k/gone.xhtml.gz"}, "h", "o", limits, tmp_path
+    )
     failed = {"sha256": "h", "options": "o", "status": "failed"}
     assert latex._reusable({**failed, "reason": "latexml_fatal"}, "h", "o", limits, tmp_path)
-    assert latex._reusable({**failed, "reason": "timeout", "timeout_s": 60}, "h", "o", limits, tmp_path)
-    assert not latex._reusable({**failed, "reason": "timeout", "timeout_s": 30}, "h", "o", limits, tmp_path)
-    assert not latex._reusable({**failed, "reason": "no_main_file"}, "h", "o", limits, tmp_path)  # cheap: redone
+    assert latex._reusable(
+        {**failed, "reason": "timeout", "timeout_s": 60}, "h", "o", limits, tmp_path
+    )
+    assert not latex._reusable(
+        {**failed, "reason": "timeout", "timeout_s": 30}, "h", "o", limits, tmp_path
+    )
+    assert not latex._reusable(
+        {**failed, "reason": "no_main_file"}, "h", "o", limits, tmp_path
+    )  # cheap: redone
 
 
 def test_missing_latexmlc_says_what_to_install(monkeypatch):
@@ -251,13 +301,20 @@ def test_missing_latexmlc_says_what_to_install(monkeypatch):
 def latexmlc():
     if shutil.which("latexmlc") is None:
         if os.environ.get("PROOFMATCH_REQUIRE_LATEXML") == "1":
-            pytest.fail("PROOFMATCH_REQUIRE_LATEXML=1 but latexmlc is not on PATH (scripts/install.sh --latex)")
+            pytest.fail(
+                "PROOFMATCH_REQUIRE_LATEXML=1 but latexmlc is not on PATH (scripts/install.sh --latex)"
+            )
         pytest.skip("LaTeXML is not installed (bash scripts/install.sh --latex)")
 
 
 def snakemake(wd: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
-    run = subprocess.run(SNAKEMAKE + list(args) + ["--configfile", "config/config.yaml", "latex.yaml"],
-                         cwd=wd, capture_output=True, text=True, timeout=timeout)
+    run = subprocess.run(
+        SNAKEMAKE + list(args) + ["--configfile", "config/config.yaml", "latex.yaml"],
+        cwd=wd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     assert run.returncode == 0, (run.stdout + run.stderr)[-6000:]
     return run
 
@@ -267,9 +324,19 @@ def test_latex_source_to_pairs_with_a_failure_report_and_a_cache(tmp_path, latex
     src = build_corpus(tmp_path / "sources")
     (tmp_path / "wd").mkdir()
     wd = copy_workflow(tmp_path / "wd")
-    (wd / "latex.yaml").write_text(yaml.safe_dump({"corpus": {
-        "source": "latex", "dir": str(src), "metadata": str(src / "metadata.csv"), "n_shards": 1,
-        "latex": {"n_shards": 2, "timeout_s": TIMEOUT_S}}}))
+    (wd / "latex.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "corpus": {
+                    "source": "latex",
+                    "dir": str(src),
+                    "metadata": str(src / "metadata.csv"),
+                    "n_shards": 1,
+                    "latex": {"n_shards": 2, "timeout_s": TIMEOUT_S},
+                }
+            }
+        )
+    )
     before = files_under(tmp_path / "sources")
     snakemake(wd, "results/data/pairs.parquet", "results/tables/conversion.md", "-c2")
 
@@ -287,11 +354,17 @@ def test_latex_source_to_pairs_with_a_failure_report_and_a_cache(tmp_path, latex
     assert 'class="ltx_proof"' in xhtml
     pairs = pd.read_parquet(wd / "results" / "data" / "pairs.parquet")
     assert sorted(pairs["article_id"].unique()) == list(GOOD) and len(pairs) == 6
-    articles = pd.read_parquet(wd / "results" / "corpus" / "articles.parquet").set_index("article_id")
+    articles = pd.read_parquet(wd / "results" / "corpus" / "articles.parquet").set_index(
+        "article_id"
+    )
     assert articles.loc["2101.00003", "title"] == "Counting edges of finite graphs"
     assert articles.loc["2101.00001", "primary_category"] == "math.NT"
     table = pd.read_csv(wd / "results" / "tables" / "conversion.csv")
-    assert table.loc[0, "Converted"] == 3 and table.loc[0, "Timeout"] == 1 and table.loc[0, "Path escape"] == 1
+    assert (
+        table.loc[0, "Converted"] == 3
+        and table.loc[0, "Timeout"] == 1
+        and table.loc[0, "Path escape"] == 1
+    )
     # Nothing was written outside the results folder: the sources are untouched, no escaped file.
     assert files_under(tmp_path / "sources") == before
     assert not list(tmp_path.rglob("escaped.tex"))
@@ -304,8 +377,15 @@ def test_latex_source_to_pairs_with_a_failure_report_and_a_cache(tmp_path, latex
     snakemake(wd, "results/data/pairs.parquet", "-c2")
     report = json.loads((root / "report.json").read_text())
     fresh = sorted(a["article_id"] for a in report["articles"] if not a["cached"])
-    assert fresh == ["2101.00003", "2101.00006", "2101.00007", "2101.00008"]  # + the cheap pre-LaTeXML failures
+    assert fresh == [
+        "2101.00003",
+        "2101.00006",
+        "2101.00007",
+        "2101.00008",
+    ]  # + the cheap pre-LaTeXML failures
     assert report["converted_now"] == 2 and report["counts"]["converted"] == 4
     dry = snakemake(wd, "results/data/pairs.parquet", "-n")
     assert "Nothing to be done" in dry.stdout + dry.stderr
-    assert re.search(r"2101\.00008/", " ".join(pd.read_parquet(wd / "results/data/pairs.parquet")["pair_id"]))
+    assert re.search(
+        r"2101\.00008/", " ".join(pd.read_parquet(wd / "results/data/pairs.parquet")["pair_id"])
+    )

@@ -113,8 +113,10 @@ def unit(module: str, root: Path, floors: Floors = FLOORS) -> str:
     first = ".".join(parts[:2])
     if (root / parts[1]).is_dir():
         if first not in listed:
-            raise LookupError(f"{first} is on no floor: add it to FLOORS (tests/test_layers.py) "
-                              f"and to docs/architecture.md")
+            raise LookupError(
+                f"{first} is on no floor: add it to FLOORS (tests/test_layers.py) "
+                f"and to docs/architecture.md"
+            )
         return first
     return first if first in listed else GROUND
 
@@ -136,8 +138,10 @@ def upward_imports(root: Path, floors: Floors = FLOORS) -> list[str]:
         fa, fb = floor_of(a, floors), floor_of(b, floors)
         if fb >= fa:
             there = "the same floor as" if fa == fb else f"floor {fb + 1} ({floors[fb][0]}), above"
-            bad.append(f"{e}: {b} is on {there} {a} (floor {fa + 1}, {floors[fa][0]}); "
-                       "an import may only go down")
+            bad.append(
+                f"{e}: {b} is on {there} {a} (floor {fa + 1}, {floors[fa][0]}); "
+                "an import may only go down"
+            )
     return bad
 
 
@@ -190,7 +194,9 @@ def test_imports_only_go_down():
 
 def test_no_import_circles():
     found = circles(PACKAGE)
-    assert not found, "modules that import each other in a circle:\n" + "\n".join(" <-> ".join(c) for c in found)
+    assert not found, "modules that import each other in a circle:\n" + "\n".join(
+        " <-> ".join(c) for c in found
+    )
 
 
 def test_every_unit_is_on_one_floor_and_exists():
@@ -202,7 +208,9 @@ def test_every_unit_is_on_one_floor_and_exists():
     for name in listed:
         if name != GROUND:
             sub = PACKAGE / name.split(".", 1)[1]
-            assert sub.is_dir() or sub.with_suffix(".py").is_file(), f"{name} is on a floor but does not exist"
+            assert sub.is_dir() or sub.with_suffix(".py").is_file(), (
+                f"{name} is on a floor but does not exist"
+            )
 
 
 def test_the_architecture_doc_shows_these_floors():
@@ -217,12 +225,18 @@ def test_the_architecture_doc_shows_these_floors():
 
     def files(u: str) -> list[str]:
         if u == GROUND:
-            return sorted(f"{m.split('.')[1]}.py" for m in modules(PACKAGE)
-                          if m.count(".") == 1 and unit(m, PACKAGE) == GROUND)
+            return sorted(
+                f"{m.split('.')[1]}.py"
+                for m in modules(PACKAGE)
+                if m.count(".") == 1 and unit(m, PACKAGE) == GROUND
+            )
         name = u.split(".", 1)[1]
         return [f"{name}/" if (PACKAGE / name).is_dir() else f"{name}.py"]
 
-    expected = [(i + 1, name, sorted(f for u in units for f in files(u))) for i, (name, units) in enumerate(FLOORS)]
+    expected = [
+        (i + 1, name, sorted(f for u in units for f in files(u)))
+        for i, (name, units) in enumerate(FLOORS)
+    ]
     assert shown == expected[::-1]
 
 
@@ -258,19 +272,43 @@ def test_the_checker_passes_a_clean_package(tmp_path):
     assert upward_imports(pkg) == [] and circles(pkg) == []
 
 
-@pytest.mark.parametrize("rel, code, culprit", [
-    # the four this test was written for, planted again
-    ("data/stats.py", "def main():\n    from proofmatch.evaluation.tables import write_table1\n",
-     "proofmatch/data/stats.py:2: proofmatch.data.stats imports proofmatch.evaluation.tables"),
-    ("data/latex.py", "from proofmatch.evaluation import render\n",
-     "proofmatch.data.latex imports proofmatch.evaluation"),
-    ("models/train.py", "from ..evaluation.tables import x\n",
-     "proofmatch.models.train imports proofmatch.evaluation.tables"),
-    ("search/query.py", "import proofmatch.demo\n", "proofmatch.search.query imports proofmatch.demo"),
-    # the ground floor importing a library; a library importing a sibling on its floor
-    ("config.py", "from proofmatch.data import stats\n", "proofmatch.config imports proofmatch.data.stats"),
-    ("data/views.py", "from proofmatch.texmath.lexer import X\n", "proofmatch.data.views imports proofmatch.texmath.lexer"),
-])
+@pytest.mark.parametrize(
+    "rel, code, culprit",
+    [
+        # the four this test was written for, planted again
+        (
+            "data/stats.py",
+            "def main():\n    from proofmatch.evaluation.tables import write_table1\n",
+            "proofmatch/data/stats.py:2: proofmatch.data.stats imports proofmatch.evaluation.tables",
+        ),
+        (
+            "data/latex.py",
+            "from proofmatch.evaluation import render\n",
+            "proofmatch.data.latex imports proofmatch.evaluation",
+        ),
+        (
+            "models/train.py",
+            "from ..evaluation.tables import x\n",
+            "proofmatch.models.train imports proofmatch.evaluation.tables",
+        ),
+        (
+            "search/query.py",
+            "import proofmatch.demo\n",
+            "proofmatch.search.query imports proofmatch.demo",
+        ),
+        # the ground floor importing a library; a library importing a sibling on its floor
+        (
+            "config.py",
+            "from proofmatch.data import stats\n",
+            "proofmatch.config imports proofmatch.data.stats",
+        ),
+        (
+            "data/views.py",
+            "from proofmatch.texmath.lexer import X\n",
+            "proofmatch.data.views imports proofmatch.texmath.lexer",
+        ),
+    ],
+)
 def test_the_checker_finds_an_upward_import(tmp_path, rel, code, culprit):
     pkg = _plant(tmp_path, {**PLANTED, rel: code})
     bad = upward_imports(pkg)
@@ -278,8 +316,14 @@ def test_the_checker_finds_an_upward_import(tmp_path, rel, code, culprit):
 
 
 def test_the_checker_finds_a_circle_and_an_unplaced_package(tmp_path):
-    pkg = _plant(tmp_path, {**PLANTED, "data/stats.py": "from . import filters\n",
-                            "data/filters.py": "def f():\n    import proofmatch.data.stats\n"})
+    pkg = _plant(
+        tmp_path,
+        {
+            **PLANTED,
+            "data/stats.py": "from . import filters\n",
+            "data/filters.py": "def f():\n    import proofmatch.data.stats\n",
+        },
+    )
     assert circles(pkg) == [["proofmatch.data.filters", "proofmatch.data.stats"]]
     pkg = _plant(tmp_path, {**PLANTED, "extra/__init__.py": "", "extra/mod.py": ""})
     with pytest.raises(LookupError, match="proofmatch.extra is on no floor"):

@@ -54,8 +54,24 @@ PROOF = (
 def test_latexml_statement_reading_order_and_title():
     tokens, n_title = fragment_tokens(STATEMENT)
     assert tokens == [
-        "Lemma", "5", ".", "1", ".", "Every", "set", "is", "an", "element", "of", "$V", "$α",
-        "for", "some", "ordinal", "$α", ".",
+        "Lemma",
+        "5",
+        ".",
+        "1",
+        ".",
+        "Every",
+        "set",
+        "is",
+        "an",
+        "element",
+        "of",
+        "$V",
+        "$α",
+        "for",
+        "some",
+        "ordinal",
+        "$α",
+        ".",
     ]
     assert n_title == 5  # "Lemma 5 . 1 ." comes from the h6 title
     assert not any("\\" in t or "subscript" in t or "𝑉" in t for t in tokens)
@@ -103,7 +119,12 @@ def test_malformed_fragment_raises_fragment_error():
 
 
 def test_linearize_pair_records_error_instead_of_failing():
-    row = {"article_id": "a1", "statement_id": "S1", "statement_xml": STATEMENT, "proof_xml": "<div><p>oops</div>"}
+    row = {
+        "article_id": "a1",
+        "statement_id": "S1",
+        "statement_xml": STATEMENT,
+        "proof_xml": "<div><p>oops</div>",
+    }
     out = linearize_pair(row)
     assert out["pair_id"] == "a1/S1"
     assert out["statement_tokens"][0] == "Lemma" and out["proof_tokens"] == []
@@ -113,7 +134,9 @@ def test_linearize_pair_records_error_instead_of_failing():
 
 
 def test_title_only_statement_is_detectable():
-    title_only = f'<div xmlns="{XHTML}" class="ltx_theorem"><h6 class="ltx_title">Theorem 2.</h6></div>'
+    title_only = (
+        f'<div xmlns="{XHTML}" class="ltx_theorem"><h6 class="ltx_title">Theorem 2.</h6></div>'
+    )
     tokens, n_title = fragment_tokens(title_only)
     assert len(tokens) == n_title == 3
 
@@ -151,7 +174,12 @@ def test_linearize_shard_keeps_columns_and_counts_errors(tmp_path):
 
 
 def test_linearize_shard_types_columns_of_an_empty_shard(tmp_path):
-    empty = pd.DataFrame({c: pd.Series([], dtype=object) for c in ("article_id", "statement_id", "statement_xml", "proof_xml")})
+    empty = pd.DataFrame(
+        {
+            c: pd.Series([], dtype=object)
+            for c in ("article_id", "statement_id", "statement_xml", "proof_xml")
+        }
+    )
     src = tmp_path / "empty.parquet"
     empty.to_parquet(src, index=False)
     linearize_shard(src, tmp_path / "out.parquet")

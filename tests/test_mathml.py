@@ -65,17 +65,28 @@ def test_presentation_is_a_copy_without_annotations():
 
 
 def test_namespace_forms_give_the_same_tokens():
-    body = "<semantics><mrow><mi>a</mi><mo>=</mo><mi mathvariant='bold'>b</mi></mrow>" \
-           "<annotation encoding='application/x-tex'>a=\\mathbf{b}</annotation></semantics>"
+    body = (
+        "<semantics><mrow><mi>a</mi><mo>=</mo><mi mathvariant='bold'>b</mi></mrow>"
+        "<annotation encoding='application/x-tex'>a=\\mathbf{b}</annotation></semantics>"
+    )
     default = parse(f'<math xmlns="{MML}">{body}</math>')
-    prefixed = parse(f'<m:math xmlns:m="{MML}">' + body.replace("<", "<m:").replace("<m:/", "</m:") + "</m:math>")
+    prefixed = parse(
+        f'<m:math xmlns:m="{MML}">' + body.replace("<", "<m:").replace("<m:/", "</m:") + "</m:math>"
+    )
     plain = parse(f"<math>{body}</math>")
-    assert math_tokens(default) == math_tokens(prefixed) == math_tokens(plain) == ["$a", "$=", "$b~bold"]
+    assert (
+        math_tokens(default)
+        == math_tokens(prefixed)
+        == math_tokens(plain)
+        == ["$a", "$=", "$b~bold"]
+    )
 
 
 def test_annotation_outside_semantics_is_dropped():
-    m = parse(f"<math xmlns='{MML}'><mrow><mi>x</mi></mrow><annotation encoding='application/x-tex'>\\xi</annotation>"
-              "<annotation-xml encoding='MathML-Content'><ci>y</ci></annotation-xml></math>")
+    m = parse(
+        f"<math xmlns='{MML}'><mrow><mi>x</mi></mrow><annotation encoding='application/x-tex'>\\xi</annotation>"
+        "<annotation-xml encoding='MathML-Content'><ci>y</ci></annotation-xml></math>"
+    )
     assert math_tokens(m) == ["$x"]
 
 
@@ -131,9 +142,14 @@ def test_content_arithmetic_rules():
         assert toks(content_math(body)) == expected, body
     # divide is a slash, as in the reference pipeline's ctop.xsl (binary "/", precedence of times)
     assert toks(content_math("<apply><divide/><ci>a</ci><ci>b</ci></apply>")) == "$a $/ $b"
-    assert toks(content_math(
-        "<apply><divide/><apply><plus/><ci>a</ci><ci>b</ci></apply><apply><times/><ci>c</ci><ci>d</ci></apply></apply>"
-    )) == "$( $a $+ $b $) $/ $( $c $d $)"
+    assert (
+        toks(
+            content_math(
+                "<apply><divide/><apply><plus/><ci>a</ci><ci>b</ci></apply><apply><times/><ci>c</ci><ci>d</ci></apply></apply>"
+            )
+        )
+        == "$( $a $+ $b $) $/ $( $c $d $)"
+    )
     sqrt = presentation(content_math("<apply><root/><ci>x</ci></apply>"))
     assert "msqrt" in {local_name(e) for e in sqrt.iter()}
 
@@ -190,8 +206,7 @@ def test_latexml_content_forms():
     sup = "<csymbol cd='ambiguous'>superscript</csymbol>"
     cases = {
         # a ≤ b < c: one multirelation with the operators between the operands
-        "<apply><csymbol cd='ambiguous'>multirelation</csymbol><cn>1</cn><leq/><ci>q</ci><lt/><infinity/></apply>":
-            "$1 $≤ $q $< $∞",
+        "<apply><csymbol cd='ambiguous'>multirelation</csymbol><cn>1</cn><leq/><ci>q</ci><lt/><infinity/></apply>": "$1 $≤ $q $< $∞",
         # f : X → Y, mixing a latexml csymbol and a ci operator
         "<apply><csymbol cd='ambiguous'>multirelation</csymbol><ci>f</ci><csymbol cd='latexml'>colon</csymbol>"
         "<ci>X</ci><ci>→</ci><ci>Y</ci></apply>": "$f $: $X $→ $Y",
@@ -217,7 +232,9 @@ def test_content_only_in_an_annotation_is_converted():
         "</annotation-xml><annotation encoding='application/x-tex'>a=2</annotation></semantics>"
     )
     assert toks(m) == "$a $= $2"
-    tex_only = content_math("<semantics><annotation encoding='application/x-tex'>a=2</annotation></semantics>")
+    tex_only = content_math(
+        "<semantics><annotation encoding='application/x-tex'>a=2</annotation></semantics>"
+    )
     assert toks(tex_only) == ""  # TeX is never read
 
 
@@ -246,13 +263,26 @@ def test_fonts_give_distinct_tokens():
         "<mstyle mathvariant='fraktur'><mi>g</mi></mstyle></mrow></math>"
     )
     assert math_tokens(m) == [
-        "$x", "$x~bold", "$x", "$x", "$x~bold", "$O~script", "$R~double-struck", "$R~double-struck", "$g~fraktur"
+        "$x",
+        "$x~bold",
+        "$x",
+        "$x",
+        "$x~bold",
+        "$O~script",
+        "$R~double-struck",
+        "$R~double-struck",
+        "$g~fraktur",
     ]
 
 
 def test_inherited_font_is_pushed_onto_tokens():
-    pres = presentation(parse(f"<math xmlns='{MML}' mathvariant='bold'><mrow><mi>v</mi><mn>1</mn></mrow></math>"))
-    assert [e.get("mathvariant") for e in pres.iter() if local_name(e) in ("mi", "mn")] == ["bold", "bold"]
+    pres = presentation(
+        parse(f"<math xmlns='{MML}' mathvariant='bold'><mrow><mi>v</mi><mn>1</mn></mrow></math>")
+    )
+    assert [e.get("mathvariant") for e in pres.iter() if local_name(e) in ("mi", "mn")] == [
+        "bold",
+        "bold",
+    ]
     assert tokens_of_presentation(pres) == ["$v~bold", "$1~bold"]
 
 
@@ -262,15 +292,19 @@ def test_math_tokens_are_typed():
 
 
 def test_mfenced_emits_open_separators_close():
-    m = parse(f"<math xmlns='{MML}'><mfenced open='[' close=')' separators=';,'><mi>a</mi><mi>b</mi><mi>c</mi></mfenced></math>")
+    m = parse(
+        f"<math xmlns='{MML}'><mfenced open='[' close=')' separators=';,'><mi>a</mi><mi>b</mi><mi>c</mi></mfenced></math>"
+    )
     assert toks(m) == "$[ $a $; $b $, $c $)"
     default = parse(f"<math xmlns='{MML}'><mfenced><mi>a</mi><mi>b</mi></mfenced></math>")
     assert toks(default) == "$( $a $, $b $)"
 
 
 def test_invisible_operators_and_whitespace():
-    m = parse(f"<math xmlns='{MML}'><mrow><mi>f</mi><mo>\u2061</mo><mi>a</mi><mo>\u2062</mo><mi>b</mi>"
-              "<mtext>for all  x</mtext><mi>sin</mi></mrow></math>")
+    m = parse(
+        f"<math xmlns='{MML}'><mrow><mi>f</mi><mo>\u2061</mo><mi>a</mi><mo>\u2062</mo><mi>b</mi>"
+        "<mtext>for all  x</mtext><mi>sin</mi></mrow></math>"
+    )
     assert toks(m) == "$f $a $b $for $all $x $sin"
 
 

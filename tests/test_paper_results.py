@@ -25,8 +25,19 @@ def expected_cells() -> set[tuple]:
                     continue
                 for metric in P.METRICS:
                     if metric == "acc" or row.decoding == "local":
-                        out.add((name, ev.split, ev.model, ev.mode, row.decoding, ev.level, ev.view, ev.test_level,
-                                 metric))
+                        out.add(
+                            (
+                                name,
+                                ev.split,
+                                ev.model,
+                                ev.mode,
+                                row.decoding,
+                                ev.level,
+                                ev.view,
+                                ev.test_level,
+                                metric,
+                            )
+                        )
     return out
 
 
@@ -34,8 +45,12 @@ def test_paper_results_cover_every_reported_cell_once():
     cells = P.read_paper_cells()
     keys = [c.key for c in cells]
     assert len(keys) == len(set(keys)) == 156
-    assert {t: sum(c.table == t for c in cells) for t in P.TABLES} == {"table3": 48, "table4": 64, "table5": 24,
-                                                                       "table6": 20}
+    assert {t: sum(c.table == t for c in cells) for t in P.TABLES} == {
+        "table3": 48,
+        "table4": 64,
+        "table5": 24,
+        "table6": 20,
+    }
     assert set(keys) == expected_cells()
     tables = X.tables()
     for cell in cells:
@@ -59,10 +74,15 @@ def test_paper_results_values():
     for level in ("Conservation", "Partial", "Full", "Transposition"):
         for metric in ("MRR", "Acc"):
             col = f"{level} {metric}"
-            assert value["table4", f"Mixed / {level}", col] == value["table3", "ScratchBERT-Local-Local", col]
+            assert (
+                value["table4", f"Mixed / {level}", col]
+                == value["table3", "ScratchBERT-Local-Local", col]
+            )
     for enc in ("NPT", "ScratchBERT"):
         for col in ("Conservation MRR", "Conservation Acc", "Full MRR", "Full Acc"):
-            assert value["table5", f"{enc} / Both", col] == value["table3", f"{enc}-Local-Local", col]
+            assert (
+                value["table5", f"{enc} / Both", col] == value["table3", f"{enc}-Local-Local", col]
+            )
 
 
 # The paper's Table 6 as the seed text prints it (its §9.4; rows: training level, column groups: test
@@ -83,12 +103,18 @@ def test_paper_results_table6_is_the_papers_table():
     assert len(value) == 20
     for line in TABLE6_TEXT.splitlines():
         row, *numbers = line.split("\t")
-        for (group, metric), number in zip([(g, m) for g in ("Conservation", "Partial+P") for m in ("MRR", "Acc")],
-                                           numbers):
+        for (group, metric), number in zip(
+            [(g, m) for g in ("Conservation", "Partial+P") for m in ("MRR", "Acc")], numbers
+        ):
             cell = value[row, f"Test {group} {metric}"]
             assert cell.value == float(number), cell
-            assert (cell.split, cell.model, cell.mode, cell.decoding, cell.view) == ("pr", "scratchbert", "local",
-                                                                                     "local", "both")
+            assert (cell.split, cell.model, cell.mode, cell.decoding, cell.view) == (
+                "pr",
+                "scratchbert",
+                "local",
+                "local",
+                "both",
+            )
 
 
 def test_table6_text_is_the_seeds():
@@ -97,7 +123,9 @@ def test_table6_text_is_the_seeds():
         pytest.skip(f"{SEED} is absent")
     text = SEED.read_text(encoding="utf-8")
     assert TABLE6_TEXT in text
-    assert text.index(TABLE6_TEXT) < text.index("Table 6: Controlled cross-replacement levels performance")
+    assert text.index(TABLE6_TEXT) < text.index(
+        "Table 6: Controlled cross-replacement levels performance"
+    )
 
 
 def write_paper(path, rows) -> None:
@@ -108,8 +136,20 @@ def write_paper(path, rows) -> None:
 
 
 def test_read_paper_cells_rejects_duplicates_and_bad_cells(tmp_path):
-    row = ["table3", "NPT-Local-Local", "Conservation MRR", "mixed", "npt", "local", "local", "conservation", "both",
-           "conservation", "mrr", "63.22"]
+    row = [
+        "table3",
+        "NPT-Local-Local",
+        "Conservation MRR",
+        "mixed",
+        "npt",
+        "local",
+        "local",
+        "conservation",
+        "both",
+        "conservation",
+        "mrr",
+        "63.22",
+    ]
     write_paper(tmp_path / "dup.csv", [row, [*row[:2], "Other", *row[3:]]])
     with pytest.raises(ValueError, match="repeats the project cell"):
         P.read_paper_cells(tmp_path / "dup.csv")
@@ -120,8 +160,22 @@ def test_read_paper_cells_rejects_duplicates_and_bad_cells(tmp_path):
     with pytest.raises(ValueError, match="not trained in mode"):
         P.read_paper_cells(tmp_path / "mode.csv")
     # well-formed identifiers that name no cell of the table
-    write_paper(tmp_path / "none.csv", [["table5", "NPT / Both", "Partial MRR", *row[3:7], "partial", "both",
-                                         "partial", "mrr", "1"]])
+    write_paper(
+        tmp_path / "none.csv",
+        [
+            [
+                "table5",
+                "NPT / Both",
+                "Partial MRR",
+                *row[3:7],
+                "partial",
+                "both",
+                "partial",
+                "mrr",
+                "1",
+            ]
+        ],
+    )
     (cell,) = P.read_paper_cells(tmp_path / "none.csv")
     with pytest.raises(KeyError, match="0 rows"):
         P.project_cell(cell, X.tables())

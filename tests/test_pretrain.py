@@ -17,9 +17,19 @@ from proofmatch.artifacts import write_parquet
 from proofmatch.models.tokenizer import train_tokenizer
 from toydata import toy_pairs
 
-PARAMS = dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
-              max_length=32, mlm_probability=0.2, epochs=3, batch_size=8, learning_rate=2e-3,
-              eval_every_steps=5, warmup_fraction=0.1)
+PARAMS = dict(
+    hidden_size=32,
+    num_hidden_layers=1,
+    num_attention_heads=2,
+    intermediate_size=64,
+    max_length=32,
+    mlm_probability=0.2,
+    epochs=3,
+    batch_size=8,
+    learning_rate=2e-3,
+    eval_every_steps=5,
+    warmup_fraction=0.1,
+)
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -52,16 +62,22 @@ def test_mlm_loss_decreases_and_checkpoint_reloads(corpus):
     # out_dir is a complete checkpoint: model + tokenizer
     model = BertForMaskedLM.from_pretrained(str(out), local_files_only=True)
     tok = AutoTokenizer.from_pretrained(str(out))
-    assert model.config.vocab_size == len(tok) and model.config.max_position_embeddings >= PARAMS["max_length"]
+    assert (
+        model.config.vocab_size == len(tok)
+        and model.config.max_position_embeddings >= PARAMS["max_length"]
+    )
     enc = BertModel.from_pretrained(str(out), local_files_only=True, add_pooling_layer=False)
     batch = tok(["Lemma . Let $a be"], return_tensors="pt")
     assert enc(**batch).last_hidden_state.shape[-1] == PARAMS["hidden_size"]
     # the model on disk is the best one: it reproduces the best validation loss
     dev = mlm.packed_chunks(tok, mlm.corpus_texts(read_part(corpus / "data.parquet", "dev")), 32)
-    batches = mlm.validation_batches(mlm.mlm_collator(tok, PARAMS["mlm_probability"]), dev, PARAMS["batch_size"],
-                                     seed=1)
+    batches = mlm.validation_batches(
+        mlm.mlm_collator(tok, PARAMS["mlm_probability"]), dev, PARAMS["batch_size"], seed=1
+    )
     rt = pt.runtime.Runtime(torch.device("cpu"))
-    assert mlm.validation_loss(model, batches, rt) == pytest.approx(metrics["best_val_loss"], rel=1e-5)
+    assert mlm.validation_loss(model, batches, rt) == pytest.approx(
+        metrics["best_val_loss"], rel=1e-5
+    )
 
 
 def test_changed_params_start_afresh_instead_of_resuming(corpus, caplog, monkeypatch):
@@ -77,22 +93,34 @@ def test_changed_params_start_afresh_instead_of_resuming(corpus, caplog, monkeyp
     with monkeypatch.context() as m:
         m.setattr(pt, "finish_pretraining", fail)
         with pytest.raises(RuntimeError, match="killed before finishing"):
-            pt.pretrain(corpus / "data.parquet", corpus / "tok", run, dict(PARAMS, epochs=1), seed=3)
+            pt.pretrain(
+                corpus / "data.parquet", corpus / "tok", run, dict(PARAMS, epochs=1), seed=3
+            )
     assert (pt.resume_dir(run) / "state.pt").exists() and not run.exists()
     with caplog.at_level(logging.WARNING, logger="proofmatch.models.checkpoint"):
         pt.pretrain(corpus / "data.parquet", corpus / "tok", run, changed, seed=3)
     assert "(changed: params.epochs, params.learning_rate); starting afresh" in caplog.text
-    pd.testing.assert_frame_equal(pd.read_csv(run / pt.LOG_FILE), pd.read_csv(corpus / "fresh" / pt.LOG_FILE))
-    assert (run / "model.safetensors").read_bytes() == (corpus / "fresh" / "model.safetensors").read_bytes()
+    pd.testing.assert_frame_equal(
+        pd.read_csv(run / pt.LOG_FILE), pd.read_csv(corpus / "fresh" / pt.LOG_FILE)
+    )
+    assert (run / "model.safetensors").read_bytes() == (
+        corpus / "fresh" / "model.safetensors"
+    ).read_bytes()
 
 
 def test_check_interval_counts_steps_or_examples():
     """§8: "every 500 steps, where one step stands for training on one example"."""
-    due = lambda n, batch, every, unit: [s for s in range(1, n + 1) if pt.check_due(s, batch, every, unit)]
+    due = lambda n, batch, every, unit: [
+        s for s in range(1, n + 1) if pt.check_due(s, batch, every, unit)
+    ]
     assert due(1000, 4, 500, "steps") == [500, 1000]
     assert due(400, 4, 500, "examples") == [125, 250, 375]  # 500 examples = 125 steps of 4
     assert due(8, 256, 500, "examples") == [2, 4, 6, 8]  # 500 / 256 = 1.95 steps
-    assert due(128, 256, 500, "examples")[-3:] == [124, 125, 127]  # 31,500 at step 124, 32,000 at 125
+    assert due(128, 256, 500, "examples")[-3:] == [
+        124,
+        125,
+        127,
+    ]  # 31,500 at step 124, 32,000 at 125
     assert due(3, 600, 500, "examples") == [1, 2, 3]  # a step past several multiples checks once
     with pytest.raises(ValueError, match="eval_every_unit"):
         pt.check_due(1, 4, 500, "epochs")
@@ -101,12 +129,23 @@ def test_check_interval_counts_steps_or_examples():
 def test_pretraining_validates_every_n_examples(corpus):
     """eval_every_unit: examples in a run: 16 chunks at 8 per step is a validation every 2 steps."""
     out = corpus / "by_examples"
-    pt.pretrain(corpus / "data.parquet", corpus / "tok", out,
-                dict(PARAMS, epochs=1, eval_every_steps=16, eval_every_unit="examples"), seed=1)
+    pt.pretrain(
+        corpus / "data.parquet",
+        corpus / "tok",
+        out,
+        dict(PARAMS, epochs=1, eval_every_steps=16, eval_every_unit="examples"),
+        seed=1,
+    )
     steps = pd.read_csv(out / pt.LOG_FILE)["step"].tolist()
     assert len(steps) >= 3 and all(s % 2 == 0 for s in steps[:-1]) and steps[:2] == [2, 4]
     with pytest.raises(ValueError, match="eval_every_unit"):
-        pt.pretrain(corpus / "data.parquet", corpus / "tok", corpus / "bad", dict(PARAMS, eval_every_unit="epochs"), seed=1)
+        pt.pretrain(
+            corpus / "data.parquet",
+            corpus / "tok",
+            corpus / "bad",
+            dict(PARAMS, eval_every_unit="epochs"),
+            seed=1,
+        )
 
 
 def test_a_check_by_examples_saves_the_best_weights_not_the_resume_state(corpus, monkeypatch):
@@ -129,8 +168,13 @@ def test_a_check_by_examples_saves_the_best_weights_not_the_resume_state(corpus,
     monkeypatch.setattr(pt.checkpoint, "save", save)
     monkeypatch.setattr(pt, "validate", validate)
     out = corpus / "by_examples_saves"
-    pt.pretrain(corpus / "data.parquet", corpus / "tok", out,
-                dict(PARAMS, epochs=1, eval_every_steps=16, eval_every_unit="examples"), seed=1)
+    pt.pretrain(
+        corpus / "data.parquet",
+        corpus / "tok",
+        out,
+        dict(PARAMS, epochs=1, eval_every_steps=16, eval_every_unit="examples"),
+        seed=1,
+    )
     steps = pd.read_csv(out / pt.LOG_FILE)["step"].tolist()
     last = steps[-1]
     assert len(steps) >= 3 and best and set(best) <= set(steps)
@@ -165,9 +209,14 @@ def test_validation_loss_skips_batches_without_masked_tokens():
     class Fake(torch.nn.Module):
         def forward(self, input_ids, labels, **_):
             masked = labels != -100
-            return types.SimpleNamespace(loss=torch.tensor(2.0) if masked.any() else torch.tensor(float("nan")))
+            return types.SimpleNamespace(
+                loss=torch.tensor(2.0) if masked.any() else torch.tensor(float("nan"))
+            )
 
-    some = {"input_ids": torch.ones(1, 4, dtype=torch.long), "labels": torch.tensor([[-100, 3, -100, -100]])}
+    some = {
+        "input_ids": torch.ones(1, 4, dtype=torch.long),
+        "labels": torch.tensor([[-100, 3, -100, -100]]),
+    }
     none = {"input_ids": torch.ones(1, 2, dtype=torch.long), "labels": torch.tensor([[-100, -100]])}
     rt = runtime.Runtime(torch.device("cpu"))
     assert mlm.validation_loss(Fake(), [some, none], rt) == 2.0

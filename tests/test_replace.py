@@ -11,7 +11,12 @@ import pytest
 
 from proofmatch import cli
 from proofmatch.data.linearize import linearize_element, linearize_fragment, parse_fragment
-from proofmatch.data.replace import analyze_file, replace_level_file, replace_split_file, select_split
+from proofmatch.data.replace import (
+    analyze_file,
+    replace_level_file,
+    replace_split_file,
+    select_split,
+)
 from proofmatch.data.slots import _presentation_in_place, analyze_pair, replace_pair
 from proofmatch.data.symbols import (
     DEFAULT_PROTECTED,
@@ -42,7 +47,9 @@ def formula(*symbols: tuple[str, str | None]) -> str:
     """A LaTeXML-style formula listing ``symbols``; content and TeX annotations repeat the letters."""
     n = next(_ids)
     pres = "<mo>,</mo>".join(
-        f'<mi id="m{n}.{k}" xref="m{n}.{k}.cmml"' + (f' mathvariant="{v}"' if v else "") + f">{c}</mi>"
+        f'<mi id="m{n}.{k}" xref="m{n}.{k}.cmml"'
+        + (f' mathvariant="{v}"' if v else "")
+        + f">{c}</mi>"
         for k, (c, v) in enumerate(symbols)
     )
     content = "".join(f"<ci>{c}</ci>" for c, _ in symbols)
@@ -78,7 +85,9 @@ def math_symbols(tokens: list[str]) -> list[tuple[str, str | None]]:
 
 
 def run(st, pr, level, seed=0, alpha=0.5, protected=(), rounding="half_up"):
-    return replace_pair(statement(*st), proof(*pr), level, pair_rng(seed, level, "p/1"), alpha, protected, rounding)
+    return replace_pair(
+        statement(*st), proof(*pr), level, pair_rng(seed, level, "p/1"), alpha, protected, rounding
+    )
 
 
 # --- core rules --------------------------------------------------------------------------------
@@ -93,7 +102,9 @@ def test_full_replaces_only_shared_symbols_and_only_in_the_proof():
         assert after[:2] == [mapping["a"], mapping["b"]]
         assert not set(after[:2]) & set("abxyz")
         assert [t for t in tokens if not is_math(t)] == ["Proof", ".", "Clearly", "works", "."]
-        assert len(tokens) == len(linearize_fragment(proof(*letters("abyz"))))  # no annotation leaked
+        assert len(tokens) == len(
+            linearize_fragment(proof(*letters("abyz")))
+        )  # no annotation leaked
 
 
 def test_case_coupling_both_directions_and_greek():
@@ -102,7 +113,9 @@ def test_case_coupling_both_directions_and_greek():
         assert m["A"] == m["a"].upper() and m["a"] != "a"
         _, m = run(letters("B"), letters("bB"), "full", seed)  # only the capital is shared
         assert m["b"] not in "bB" and m["b"].islower() and m["B"] == m["b"].upper()
-        _, m = run(letters("B"), letters("b"), "full", seed)  # sharing compares the letter, case included
+        _, m = run(
+            letters("B"), letters("b"), "full", seed
+        )  # sharing compares the letter, case included
         assert m == {}
         _, m = run(letters("γ"), letters("γΓ"), "full", seed)
         assert m["Γ"] == m["γ"].upper() and m["γ"] in GREEK_CAPITAL_TARGETS
@@ -142,12 +155,30 @@ def test_exhausted_pool_keeps_the_symbol_and_records_it():
     assert sorted(m.values()).count("z") == 1
     kept = [c for c, t in m.items() if c == t]
     assert len(kept) == 1 and kept[0] in "ab"
-    assert {c for c, _ in math_symbols(tokens)} == set("abcdefghijklmnopqrstuvwxyz") - {next(c for c in "ab" if c not in kept)}
+    assert {c for c, _ in math_symbols(tokens)} == set("abcdefghijklmnopqrstuvwxyz") - {
+        next(c for c in "ab" if c not in kept)
+    }
 
 
 def test_double_struck_and_constants_stay():
-    st = [mi("ℝ"), mi("R"), mi("π"), mi("e", "normal"), mi("e"), mi("i", "normal"), mi("N", "double-struck")]
-    pr = [mi("ℝ"), mi("R"), mi("π"), mi("e", "normal"), mi("e"), mi("i", "normal"), mi("N", "double-struck")]
+    st = [
+        mi("ℝ"),
+        mi("R"),
+        mi("π"),
+        mi("e", "normal"),
+        mi("e"),
+        mi("i", "normal"),
+        mi("N", "double-struck"),
+    ]
+    pr = [
+        mi("ℝ"),
+        mi("R"),
+        mi("π"),
+        mi("e", "normal"),
+        mi("e"),
+        mi("i", "normal"),
+        mi("N", "double-struck"),
+    ]
     for seed in range(10):
         tokens, m = run(st, pr, "full", seed)
         assert set(m) == {"R", "e"}  # plain R and italic e are variables
@@ -165,7 +196,9 @@ def test_protected_symbols_are_kept_and_protection_wins_over_coupling():
         assert set(m) == {"p", "x"}
         assert [c for c, _ in math_symbols(tokens)] == ["P", m["p"], "E", m["x"]]
         assert not {family_of(t) for t in m.values()} & {"p", "e", "v", "σ", "ρ"}
-        _, m_full = run(st, pr, "full", seed, protected=DEFAULT_PROTECTED)  # non-_p level: nothing protected
+        _, m_full = run(
+            st, pr, "full", seed, protected=DEFAULT_PROTECTED
+        )  # non-_p level: nothing protected
         assert set(m_full) == {"P", "p", "E", "x"}
 
 
@@ -192,7 +225,9 @@ def test_partial_replaces_round_half_up_of_shared_groups():
     assert len(chosen) > 1  # the subset is random
 
 
-@pytest.mark.parametrize("n, half_even, half_up", [(1, 0, 1), (2, 1, 1), (3, 2, 2), (4, 2, 2), (5, 2, 3), (9, 4, 5)])
+@pytest.mark.parametrize(
+    "n, half_even, half_up", [(1, 0, 1), (2, 1, 1), (3, 2, 2), (4, 2, 2), (5, 2, 3), (9, 4, 5)]
+)
 def test_partial_rounding_half_even_is_the_references_round(n, half_even, half_up):
     """The reference renames round(0.5 · n) groups with Python's round (ties to even)."""
     assert renamed_count(n, "partial", 0.5, "half_even") == half_even == round(0.5 * n)
@@ -206,8 +241,14 @@ def test_partial_rounding_half_even_is_the_references_round(n, half_even, half_u
 
 def test_partial_rounding_is_exact_on_decimal_ties():
     # (1 - 0.3) · 5 is 3.5 exactly; in floats it is 3.4999999999999996
-    assert renamed_count(5, "partial", 0.3, "half_even") == 4 and renamed_count(5, "partial", 0.3, "half_up") == 4
-    assert renamed_count(5, "partial", 0.9, "half_even") == 0 and renamed_count(5, "partial", 0.9, "half_up") == 1
+    assert (
+        renamed_count(5, "partial", 0.3, "half_even") == 4
+        and renamed_count(5, "partial", 0.3, "half_up") == 4
+    )
+    assert (
+        renamed_count(5, "partial", 0.9, "half_even") == 0
+        and renamed_count(5, "partial", 0.9, "half_up") == 1
+    )
     with pytest.raises(ValueError, match="rounding"):
         run(letters("a"), letters("a"), "partial", rounding="half_down")
     assert unchanged_reason(1, "partial", 0.5, {}, "half_even") == "none_selected"
@@ -226,15 +267,22 @@ def test_transposition_permutes_shared_symbols_without_fixed_point():
 
 def _symbols(statement_letters: str, proof_letters: str | None = None) -> tuple[Symbols, Symbols]:
     proof_letters = statement_letters if proof_letters is None else proof_letters
-    return (Symbols(set(statement_letters), set(statement_letters)), Symbols(set(proof_letters), set(proof_letters)))
+    return (
+        Symbols(set(statement_letters), set(statement_letters)),
+        Symbols(set(proof_letters), set(proof_letters)),
+    )
 
 
-def _trans(statement_letters: str, proof_letters: str | None = None, seed: int = 0) -> dict[str, str]:
+def _trans(
+    statement_letters: str, proof_letters: str | None = None, seed: int = 0
+) -> dict[str, str]:
     st, pf = _symbols(statement_letters, proof_letters)
     return plan_mapping(st, pf, "trans", pair_rng(seed, "trans", "p"))
 
 
-@pytest.mark.parametrize("shared", ["Gx", "fX", "Bent", "BEntQq", "aα", "Aα", "abα", "abcβγδΓ", "Tt", "xX"])
+@pytest.mark.parametrize(
+    "shared", ["Gx", "fX", "Bent", "BEntQq", "aα", "Aα", "abα", "abcβγδΓ", "Tt", "xX"]
+)
 def test_transposition_renames_every_group_when_two_or_more_are_shared(shared):
     """§5: "We permute the variables' names such that no symbol remains the same" — also when the
     shared letters differ in case ({G, x}: G→X, x→g) or script; each letter keeps its case."""
@@ -248,7 +296,9 @@ def test_transposition_renames_every_group_when_two_or_more_are_shared(shared):
         assert all(t != c and (t == t.lower()) == (c == c.lower()) for c, t in m.items())
         assert {t.lower() for t in m.values()} == groups  # a permutation of the shared names
         assert len(set(m.values())) == len(m)
-        assert all(m[c].upper() == m[c.lower()].upper() for c in m if c.lower() in m)  # case coupling
+        assert all(
+            m[c].upper() == m[c.lower()].upper() for c in m if c.lower() in m
+        )  # case coupling
 
 
 def test_transposition_issue_examples_change_the_tokens():
@@ -265,7 +315,11 @@ def test_transposition_keeps_case_classes_and_scripts_when_it_can():
     shares exactly the statement's letters); scripts stay apart unless one has a single group."""
     for seed in range(40):
         m = _trans("BEntνμ", seed=seed)
-        assert {m["B"], m["E"]} == {"B", "E"} and {m["n"], m["t"]} == {"n", "t"} and {m["ν"], m["μ"]} == {"ν", "μ"}
+        assert (
+            {m["B"], m["E"]} == {"B", "E"}
+            and {m["n"], m["t"]} == {"n", "t"}
+            and {m["ν"], m["μ"]} == {"ν", "μ"}
+        )
         m = _trans("BEntQq", seed=seed)  # Qq is alone in its class: it joins another class's cycle
         assert all(m[c] != c for c in "BEntQq") and m["Q"] == m["q"].upper()
         m = _trans("abcαβ", seed=seed)
@@ -320,7 +374,9 @@ def test_token_slots_equal_relinearizing_the_renamed_trees():
         pr = [mi(c, rng.choice(fonts)) for c in rng.sample(pool, 8)] + st[:3]
         s_xml, p_xml = statement(*st), proof(*pr)
         level = ("full", "partial", "trans", "full_p")[trial % 4]
-        tokens, mapping = replace_pair(s_xml, p_xml, level, pair_rng(trial, level, "p"), 0.5, DEFAULT_PROTECTED)
+        tokens, mapping = replace_pair(
+            s_xml, p_xml, level, pair_rng(trial, level, "p"), 0.5, DEFAULT_PROTECTED
+        )
         root, trees = _presentation_in_place(parse_fragment(p_xml))
         for el, char in classify(trees)[1]:
             el.text = mapping.get(char, char)
@@ -328,7 +384,11 @@ def test_token_slots_equal_relinearizing_the_renamed_trees():
         pair = analyze_pair(s_xml, p_xml)
         assert pair.tokens == linearize_fragment(p_xml)
         assert sorted(split_math(pair.tokens[i])[0] for i in pair.slots) == sorted(
-            c for c, v in pr if script_of(c) and v not in ("double-struck",) and not (c == "π" or (c in "ei" and v == "normal"))
+            c
+            for c, v in pr
+            if script_of(c)
+            and v not in ("double-struck",)
+            and not (c == "π" or (c in "ei" and v == "normal"))
         )
 
 
@@ -347,7 +407,12 @@ def test_invalid_arguments():
 
 def test_pair_rng_depends_only_on_seed_level_and_pair():
     assert pair_rng(1, "full", "x/1").random() == pair_rng(1, "full", "x/1").random()
-    draws = {pair_rng(s, lv, p).random() for s in (1, 2) for lv in ("full", "trans") for p in ("x/1", "x/2")}
+    draws = {
+        pair_rng(s, lv, p).random()
+        for s in (1, 2)
+        for lv in ("full", "trans")
+        for p in ("x/1", "x/2")
+    }
     assert len(draws) == 8
 
 
@@ -373,7 +438,11 @@ def _pairs(n=12, shared=3):
         )
     pairs = pd.DataFrame(rows)
     split = pd.DataFrame(
-        {"pair_id": pairs["pair_id"], "article_id": pairs["article_id"], "part": ["train", "dev", "test"] * (n // 3)}
+        {
+            "pair_id": pairs["pair_id"],
+            "article_id": pairs["article_id"],
+            "part": ["train", "dev", "test"] * (n // 3),
+        }
     )
     return pairs, split
 
@@ -401,7 +470,14 @@ def test_split_file_is_deterministic_across_row_order(tmp_path):
     assert first == second
     assert first != other
     out = pd.read_parquet(tmp_path / "o2.parquet")
-    assert list(out.columns) == ["pair_id", "article_id", "part", "statement_tokens", "proof_tokens", "mapping"]
+    assert list(out.columns) == [
+        "pair_id",
+        "article_id",
+        "part",
+        "statement_tokens",
+        "proof_tokens",
+        "mapping",
+    ]
     assert list(out["pair_id"]) == list(pd.read_parquet(s2)["pair_id"])  # rows follow the split
     assert list(out["part"]) == list(pd.read_parquet(s2)["part"])
     for row in out.itertuples():
@@ -418,8 +494,14 @@ def test_one_level_file_serves_every_split(tmp_path):
     pairs, split = _pairs()
     p = _write(tmp_path, "pairs.parquet", pairs)
     analyze_file(p, tmp_path / "symbols.parquet")
-    summary = replace_level_file(tmp_path / "symbols.parquet", "trans", tmp_path / "trans.parquet",
-                                 tmp_path / "trans.json", seed=4, alpha=None)
+    summary = replace_level_file(
+        tmp_path / "symbols.parquet",
+        "trans",
+        tmp_path / "trans.parquet",
+        tmp_path / "trans.json",
+        seed=4,
+        alpha=None,
+    )
     assert summary["pairs"] == len(pairs) == summary["changed"]
     assert json.loads((tmp_path / "trans.json").read_text()) == summary
     level = _by_pair(tmp_path / "trans.parquet")
@@ -429,7 +511,14 @@ def test_one_level_file_serves_every_split(tmp_path):
         select_split(tmp_path / "trans.parquet", s, tmp_path / f"{name}-trans.parquet")
         out = pd.read_parquet(tmp_path / f"{name}-trans.parquet")
         assert list(out["pair_id"]) == list(sp["pair_id"]) and list(out["part"]) == list(sp["part"])
-        assert list(out.columns) == ["pair_id", "article_id", "part", "statement_tokens", "proof_tokens", "mapping"]
+        assert list(out.columns) == [
+            "pair_id",
+            "article_id",
+            "part",
+            "statement_tokens",
+            "proof_tokens",
+            "mapping",
+        ]
         assert _by_pair(tmp_path / f"{name}-trans.parquet") == {k: level[k] for k in sp["pair_id"]}
     replace_split_file(p, tmp_path / "subset.parquet", "trans", tmp_path / "alone.parquet", seed=4)
     assert _by_pair(tmp_path / "alone.parquet") == {k: level[k] for k in subset["pair_id"]}
@@ -437,40 +526,82 @@ def test_one_level_file_serves_every_split(tmp_path):
 
 def test_level_summary_counts_unchanged_pairs_by_reason(tmp_path):
     rows = []
-    for k, (st, pr) in enumerate([("abc", "abx"), ("abc", "axy"), ("abc", "xyz"), ("Gx", "Gx"), ("aα", "aαz")]):
+    for k, (st, pr) in enumerate(
+        [("abc", "abx"), ("abc", "axy"), ("abc", "xyz"), ("Gx", "Gx"), ("aα", "aαz")]
+    ):
         s_xml, p_xml = statement(*letters(st)), proof(*letters(pr))
-        rows.append({"pair_id": f"a/{k}", "article_id": "a", "statement_xml": s_xml, "proof_xml": p_xml,
-                     "statement_tokens": linearize_fragment(s_xml), "proof_tokens": linearize_fragment(p_xml)})
+        rows.append(
+            {
+                "pair_id": f"a/{k}",
+                "article_id": "a",
+                "statement_xml": s_xml,
+                "proof_xml": p_xml,
+                "statement_tokens": linearize_fragment(s_xml),
+                "proof_tokens": linearize_fragment(p_xml),
+            }
+        )
     p = _write(tmp_path, "pairs.parquet", pd.DataFrame(rows))
     assert analyze_file(p, tmp_path / "symbols.parquet") == 5
     sums = {
-        level: replace_level_file(tmp_path / "symbols.parquet", level, tmp_path / f"{level}.parquet", tmp_path / f"{level}.json",
-                                  seed=1, alpha=0.5 if level.startswith("partial") else None)
+        level: replace_level_file(
+            tmp_path / "symbols.parquet",
+            level,
+            tmp_path / f"{level}.parquet",
+            tmp_path / f"{level}.json",
+            seed=1,
+            alpha=0.5 if level.startswith("partial") else None,
+        )
         for level in ALL_LEVELS
     }
     trans = sums["trans"]
     assert trans["changed"] == 3  # {a, b}, {G, x} and {a, α} are permuted
-    assert trans["unchanged"]["one_shared_group"] == 1 and trans["unchanged"]["no_shared_symbol"] == 1
+    assert (
+        trans["unchanged"]["one_shared_group"] == 1 and trans["unchanged"]["no_shared_symbol"] == 1
+    )
     assert trans["pairs_by_shared_groups"] == {"0": 1, "1": 1, "2": 3, "3+": 0}
     assert sums["full"]["changed"] == 4 and sums["full"]["unchanged"]["no_shared_symbol"] == 1
-    assert sums["conservation"]["unchanged"]["conservation"] == 5 and sums["conservation"]["changed"] == 0
+    assert (
+        sums["conservation"]["unchanged"]["conservation"] == 5
+        and sums["conservation"]["changed"] == 0
+    )
     assert sums["partial"]["alpha"] == 0.5 and sums["full"]["alpha"] is None
     assert sums["partial"]["rounding"] == "half_up" and sums["full"]["rounding"] is None
     # shared groups per pair 2, 1, 0, 2, 2: half_up renames 1, 1, 0, 1, 1 of them
     assert sums["partial"]["partial_groups"] == {"shared": 7, "renamed": 4, "kept": 3}
     assert sums["partial"]["unchanged_pairs"] == 1 and sums["full"]["partial_groups"] is None
-    even = replace_level_file(tmp_path / "symbols.parquet", "partial", tmp_path / "even.parquet", tmp_path / "even.json",
-                              seed=1, alpha=0.5, rounding="half_even")
-    assert even["partial_groups"] == {"shared": 7, "renamed": 3, "kept": 4}  # the pair sharing one group keeps it
+    even = replace_level_file(
+        tmp_path / "symbols.parquet",
+        "partial",
+        tmp_path / "even.parquet",
+        tmp_path / "even.json",
+        seed=1,
+        alpha=0.5,
+        rounding="half_even",
+    )
+    assert even["partial_groups"] == {
+        "shared": 7,
+        "renamed": 3,
+        "kept": 4,
+    }  # the pair sharing one group keeps it
     assert even["unchanged_pairs"] == 2 and even["unchanged"]["none_selected"] == 1
     assert json.loads((tmp_path / "even.json").read_text()) == even
-    assert sums["full_p"]["protected"] == list(DEFAULT_PROTECTED) and sums["full"]["protected"] == []
+    assert (
+        sums["full_p"]["protected"] == list(DEFAULT_PROTECTED) and sums["full"]["protected"] == []
+    )
     for level, summary in sums.items():
         assert summary["changed"] + sum(summary["unchanged"].values()) == 5
         assert summary["unchanged_pairs"] == sum(summary["unchanged"].values())
         out = pd.read_parquet(tmp_path / f"{level}.parquet")
-        assert list(out.columns) == ["pair_id", "article_id", "statement_tokens", "proof_tokens", "mapping"]
-        changed = sum(list(a) != b for a, b in zip(out["proof_tokens"], [r["proof_tokens"] for r in rows]))
+        assert list(out.columns) == [
+            "pair_id",
+            "article_id",
+            "statement_tokens",
+            "proof_tokens",
+            "mapping",
+        ]
+        changed = sum(
+            list(a) != b for a, b in zip(out["proof_tokens"], [r["proof_tokens"] for r in rows])
+        )
         assert changed == summary["changed"]
     cons = pd.read_parquet(tmp_path / "conservation.parquet")
     assert [list(t) for t in cons["proof_tokens"]] == [r["proof_tokens"] for r in rows]
@@ -511,7 +642,9 @@ def test_split_file_missing_pair_is_an_error(tmp_path):
         replace_split_file(p, s, "full", tmp_path / "o.parquet", seed=1)
     assert not (tmp_path / "o.parquet").exists()
     analyze_file(p, tmp_path / "symbols.parquet")
-    replace_level_file(tmp_path / "symbols.parquet", "full", tmp_path / "full.parquet", tmp_path / "full.json")
+    replace_level_file(
+        tmp_path / "symbols.parquet", "full", tmp_path / "full.parquet", tmp_path / "full.json"
+    )
     with pytest.raises(ValueError, match="not in"):
         select_split(tmp_path / "full.parquet", s, tmp_path / "o.parquet")
     dup = _write(tmp_path, "dup.parquet", pd.concat([split.iloc[1:3], split.iloc[1:2]]))
@@ -524,16 +657,42 @@ def test_cli_replace(tmp_path):
     pairs, split = _pairs()
     p, s = _write(tmp_path, "p.parquet", pairs), _write(tmp_path, "s.parquet", split)
     out = tmp_path / "out.parquet"
-    argv = ["replace", str(p), str(s), "--level", "partial_p", "--out", str(out), "--seed", "3", "--alpha", "0.5",
-            "--protected", "P", "σ", "--summary", str(tmp_path / "sum.json")]
+    argv = [
+        "replace",
+        str(p),
+        str(s),
+        "--level",
+        "partial_p",
+        "--out",
+        str(out),
+        "--seed",
+        "3",
+        "--alpha",
+        "0.5",
+        "--protected",
+        "P",
+        "σ",
+        "--summary",
+        str(tmp_path / "sum.json"),
+    ]
     assert cli.main(argv) == 0
     df = pd.read_parquet(out)
     assert len(df) == len(split)
-    assert all(len(json.loads(m)) == 2 for m in df["mapping"])  # round(0.5 * 3) = 2 of 3 shared letters
+    assert all(
+        len(json.loads(m)) == 2 for m in df["mapping"]
+    )  # round(0.5 * 3) = 2 of 3 shared letters
     summary = json.loads((tmp_path / "sum.json").read_text())
-    assert summary["protected"] == ["P", "σ"] and summary["rounding"] == "half_up"  # the config's default
+    assert (
+        summary["protected"] == ["P", "σ"] and summary["rounding"] == "half_up"
+    )  # the config's default
     assert cli.main([*argv[:-1], str(tmp_path / "even.json"), "--rounding", "half_even"]) == 0
     assert json.loads((tmp_path / "even.json").read_text())["rounding"] == "half_even"
     every = tmp_path / "level.parquet"  # without a split: every pair, the level file's columns
     assert cli.main(["replace", str(p), "--level", "trans", "--out", str(every)]) == 0
-    assert list(pd.read_parquet(every).columns) == ["pair_id", "article_id", "statement_tokens", "proof_tokens", "mapping"]
+    assert list(pd.read_parquet(every).columns) == [
+        "pair_id",
+        "article_id",
+        "statement_tokens",
+        "proof_tokens",
+        "mapping",
+    ]

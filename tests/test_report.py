@@ -55,21 +55,32 @@ def _frame(mrr: float, n: int = 60, seed: int = 0) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     p = (mrr - 0.25) / 0.75
     hit = (rng.random(n) < p).astype(float)
-    return pd.DataFrame({"mrr": 0.25 + 0.75 * hit, "acc": hit, "global_acc": hit, "shared_top1": 1 - hit},
-                        index=pd.Index([f"p{i:03d}" for i in range(n)], name="pair_id"))
+    return pd.DataFrame(
+        {"mrr": 0.25 + 0.75 * hit, "acc": hit, "global_acc": hit, "shared_top1": 1 - hit},
+        index=pd.Index([f"p{i:03d}" for i in range(n)], name="pair_id"),
+    )
 
 
 def test_a_planted_table_flips_the_verdict():
     """ScratchBERT above NPT at every level holds; plant NPT above ScratchBERT at one level and the
     finding is contradicted; make them equal and it is undecided; drop NPT and it is not run."""
     finding = next(f for f in F.findings() if f.key == "scratchbert_over_npt")
-    sb = {X.Run("mixed", "scratchbert", "local", lv).evaluation("test"): _frame(0.8, seed=i) for i, lv in enumerate(X.LEVELS)}
-    npt = {X.Run("mixed", "npt", "local", lv).evaluation("test"): _frame(0.3, seed=9 + i) for i, lv in enumerate(X.LEVELS)}
+    sb = {
+        X.Run("mixed", "scratchbert", "local", lv).evaluation("test"): _frame(0.8, seed=i)
+        for i, lv in enumerate(X.LEVELS)
+    }
+    npt = {
+        X.Run("mixed", "npt", "local", lv).evaluation("test"): _frame(0.3, seed=9 + i)
+        for i, lv in enumerate(X.LEVELS)
+    }
     assert F.judge(finding, {**sb, **npt}, 1000, 13)["Verdict"] == F.HOLDS
     flipped = dict(npt)
     flipped[X.Run("mixed", "npt", "local", "full").evaluation("test")] = _frame(0.99, seed=3)
     sb_full = X.Run("mixed", "scratchbert", "local", "full").evaluation("test")
-    assert F.judge(finding, {**sb, **flipped, sb_full: _frame(0.3, seed=4)}, 1000, 13)["Verdict"] == F.CONTRADICTED
+    assert (
+        F.judge(finding, {**sb, **flipped, sb_full: _frame(0.3, seed=4)}, 1000, 13)["Verdict"]
+        == F.CONTRADICTED
+    )
     same = {ev.__class__(**{**ev.__dict__, "model": "npt"}): frame for ev, frame in sb.items()}
     assert F.judge(finding, {**sb, **same}, 1000, 13)["Verdict"] == F.UNDECIDED
     row = F.judge(finding, sb, 1000, 13)
@@ -79,12 +90,18 @@ def test_a_planted_table_flips_the_verdict():
 def test_a_pool_too_small_is_undecided():
     finding = next(f for f in F.findings() if f.key == "npt_math_conservation")
     a, b = finding.evaluations()
-    assert F.judge(finding, {a: _frame(0.9, n=5), b: _frame(0.3, n=5, seed=2)}, 1000, 13)["Verdict"] == F.UNDECIDED
+    assert (
+        F.judge(finding, {a: _frame(0.9, n=5), b: _frame(0.3, n=5, seed=2)}, 1000, 13)["Verdict"]
+        == F.UNDECIDED
+    )
 
 
 def test_at_least_thirteen_findings_each_quoting_the_paper():
-    paper = open("../shared/seeds/000_eb07311c39273850.txt", encoding="utf-8").read() \
-        if __import__("os").path.exists("../shared/seeds/000_eb07311c39273850.txt") else None
+    paper = (
+        open("../shared/seeds/000_eb07311c39273850.txt", encoding="utf-8").read()
+        if __import__("os").path.exists("../shared/seeds/000_eb07311c39273850.txt")
+        else None
+    )
     found = F.findings()
     assert len(found) >= 13 and len({f.key for f in found}) == len(found)
     if paper is not None:
@@ -94,9 +111,15 @@ def test_at_least_thirteen_findings_each_quoting_the_paper():
 
 
 def test_subsampled_shares_are_nested_and_keep_dev_and_test(tmp_path):
-    df = pd.DataFrame({"pair_id": [f"p{i}" for i in range(100)], "article_id": "a",
-                       "part": ["train"] * 80 + ["dev"] * 10 + ["test"] * 10,
-                       "statement_tokens": [["x"]] * 100, "proof_tokens": [["y"]] * 100})
+    df = pd.DataFrame(
+        {
+            "pair_id": [f"p{i}" for i in range(100)],
+            "article_id": "a",
+            "part": ["train"] * 80 + ["dev"] * 10 + ["test"] * 10,
+            "statement_tokens": [["x"]] * 100,
+            "proof_tokens": [["y"]] * 100,
+        }
+    )
     write_parquet(df, tmp_path / "d.parquet")
     small = set(kept_train_rows(80, 0.25, 13))
     assert len(small) == 20 and small <= set(kept_train_rows(80, 0.5, 13))
@@ -111,7 +134,10 @@ def test_variants_name_their_folders_and_runs():
     assert str(seeds[1][1].dir()).endswith("npt-local/conservation-both-seed14")
     assert V.variant_seed("seed14", 13) == 14 and V.variant_seed("frac0.5", 13) == 13
     assert [f for f, _ in V.scaling_runs(cfg)] == [0.25, 0.5, 1.0]
-    assert V.train_data("mixed", "conservation", "frac0.25") == "results/scaling/mixed/conservation-frac0.25.parquet"
+    assert (
+        V.train_data("mixed", "conservation", "frac0.25")
+        == "results/scaling/mixed/conservation-frac0.25.parquet"
+    )
     with pytest.raises(Exception, match="report.seeds"):
         validate_config({"report": {"seeds": [1, 2]}})
 
@@ -129,8 +155,22 @@ def test_the_stacks_config_plans_the_seeds_and_the_scaling_curve(stacks_dir, tmp
     (tmp_path / "proj").mkdir()
     wd = copy_workflow(tmp_path / "proj")
     (tmp_path / "shared").symlink_to(stacks_dir.parents[1].resolve())
-    dry = subprocess.run([sys.executable, "-m", "snakemake", "-n", "all", "--configfile", "config/config.yaml",
-                          "config/stacks.yaml"], cwd=wd, capture_output=True, text=True, timeout=600)
+    dry = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "-n",
+            "all",
+            "--configfile",
+            "config/config.yaml",
+            "config/stacks.yaml",
+        ],
+        cwd=wd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert dry.returncode == 0, (dry.stdout + dry.stderr)[-3000:]
     planned = {k: int(v) for k, v in re.findall(r"^(\w+)\s+(\d+)$", dry.stdout, flags=re.M)}
     assert planned["train_variant"] == 2 * 2 + 2 * 3 and planned["fuse_variant"] == 10

@@ -31,9 +31,19 @@ from toydata import toy_pairs
 
 ROOT = Path(__file__).resolve().parents[1]
 EPOCHS = 6
-MLM = dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
-           max_length=32, mlm_probability=0.2, epochs=2, batch_size=8, learning_rate=2e-3,
-           eval_every_steps=5, warmup_fraction=0.1)
+MLM = dict(
+    hidden_size=32,
+    num_hidden_layers=1,
+    num_attention_heads=2,
+    intermediate_size=64,
+    max_length=32,
+    mlm_probability=0.2,
+    epochs=2,
+    batch_size=8,
+    learning_rate=2e-3,
+    eval_every_steps=5,
+    warmup_fraction=0.1,
+)
 
 # One run in a fresh process. KILL_AT_SAVE=n: the process SIGKILLs itself halfway through writing
 # its n-th checkpoint, i.e. with half a file in the temporary `checkpoint/.state.pt.*` beside the
@@ -85,8 +95,13 @@ def _command(work: Path, target: str, *args) -> list[str]:
 
 def _run(work: Path, target: str, *args, kill_at_save: int = 0) -> subprocess.CompletedProcess:
     """Run :func:`_command` to its end; its stderr is the run's log."""
-    return subprocess.run(_command(work, target, *args), env=_env(KILL_AT_SAVE=str(kill_at_save)),
-                          capture_output=True, text=True, timeout=180)
+    return subprocess.run(
+        _command(work, target, *args),
+        env=_env(KILL_AT_SAVE=str(kill_at_save)),
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
 
 
 def _state(resume_dir: Path) -> dict:
@@ -110,12 +125,36 @@ def _leftovers(run: Path) -> list[Path]:
 def _train(work: Path, out: Path, optimizer: str) -> tuple[str, list[str]]:
     """``proofmatch train`` of a small NPT hybrid run into ``out``."""
     cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
-    cfg["matching"]["npt"].update(eval_every=2, d_model=32, n_layers=1, n_heads=2, d_k=16, epochs=EPOCHS,
-                                  batch_size=20, learning_rate=0.01, max_length=48, optimizer=optimizer)
+    cfg["matching"]["npt"].update(
+        eval_every=2,
+        d_model=32,
+        n_layers=1,
+        n_heads=2,
+        d_k=16,
+        epochs=EPOCHS,
+        batch_size=20,
+        learning_rate=0.01,
+        max_length=48,
+        optimizer=optimizer,
+    )
     config = work / f"config-{optimizer}.yaml"
     config.write_text(yaml.safe_dump(cfg, allow_unicode=True))
-    return "proofmatch.cli:main", ["train", str(work / "toy.parquet"), "--out", str(out), "--encoder", "npt",
-                                   "--mode", "hybrid", "--view", "both", "--config", str(config), "--seed", "11"]
+    return "proofmatch.cli:main", [
+        "train",
+        str(work / "toy.parquet"),
+        "--out",
+        str(out),
+        "--encoder",
+        "npt",
+        "--mode",
+        "hybrid",
+        "--view",
+        "both",
+        "--config",
+        str(config),
+        "--seed",
+        "11",
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -139,14 +178,20 @@ def _assert_resumed_and_equal(run: Path, ref: Path, log: str, saved: dict) -> No
     done = saved["epoch"]
     assert f"train: resuming {run} after epoch {done}" in log, log
     evaluated = [e for e in range(1, EPOCHS + 1) if e % 2 == 0 or e == EPOCHS]  # eval_every 2
-    assert [e for e in evaluated if f"epoch {e}: loss" in log] == [e for e in evaluated if e > done], log
+    assert [e for e in evaluated if f"epoch {e}: loss" in log] == [
+        e for e in evaluated if e > done
+    ], log
     hist = pd.read_csv(run / "metrics.csv")
     # the finished epochs' rows come from the checkpoint (their timings too): they were not retrained
-    assert hist["train_seconds"].iloc[:done].tolist() == [r["train_seconds"] for r in saved["history"]]
+    assert hist["train_seconds"].iloc[:done].tolist() == [
+        r["train_seconds"] for r in saved["history"]
+    ]
     assert (run / "metrics.json").read_bytes() == (ref / "metrics.json").read_bytes()
     a, b = (pd.read_csv(d / "metrics.csv").drop(columns="train_seconds") for d in (run, ref))
     pd.testing.assert_frame_equal(a, b)
-    assert (run / "model" / "model.safetensors").read_bytes() == (ref / "model" / "model.safetensors").read_bytes()
+    assert (run / "model" / "model.safetensors").read_bytes() == (
+        ref / "model" / "model.safetensors"
+    ).read_bytes()
     assert not _leftovers(run), "temporary files were left behind"
     assert not (run / "checkpoint").exists(), "the finished run kept its resume state"
 
@@ -157,12 +202,18 @@ def _delete_training_outputs(run: Path) -> None:
 
 
 @pytest.mark.parametrize("optimizer", ["asgd", "adamw"])  # their states differ (ax, moments)
-def test_sigkill_then_rerun_resumes_and_matches_uninterrupted_run(optimizer, work, reference, tmp_path):
+def test_sigkill_then_rerun_resumes_and_matches_uninterrupted_run(
+    optimizer, work, reference, tmp_path
+):
     ref = reference(optimizer)
     run = tmp_path / "killed"
     state = run / "checkpoint" / "state.pt"
-    proc = subprocess.Popen(_command(work, *_train(work, run, optimizer)), env=_env(),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        _command(work, *_train(work, run, optimizer)),
+        env=_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 90
     while not state.exists():
         assert proc.poll() is None, "training ended before writing its first checkpoint"
@@ -208,12 +259,22 @@ def pretraining_reference(work):
 
     train_tokenizer(work / "toy.parquet", work / "tok", vocab_size=150, min_frequency=2)
     ref = work / "sb-reference"
-    done = _run(work, "proofmatch.models.pretrain:pretrain", str(work / "toy.parquet"), str(work / "tok"), str(ref), MLM, 2)
+    done = _run(
+        work,
+        "proofmatch.models.pretrain:pretrain",
+        str(work / "toy.parquet"),
+        str(work / "tok"),
+        str(ref),
+        MLM,
+        2,
+    )
     assert done.returncode == 0, done.stderr
     return ref
 
 
-def test_pretraining_sigkill_while_writing_a_checkpoint_then_rerun(work, pretraining_reference, tmp_path):
+def test_pretraining_sigkill_while_writing_a_checkpoint_then_rerun(
+    work, pretraining_reference, tmp_path
+):
     """SIGKILL (not an exception: no handler runs) halfway through the second checkpoint; the
     workflow manager then deletes the job's declared output (the ScratchBERT folder, here not yet
     written). The rerun resumes at the first checkpoint's step from the resume folder beside it,
@@ -222,12 +283,21 @@ def test_pretraining_sigkill_while_writing_a_checkpoint_then_rerun(work, pretrai
 
     ref, run = pretraining_reference, tmp_path / "sb"
     state = resume_dir(run)
-    args = ("proofmatch.models.pretrain:pretrain", str(work / "toy.parquet"), str(work / "tok"), str(run), MLM, 2)
+    args = (
+        "proofmatch.models.pretrain:pretrain",
+        str(work / "toy.parquet"),
+        str(work / "tok"),
+        str(run),
+        MLM,
+        2,
+    )
     killed = _run(work, *args, kill_at_save=2)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     assert not run.exists(), "the output folder is written only when the run ends"
     validated = [int(n) for n in re.findall(r"pretrain step (\d+):", killed.stderr)]
-    assert validated[0] == MLM["eval_every_steps"] and len(validated) == 2  # the second save was killed
+    assert (
+        validated[0] == MLM["eval_every_steps"] and len(validated) == 2
+    )  # the second save was killed
     assert len(list(state.glob(".state.pt.*"))) == 1
     saved = _state(state)["progress"]  # the previous checkpoint is whole
     assert (saved["epoch"], saved["step"]) == (0, validated[0])
@@ -242,7 +312,9 @@ def test_pretraining_sigkill_while_writing_a_checkpoint_then_rerun(work, pretrai
         assert (run / name).read_bytes() == (ref / name).read_bytes(), name
     assert sorted(p.name for p in run.iterdir()) == sorted(p.name for p in ref.iterdir())
     assert not _leftovers(run) and not _leftovers(tmp_path), "temporary files were left behind"
-    assert not state.exists() and not resume_dir(ref).exists(), "a finished run kept its resume state"
+    assert not state.exists() and not resume_dir(ref).exists(), (
+        "a finished run kept its resume state"
+    )
 
 
 def test_corrupt_resume_state_is_set_aside_and_the_run_restarts(work, reference, tmp_path):
@@ -260,9 +332,15 @@ def test_corrupt_resume_state_is_set_aside_and_the_run_restarts(work, reference,
 
     rerun = _run(work, *_train(work, run, "asgd"))
     assert rerun.returncode == 0, rerun.stderr
-    assert f"resume state {state} is unreadable" in rerun.stderr and "set aside as" in rerun.stderr, rerun.stderr
-    assert "resuming" not in rerun.stderr and "epoch 2: loss" in rerun.stderr  # trained from the start
-    assert (run / "model" / "model.safetensors").read_bytes() == (ref / "model" / "model.safetensors").read_bytes()
+    assert (
+        f"resume state {state} is unreadable" in rerun.stderr and "set aside as" in rerun.stderr
+    ), rerun.stderr
+    assert (
+        "resuming" not in rerun.stderr and "epoch 2: loss" in rerun.stderr
+    )  # trained from the start
+    assert (run / "model" / "model.safetensors").read_bytes() == (
+        ref / "model" / "model.safetensors"
+    ).read_bytes()
     assert (run / "metrics.json").read_bytes() == (ref / "metrics.json").read_bytes()
     assert not (run / "checkpoint").exists()
 

@@ -72,7 +72,10 @@ def test_tex_text_of_a_statement_gives_its_training_tokens(search_demo):
     """A LaTeXML statement written as text with its formulas' TeX between $ tokenizes exactly as
     the linearizer tokenized the stored statement."""
     pairs = pd.read_parquet(search_demo["pairs"])
-    latexml = pairs[pairs["statement_xml"].str.contains("alttext") & ~pairs["statement_xml"].str.contains("m:math")]
+    latexml = pairs[
+        pairs["statement_xml"].str.contains("alttext")
+        & ~pairs["statement_xml"].str.contains("m:math")
+    ]
     assert len(latexml) > 50
     for xml, tokens in zip(latexml["statement_xml"].head(60), latexml["statement_tokens"].head(60)):
         q = Q.parse_query(fragment_text(xml))
@@ -82,7 +85,11 @@ def test_tex_text_of_a_statement_gives_its_training_tokens(search_demo):
 
 def test_xhtml_query_scores_like_its_id(search_demo, search_index):
     row = search_index.table[search_index.table["part"] == "test"].iloc[3]
-    xml = pd.read_parquet(search_demo["pairs"]).set_index("pair_id").loc[row["pair_id"], "statement_xml"]
+    xml = (
+        pd.read_parquet(search_demo["pairs"])
+        .set_index("pair_id")
+        .loc[row["pair_id"], "statement_xml"]
+    )
     q_x, by_xml = search_index.search(xml, k=10, part="test")
     _, by_id = search_index.search(row["pair_id"], k=10, part="test")
     assert q_x.kind == "xhtml" and q_x.tokens == list(row["statement_tokens"])
@@ -95,9 +102,17 @@ def test_query_parsing_and_clear_errors(monkeypatch):
     assert q.tokens[:2] == ["If", "$x"] and "$R~double-struck" in q.tokens and "$≥" in q.tokens
     assert q.tokens[-3:] == ["$", "5", "."] and q.converters == ["texmath", "texmath"]
     assert Q.parse_query("demo-1/S1", ids={"demo-1/S1"}).kind == "id"
-    cases = {"": "empty query", "   ": "empty query", "x" * 9000: "query too long: 9000 characters",
-             "let $x be": "unbalanced \\$", "Let $x be. Then $y$": "unbalanced \\$: the query has 3 \\$ signs", "a $ $ b": "empty formula", "<p>unclosed": "does not parse",
-             "$\\frac{a}{$": "could not be read|unexpected end", ". , ;": None}
+    cases = {
+        "": "empty query",
+        "   ": "empty query",
+        "x" * 9000: "query too long: 9000 characters",
+        "let $x be": "unbalanced \\$",
+        "Let $x be. Then $y$": "unbalanced \\$: the query has 3 \\$ signs",
+        "a $ $ b": "empty formula",
+        "<p>unclosed": "does not parse",
+        "$\\frac{a}{$": "could not be read|unexpected end",
+        ". , ;": None,
+    }
     monkeypatch.setattr(Q, "latexml_available", lambda: False)
     for text, message in cases.items():
         if message is None:
@@ -105,10 +120,15 @@ def test_query_parsing_and_clear_errors(monkeypatch):
             continue
         with pytest.raises(Q.QueryError, match=message):
             Q.parse_query(text)
-    q = Q.parse_query(r"maps $X \xrightarrow{f} Y$ by $\mycommand{x}$")  # the tolerant reader, no LaTeXML
+    q = Q.parse_query(
+        r"maps $X \xrightarrow{f} Y$ by $\mycommand{x}$"
+    )  # the tolerant reader, no LaTeXML
     assert q.tokens == ["maps", "$X", "$→", "$f", "$Y", "by", "$\\mycommand", "$x"]
     assert q.converters == ["texmath-tolerant", "texmath-tolerant"]
-    assert len(q.warnings) == 1 and "unknown TeX command \\mycommand, kept as a symbol" in q.warnings[0]
+    assert (
+        len(q.warnings) == 1
+        and "unknown TeX command \\mycommand, kept as a symbol" in q.warnings[0]
+    )
     with pytest.raises(Q.QueryError, match="no statement with id"):
         Q.parse_query("demo-1/S2", ids={"demo-1/S1"}, kind="id")
     with pytest.raises(Q.QueryError, match="no words or symbols"):
@@ -118,13 +138,19 @@ def test_query_parsing_and_clear_errors(monkeypatch):
 def test_latexml_converts_what_the_subset_does_not(tmp_path, monkeypatch):
     """Formulas outside proofmatch's TeX subset go to latexmlmath (a stand-in script here); what
     it does not know either (its ``merror``) is read by the tolerant reader, with a warning."""
-    (tmp_path / "bad.xml").write_text('<math xmlns="http://www.w3.org/1998/Math/MathML"><merror>'
-                                      '<mtext>\\bad</mtext></merror></math>')
-    (tmp_path / "ok.xml").write_text('<math xmlns="http://www.w3.org/1998/Math/MathML"><mrow><mi>X</mi>'
-                                     '<mover><mo>→</mo><mi>f</mi></mover><mi>Y</mi></mrow></math>')
+    (tmp_path / "bad.xml").write_text(
+        '<math xmlns="http://www.w3.org/1998/Math/MathML"><merror>'
+        "<mtext>\\bad</mtext></merror></math>"
+    )
+    (tmp_path / "ok.xml").write_text(
+        '<math xmlns="http://www.w3.org/1998/Math/MathML"><mrow><mi>X</mi>'
+        "<mover><mo>→</mo><mi>f</mi></mover><mi>Y</mi></mrow></math>"
+    )
     fake = tmp_path / "latexmlmath"
-    fake.write_text(f'#!/bin/sh\nfor a; do last="$a"; done\ncase "$last" in *bad*) cat {tmp_path}/bad.xml;; '
-                    f'*) cat {tmp_path}/ok.xml;; esac\n')
+    fake.write_text(
+        f'#!/bin/sh\nfor a; do last="$a"; done\ncase "$last" in *bad*) cat {tmp_path}/bad.xml;; '
+        f"*) cat {tmp_path}/ok.xml;; esac\n"
+    )
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
     Q.latexml_available.cache_clear()
@@ -143,11 +169,20 @@ def test_latexml_converts_what_the_subset_does_not(tmp_path, monkeypatch):
 
 def test_index_records_its_run_and_refuses_another_model(search_demo, search_index, tmp_path):
     meta = search_index.meta
-    assert meta["method"] == "model" and meta["backend"] == "exact" and meta["parts"] == ["train", "dev", "test"]
-    assert meta["run"]["fingerprint"]["encoder"] == "npt" and meta["run"]["fingerprint"]["n_train"] > 0
+    assert (
+        meta["method"] == "model"
+        and meta["backend"] == "exact"
+        and meta["parts"] == ["train", "dev", "test"]
+    )
+    assert (
+        meta["run"]["fingerprint"]["encoder"] == "npt" and meta["run"]["fingerprint"]["n_train"] > 0
+    )
     assert meta["run"]["metrics"]["best_epoch"] >= 1
     assert meta["model"]["digest"] == meta["run"]["model_digest"]
-    assert len(search_index.proof_vectors) == search_index.n and search_index.proof_vectors.shape[1] == meta["dim"] == 64
+    assert (
+        len(search_index.proof_vectors) == search_index.n
+        and search_index.proof_vectors.shape[1] == meta["dim"] == 64
+    )
     copy = tmp_path / "copy"
     shutil.copytree(search_demo["index"], copy)
     with open(copy / "model" / "model.safetensors", "r+b") as f:  # another model's weights
@@ -164,11 +199,21 @@ def test_model_digest_and_copy_leave_out_snakemakes_timestamp(search_demo, tmp_p
     shutil.copytree(search_demo["run"], run)
     before = files_digest(run / "model")
     (run / "model" / ".snakemake_timestamp").touch()
-    assert files_digest(run / "model") == before == SearchIndex(search_demo["index"]).meta["run"]["model_digest"]
+    assert (
+        files_digest(run / "model")
+        == before
+        == SearchIndex(search_demo["index"]).meta["run"]["model_digest"]
+    )
     (run / "model" / "extra.txt").write_text("x")  # a file that is not hidden is part of the model
     assert files_digest(run / "model") != before
     (run / "model" / "extra.txt").unlink()
-    build_index(tmp_path / "ix", search_demo["data"], run_dir=run, pairs_parquet=search_demo["pairs"], parts=["test"])
+    build_index(
+        tmp_path / "ix",
+        search_demo["data"],
+        run_dir=run,
+        pairs_parquet=search_demo["pairs"],
+        parts=["test"],
+    )
     assert not (tmp_path / "ix" / "model" / ".snakemake_timestamp").exists()
     assert SearchIndex(tmp_path / "ix").meta["model"]["digest"] == before
 
@@ -177,7 +222,12 @@ def test_index_refuses_pairs_of_another_corpus(search_demo, tmp_path):
     pairs = pd.read_parquet(search_demo["pairs"]).iloc[5:]
     pairs.to_parquet(tmp_path / "pairs.parquet")
     with pytest.raises(ValueError, match="indexed pairs have no XHTML"):
-        build_index(tmp_path / "ix", search_demo["data"], method="bm25", pairs_parquet=tmp_path / "pairs.parquet")
+        build_index(
+            tmp_path / "ix",
+            search_demo["data"],
+            method="bm25",
+            pairs_parquet=tmp_path / "pairs.parquet",
+        )
     assert not (tmp_path / "ix").exists()
 
 
@@ -187,7 +237,17 @@ def test_index_refuses_pairs_of_another_corpus(search_demo, tmp_path):
 def test_sanitizer_keeps_mathml_and_drops_everything_active(search_demo, tmp_path):
     path, _ = hostile_row(search_demo["pairs"], tmp_path / "pairs.parquet")
     html = safe_html(pd.read_parquet(path)["proof_xml"].iloc[0])
-    for bad in ("<script", "pwned", "onerror", "onclick", "href", "src=", "<iframe", "<style", "javascript"):
+    for bad in (
+        "<script",
+        "pwned",
+        "onerror",
+        "onclick",
+        "href",
+        "src=",
+        "<iframe",
+        "<style",
+        "javascript",
+    ):
         assert bad not in html, bad
     assert "<math><mi>x</mi><mo>=</mo><mn>1</mn></math>" in html and "Clearly" in html
 
@@ -202,8 +262,10 @@ def test_display_of_both_markups(search_demo):
         assert "annotation" not in html and "semantics" not in html and "mfenced" not in html
         assert "xref" not in html and "id=" not in html
     assert "$" in fragment_text(ltx) and "\\" in fragment_text(ltx)  # TeX from alttext
-    fenced = ('<p xmlns:m="http://www.w3.org/1998/Math/MathML"><m:math><m:mfenced open="[" close="]">'
-              '<m:mi>a</m:mi><m:mi>b</m:mi></m:mfenced></m:math></p>')
+    fenced = (
+        '<p xmlns:m="http://www.w3.org/1998/Math/MathML"><m:math><m:mfenced open="[" close="]">'
+        "<m:mi>a</m:mi><m:mi>b</m:mi></m:mfenced></m:math></p>"
+    )
     assert "<mrow><mo>[</mo><mi>a</mi><mo>,</mo><mi>b</mi><mo>]</mo></mrow>" in safe_html(fenced)
 
 
@@ -212,7 +274,13 @@ def test_display_of_both_markups(search_demo):
 
 @pytest.mark.parametrize("method", ["bm25", "tfidf"])
 def test_token_indexes_rank_like_the_baselines(search_demo, tmp_path, method):
-    build_index(tmp_path / method, search_demo["data"], method=method, pairs_parquet=search_demo["pairs"], parts=["test"])
+    build_index(
+        tmp_path / method,
+        search_demo["data"],
+        method=method,
+        pairs_parquet=search_demo["pairs"],
+        parts=["test"],
+    )
     ix = SearchIndex(tmp_path / method)
     test = read_part(search_demo["data"], "test")
     st, pf = token_lists(test["statement_tokens"]), token_lists(test["proof_tokens"])
@@ -232,8 +300,14 @@ def test_token_indexes_rank_like_the_baselines(search_demo, tmp_path, method):
 
 
 def test_faiss_backend_calibrates_recall_and_respects_parts(search_demo, tmp_path):
-    build_index(tmp_path / "ann", search_demo["data"], run_dir=search_demo["run"], pairs_parquet=search_demo["pairs"],
-                backend="faiss", target_recall=0.9)
+    build_index(
+        tmp_path / "ann",
+        search_demo["data"],
+        run_dir=search_demo["run"],
+        pairs_parquet=search_demo["pairs"],
+        backend="faiss",
+        target_recall=0.9,
+    )
     ix = SearchIndex(tmp_path / "ann")
     info = ix.meta["faiss"]
     assert ix.meta["backend"] == "faiss" and ix.faiss is not None
@@ -256,24 +330,54 @@ def test_faiss_backend_calibrates_recall_and_respects_parts(search_demo, tmp_pat
 
 
 def test_cli_index_and_search(search_demo, tmp_path, capsys):
-    assert cli.main(["index", str(search_demo["data"]), "--out", str(tmp_path / "bm25"), "--method", "bm25",
-                     "--pairs", str(search_demo["pairs"]), "--articles", str(search_demo["articles"])]) == 0
+    assert (
+        cli.main(
+            [
+                "index",
+                str(search_demo["data"]),
+                "--out",
+                str(tmp_path / "bm25"),
+                "--method",
+                "bm25",
+                "--pairs",
+                str(search_demo["pairs"]),
+                "--articles",
+                str(search_demo["articles"]),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     pid = str(read_part(search_demo["data"], "test")["pair_id"].iloc[0])
-    assert cli.main(["search", str(search_demo["index"]), pid, "--part", "test", "--json", "-k", "4"]) == 0
+    assert (
+        cli.main(["search", str(search_demo["index"]), pid, "--part", "test", "--json", "-k", "4"])
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
-    assert out["query"] == {"kind": "id", "n_tokens": 0, "pair_id": pid, "converters": [], "warnings": []}
+    assert out["query"] == {
+        "kind": "id",
+        "n_tokens": 0,
+        "pair_id": pid,
+        "converters": [],
+        "warnings": [],
+    }
     ev = pd.read_parquet(search_demo["eval"]).set_index("pair_id")
     assert [r["pair_id"] for r in out["results"]] == list(ev.loc[pid, "topk_ids"][:4])
     assert all(r["title"] and r["kind"] and r["statement"] and r["proof"] for r in out["results"])
-    assert cli.main(["search", str(tmp_path / "bm25"), r"Let $x$ be a real number", "--page", "2"]) == 0
+    assert (
+        cli.main(["search", str(tmp_path / "bm25"), r"Let $x$ be a real number", "--page", "2"])
+        == 0
+    )
     text = capsys.readouterr().out
     assert "model" not in text.splitlines()[0] and "bm25 index" in text and " 11. " in text
     assert cli.main(["search", str(search_demo["index"]), "$x"]) == 2
     assert "unbalanced $" in capsys.readouterr().err
     assert cli.main(["search", str(tmp_path / "bm25"), "qzxv wvkj", "--json", "-k", "2"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert len(out["results"]) == 2 and "no word or symbol of the query occurs in any proof" in out["query"]["warnings"][0]
+    assert (
+        len(out["results"]) == 2
+        and "no word or symbol of the query occurs in any proof" in out["query"]["warnings"][0]
+    )
     assert cli.main(["search", str(tmp_path / "bm25"), "qzxv wvkj", "-k", "2"]) == 0
     assert "warning: no word or symbol of the query occurs" in capsys.readouterr().err
 
@@ -289,7 +393,12 @@ def test_real_latexml_for_tex_beyond_the_subset():
     Q.latexml_available.cache_clear()
     q = Q.parse_query(r"If $|X| = \aleph_0$ then $\oint_C f = 0$ for $x \in X$.")
     assert q.converters == ["latexml", "latexml", "texmath"]
-    assert {"$ℵ", "$0", "$∮", "$C", "$f"} <= set(q.tokens) and q.tokens[-4:] == ["$x", "$∈", "$X", "."]
+    assert {"$ℵ", "$0", "$∮", "$C", "$f"} <= set(q.tokens) and q.tokens[-4:] == [
+        "$x",
+        "$∈",
+        "$X",
+        ".",
+    ]
 
 
 # ----------------------------------------------------------------------------- fusion
@@ -304,7 +413,9 @@ def _independent_halves(search_demo, ix, q_id: str, part: str | None):
 
     model = SearchIndex(search_demo["index"])
     learned = model.scores(model.parse(q_id), part)
-    data = pd.concat([read_part(search_demo["data"], p) for p in ix.meta["parts"]], ignore_index=True)
+    data = pd.concat(
+        [read_part(search_demo["data"], p) for p in ix.meta["parts"]], ignore_index=True
+    )
     assert data["pair_id"].tolist() == ix.table["pair_id"].tolist()
     W, vocab = bm25_weights(token_lists(data["proof_tokens"]))
     cols = np.arange(len(data)) if part is None else np.flatnonzero(data["part"].to_numpy() == part)
@@ -318,7 +429,9 @@ def test_fusion_hits_are_fuse_of_the_two_halves(search_demo, fusion_index, part)
     from proofmatch.evaluation.fusion import fuse
 
     ix = fusion_index
-    assert ix.method == "fusion" and ix.fusion_weight == 0.75 and ix.meta["fusion"]["source"] == "run"
+    assert (
+        ix.method == "fusion" and ix.fusion_weight == 0.75 and ix.meta["fusion"]["source"] == "run"
+    )
     ids = ix.table.loc[ix.table["part"] == "test", "pair_id"].tolist()
     for pid in ids[::19]:
         learned, bm25, cols = _independent_halves(search_demo, ix, pid, part)
@@ -330,9 +443,13 @@ def test_fusion_hits_are_fuse_of_the_two_halves(search_demo, fusion_index, part)
         np.testing.assert_allclose([h.score for h in hits], fused[order], rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose([h.learned for h in hits], learned[order], rtol=1e-5)
         np.testing.assert_allclose([h.bm25 for h in hits], bm25[order], rtol=1e-5)
-        assert [h.learned_rank for h in hits] == [1 + int((learned > learned[i]).sum()) for i in order]
+        assert [h.learned_rank for h in hits] == [
+            1 + int((learned > learned[i]).sum()) for i in order
+        ]
         assert [h.bm25_rank for h in hits] == [1 + int((bm25 > bm25[i]).sum()) for i in order]
-        assert {ix.table["part"].iat[h.row] for h in hits} <= ({"test"} if part else {"train", "dev", "test"})
+        assert {ix.table["part"].iat[h.row] for h in hits} <= (
+            {"test"} if part else {"train", "dev", "test"}
+        )
 
 
 def test_fusion_part_filter_standardises_over_the_part(fusion_index):
@@ -344,9 +461,15 @@ def test_fusion_part_filter_standardises_over_the_part(fusion_index):
     q = ix.parse(pid)
     whole, test = ix.halves(q), ix.halves(q, "test")
     rows = np.flatnonzero(ix.table["part"].to_numpy() == "test")
-    np.testing.assert_allclose(test.learned, whole.learned[rows], rtol=1e-6)  # the same raw halves...
-    np.testing.assert_allclose(test.fused, standardize(test.learned) + 0.75 * standardize(test.bm25), rtol=1e-5)
-    assert not np.allclose(test.fused, whole.fused[rows], atol=1e-3)  # ...standardised over other pools
+    np.testing.assert_allclose(
+        test.learned, whole.learned[rows], rtol=1e-6
+    )  # the same raw halves...
+    np.testing.assert_allclose(
+        test.fused, standardize(test.learned) + 0.75 * standardize(test.bm25), rtol=1e-5
+    )
+    assert not np.allclose(
+        test.fused, whole.fused[rows], atol=1e-3
+    )  # ...standardised over other pools
 
 
 def test_fusion_search_is_evaluations_fused_row(search_demo, tmp_path):
@@ -363,12 +486,16 @@ def test_fusion_search_is_evaluations_fused_row(search_demo, tmp_path):
     test = read_part(search_demo["data"], "test")
     st, pf = token_lists(test["statement_tokens"]), token_lists(test["proof_tokens"])
     A, B, row, col = load_matcher(search_demo["run"]).factors(st, pf)
-    scorer = fused_scorer(factor_scorer(A, B, row, col), bm25_scorer(st, pf), 0.75, normalize="zscore")
+    scorer = fused_scorer(
+        factor_scorer(A, B, row, col), bm25_scorer(st, pf), 0.75, normalize="zscore"
+    )
     local = local_decode(scorer, len(test), 10, progress=False)
     for i in range(0, len(test), 9):
         _, hits = ix.search(test["pair_id"].iat[i], k=10)
         assert [h.row for h in hits] == local.topk_idx[i].tolist()
-        np.testing.assert_allclose([h.score for h in hits], local.topk_score[i], rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(
+            [h.score for h in hits], local.topk_score[i], rtol=1e-4, atol=1e-4
+        )
 
 
 def test_fusion_weight_from_the_run_or_by_hand(search_demo, fusion_index, tmp_path):
@@ -376,11 +503,19 @@ def test_fusion_weight_from_the_run_or_by_hand(search_demo, fusion_index, tmp_pa
 
     meta = fusion_index.meta
     run = meta["run"]["run_dir"]
-    assert meta["fusion"]["file"] == os.path.join(run, "fusion.json") and meta["fusion"]["recorded"]["weight"] == 0.75
+    assert (
+        meta["fusion"]["file"] == os.path.join(run, "fusion.json")
+        and meta["fusion"]["recorded"]["weight"] == 0.75
+    )
     assert meta["bm25"]["idf_over"] == "the indexed proofs" and "proof_tokens" in fusion_index.table
     tab = fusion_index.table.iloc[::97]
-    assert tab["proof_text"].tolist() == [fragment_text(x) for x in tab["proof_xml"]]  # read once, at build
-    assert fusion_index.describe()["scorer"] == "fusion" and fusion_index.describe()["fusion_weight_source"] == "run"
+    assert tab["proof_text"].tolist() == [
+        fragment_text(x) for x in tab["proof_xml"]
+    ]  # read once, at build
+    assert (
+        fusion_index.describe()["scorer"] == "fusion"
+        and fusion_index.describe()["fusion_weight_source"] == "run"
+    )
     hand = fusion_weight(run, 2.0)
     assert hand["weight"] == 2.0 and hand["source"] == "hand" and hand["run_weight"] == 0.75
     bare = tmp_path / "bare"
@@ -388,10 +523,14 @@ def test_fusion_weight_from_the_run_or_by_hand(search_demo, fusion_index, tmp_pa
     assert fusion_weight(bare, 1.5) == {"weight": 1.5, "source": "hand", "file": None}
     with pytest.raises(ValueError, match="fusion.json does not exist.*--fusion-weight"):
         fusion_weight(bare)
-    for content, message in [("{", "is not JSON"), ('{"lambda": 1}', "has no 'weight'"),
-                             ('{"weight": -1}', "finite number >= 0"), ('{"weight": "1"}', "finite number"),
-                             ('[1]', "no JSON object"),
-                             ('{"weight": 1, "normalize": "rank"}', "chosen for 'rank' fusion; search fuses z-scores")]:
+    for content, message in [
+        ("{", "is not JSON"),
+        ('{"lambda": 1}', "has no 'weight'"),
+        ('{"weight": -1}', "finite number >= 0"),
+        ('{"weight": "1"}', "finite number"),
+        ("[1]", "no JSON object"),
+        ('{"weight": 1, "normalize": "rank"}', "chosen for 'rank' fusion; search fuses z-scores"),
+    ]:
         (bare / "fusion.json").write_text(content)
         with pytest.raises(ValueError, match=message):
             fusion_weight(bare)
@@ -403,7 +542,14 @@ def test_fusion_weight_from_the_run_or_by_hand(search_demo, fusion_index, tmp_pa
     with pytest.raises(ValueError, match=r"above the exact limit \(50\).*--backend exact"):
         build_index(tmp_path / "f2", search_demo["data"], faiss_above=50, **kw)
     assert not (tmp_path / "f2").exists()
-    big = build_index(tmp_path / "f3", search_demo["data"], faiss_above=50, backend="exact", fusion_weight_by_hand=1.0, **kw)
+    big = build_index(
+        tmp_path / "f3",
+        search_demo["data"],
+        faiss_above=50,
+        backend="exact",
+        fusion_weight_by_hand=1.0,
+        **kw,
+    )
     assert big["backend"] == "exact" and big["fusion"]["source"] == "hand" and "faiss" not in big
     with pytest.raises(ValueError, match="for --method fusion only"):
         build_index(tmp_path / "f4", search_demo["data"], method="bm25", fusion_weight_by_hand=1.0)
@@ -429,8 +575,14 @@ def test_explain_gives_each_token_its_share_in_a_toy_model(search_demo):
     pid, proof = tab["pair_id"].iat[row], list(tab["proof_tokens"].iat[row])
     e = explain(ix, r"Let $x$ and $y$ be reals with $x < y$.", pid)
     q = ix.parse(r"Let $x$ and $y$ be reals with $x < y$.")
-    assert e["method"] == "occlusion" and e["scorer"] == "model" and e["budget"]["perturbations"] == len(q.tokens) + len(proof)
-    assert [t["token"] for t in e["statement"]] == q.tokens and [t["token"] for t in e["proof"]] == proof
+    assert (
+        e["method"] == "occlusion"
+        and e["scorer"] == "model"
+        and e["budget"]["perturbations"] == len(q.tokens) + len(proof)
+    )
+    assert [t["token"] for t in e["statement"]] == q.tokens and [
+        t["token"] for t in e["proof"]
+    ] == proof
     assert e["score"] == pytest.approx(2 * proof.count("$x") + 1)
     for t in e["statement"]:  # masking one $x of the statement loses one proof count of $x
         assert t["weight"] == pytest.approx(proof.count("$x") if t["token"] == "$x" else 0.0)
@@ -443,11 +595,15 @@ def test_explain_fusion_splits_each_contribution_into_its_halves(fusion_index):
     text = r"Let $f$ be continuous on $[a, b]$. Then $f$ is bounded."
     _, hits = ix.search(text, k=3, part="test")
     e = explain(ix, text, hits[1].pair_id, part="test")
-    assert e["scorer"] == "fusion" and e["score"] == pytest.approx(hits[1].score, rel=1e-4, abs=1e-4)
+    assert e["scorer"] == "fusion" and e["score"] == pytest.approx(
+        hits[1].score, rel=1e-4, abs=1e-4
+    )
     assert e["fusion"]["learned"] == pytest.approx(hits[1].learned, rel=1e-4)
     assert e["fusion"]["bm25"] == pytest.approx(hits[1].bm25, rel=1e-6)
     assert e["fusion"]["pool"]["n"] == ix.size("test")
-    assert len(e["statement"]) == e["query"]["n_tokens"] and len(e["proof"]) == len(ix.table["proof_tokens"].iat[hits[1].row])
+    assert len(e["statement"]) == e["query"]["n_tokens"] and len(e["proof"]) == len(
+        ix.table["proof_tokens"].iat[hits[1].row]
+    )
     for t in e["statement"] + e["proof"]:
         assert t["weight"] == pytest.approx(t["learned"] + t["bm25"], abs=1e-9)
     # BM25 is linear in the query's counts, and a proof token the query lacks never changes BM25
@@ -462,8 +618,12 @@ def test_explain_fusion_splits_each_contribution_into_its_halves(fusion_index):
 def test_explain_refuses_what_it_cannot_explain(fusion_index, search_demo, tmp_path):
     ix = fusion_index
     pid = ix.table.loc[ix.table["part"] == "train", "pair_id"].iloc[0]
-    for args, message in [(("", pid), "empty query"), (("Let $x$", "nope/S1"), "no proof with id 'nope/S1'"),
-                          (("Let $x$", ""), "say which proof"), (("Let $x$", pid, "test"), "not among the proofs of the test part")]:
+    for args, message in [
+        (("", pid), "empty query"),
+        (("Let $x$", "nope/S1"), "no proof with id 'nope/S1'"),
+        (("Let $x$", ""), "say which proof"),
+        (("Let $x$", pid, "test"), "not among the proofs of the test part"),
+    ]:
         with pytest.raises(Q.QueryError, match=message):
             explain(ix, *args)
     with pytest.raises(Q.QueryError, match=r"have \d+ tokens together, the limit is 20"):
@@ -479,19 +639,71 @@ def test_cli_fusion_index_help_and_explain(search_demo, tmp_path, capsys):
         cli.main(["index", "--help"])
     helptext = capsys.readouterr().out
     assert "fusion" in helptext and "--fusion-weight" in helptext and "fusion.json" in helptext
-    assert cli.main(["index", str(search_demo["data"]), "--out", str(tmp_path / "fx"), "--run", str(search_demo["run"]),
-                     "--fusion", "--parts", "test"]) == 2
+    assert (
+        cli.main(
+            [
+                "index",
+                str(search_demo["data"]),
+                "--out",
+                str(tmp_path / "fx"),
+                "--run",
+                str(search_demo["run"]),
+                "--fusion",
+                "--parts",
+                "test",
+            ]
+        )
+        == 2
+    )
     assert "fusion.json does not exist" in capsys.readouterr().err
-    assert cli.main(["index", str(search_demo["data"]), "--out", str(tmp_path / "fx"), "--run", str(search_demo["run"]),
-                     "--fusion", "--fusion-weight", "1.5", "--parts", "test", "--pairs", str(search_demo["pairs"])]) == 0
-    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["fusion_weight_source"] == "hand"
+    assert (
+        cli.main(
+            [
+                "index",
+                str(search_demo["data"]),
+                "--out",
+                str(tmp_path / "fx"),
+                "--run",
+                str(search_demo["run"]),
+                "--fusion",
+                "--fusion-weight",
+                "1.5",
+                "--parts",
+                "test",
+                "--pairs",
+                str(search_demo["pairs"]),
+            ]
+        )
+        == 0
+    )
+    assert (
+        json.loads(capsys.readouterr().out.strip().splitlines()[-1])["fusion_weight_source"]
+        == "hand"
+    )
     pid = str(read_part(search_demo["data"], "test")["pair_id"].iloc[0])
     assert cli.main(["search", str(tmp_path / "fx"), pid, "--json", "-k", "3"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["scorer"] == "fusion" and {"learned_score", "bm25_score", "learned_rank", "bm25_rank"} <= set(out["results"][0])
+    assert out["scorer"] == "fusion" and {
+        "learned_score",
+        "bm25_score",
+        "learned_rank",
+        "bm25_rank",
+    } <= set(out["results"][0])
     assert cli.main(["search", str(tmp_path / "fx"), pid, "-k", "2"]) == 0
     assert "λ = 1.5, given by hand" in capsys.readouterr().out
-    assert cli.main(["search", str(tmp_path / "fx"), pid, "--explain", out["results"][0]["pair_id"], "--json"]) == 0
+    assert (
+        cli.main(
+            [
+                "search",
+                str(tmp_path / "fx"),
+                pid,
+                "--explain",
+                out["results"][0]["pair_id"],
+                "--json",
+            ]
+        )
+        == 0
+    )
     e = json.loads(capsys.readouterr().out)
     assert e["method"] == "occlusion" and len(e["proof"]) > 0
     assert cli.main(["search", str(tmp_path / "fx"), pid, "--explain", "no/such"]) == 2
@@ -510,17 +722,23 @@ def test_explain_bm25_and_tfidf_indexes_rescore_like_bm25okapi(search_demo, tmp_
 
     def okapi(query: list[str], doc: list[str]) -> float:
         norm = bm.k1 * (1 - bm.b + bm.b * len(doc) / bm.avgdl)
-        return sum(bm.idf.get(t, 0.0) * doc.count(t) * (bm.k1 + 1) / (doc.count(t) + norm) for t in query)
+        return sum(
+            bm.idf.get(t, 0.0) * doc.count(t) * (bm.k1 + 1) / (doc.count(t) + norm) for t in query
+        )
 
     text = r"Let $f$ be continuous on $[a, b]$. Then $f$ is bounded."
     _, hits = ix.search(text, k=2)
     e = explain(ix, text, hits[0].pair_id)
     statement, proof = [t["token"] for t in e["statement"]], proofs[hits[0].row]
-    assert e["scorer"] == "bm25" and e["score"] == pytest.approx(okapi(statement, proof)) == pytest.approx(hits[0].score, rel=1e-5)
+    assert e["scorer"] == "bm25" and e["score"] == pytest.approx(
+        okapi(statement, proof)
+    ) == pytest.approx(hits[0].score, rel=1e-5)
     for i, t in enumerate(e["statement"]):
-        assert t["weight"] == pytest.approx(e["score"] - okapi(statement[:i] + statement[i + 1:], proof), abs=1e-9)
+        assert t["weight"] == pytest.approx(
+            e["score"] - okapi(statement[:i] + statement[i + 1 :], proof), abs=1e-9
+        )
     for j, t in enumerate(e["proof"]):
-        masked = proof[:j] + ["[UNK]"] + proof[j + 1:]
+        masked = proof[:j] + ["[UNK]"] + proof[j + 1 :]
         assert t["weight"] == pytest.approx(e["score"] - okapi(statement, masked), abs=1e-9)
     assert any(t["weight"] > 0 for t in e["proof"])
     ix.bm25_fit = None  # an index built before the statistics were stored

@@ -9,18 +9,42 @@ import pytest
 
 from proofmatch.data.show import detect_kind, format_mapping, format_tokens, show
 
-STATEMENT = ["Lemma", "3", ".", "2", ".", "Let", "$x", "$=", "$y~bold", "be", "(", "a", ")", "real", "."]
+STATEMENT = [
+    "Lemma",
+    "3",
+    ".",
+    "2",
+    ".",
+    "Let",
+    "$x",
+    "$=",
+    "$y~bold",
+    "be",
+    "(",
+    "a",
+    ")",
+    "real",
+    ".",
+]
 PROOF = ["Proof", ".", "See", "[", "BK3", ",", "Theorem", "4", ".", "8", "]", "."]
 
 
 def pairs_frame() -> pd.DataFrame:
-    return pd.DataFrame({
-        "article_id": ["a1", "a1", "a2"], "statement_id": ["s1", "s2", "s1"], "kind": ["lemma"] * 3,
-        "position": [0, 1, 0], "statement_xml": ["<div/>"] * 3, "proof_xml": ["<div/>"] * 3,
-        "pair_id": ["a1/s1", "a1/s2", "a2/s1"],
-        "statement_tokens": [STATEMENT] * 3, "proof_tokens": [PROOF] * 3,
-        "statement_title_tokens": [5] * 3, "proof_title_tokens": [2] * 3,
-    })
+    return pd.DataFrame(
+        {
+            "article_id": ["a1", "a1", "a2"],
+            "statement_id": ["s1", "s2", "s1"],
+            "kind": ["lemma"] * 3,
+            "position": [0, 1, 0],
+            "statement_xml": ["<div/>"] * 3,
+            "proof_xml": ["<div/>"] * 3,
+            "pair_id": ["a1/s1", "a1/s2", "a2/s1"],
+            "statement_tokens": [STATEMENT] * 3,
+            "proof_tokens": [PROOF] * 3,
+            "statement_title_tokens": [5] * 3,
+            "proof_title_tokens": [2] * 3,
+        }
+    )
 
 
 def test_format_tokens_marks_math_and_titles():
@@ -33,7 +57,12 @@ def test_format_tokens_marks_math_and_titles():
 def test_detect_kind():
     assert detect_kind(pairs_frame().columns) == "pairs"
     assert detect_kind(["pair_id", "article_id", "reason", "detail"]) == "audit"
-    assert detect_kind(["pair_id", "article_id", "part", "statement_tokens", "proof_tokens", "mapping"]) == "replaced"
+    assert (
+        detect_kind(
+            ["pair_id", "article_id", "part", "statement_tokens", "proof_tokens", "mapping"]
+        )
+        == "replaced"
+    )
     assert detect_kind(["article_id", "statement_id", "statement_xml", "proof_xml"]) == "extract"
     assert detect_kind(["pair_id", "article_id", "part"]) == "split"
     assert detect_kind(["article_id", "path", "bytes", "shard"]) == "table"
@@ -58,9 +87,16 @@ def test_show_pairs_with_filters(tmp_path):
 
 def test_show_audit_reasons(tmp_path):
     p = tmp_path / "audit.parquet"
-    pd.DataFrame({"pair_id": ["a1/s1", "a1/s2", "a2/s1"], "article_id": ["a1", "a1", "a2"],
-                  "reason": ["omitted", "language", "omitted"], "detail": ["omitted", "fr (99%)", "trivial"],
-                  "statement_tokens": [STATEMENT] * 3, "proof_tokens": [["Proof", ".", "Omitted", "."]] * 3}).to_parquet(p)
+    pd.DataFrame(
+        {
+            "pair_id": ["a1/s1", "a1/s2", "a2/s1"],
+            "article_id": ["a1", "a1", "a2"],
+            "reason": ["omitted", "language", "omitted"],
+            "detail": ["omitted", "fr (99%)", "trivial"],
+            "statement_tokens": [STATEMENT] * 3,
+            "proof_tokens": [["Proof", ".", "Omitted", "."]] * 3,
+        }
+    ).to_parquet(p)
     text, n = show(str(p), reason="omitted")
     assert n == 2 and "reasons: omitted=2" in text
     assert "== a1/s1  (article_id=a1)  [omitted] omitted" in text and "language" not in text
@@ -69,9 +105,16 @@ def test_show_audit_reasons(tmp_path):
 
 def test_show_replaced_mapping(tmp_path):
     p = tmp_path / "replaced.parquet"
-    pd.DataFrame({"pair_id": ["a1/s1", "a2/s1"], "article_id": ["a1", "a2"], "part": ["train", "test"],
-                  "statement_tokens": [STATEMENT] * 2, "proof_tokens": [["$q", "$=", "$r"], ["$x"]],
-                  "mapping": [json.dumps({"x": "q", "y": "r"}), json.dumps({})]}).to_parquet(p)
+    pd.DataFrame(
+        {
+            "pair_id": ["a1/s1", "a2/s1"],
+            "article_id": ["a1", "a2"],
+            "part": ["train", "test"],
+            "statement_tokens": [STATEMENT] * 2,
+            "proof_tokens": [["$q", "$=", "$r"], ["$x"]],
+            "mapping": [json.dumps({"x": "q", "y": "r"}), json.dumps({})],
+        }
+    ).to_parquet(p)
     text, n = show(str(p))
     assert n == 2
     assert "== a1/s1  (article_id=a1, part=train)" in text
@@ -82,8 +125,13 @@ def test_show_replaced_mapping(tmp_path):
 
 def test_show_split_extract_and_generic_tables(tmp_path):
     split = tmp_path / "split.parquet"
-    pd.DataFrame({"pair_id": ["a/1", "a/2", "b/1"], "article_id": ["a", "a", "b"],
-                  "part": ["train", "train", "test"]}).to_parquet(split)
+    pd.DataFrame(
+        {
+            "pair_id": ["a/1", "a/2", "b/1"],
+            "article_id": ["a", "a", "b"],
+            "part": ["train", "train", "test"],
+        }
+    ).to_parquet(split)
     text, n = show(str(split))
     assert n == 3 and "split, 3 rows" in text and "train" in text and "test" in text
     extract = tmp_path / "extract.parquet"
@@ -91,7 +139,9 @@ def test_show_split_extract_and_generic_tables(tmp_path):
     text, n = show(str(extract), pair="a1/s2")
     assert n == 1 and "statement_xml: <div/>" in text
     manifest = tmp_path / "manifest.parquet"
-    pd.DataFrame({"article_id": ["a", "b"], "path": ["x", "y"], "bytes": [1, 2], "shard": [0, 1]}).to_parquet(manifest)
+    pd.DataFrame(
+        {"article_id": ["a", "b"], "path": ["x", "y"], "bytes": [1, 2], "shard": [0, 1]}
+    ).to_parquet(manifest)
     text, n = show(str(manifest), article="b")
     assert n == 1 and "table, 2 rows" in text and " b " in text + " "
 

@@ -31,14 +31,30 @@ from snakemake.profiles import ProfileConfigFileParser
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
-GPU_RULES = {"pretrain_scratchbert", "train_matcher", "evaluate_run", "fuse_run", "transfer_evaluate_run",
-             "transfer_fusion_evaluate", "figure2", "train_variant", "evaluate_variant", "fuse_variant"}
+GPU_RULES = {
+    "pretrain_scratchbert",
+    "train_matcher",
+    "evaluate_run",
+    "fuse_run",
+    "transfer_evaluate_run",
+    "transfer_fusion_evaluate",
+    "figure2",
+    "train_variant",
+    "evaluate_variant",
+    "fuse_variant",
+}
 CPU_TARGET = "results/corpus/manifest.parquet"
 GPU_TARGET = "results/models/scratchbert/mixed"  # a declared folder (the pretrained ScratchBERT)
 SITE_VARS = [
-    "PROOFMATCH_SLURM_ACCOUNT", "PROOFMATCH_SLURM_PARTITION", "PROOFMATCH_SLURM_GPU_PARTITION",
-    "PROOFMATCH_SLURM_GPU_MODEL", "PROOFMATCH_SLURM_GPU_CONSTRAINT", "PROOFMATCH_SLURM_GPUS",
-    "PROOFMATCH_SLURM_QOS", "PROOFMATCH_SLURM_JOBS", "PROOFMATCH_SLURM_STATUS_COMMAND",
+    "PROOFMATCH_SLURM_ACCOUNT",
+    "PROOFMATCH_SLURM_PARTITION",
+    "PROOFMATCH_SLURM_GPU_PARTITION",
+    "PROOFMATCH_SLURM_GPU_MODEL",
+    "PROOFMATCH_SLURM_GPU_CONSTRAINT",
+    "PROOFMATCH_SLURM_GPUS",
+    "PROOFMATCH_SLURM_QOS",
+    "PROOFMATCH_SLURM_JOBS",
+    "PROOFMATCH_SLURM_STATUS_COMMAND",
     "PROOFMATCH_SLURM_TRAIN_RUNTIME",
 ]
 # Small enough for 2 cores: one shard of a small demo corpus and a one-layer BERT for one epoch.
@@ -67,7 +83,9 @@ def copy_workflow(dest: Path) -> Path:
     for name in ("Snakefile", "workflow", "config", "envs", "profiles", "src"):
         src = REPO / name
         if src.is_dir():
-            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+            shutil.copytree(
+                src, dest / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info")
+            )
         elif src.exists():
             shutil.copy2(src, dest / name)
     os.symlink(os.readlink(REPO / "slurm"), dest / "slurm")
@@ -84,7 +102,9 @@ def resolve_profile(path: Path) -> dict[str, list[str] | str]:
 def rule_resources(log: str) -> dict[str, dict[str, str]]:
     """{rule: {resource: value}} from the job blocks Snakemake prints."""
     out = {}
-    for rule, res in re.findall(r"^(?:local)?rule (\w+):\n(?:    .*\n)*?    resources: (.*)$", log, re.M):
+    for rule, res in re.findall(
+        r"^(?:local)?rule (\w+):\n(?:    .*\n)*?    resources: (.*)$", log, re.M
+    ):
         out[rule] = dict(item.split("=", 1) for item in res.split(", "))
     return out
 
@@ -98,8 +118,12 @@ def site_env(monkeypatch):
 
 def test_slurm_link_points_at_the_profile():
     assert (REPO / "slurm").is_symlink()
-    assert (REPO / "slurm" / "profile.v9+.yaml").resolve() == REPO / "profiles/slurm/profile.v9+.yaml"
-    assert not (REPO / "profiles" / "default").exists(), "a default profile would clobber set-resources"
+    assert (
+        REPO / "slurm" / "profile.v9+.yaml"
+    ).resolve() == REPO / "profiles/slurm/profile.v9+.yaml"
+    assert not (REPO / "profiles" / "default").exists(), (
+        "a default profile would clobber set-resources"
+    )
 
 
 def workflow_rules() -> dict[str, str]:
@@ -134,8 +158,12 @@ def test_profile_takes_site_values_from_the_environment(site_env):
     per_rule = set(prof["set-resources"])
     assert {r.split(":")[0] for r in per_rule} == GPU_RULES
     for rule in ("pretrain_scratchbert", "train_matcher"):
-        assert {f"{rule}:gpu=4", f"{rule}:slurm_partition=gpu", f"{rule}:gpu_model=a100",
-                f"{rule}:runtime=1440"} <= per_rule
+        assert {
+            f"{rule}:gpu=4",
+            f"{rule}:slurm_partition=gpu",
+            f"{rule}:gpu_model=a100",
+            f"{rule}:runtime=1440",
+        } <= per_rule
     assert {"evaluate_run:gpu=1", "figure2:gpu=1", "figure2:slurm_partition=gpu"} <= per_rule
     assert "figure2:runtime=1440" not in per_rule  # the rule's own limit stays
 
@@ -144,7 +172,9 @@ def test_profile_leaves_unset_site_values_out(site_env):
     prof = resolve_profile(REPO / "profiles/slurm/profile.v9+.yaml")
     text = json.dumps(prof)
     assert "$" not in text and "None" not in text
-    assert not any(d.startswith(("slurm_account", "slurm_partition", "qos")) for d in prof["default-resources"])
+    assert not any(
+        d.startswith(("slurm_account", "slurm_partition", "qos")) for d in prof["default-resources"]
+    )
     assert set(prof["set-resources"]) == {f"{r}:gpu=1" for r in GPU_RULES}
 
 
@@ -157,12 +187,29 @@ def test_ci_layer_replaces_site_resources():
 
 def test_dry_run_asks_gpus_for_gpu_rules_only(tmp_path, site_env):
     wd = copy_workflow(tmp_path)
-    env = dict(os.environ, PROOFMATCH_SLURM_PARTITION="cpu", PROOFMATCH_SLURM_GPU_PARTITION="gpu",
-               PROOFMATCH_SLURM_STATUS_COMMAND="squeue")
+    env = dict(
+        os.environ,
+        PROOFMATCH_SLURM_PARTITION="cpu",
+        PROOFMATCH_SLURM_GPU_PARTITION="gpu",
+        PROOFMATCH_SLURM_STATUS_COMMAND="squeue",
+    )
     run = subprocess.run(
-        SNAKEMAKE + [CPU_TARGET, GPU_TARGET, "--profile", "slurm", "-n",
-                     "--configfile", "config/config.yaml", "small.yaml"],
-        cwd=wd, env=env, capture_output=True, text=True, timeout=300,
+        SNAKEMAKE
+        + [
+            CPU_TARGET,
+            GPU_TARGET,
+            "--profile",
+            "slurm",
+            "-n",
+            "--configfile",
+            "config/config.yaml",
+            "small.yaml",
+        ],
+        cwd=wd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     log = run.stdout + run.stderr
     assert run.returncode == 0, log[-4000:]
@@ -179,7 +226,9 @@ def cluster_answers() -> bool:
     if not (shutil.which("sbatch") and shutil.which("sinfo")):
         return False
     try:
-        info = subprocess.run(["sinfo", "-h", "-o", "%t"], capture_output=True, text=True, timeout=15)
+        info = subprocess.run(
+            ["sinfo", "-h", "-o", "%t"], capture_output=True, text=True, timeout=15
+        )
     except (OSError, subprocess.TimeoutExpired):
         return False
     return info.returncode == 0 and bool(info.stdout.strip())
@@ -187,7 +236,12 @@ def cluster_answers() -> bool:
 
 def sbatch_calls(log: str) -> dict[str, str]:
     """{rule: sbatch command line} from the plugin's debug output (one job per rule here)."""
-    return {m.group(1): m.group(0) for m in re.finditer(r"sbatch call: .*?--comment '?rule_(\w+?)(?:_wildcards_\S*)?'? .*", log)}
+    return {
+        m.group(1): m.group(0)
+        for m in re.finditer(
+            r"sbatch call: .*?--comment '?rule_(\w+?)(?:_wildcards_\S*)?'? .*", log
+        )
+    }
 
 
 @pytest.fixture
@@ -195,7 +249,9 @@ def cluster():
     """Skip without a cluster, unless PROOFMATCH_REQUIRE_SLURM=1 (CI) makes that a failure."""
     if not cluster_answers():
         if os.environ.get("PROOFMATCH_REQUIRE_SLURM") == "1":
-            pytest.fail("PROOFMATCH_REQUIRE_SLURM=1 but sbatch/sinfo do not answer (did .ci/setup-slurm.sh run?)")
+            pytest.fail(
+                "PROOFMATCH_REQUIRE_SLURM=1 but sbatch/sinfo do not answer (did .ci/setup-slurm.sh run?)"
+            )
         pytest.skip("no SLURM cluster here (CI starts one with .ci/setup-slurm.sh)")
 
 
@@ -203,17 +259,38 @@ def cluster():
 @pytest.mark.slow
 def test_workflow_runs_on_slurm(tmp_path, site_env, cluster):
     # The test cluster has no accounting: the plain profile must pick squeue by itself.
-    assert resolve_profile(REPO / "profiles/slurm/profile.v9+.yaml")["slurm-status-command"] == "squeue"
+    assert (
+        resolve_profile(REPO / "profiles/slurm/profile.v9+.yaml")["slurm-status-command"]
+        == "squeue"
+    )
     wd = copy_workflow(tmp_path)
-    cmd = ["timeout", "-s", "INT", "-k", "30", str(RUN_LIMIT_S)] + SNAKEMAKE + [
-        CPU_TARGET, GPU_TARGET, "--profile", "slurm", "--profile", "profiles/ci-slurm-local",
-        "--verbose", "--configfile", "config/config.yaml", "small.yaml",
-    ]
+    cmd = (
+        ["timeout", "-s", "INT", "-k", "30", str(RUN_LIMIT_S)]
+        + SNAKEMAKE
+        + [
+            CPU_TARGET,
+            GPU_TARGET,
+            "--profile",
+            "slurm",
+            "--profile",
+            "profiles/ci-slurm-local",
+            "--verbose",
+            "--configfile",
+            "config/config.yaml",
+            "small.yaml",
+        ]
+    )
     start = time.monotonic()
     try:
         # SIGINT at its default disposition, so that `timeout -s INT` makes Snakemake scancel.
-        run = subprocess.run(cmd, cwd=wd, capture_output=True, text=True, timeout=RUN_LIMIT_S + 60,
-                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        run = subprocess.run(
+            cmd,
+            cwd=wd,
+            capture_output=True,
+            text=True,
+            timeout=RUN_LIMIT_S + 60,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
         log = run.stdout + run.stderr
     finally:
         logs = sorted((wd / ".snakemake" / "log").glob("*.snakemake.log"))

@@ -8,15 +8,32 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from proofmatch.data.splits import PARTS, make_splits, part_sizes, read_part, read_parts, write_splits
+from proofmatch.data.splits import (
+    PARTS,
+    make_splits,
+    part_sizes,
+    read_part,
+    read_parts,
+    write_splits,
+)
 
 
-def corpus(n_articles: int = 60, n_pr: int = 12, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
+def corpus(
+    n_articles: int = 60, n_pr: int = 12, seed: int = 0
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     rng = np.random.default_rng(seed)
     ids = [f"{2100 + i}.{i:05d}" for i in range(n_articles)]
-    primary = ["math.PR" if i < n_pr else ("math.AG" if i % 2 else "math.CO") for i in range(n_articles)]
-    articles = pd.DataFrame({"article_id": ids, "title": "t", "categories": [[c] for c in primary],
-                             "primary_category": primary})
+    primary = [
+        "math.PR" if i < n_pr else ("math.AG" if i % 2 else "math.CO") for i in range(n_articles)
+    ]
+    articles = pd.DataFrame(
+        {
+            "article_id": ids,
+            "title": "t",
+            "categories": [[c] for c in primary],
+            "primary_category": primary,
+        }
+    )
     rows = [(f"{a}/thm{j}", a) for a in ids for j in range(int(rng.integers(1, 9)))]
     pairs = pd.DataFrame(rows, columns=["pair_id", "article_id"])
     return pairs, articles
@@ -47,7 +64,11 @@ def test_fractions_disjointness_and_coverage():
     unmixed = s["unmixed"]
     assert set(unmixed["pair_id"]) == set(pairs["pair_id"])
     per_part_articles = unmixed.groupby("part")["article_id"].nunique()
-    assert per_part_articles["train"] == 48 and per_part_articles["dev"] == 6 and per_part_articles["test"] == 6
+    assert (
+        per_part_articles["train"] == 48
+        and per_part_articles["dev"] == 6
+        and per_part_articles["test"] == 6
+    )
 
 
 def test_unmixed_articles_are_pure_and_pr_is_the_unmixed_restriction():
@@ -69,7 +90,9 @@ def test_unmixed_articles_are_pure_and_pr_is_the_unmixed_restriction():
 def test_deterministic_and_stable_under_row_order():
     pairs, articles = corpus()
     a = make_splits(pairs, articles, seed=5)
-    b = make_splits(pairs.sample(frac=1, random_state=1), articles.sample(frac=1, random_state=2), seed=5)
+    b = make_splits(
+        pairs.sample(frac=1, random_state=1), articles.sample(frac=1, random_state=2), seed=5
+    )
     c = make_splits(pairs, articles, seed=6)
     for name in a:
         pd.testing.assert_frame_equal(a[name], b[name])
@@ -87,7 +110,9 @@ def test_small_data_parts_are_non_empty_or_a_clear_error():
     for df in s.values():
         assert set(df["part"]) == set(PARTS)
     pairs2, articles2 = corpus(n_articles=8, n_pr=2)
-    with pytest.raises(ValueError, match=r"at least 3 chapters \(articles\) with primary category 'math.PR'"):
+    with pytest.raises(
+        ValueError, match=r"at least 3 chapters \(articles\) with primary category 'math.PR'"
+    ):
         make_splits(pairs2, articles2)
     assert set(make_splits(pairs2, articles2, which=("mixed", "unmixed"))) == {"mixed", "unmixed"}
     with pytest.raises(ValueError, match="at least 3"):
@@ -105,7 +130,10 @@ def test_bad_input_is_rejected():
         make_splits(pairs, articles.iloc[1:])
     with pytest.raises(ValueError, match="needs pr_category"):
         make_splits(pairs, articles, pr_category=None)
-    assert set(make_splits(pairs, None, pr_category=None, which=("mixed", "unmixed"))) == {"mixed", "unmixed"}
+    assert set(make_splits(pairs, None, pr_category=None, which=("mixed", "unmixed"))) == {
+        "mixed",
+        "unmixed",
+    }
 
 
 def test_write_splits_and_cli(tmp_path, capsys):
@@ -120,8 +148,19 @@ def test_write_splits_and_cli(tmp_path, capsys):
     for k, path in out.items():
         pd.testing.assert_frame_equal(pd.read_parquet(path), expected[k])
         assert sum(v["pairs"] for v in info[k].values()) == len(expected[k])
-    rc = main(["split", "--pairs", str(tmp_path / "pairs.parquet"), "--articles", str(tmp_path / "articles.parquet"),
-               "--unmixed", str(tmp_path / "u.parquet"), "--seed", "13"])
+    rc = main(
+        [
+            "split",
+            "--pairs",
+            str(tmp_path / "pairs.parquet"),
+            "--articles",
+            str(tmp_path / "articles.parquet"),
+            "--unmixed",
+            str(tmp_path / "u.parquet"),
+            "--seed",
+            "13",
+        ]
+    )
     assert rc == 0
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "u.parquet"), expected["unmixed"])
     assert json.loads(capsys.readouterr().out)["unmixed"]["dev"]["articles"] == 6
@@ -130,8 +169,15 @@ def test_write_splits_and_cli(tmp_path, capsys):
 
 def test_read_part_rejects_bad_input(tmp_path):
     path = tmp_path / "d.parquet"
-    pd.DataFrame({"pair_id": ["a", "a"], "article_id": ["x", "x"], "part": ["test", "test"],
-                  "statement_tokens": [["s"], ["t"]], "proof_tokens": [["p"], ["q"]]}).to_parquet(path)
+    pd.DataFrame(
+        {
+            "pair_id": ["a", "a"],
+            "article_id": ["x", "x"],
+            "part": ["test", "test"],
+            "statement_tokens": [["s"], ["t"]],
+            "proof_tokens": [["p"], ["q"]],
+        }
+    ).to_parquet(path)
     with pytest.raises(ValueError, match="duplicate pair_id"):
         read_part(path, "test")
     with pytest.raises(ValueError, match="no pairs in part 'dev'"):
@@ -143,9 +189,15 @@ def test_read_part_rejects_bad_input(tmp_path):
 
 def test_read_parts_returns_each_part_in_file_order(tmp_path):
     path = tmp_path / "d.parquet"
-    pd.DataFrame({"pair_id": ["d2", "t1", "d1", "t2"], "article_id": ["x"] * 4,
-                  "part": ["dev", "train", "dev", "train"],
-                  "statement_tokens": [["s"]] * 4, "proof_tokens": [["p"]] * 4}).to_parquet(path)
+    pd.DataFrame(
+        {
+            "pair_id": ["d2", "t1", "d1", "t2"],
+            "article_id": ["x"] * 4,
+            "part": ["dev", "train", "dev", "train"],
+            "statement_tokens": [["s"]] * 4,
+            "proof_tokens": [["p"]] * 4,
+        }
+    ).to_parquet(path)
     train, dev = read_parts(path, ["train", "dev"])
     assert train["pair_id"].tolist() == ["t1", "t2"] and dev["pair_id"].tolist() == ["d2", "d1"]
     pd.testing.assert_frame_equal(read_part(path, "dev"), dev)
@@ -162,13 +214,21 @@ def test_unmixed_keeps_a_chapters_parts_on_one_side():
     chapters = [f"ch{i // 4}" for i in range(60)]  # 15 chapters of 4 parts
     with_chapters = articles.assign(chapter=chapters)
     for seed in range(5):
-        unmixed = make_splits(pairs, with_chapters, seed=seed, pr_category=None, which=("unmixed",))["unmixed"]
-        by_chapter = unmixed.assign(chapter=unmixed["article_id"].map(dict(zip(articles["article_id"], chapters))))
+        unmixed = make_splits(
+            pairs, with_chapters, seed=seed, pr_category=None, which=("unmixed",)
+        )["unmixed"]
+        by_chapter = unmixed.assign(
+            chapter=unmixed["article_id"].map(dict(zip(articles["article_id"], chapters)))
+        )
         assert (by_chapter.groupby("chapter")["part"].nunique() == 1).all()
         assert set(unmixed["part"]) == set(PARTS)
         # the chapter-free cut splits some chapter (so the check above can fail)
-        plain = make_splits(pairs, articles, seed=seed, pr_category=None, which=("unmixed",))["unmixed"]
-        plain = plain.assign(chapter=plain["article_id"].map(dict(zip(articles["article_id"], chapters))))
+        plain = make_splits(pairs, articles, seed=seed, pr_category=None, which=("unmixed",))[
+            "unmixed"
+        ]
+        plain = plain.assign(
+            chapter=plain["article_id"].map(dict(zip(articles["article_id"], chapters)))
+        )
         assert (plain.groupby("chapter")["part"].nunique() > 1).any()
     # one chapter per article: the same split as without the column
     pairs, articles = corpus()

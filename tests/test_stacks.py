@@ -39,11 +39,16 @@ def readme_counts(readme: Path) -> dict[str, tuple[int, int]]:
 def readme_kinds(readme: Path) -> dict[str, tuple[int, int]]:
     """kind -> (theorem-like, followed by proof) from 'lemma 2677 (2663 followed by a proof), ...'."""
     text = readme.read_text()
-    return {k: (int(n), int(p)) for k, n, p in re.findall(r"(\w+) (\d+) \((\d+) followed by a proof\)", text)}
+    return {
+        k: (int(n), int(p))
+        for k, n, p in re.findall(r"(\w+) (\d+) \((\d+) followed by a proof\)", text)
+    }
 
 
 def test_stacks_manifest_joins_metadata(stacks_dir: Path, tmp_path: Path) -> None:
-    corpus.write_manifest(stacks_dir, 4, stacks_dir / "metadata.csv", tmp_path / "m.parquet", tmp_path / "a.parquet")
+    corpus.write_manifest(
+        stacks_dir, 4, stacks_dir / "metadata.csv", tmp_path / "m.parquet", tmp_path / "a.parquet"
+    )
     manifest, n_shards = corpus.read_manifest(tmp_path / "m.parquet")
     articles = pd.read_parquet(tmp_path / "a.parquet")
     meta = pd.read_csv(stacks_dir / "metadata.csv")
@@ -59,9 +64,13 @@ def test_stacks_manifest_joins_metadata(stacks_dir: Path, tmp_path: Path) -> Non
 
 def test_stacks_extraction_counts(stacks_dir: Path, tmp_path: Path) -> None:
     manifest = tmp_path / "m.parquet"
-    corpus.write_manifest(stacks_dir, 2, stacks_dir / "metadata.csv", manifest, tmp_path / "a.parquet")
+    corpus.write_manifest(
+        stacks_dir, 2, stacks_dir / "metadata.csv", manifest, tmp_path / "a.parquet"
+    )
     reports = [
-        extract.extract_shard(manifest, k, tmp_path / f"shard-{k}.parquet", tmp_path / f"shard-{k}.report.json")
+        extract.extract_shard(
+            manifest, k, tmp_path / f"shard-{k}.parquet", tmp_path / f"shard-{k}.report.json"
+        )
         for k in range(2)
     ]
     report = extract.merge_reports(reports)
@@ -81,7 +90,9 @@ def test_stacks_extraction_counts(stacks_dir: Path, tmp_path: Path) -> None:
     assert kinds and report["theorem_like_kinds"] == {k: n for k, (n, _) in kinds.items()}
     assert report["kinds"] == {k: p for k, (_, p) in kinds.items() if p}
     # Lemma 5.1 of Set Theory, quoted verbatim in the corpus README
-    lemma = pairs[(pairs["article_id"] == "stacks-sets") & (pairs["statement_id"] == "S5.SS1")].iloc[0]
+    lemma = pairs[
+        (pairs["article_id"] == "stacks-sets") & (pairs["statement_id"] == "S5.SS1")
+    ].iloc[0]
     assert lemma["kind"] == "lemma" and "Every set is an element of" in lemma["statement_xml"]
     assert "Lemma 6.3" in lemma["proof_xml"]
 
@@ -106,12 +117,20 @@ def test_both_stacks_folders_make_one_corpus(stacks_dir: Path, tmp_path: Path) -
     chapter = dict(zip(metas[1]["article_id"], metas[1]["chapter"]))
     rows = articles.set_index("article_id")
     assert all(rows.loc[a, "chapter"] == c for a, c in chapter.items())
-    assert all(rows.loc[a, "chapter"] == a for a in metas[0]["article_id"])  # no chapter column there
+    assert all(
+        rows.loc[a, "chapter"] == a for a in metas[0]["article_id"]
+    )  # no chapter column there
     split_chapters = {c for c in chapter.values() if list(chapter.values()).count(c) > 1}
     assert split_chapters, "stacks-more splits its largest chapters into parts"
-    pairs = pd.DataFrame([(f"{a}/p{k}", a) for a in manifest["article_id"] for k in range(3)],
-                         columns=["pair_id", "article_id"])
+    pairs = pd.DataFrame(
+        [(f"{a}/p{k}", a) for a in manifest["article_id"] for k in range(3)],
+        columns=["pair_id", "article_id"],
+    )
     for seed in range(3):
-        unmixed = make_splits(pairs, articles, seed=seed, pr_category=None, which=("unmixed",))["unmixed"]
-        parts = unmixed.assign(chapter=unmixed["article_id"].map(rows["chapter"])).groupby("chapter")["part"]
+        unmixed = make_splits(pairs, articles, seed=seed, pr_category=None, which=("unmixed",))[
+            "unmixed"
+        ]
+        parts = unmixed.assign(chapter=unmixed["article_id"].map(rows["chapter"])).groupby(
+            "chapter"
+        )["part"]
         assert (parts.nunique() == 1).all()

@@ -66,10 +66,14 @@ def make_tree(root: Path, sections: dict[str, int], pad: int = 0) -> Path:
     (root / "my.bib").write_text("@book{Book, author={A. Author}, title={A Book}, year={2000}}\n")
     (root / "stacks-project.cls").write_text("% not for LaTeXML\n")
     (root / "COPYING").write_text("GNU Free Documentation License\n")
-    (root / "Makefile").write_text("LIJST = " + " \\\n\t".join([*sections, "fdl", "index"]) + "\n\nall:\n")
+    (root / "Makefile").write_text(
+        "LIJST = " + " \\\n\t".join([*sections, "fdl", "index"]) + "\n\nall:\n"
+    )
     for name, n in sections.items():
         body = "".join(SECTION % {"i": i, "pad": " " * pad} for i in range(1, n + 1))
-        (root / f"{name}.tex").write_text(CHAPTER % {"title": name.title() + " Theory", "sections": body})
+        (root / f"{name}.tex").write_text(
+            CHAPTER % {"title": name.title() + " Theory", "sections": body}
+        )
     (root / "fdl.tex").write_text("\\input{preamble}\n")
     return root
 
@@ -91,12 +95,14 @@ def test_chapter_list_title_and_split(tmp_path):
 def _fake_tools(bin_dir: Path) -> None:
     """latexml writes the --dest file; latexmlc writes a tiny XHTML at --dest (fails on 'bad')."""
     bin_dir.mkdir()
-    (bin_dir / "latexml").write_text('#!/bin/sh\nfor a; do case "$a" in --dest=*) echo "<bib/>" > "${a#--dest=}";; '
-                                     'esac; done\n')
+    (bin_dir / "latexml").write_text(
+        '#!/bin/sh\nfor a; do case "$a" in --dest=*) echo "<bib/>" > "${a#--dest=}";; esac; done\n'
+    )
     (bin_dir / "latexmlc").write_text(
         '#!/bin/sh\nfor a; do case "$a" in --dest=*) d="${a#--dest=}";; *.tex) t="$a";; esac; done\n'
         'case "$t" in bad*) exit 3;; esac\n'
-        'mkdir -p "$(dirname "$d")"; echo "<html><body>$t</body></html>" > "$d"\n')
+        'mkdir -p "$(dirname "$d")"; echo "<html><body>$t</body></html>" > "$d"\n'
+    )
     for tool in ("latexml", "latexmlc"):
         (bin_dir / tool).chmod(0o755)
 
@@ -106,19 +112,47 @@ def test_build_with_stand_in_tools(tmp_path, monkeypatch, capsys):
     _fake_tools(tmp_path / "bin")
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
     out = tmp_path / "corpus"
-    assert cli.main(["stacks", "--source", str(tree), "--out", str(out), "--split-above", "2000",
-                     "--part-size", "1300", "--jobs", "2"]) == 0
+    assert (
+        cli.main(
+            [
+                "stacks",
+                "--source",
+                str(tree),
+                "--out",
+                str(out),
+                "--split-above",
+                "2000",
+                "--part-size",
+                "1300",
+                "--jobs",
+                "2",
+            ]
+        )
+        == 0
+    )
     assert "4 articles from 3 chapters" in capsys.readouterr().out
     build = out / "build"
     assert not (build / "stacks-project.cls").exists() and (build / "xr-hyper.sty.ltxml").exists()
     rows = list(csv.DictReader(open(out / "metadata.csv")))
-    ids = {r["article_id"]: r for r in rows}  # bad.tex fails in the stand-in: listed in build.json, left out
-    assert set(ids) == {"stacks-sets", "stacks-algebra-part01", "stacks-algebra-part02", "stacks-algebra-part03"}
+    ids = {
+        r["article_id"]: r for r in rows
+    }  # bad.tex fails in the stand-in: listed in build.json, left out
+    assert set(ids) == {
+        "stacks-sets",
+        "stacks-algebra-part01",
+        "stacks-algebra-part02",
+        "stacks-algebra-part03",
+    }
     report = json.loads((out / "build.json").read_text())
-    assert {r["article_id"]: r["status"] for r in report["results"]}["stacks-bad"] == "failed (exit 3)"
+    assert {r["article_id"]: r["status"] for r in report["results"]}[
+        "stacks-bad"
+    ] == "failed (exit 3)"
     assert ids["stacks-algebra-part02"]["chapter"] == "stacks-algebra"
     assert ids["stacks-algebra-part02"]["title"] == "Algebra Theory (part 2 of 3)"
-    assert ids["stacks-sets"]["license"] == "GFDL-1.2+" and ids["stacks-sets"]["categories"] == "math.AG"
+    assert (
+        ids["stacks-sets"]["license"] == "GFDL-1.2+"
+        and ids["stacks-sets"]["categories"] == "math.AG"
+    )
     with gzip.open(out / "xhtml" / "stacks-sets.xhtml.gz", "rt") as fh:
         assert "sets.tex" in fh.read()
     assert (out / "COPYING").exists()
@@ -139,7 +173,10 @@ def test_build_with_real_latexml_extracts_like_the_stacks_corpus(tmp_path):
     assert report["articles"] == 1, report
     with gzip.open(out / "xhtml" / "stacks-sets.xhtml.gz", "rt") as fh:
         xhtml = fh.read()
-    assert xhtml.count('class="ltx_theorem ltx_theorem_lemma"') == 2 and xhtml.count('class="ltx_proof"') == 2
+    assert (
+        xhtml.count('class="ltx_theorem ltx_theorem_lemma"') == 2
+        and xhtml.count('class="ltx_proof"') == 2
+    )
     assert 'encoding="application/x-tex"' in xhtml and "ltx_ERROR" not in xhtml
     from proofmatch.data import extract
 

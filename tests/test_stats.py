@@ -9,7 +9,12 @@ import pytest
 
 from proofmatch.data.linearize import fragment_tokens
 from proofmatch.data.stats import (
-    corpus_stats, paper_counts, paper_tokens, token_counts, token_stats, token_stats_file,
+    corpus_stats,
+    paper_counts,
+    paper_tokens,
+    token_counts,
+    token_stats,
+    token_stats_file,
 )
 from proofmatch.evaluation.tables import TABLE2_CAPTION, table1, table2, write_table1, write_table2
 
@@ -19,7 +24,11 @@ MML = "http://www.w3.org/1998/Math/MathML"
 
 def _math(*symbols: str, variant: str | None = None) -> str:
     font = f' mathvariant="{variant}"' if variant else ""
-    return f'<math xmlns="{MML}"><mrow>' + "".join(f"<mi{font}>{s}</mi>" for s in symbols) + "</mrow></math>"
+    return (
+        f'<math xmlns="{MML}"><mrow>'
+        + "".join(f"<mi{font}>{s}</mi>" for s in symbols)
+        + "</mrow></math>"
+    )
 
 
 def _frag(inner: str, title: str | None = None) -> str:
@@ -32,10 +41,26 @@ def _tokens(xml: str) -> list[str]:
 
 
 def test_paper_tokens_are_whitespace_words_and_math_symbols_titles_included():
-    xml = _frag(f"<p>Let {_math('x', '=', '1')}, then f(x) holds for <em>all</em>x.</p>", title="Lemma 3.2.")
+    xml = _frag(
+        f"<p>Let {_math('x', '=', '1')}, then f(x) holds for <em>all</em>x.</p>", title="Lemma 3.2."
+    )
     toks = paper_tokens(xml, _tokens(xml))
     # the title is 2 tokens, punctuation stays on its word, each text node splits on its own
-    assert toks == ["Lemma", "3.2.", "Let", "$x", "$=", "$1", ",", "then", "f(x)", "holds", "for", "all", "x."]
+    assert toks == [
+        "Lemma",
+        "3.2.",
+        "Let",
+        "$x",
+        "$=",
+        "$1",
+        ",",
+        "then",
+        "f(x)",
+        "holds",
+        "for",
+        "all",
+        "x.",
+    ]
     assert len(_tokens(xml)) > len(toks)  # the typed tokens split punctuation off
     # a statement's lone full stops at its ends go (reference: .strip(" .")), a proof's stay
     ends = _frag(f"<p>. Let {_math('x')} . </p><p>{_math('.')}</p>")
@@ -56,7 +81,9 @@ def test_paper_tokens_reject_tokens_that_do_not_belong_to_the_xml():
 
 
 def test_token_counts_skip_titles_and_count_words():
-    tokens = pd.Series([["Lemma", "1", ".", "Let", "$x", "$=", "$y~bold", "."], [], None, ["$", "x"]])
+    tokens = pd.Series(
+        [["Lemma", "1", ".", "Let", "$x", "$=", "$y~bold", "."], [], None, ["$", "x"]]
+    )
     c = token_counts(tokens, pd.Series([3, 0, 0, 0]))
     assert c.to_dict("list") == {"text": [2, 0, 0, 2], "math": [3, 0, 0, 0], "words": [1, 0, 0, 1]}
     # a lone "$" is text (tokens.is_math), Unicode letters are words
@@ -76,20 +103,29 @@ def _pairs() -> pd.DataFrame:
     # statements (text, math) = (2, 2), (4, 0), (1, 3); proofs (3, 1), (2, 2), (5, 5); titles count
     st = [_pair(0, 2, "Lemma 1."), _pair(4, 0), _pair(1, 3)]
     pr = [_pair(2, 1, "Proof."), _pair(2, 2), _pair(5, 5)]
-    return pd.DataFrame({
-        "pair_id": ["a1/1", "a1/2", "a2/1"],
-        "article_id": ["a1", "a1", "a2"],
-        "statement_xml": st, "proof_xml": pr,
-        "statement_tokens": [_tokens(x) for x in st], "proof_tokens": [_tokens(x) for x in pr],
-        "statement_title_tokens": [fragment_tokens(x)[1] for x in st],
-        "proof_title_tokens": [fragment_tokens(x)[1] for x in pr],
-    })
+    return pd.DataFrame(
+        {
+            "pair_id": ["a1/1", "a1/2", "a2/1"],
+            "article_id": ["a1", "a1", "a2"],
+            "statement_xml": st,
+            "proof_xml": pr,
+            "statement_tokens": [_tokens(x) for x in st],
+            "proof_tokens": [_tokens(x) for x in pr],
+            "statement_title_tokens": [fragment_tokens(x)[1] for x in st],
+            "proof_title_tokens": [fragment_tokens(x)[1] for x in pr],
+        }
+    )
 
 
 def test_table2_numbers():
     pairs = _pairs()
-    assert paper_counts(pairs, "statement").to_dict("list") == {"text": [2, 4, 1], "math": [2, 0, 3]}
-    assert len(pairs["statement_tokens"][1]) == 8  # typed tokens: "w" and "." each; not what Table 2 counts
+    assert paper_counts(pairs, "statement").to_dict("list") == {
+        "text": [2, 4, 1],
+        "math": [2, 0, 3],
+    }
+    assert (
+        len(pairs["statement_tokens"][1]) == 8
+    )  # typed tokens: "w" and "." each; not what Table 2 counts
     num = token_stats(pairs).set_index(["part", "measure"])
     st_total = num.loc[("Statements", "Text+math")]
     assert (st_total["min"], st_total["max"], st_total["n"]) == (4, 4, 3)
@@ -112,14 +148,28 @@ def test_table2_numbers():
 
 
 def _corpus():
-    manifest = pd.DataFrame({"article_id": ["a1", "a2", "a3", "a4", "a5"], "path": ["p"] * 5,
-                             "bytes": [1] * 5, "shard": [0] * 5})
-    articles = pd.DataFrame({
-        "article_id": ["a1", "a2", "a3", "a4", "a5"],
-        "title": ["t"] * 5,
-        "categories": [["math.PR", "math.ST"], ["math.AG"], ["math.PR"], ["math.CO", "cs.DM", "math.PR"], ["math.AG"]],
-        "primary_category": ["math.PR", "math.AG", "math.PR", "math.CO", "math.AG"],
-    })
+    manifest = pd.DataFrame(
+        {
+            "article_id": ["a1", "a2", "a3", "a4", "a5"],
+            "path": ["p"] * 5,
+            "bytes": [1] * 5,
+            "shard": [0] * 5,
+        }
+    )
+    articles = pd.DataFrame(
+        {
+            "article_id": ["a1", "a2", "a3", "a4", "a5"],
+            "title": ["t"] * 5,
+            "categories": [
+                ["math.PR", "math.ST"],
+                ["math.AG"],
+                ["math.PR"],
+                ["math.CO", "cs.DM", "math.PR"],
+                ["math.AG"],
+            ],
+            "primary_category": ["math.PR", "math.AG", "math.PR", "math.CO", "math.AG"],
+        }
+    )
     pairs = pd.DataFrame({"article_id": ["a1", "a1", "a2", "a3", "a3", "a3", "a4"]})
     return manifest, articles, pairs
 
@@ -127,9 +177,18 @@ def _corpus():
 def test_table1_numbers():
     manifest, articles, pairs = _corpus()
     s = corpus_stats(manifest, articles, pairs)
-    assert (s.articles, s.articles_with_pairs, s.pairs, s.primary_categories, s.categories) == (5, 4, 7, 3, 5)
-    assert s.top_categories.to_dict("list") == {"category": ["math.PR", "math.AG", "math.CO"],
-                                                "articles": [2, 1, 1], "pairs": [5, 1, 1]}
+    assert (s.articles, s.articles_with_pairs, s.pairs, s.primary_categories, s.categories) == (
+        5,
+        4,
+        7,
+        3,
+        5,
+    )
+    assert s.top_categories.to_dict("list") == {
+        "category": ["math.PR", "math.AG", "math.CO"],
+        "articles": [2, 1, 1],
+        "pairs": [5, 1, 1],
+    }
     t = table1(s)
     values = dict(zip(t["statistic"], t["value"]))
     assert values["Number of articles in the corpus"] == 5
@@ -138,7 +197,11 @@ def test_table1_numbers():
     assert values["Number of (primary) categories"] == "(3) 5"  # PR, AG, CO; + ST, cs.DM
     assert values["Average number of categories per article"] == pytest.approx((2 + 1 + 1 + 3) / 4)
     cats = t.iloc[6:]
-    assert cats["statistic"].tolist() == ["math.PR Probability", "math.AG Algebraic Geometry", "math.CO Combinatorics"]
+    assert cats["statistic"].tolist() == [
+        "math.PR Probability",
+        "math.AG Algebraic Geometry",
+        "math.CO Combinatorics",
+    ]
     assert cats["value"].tolist() == [2, 1, 1] and cats["pairs"].tolist() == [5, 1, 1]
     assert len(table1(corpus_stats(manifest, articles, pairs, top=1))) == 7
 
@@ -167,13 +230,29 @@ def test_writers_and_cli(tmp_path, capsys):
     manifest.to_parquet(tmp_path / "manifest.parquet")
     articles.to_parquet(tmp_path / "articles.parquet")
     full.assign(article_id=["a1", "a1", "a3"]).to_parquet(tmp_path / "pairs.parquet")
-    rc = main(["stats", "--manifest", str(tmp_path / "manifest.parquet"), "--articles", str(tmp_path / "articles.parquet"),
-               "--pairs", str(tmp_path / "pairs.parquet"), "--table1", str(tmp_path / "c1"), "--table2", str(tmp_path / "c2")])
+    rc = main(
+        [
+            "stats",
+            "--manifest",
+            str(tmp_path / "manifest.parquet"),
+            "--articles",
+            str(tmp_path / "articles.parquet"),
+            "--pairs",
+            str(tmp_path / "pairs.parquet"),
+            "--table1",
+            str(tmp_path / "c1"),
+            "--table2",
+            str(tmp_path / "c2"),
+        ]
+    )
     assert rc == 0
     t1 = pd.read_csv(tmp_path / "c1.csv", dtype=str)
     assert t1.iloc[2].tolist()[:2] == ["Total number of statement-proof pairs", "3"]
     assert (tmp_path / "c2.tex").read_text().startswith("\\begin{table}")
-    assert main(["stats", "--pairs", str(tmp_path / "pairs.parquet"), "--table1", str(tmp_path / "x")]) == 2
+    assert (
+        main(["stats", "--pairs", str(tmp_path / "pairs.parquet"), "--table1", str(tmp_path / "x")])
+        == 2
+    )
 
 
 def test_table2_from_a_file_is_read_in_batches_and_equals_the_frame(tmp_path):
@@ -181,7 +260,9 @@ def test_table2_from_a_file_is_read_in_batches_and_equals_the_frame(tmp_path):
     numbers as on the whole frame, and a file without the XML columns raises."""
     full = _pairs()
     full.assign(unused="x").to_parquet(tmp_path / "pairs.parquet")
-    pd.testing.assert_frame_equal(token_stats_file(tmp_path / "pairs.parquet", batch_rows=1), token_stats(full))
+    pd.testing.assert_frame_equal(
+        token_stats_file(tmp_path / "pairs.parquet", batch_rows=1), token_stats(full)
+    )
     write_table2(tmp_path / "pairs.parquet", tmp_path / "from_file")
     write_table2(full, tmp_path / "from_frame")
     assert (tmp_path / "from_file.md").read_text() == (tmp_path / "from_frame.md").read_text()

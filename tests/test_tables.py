@@ -25,9 +25,17 @@ def write_eval(m: dict, path, n: int = 12) -> None:
     """An evaluation's JSON and the per-statement Parquet beside it (what the intervals read)."""
     write_json(m, path)
     ids = [f"p{i:02d}" for i in range(n)]
-    write_parquet(pd.DataFrame({"pair_id": ids, "gold_rank": [1 + i % 3 for i in range(n)],
-                                "top1": [ids[i] if i % 3 == 0 else ids[0] for i in range(n)],
-                                "global_pred": ids}), Path(path).with_suffix(".parquet"))
+    write_parquet(
+        pd.DataFrame(
+            {
+                "pair_id": ids,
+                "gold_rank": [1 + i % 3 for i in range(n)],
+                "top1": [ids[i] if i % 3 == 0 else ids[0] for i in range(n)],
+                "global_pred": ids,
+            }
+        ),
+        Path(path).with_suffix(".parquet"),
+    )
 
 
 def compact(md: str) -> str:
@@ -36,8 +44,11 @@ def compact(md: str) -> str:
 
 
 def read(prefix) -> tuple[str, str, pd.DataFrame]:
-    return (compact(prefix.with_suffix(".md").read_text()), prefix.with_suffix(".tex").read_text(),
-            pd.read_csv(prefix.with_suffix(".csv")))
+    return (
+        compact(prefix.with_suffix(".md").read_text()),
+        prefix.with_suffix(".tex").read_text(),
+        pd.read_csv(prefix.with_suffix(".csv")),
+    )
 
 
 def fused(m: dict, weight: float = 1.5) -> dict:
@@ -52,7 +63,9 @@ def fill(table: X.Table, value, keep=lambda ev: True) -> dict:
 
 def test_table3_rows_percentages_and_not_run(tmp_path):
     table = X.table3()
-    results = fill(table, lambda ev: metrics(0.6322, 0.5608, 0.6189), lambda ev: ev.model != "mathbert")
+    results = fill(
+        table, lambda ev: metrics(0.6322, 0.5608, 0.6189), lambda ev: ev.model != "mathbert"
+    )
     # one result given as a JSON path
     path = tmp_path / "npt-local-conservation.json"
     write_json(metrics(0.1234, 0.0567, 0.5), path)
@@ -61,10 +74,18 @@ def test_table3_rows_percentages_and_not_run(tmp_path):
     df = T.render_table(table, results, tmp_path / "table3", not_run={"mathbert": reason})
     md, tex, csv = read(tmp_path / "table3")
     assert df["Encoder-Decoder"].tolist() == [
-        "NPT-Local-Local", "NPT-Local-Global", "NPT-Global-Global",
-        "ScratchBERT-Local-Local", "ScratchBERT-Local-Global", "ScratchBERT-Global-Global",
-        "MathBERT-Local-Local", "MathBERT-Local-Global", "MathBERT-Global-Global",
-        "SPECTER-style-Triplet-Local", "SPECTER-style-Triplet-Global"]
+        "NPT-Local-Local",
+        "NPT-Local-Global",
+        "NPT-Global-Global",
+        "ScratchBERT-Local-Local",
+        "ScratchBERT-Local-Global",
+        "ScratchBERT-Global-Global",
+        "MathBERT-Local-Local",
+        "MathBERT-Local-Global",
+        "MathBERT-Global-Global",
+        "SPECTER-style-Triplet-Local",
+        "SPECTER-style-Triplet-Global",
+    ]
     assert "| NPT-Local-Local | 12.34 | 5.67 | 63.22 | 56.08 |" in md
     assert "| NPT-Local-Global | – | 50.00 | – | 61.89 |" in md
     assert f"not run: {reason}" in md and "not run" in tex
@@ -77,19 +98,34 @@ def test_table3_rows_percentages_and_not_run(tmp_path):
 
 def test_table3_missing_result_without_reason_is_an_error(tmp_path):
     with pytest.raises(KeyError, match="Table 3: .* missing"):
-        T.render_table(X.table3(), {}, tmp_path / "t3", not_run={"npt": "x", "scratchbert": "y", "mathbert": "z"})
+        T.render_table(
+            X.table3(),
+            {},
+            tmp_path / "t3",
+            not_run={"npt": "x", "scratchbert": "y", "mathbert": "z"},
+        )
     # a mode-specific reason covers just that mode
     table = X.table3(encoders=("npt",))
     results = fill(table, lambda ev: metrics(0.5, 0.4, 0.45), lambda ev: ev.mode == "local")
-    df = T.render_table(table, results, tmp_path / "t3", not_run={("npt", "hybrid"): "global training not configured"})
+    df = T.render_table(
+        table,
+        results,
+        tmp_path / "t3",
+        not_run={("npt", "hybrid"): "global training not configured"},
+    )
     assert df["Note"].tolist() == ["", "", "not run: global training not configured"]
 
 
 def test_table4_cross_levels_with_not_run_split(tmp_path):
     table = X.table4()
-    results = fill(table, lambda ev: metrics(0.7373 if ev.level == ev.test_level else 0.2974, 0.6712, 0.7),
-                   lambda ev: ev.split == "mixed")
-    df = T.render_table(table, results, tmp_path / "table4", not_run={"unmixed": "unmixed runs disabled"})
+    results = fill(
+        table,
+        lambda ev: metrics(0.7373 if ev.level == ev.test_level else 0.2974, 0.6712, 0.7),
+        lambda ev: ev.split == "mixed",
+    )
+    df = T.render_table(
+        table, results, tmp_path / "table4", not_run={"unmixed": "unmixed runs disabled"}
+    )
     md, _, _ = read(tmp_path / "table4")
     assert len(df) == 8 and df["Split"].tolist()[:4] == ["Mixed"] * 4
     assert "| Mixed | Conservation | 73.73 | 67.12 | 29.74 |" in md
@@ -99,11 +135,25 @@ def test_table4_cross_levels_with_not_run_split(tmp_path):
 def test_table5_views_with_not_run_row(tmp_path):
     table = X.table5()
     results = fill(table, lambda ev: metrics(0.2251, 0.1668, 0.2), lambda ev: ev.model == "npt")
-    results.update(fill(table, lambda ev: metrics(0.3685, 0.2918, 0.3),
-                        lambda ev: ev.model == "scratchbert" and ev.view != "math"))
-    df = T.render_table(table, results, tmp_path / "table5", not_run={("scratchbert", "math"): "math view not trained"})
+    results.update(
+        fill(
+            table,
+            lambda ev: metrics(0.3685, 0.2918, 0.3),
+            lambda ev: ev.model == "scratchbert" and ev.view != "math",
+        )
+    )
+    df = T.render_table(
+        table,
+        results,
+        tmp_path / "table5",
+        not_run={("scratchbert", "math"): "math view not trained"},
+    )
     md, _, _ = read(tmp_path / "table5")
-    assert df[["Encoder", "Input"]].values.tolist()[:3] == [["NPT", "Text"], ["NPT", "Math"], ["NPT", "Both"]]
+    assert df[["Encoder", "Input"]].values.tolist()[:3] == [
+        ["NPT", "Text"],
+        ["NPT", "Math"],
+        ["NPT", "Both"],
+    ]
     assert "| NPT | Text | 22.51 | 16.68 | 22.51 | 16.68 |  |" in md
     assert "| ScratchBERT | Math | – | – | – | – | not run: math view not trained |" in md
 
@@ -111,21 +161,33 @@ def test_table5_views_with_not_run_row(tmp_path):
 def test_table6_rows_are_training_levels_columns_protected_test_levels(tmp_path):
     """Paper Table 6: rows Conservation, Partial, Partial+P, Full, Full+P (training); column groups
     Conservation and Partial+P (test), MRR and Acc each."""
-    paper = {"conservation": (69.26, 59.59, 27.9, 18.29), "partial": (61.36, 51.72, 54.06, 42.67),
-             "full": (53.63, 42.08, 52.85, 41.4), "full_p": (56.27, 45.13, 55.92, 44.84)}
+    paper = {
+        "conservation": (69.26, 59.59, 27.9, 18.29),
+        "partial": (61.36, 51.72, 54.06, 42.67),
+        "full": (53.63, 42.08, 52.85, 41.4),
+        "full_p": (56.27, 45.13, 55.92, 44.84),
+    }
     results = {}
     for tr, (m1, a1, m2, a2) in paper.items():
         run = X.Run("pr", "scratchbert", "local", tr)
         results[run.evaluation("test", "conservation")] = metrics(m1 / 100, a1 / 100, 0.0)
         results[run.evaluation("test", "partial_p")] = metrics(m2 / 100, a2 / 100, 0.0)
     table = X.table6()
-    df = T.render_table(table, results, tmp_path / "table6", not_run={"partial_p": "not run: no math.PR articles"})
+    df = T.render_table(
+        table, results, tmp_path / "table6", not_run={"partial_p": "not run: no math.PR articles"}
+    )
     md, tex, csv = read(tmp_path / "table6")
     assert X.TABLE6_TRAIN == ("conservation", "partial", "partial_p", "full", "full_p")
     assert X.TABLE6_TEST == ("conservation", "partial_p")
     assert df["Training"].tolist() == ["Conservation", "Partial", "Partial+P", "Full", "Full+P"]
-    assert list(df.columns) == ["Training", "Test Conservation MRR", "Test Conservation Acc",
-                                "Test Partial+P MRR", "Test Partial+P Acc", "Note"]
+    assert list(df.columns) == [
+        "Training",
+        "Test Conservation MRR",
+        "Test Conservation Acc",
+        "Test Partial+P MRR",
+        "Test Partial+P Acc",
+        "Note",
+    ]
     assert "| Conservation | 69.26 | 59.59 | 27.90 | 18.29 |  |" in md
     assert "| Full+P | 56.27 | 45.13 | 55.92 | 44.84 |  |" in md
     assert "| Partial+P | – | – | – | – | not run: no math.PR articles |" in md
@@ -140,7 +202,9 @@ def test_captions_are_filled_from_the_config_once(tmp_path):
     params.caption, table_caption of the run's config): Table 6 names the configured protected
     symbols, not the default's."""
     default = validate_config({})
-    assert "+P: the protected symbols P, E, V, σ, ρ are not replaced." in T.table_caption("table6", default)
+    assert "+P: the protected symbols P, E, V, σ, ρ are not replaced." in T.table_caption(
+        "table6", default
+    )
     mine = validate_config({"replace": {"protected": ["P", "Q"]}})
     caption = T.table_caption("table6", mine)
     assert "+P: the protected symbols P, Q are not replaced." in caption and "σ" not in caption
@@ -148,7 +212,8 @@ def test_captions_are_filled_from_the_config_once(tmp_path):
     T.render_table(X.table6(), results, tmp_path / "table6", config=mine)
     # rendered from loaded metrics (no per-statement file) it has no intervals, so no sentence on them
     assert (tmp_path / "table6.md").read_text().split("\n\n")[0] == caption.removesuffix(
-        I.caption(mine["report"]["resamples"]))
+        I.caption(mine["report"]["resamples"])
+    )
     assert caption.endswith(I.caption(mine["report"]["resamples"]))  # the workflow's always do
     assert "P, Q are not replaced" in (tmp_path / "table6.tex").read_text()
     # Table 7 counts its proofs once rendered; the report's caption, planned before, says "the proofs"
@@ -157,14 +222,25 @@ def test_captions_are_filled_from_the_config_once(tmp_path):
     assert T.table_caption("table7", mine) == T.hubness_caption("dev")
     assert "distribution of the proofs of the dev set" in T.hubness_caption("dev")
     assert "the 100 proofs of the dev set" in T.hubness_caption("dev", 100)
-    assert {T.table_caption(name, mine) for name in ("table1", "table2")} == {T.TABLE1_CAPTION, T.TABLE2_CAPTION}
+    assert {T.table_caption(name, mine) for name in ("table1", "table2")} == {
+        T.TABLE1_CAPTION,
+        T.TABLE2_CAPTION,
+    }
     # the baselines' caption explains fusion rows only when the config fuses runs (fusion.runs)
     assert T.FUSION_CAPTION in T.table_caption("baselines", default)
-    assert T.FUSION_CAPTION not in T.table_caption("baselines", validate_config({"fusion": {"runs": []}}))
+    assert T.FUSION_CAPTION not in T.table_caption(
+        "baselines", validate_config({"fusion": {"runs": []}})
+    )
     # Table 3 says which of the SPECTER-style choices are SPECTER's (matching.specter)
-    assert "margin 1)" in T.table_caption("table3", default) and "mean-pooled (not SPECTER's [CLS]" in T.table_caption("table3", default)
-    cls = T.table_caption("table3", validate_config({"matching": {"specter": {"pooling": "cls", "margin": 0.5}}}))
-    assert "the [CLS] vector (SPECTER's)" in cls and "margin 0.5)" in cls and "mean-pooled" not in cls
+    assert "margin 1)" in T.table_caption(
+        "table3", default
+    ) and "mean-pooled (not SPECTER's [CLS]" in T.table_caption("table3", default)
+    cls = T.table_caption(
+        "table3", validate_config({"matching": {"specter": {"pooling": "cls", "margin": 0.5}}})
+    )
+    assert (
+        "the [CLS] vector (SPECTER's)" in cls and "margin 0.5)" in cls and "mean-pooled" not in cls
+    )
     with pytest.raises(ValueError, match="no caption for table 'table9'"):
         T.table_caption("table9", mine)
 
@@ -184,10 +260,18 @@ def test_table7_hubness_from_json(tmp_path):
 def test_baselines_table_with_not_run_method(tmp_path):
     table = X.baselines(fusion=())
     results = fill(table, lambda ev: metrics(0.298, 0.114, 0.2), lambda ev: ev.model != "bm25")
-    df = T.render_table(table, results, tmp_path / "baselines", not_run={"bm25": "rank_bm25 not installed"})
+    df = T.render_table(
+        table, results, tmp_path / "baselines", not_run={"bm25": "rank_bm25 not installed"}
+    )
     md, _, _ = read(tmp_path / "baselines")
-    assert df["Method"].tolist() == ["TF-IDF-Local", "TF-IDF-Global", "TF-IDF (reference code)-Local",
-                                     "TF-IDF (reference code)-Global", "BM25-Local", "BM25-Global"]
+    assert df["Method"].tolist() == [
+        "TF-IDF-Local",
+        "TF-IDF-Global",
+        "TF-IDF (reference code)-Local",
+        "TF-IDF (reference code)-Global",
+        "BM25-Local",
+        "BM25-Global",
+    ]
     assert "| TF-IDF-Local | 29.80 | 11.40 |" in md and "| TF-IDF-Global | – | 20.00 |" in md
     assert md.count("not run: rank_bm25 not installed") == 2
 
@@ -198,26 +282,40 @@ def test_baselines_table_fusion_rows(tmp_path):
     λ was chosen and which λ each cell used."""
     table = X.baselines(fusion=[("npt", "local"), ("mathbert", "local")])
     labels = [row.labels[0] for row in table.rows]
-    assert labels[6:] == ["NPT-Local + BM25-Local (fusion, this project)",
-                          "NPT-Local + BM25-Global (fusion, this project)",
-                          "MathBERT-Local + BM25-Local (fusion, this project)",
-                          "MathBERT-Local + BM25-Global (fusion, this project)"]
+    assert labels[6:] == [
+        "NPT-Local + BM25-Local (fusion, this project)",
+        "NPT-Local + BM25-Global (fusion, this project)",
+        "MathBERT-Local + BM25-Local (fusion, this project)",
+        "MathBERT-Local + BM25-Global (fusion, this project)",
+    ]
     npt_row = table.rows[6]
     assert [str(ev.path()) for ev in npt_row.cells] == [
-        f"results/eval/mixed/npt+bm25-local/{lv}-both/test-{lv}.json" for lv in X.LEVELS]
-    assert all(ev.fused and ev.run() == X.Run("mixed", "npt", "local", ev.level) for ev in npt_row.cells)
+        f"results/eval/mixed/npt+bm25-local/{lv}-both/test-{lv}.json" for lv in X.LEVELS
+    ]
+    assert all(
+        ev.fused and ev.run() == X.Run("mixed", "npt", "local", ev.level) for ev in npt_row.cells
+    )
     not_run = {"mathbert": X.NOT_RUN_MATHBERT}
     assert len(table.evaluations(not_run)) == 12 + 4
     weights = dict(zip(X.LEVELS, (0.5, 1.0, 2.0, 0.0)))
-    results = fill(table, lambda ev: fused(metrics(0.6, 0.5, 0.55), weights[ev.level]) if ev.fused
-                   else metrics(0.3, 0.2, 0.25), lambda ev: ev.model != "mathbert+bm25")
+    results = fill(
+        table,
+        lambda ev: (
+            fused(metrics(0.6, 0.5, 0.55), weights[ev.level])
+            if ev.fused
+            else metrics(0.3, 0.2, 0.25)
+        ),
+        lambda ev: ev.model != "mathbert+bm25",
+    )
     df = T.render_table(table, results, tmp_path / "baselines", not_run=not_run)
     md, _, _ = read(tmp_path / "baselines")
     assert "| NPT-Local + BM25-Local (fusion, this project) | 60.00 | 50.00 | 60.00 |" in md
     assert "| NPT-Local + BM25-Global (fusion, this project) | – | 55.00 |" in md
     assert md.count(X.NOT_RUN_MATHBERT) == 2 and (df["Note"].iloc[:8] == "").all()
     assert "this project's addition" in md and "chosen per trained run on its own dev part" in md
-    assert "λ chosen: NPT-Local (zscore): Conservation 0.5, Partial 1, Full 2, Transposition 0." in md
+    assert (
+        "λ chosen: NPT-Local (zscore): Conservation 0.5, Partial 1, Full 2, Transposition 0." in md
+    )
     # a fusion result without its weight is no fusion result
     results[npt_row.cells[0]] = metrics(0.6, 0.5, 0.55)
     with pytest.raises(ValueError, match="without its weight"):
@@ -230,15 +328,23 @@ def test_baselines_table_fusion_rows(tmp_path):
 def test_tables_from_eval_root(tmp_path):
     root = tmp_path / "eval"
     for lv in X.LEVELS:
-        write_eval(metrics(0.5, 0.4, 0.45), X.Run("mixed", "npt", "local", lv).evaluation("test").path(root))
+        write_eval(
+            metrics(0.5, 0.4, 0.45),
+            X.Run("mixed", "npt", "local", lv).evaluation("test").path(root),
+        )
     write_eval(metrics(0.5, 0.4, 0.45), X.TABLE7_RUN.evaluation("dev").path(root))
     with pytest.raises(FileNotFoundError, match="allow-missing"):
         T.tables_from_eval_root(root, tmp_path / "tables")
-    T.tables_from_eval_root(root, tmp_path / "tables", not_run={"mathbert": "no checkpoint"}, allow_missing=True)
+    T.tables_from_eval_root(
+        root, tmp_path / "tables", not_run={"mathbert": "no checkpoint"}, allow_missing=True
+    )
     md3 = compact((tmp_path / "tables" / "table3.md").read_text())
     # the scores with their intervals (the toy pool's per-statement files: MRR 0.61, Acc 0.33)
     assert re.search(r"\| NPT-Local-Local \| 50\.00 \[\d+\.\d, \d+\.\d\] \| 40\.00 \[", md3), md3
-    assert "not run: no checkpoint" in md3 and "not run: no result (test-conservation.json missing)" in md3
+    assert (
+        "not run: no checkpoint" in md3
+        and "not run: no result (test-conservation.json missing)" in md3
+    )
     for name in ("table3", "table4", "table5", "table6", "table7", "baselines"):
         for ext in ("md", "tex", "csv"):
             assert (tmp_path / "tables" / f"{name}.{ext}").exists()
@@ -253,8 +359,13 @@ def test_rows_not_run_need_no_results(tmp_path):
             m = metrics(0.5, 0.4, 0.45)
             write_eval(fused(m) if ev.fused else m, ev.path(root))
     T.tables_from_eval_root(root, tmp_path / "tables", not_run=reasons)
-    assert compact((tmp_path / "tables" / "table3.md").read_text()).count(f"| {X.NOT_RUN_MATHBERT} |") == 3
-    assert compact((tmp_path / "tables" / "table6.md").read_text()).count(f"| {X.NOT_RUN_PR} |") == 5
+    assert (
+        compact((tmp_path / "tables" / "table3.md").read_text()).count(f"| {X.NOT_RUN_MATHBERT} |")
+        == 3
+    )
+    assert (
+        compact((tmp_path / "tables" / "table6.md").read_text()).count(f"| {X.NOT_RUN_PR} |") == 5
+    )
 
 
 def test_table_from_inputs_takes_the_workflows_inputs(tmp_path):
@@ -275,10 +386,16 @@ def test_table_from_inputs_takes_the_workflows_inputs(tmp_path):
     assert len(evals) == 10 and df.drop(columns=["Training", "Note"]).notna().all().all()
     assert df.loc[df["Training"] == "Full+P", "Test Partial+P MRR"].item() == pytest.approx(59.0)
     with pytest.raises(ValueError, match="1 unexpected"):
-        T.table_from_inputs("table6", folders + ["results/eval/other.json"], tmp_path / "t6", eval_root=root)
+        T.table_from_inputs(
+            "table6", folders + ["results/eval/other.json"], tmp_path / "t6", eval_root=root
+        )
     with pytest.raises(ValueError, match="1 absent"):
         T.table_from_inputs("table6", folders[1:], tmp_path / "t6", eval_root=root)
-    with pytest.raises(ValueError, match="10 unexpected"):  # the files themselves are no rule's outputs
-        T.table_from_inputs("table6", [ev.path(root) for ev in evals] + folders[5:], tmp_path / "t6", eval_root=root)
+    with pytest.raises(
+        ValueError, match="10 unexpected"
+    ):  # the files themselves are no rule's outputs
+        T.table_from_inputs(
+            "table6", [ev.path(root) for ev in evals] + folders[5:], tmp_path / "t6", eval_root=root
+        )
     with pytest.raises(ValueError, match="unknown table"):
         T.table_from_inputs("table9", [], tmp_path / "t9")

@@ -45,7 +45,19 @@ CASES = {
     r"x^{\prime}\leadsto x": ["$x", "$′", "$↝", "$x"],
     r"U \supset V": ["$U", "$⊃", "$V"],
     r"P \Leftrightarrow Q": ["$P", "$⇔", "$Q"],
-    r"\xi_{K}\in\check{H}^{i}(K,\mathcal{F})": ["$ξ", "$K", "$∈", "$H", "$ˇ", "$i", "$(", "$K", "$,", "$F~script", "$)"],
+    r"\xi_{K}\in\check{H}^{i}(K,\mathcal{F})": [
+        "$ξ",
+        "$K",
+        "$∈",
+        "$H",
+        "$ˇ",
+        "$i",
+        "$(",
+        "$K",
+        "$,",
+        "$F~script",
+        "$)",
+    ],
     r"U \times_{S} V": ["$U", "$×", "$S", "$V"],
     r"\leq n": ["$≤", "$n"],
     r"\mathcal{F}%" + "\n" + r"\to\mathcal{G}": ["$F~script", "$→", "$G~script"],
@@ -67,16 +79,28 @@ def test_everyday_tex_converts_without_latexml(tex, no_latexml):
 def test_an_unknown_command_degrades_to_a_symbol_with_a_warning(no_latexml):
     q = Q.parse_query(r"Then $\Foo_{X}(M) \to N$ and $\Bar{y} \cong \Foo$")
     assert q.tokens[:5] == ["Then", "$\\Foo", "$X", "$(", "$M"]
-    assert len(q.warnings) == 2 and q.warnings[0].startswith(r"formula $\Foo_{X}(M) \to N$: unknown TeX command \Foo")
+    assert len(q.warnings) == 2 and q.warnings[0].startswith(
+        r"formula $\Foo_{X}(M) \to N$: unknown TeX command \Foo"
+    )
     assert r"unknown TeX commands \Bar, \Foo, kept as symbols" in q.warnings[1]
 
 
 def test_query_messages_say_what_is_wrong(no_latexml):
-    with pytest.raises(Q.QueryError, match=r"unbalanced \$: the query has 3 \$ signs.*character 19"):
+    with pytest.raises(
+        Q.QueryError, match=r"unbalanced \$: the query has 3 \$ signs.*character 19"
+    ):
         Q.parse_query("Let $x be. Then $y$ holds")
     with pytest.raises(Q.QueryError, match=r"unbalanced braces \(2 \{ and 1 \}\)"):
         Q.parse_query(r"$\frac{a}{b$")
-    assert Q.parse_query(r"costs \$5 or $$x$$ and $y$").tokens == ["costs", "$", "5", "or", "$x", "and", "$y"]
+    assert Q.parse_query(r"costs \$5 or $$x$$ and $y$").tokens == [
+        "costs",
+        "$",
+        "5",
+        "or",
+        "$x",
+        "and",
+        "$y",
+    ]
 
 
 def test_the_strict_subset_is_unchanged():
@@ -85,7 +109,9 @@ def test_the_strict_subset_is_unchanged():
 
     for tex in (r"x^2 \le \mathbb{R}", r"\sum_{i=1}^{n} a_i", r"f|_U", r"\frac{a}{b}"):
         xml, reader, unknown = render_query_math(tex, "q", False)
-        assert reader == "texmath" and unknown == [] and xml == render_math(tex, "q", "latexml", False)
+        assert (
+            reader == "texmath" and unknown == [] and xml == render_math(tex, "q", "latexml", False)
+        )
 
 
 @pytest.mark.stacks

@@ -12,12 +12,27 @@ from proofmatch.models.tokenizer import train_tokenizer
 def _frame() -> pd.DataFrame:
     train_st = ["Let", "$A", "be", "a", "set", "and", "$a", "in", "$A", "."]
     train_pf = ["Since", "$a", "in", "$A", ",", "a", "set", "A", "is", "$x~bold", "."]
-    rows = [{"pair_id": f"t/{i}", "article_id": "t", "part": "train",
-             "statement_tokens": train_st, "proof_tokens": train_pf} for i in range(6)]
+    rows = [
+        {
+            "pair_id": f"t/{i}",
+            "article_id": "t",
+            "part": "train",
+            "statement_tokens": train_st,
+            "proof_tokens": train_pf,
+        }
+        for i in range(6)
+    ]
     # a frequent word seen only outside train must not enter the vocabulary
-    rows += [{"pair_id": f"d/{i}", "article_id": "d", "part": part,
-              "statement_tokens": ["zebra"] * 20, "proof_tokens": ["zebra"] * 20}
-             for i, part in enumerate(["dev", "test", "dev"])]
+    rows += [
+        {
+            "pair_id": f"d/{i}",
+            "article_id": "d",
+            "part": part,
+            "statement_tokens": ["zebra"] * 20,
+            "proof_tokens": ["zebra"] * 20,
+        }
+        for i, part in enumerate(["dev", "test", "dev"])
+    ]
     return pd.DataFrame(rows)
 
 
@@ -33,9 +48,20 @@ def test_files_and_transformers_loading(tok_dir):
     from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
     assert (tok_dir / "tokenizer.json").exists() and (tok_dir / "tokenizer_config.json").exists()
-    for tok in (PreTrainedTokenizerFast.from_pretrained(str(tok_dir)), AutoTokenizer.from_pretrained(str(tok_dir))):
+    for tok in (
+        PreTrainedTokenizerFast.from_pretrained(str(tok_dir)),
+        AutoTokenizer.from_pretrained(str(tok_dir)),
+    ):
         enc = tok("Let $A be a set")
-        assert tok.convert_ids_to_tokens(enc["input_ids"]) == ["[CLS]", "Let", "$A", "be", "a", "set", "[SEP]"]
+        assert tok.convert_ids_to_tokens(enc["input_ids"]) == [
+            "[CLS]",
+            "Let",
+            "$A",
+            "be",
+            "a",
+            "set",
+            "[SEP]",
+        ]
         assert tok.pad_token == "[PAD]" and tok.mask_token == "[MASK]" and tok.unk_token == "[UNK]"
 
 
@@ -72,8 +98,18 @@ def _words_frame(n: int = 300) -> pd.DataFrame:
     rng = random.Random(0)
     stems = [f"w{i}" for i in range(400)] + ["$x", "$α", "$y~bold", "\\sum"]
     words = lambda: [rng.choice(stems) + rng.choice(["", "ab", "cd", "ef", "ß"]) for _ in range(30)]  # noqa: E731
-    return pd.DataFrame([{"pair_id": f"a/{i}", "article_id": "a", "part": "train",
-                          "statement_tokens": words(), "proof_tokens": words()} for i in range(n)])
+    return pd.DataFrame(
+        [
+            {
+                "pair_id": f"a/{i}",
+                "article_id": "a",
+                "part": "train",
+                "statement_tokens": words(),
+                "proof_tokens": words(),
+            }
+            for i in range(n)
+        ]
+    )
 
 
 def test_same_data_same_tokenizer_in_separate_processes(tmp_path):
@@ -84,11 +120,18 @@ def test_same_data_same_tokenizer_in_separate_processes(tmp_path):
     import sys
 
     write_parquet(_words_frame(), tmp_path / "data.parquet")
-    code = ("import sys; from proofmatch.models.tokenizer import train_tokenizer; "
-            "train_tokenizer(sys.argv[1], sys.argv[2], vocab_size=500, min_frequency=2)")
+    code = (
+        "import sys; from proofmatch.models.tokenizer import train_tokenizer; "
+        "train_tokenizer(sys.argv[1], sys.argv[2], vocab_size=500, min_frequency=2)"
+    )
     for name in ("a", "b"):
-        subprocess.run([sys.executable, "-c", code, str(tmp_path / "data.parquet"), str(tmp_path / name)], check=True)
-    assert (tmp_path / "a/tokenizer.json").read_bytes() == (tmp_path / "b/tokenizer.json").read_bytes()
+        subprocess.run(
+            [sys.executable, "-c", code, str(tmp_path / "data.parquet"), str(tmp_path / name)],
+            check=True,
+        )
+    assert (tmp_path / "a/tokenizer.json").read_bytes() == (
+        tmp_path / "b/tokenizer.json"
+    ).read_bytes()
 
 
 def test_pieces_are_wordpiece_pieces(tmp_path):
@@ -99,19 +142,36 @@ def test_pieces_are_wordpiece_pieces(tmp_path):
 
     from proofmatch.models.tokenizer import SPECIAL_TOKENS, _texts, build_tokenizer
 
-    df = pd.DataFrame([{"pair_id": "p/0", "article_id": "p", "part": "train",
-                        "statement_tokens": ["lemma"] * 9 + ["lemmas"] * 5 + ["$x"] * 7,
-                        "proof_tokens": ["proof"] * 8 + ["proofs"] * 3 + ["$y"] * 2}])
+    df = pd.DataFrame(
+        [
+            {
+                "pair_id": "p/0",
+                "article_id": "p",
+                "part": "train",
+                "statement_tokens": ["lemma"] * 9 + ["lemmas"] * 5 + ["$x"] * 7,
+                "proof_tokens": ["proof"] * 8 + ["proofs"] * 3 + ["$y"] * 2,
+            }
+        ]
+    )
     ours = build_tokenizer(lambda: _texts(df), vocab_size=200, min_frequency=2)
     ref = Tokenizer(models.WordPiece(unk_token="[UNK]"))
     ref.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    ref.train_from_iterator(_texts(df), trainers.WordPieceTrainer(
-        vocab_size=200, min_frequency=2, special_tokens=SPECIAL_TOKENS, show_progress=False))
+    ref.train_from_iterator(
+        _texts(df),
+        trainers.WordPieceTrainer(
+            vocab_size=200, min_frequency=2, special_tokens=SPECIAL_TOKENS, show_progress=False
+        ),
+    )
+
     def short(vocab):
         return {p for p in vocab if len(p.removeprefix("##")) == 1}
 
-    assert short(ours.get_vocab()) == short(ref.get_vocab()) and len(ours.get_vocab()) == len(ref.get_vocab())
-    assert {"lemma", "lemmas", "proof", "proofs", "$x"} <= set(ours.get_vocab()) & set(ref.get_vocab())
+    assert short(ours.get_vocab()) == short(ref.get_vocab()) and len(ours.get_vocab()) == len(
+        ref.get_vocab()
+    )
+    assert {"lemma", "lemmas", "proof", "proofs", "$x"} <= set(ours.get_vocab()) & set(
+        ref.get_vocab()
+    )
     assert ours.get_vocab()["[PAD]"] == 0 and "##s" in ours.get_vocab() and "s" in ours.get_vocab()
     assert ours.encode("lemmas proofs $x").tokens == ["[CLS]", "lemmas", "proofs", "$x", "[SEP]"]
     assert ours.encode("proofx").tokens == ["[CLS]", "proof", "##x", "[SEP]"]

@@ -16,13 +16,29 @@ import torch
 from proofmatch import cli
 
 from proofmatch.models import runtime
-from proofmatch.models.params import UNREAD, PretrainParams, TrainParams, run_params, start_checkpoint, typed_params
+from proofmatch.models.params import (
+    UNREAD,
+    PretrainParams,
+    TrainParams,
+    run_params,
+    start_checkpoint,
+    typed_params,
+)
 from proofmatch.config import run_matching
 from proofmatch.models.sampling import epoch_batches, sample_negatives
 from proofmatch.models.encoders import NPTConfig, NPTEncoder, WordVocab, pad_batch
 from proofmatch.evaluation.evaluate import evaluate_run
-from proofmatch.models.matcher import (Matcher, MatcherConfig, NotConfigured, global_loss, load_matcher, local_loss,
-                              max_assignment, npt_vocab, triplet_loss)
+from proofmatch.models.matcher import (
+    Matcher,
+    MatcherConfig,
+    NotConfigured,
+    global_loss,
+    load_matcher,
+    local_loss,
+    max_assignment,
+    npt_vocab,
+    triplet_loss,
+)
 from proofmatch.artifacts import write_parquet
 from proofmatch.models import optim as optim_mod
 from proofmatch.models import train as train_mod
@@ -36,9 +52,22 @@ CONFIG = Path(__file__).resolve().parents[1] / "config"  # independent of the wo
 
 # what these tests change of the schema's NPT settings (asgd, unscaled scores and dropout 0.1:
 # the settings they were written with)
-NPT = dict(epochs=30, batch_size=30, learning_rate=0.01, lr_decay=0.99, eval_every=5, max_length=64,
-           d_model=64, n_layers=2, n_heads=4, d_k=16, optimizer="asgd", scale_scores=False, dropout=0.1,
-           attention_dropout=0.1)
+NPT = dict(
+    epochs=30,
+    batch_size=30,
+    learning_rate=0.01,
+    lr_decay=0.99,
+    eval_every=5,
+    max_length=64,
+    d_model=64,
+    n_layers=2,
+    n_heads=4,
+    d_k=16,
+    optimizer="asgd",
+    scale_scores=False,
+    dropout=0.1,
+    attention_dropout=0.1,
+)
 
 
 def npt(**changes) -> TrainParams:
@@ -58,7 +87,12 @@ def toy(tmp_path_factory):
 
 def _matcher(scorer: str, seed: int = 0, score_scale: float = 1.0) -> Matcher:
     torch.manual_seed(seed)
-    seqs = [["Let", "$a", "be", "a", "set"], ["$A"], ["Proof", "$a", "is", "$b"], ["set", "$A", "$b"]]
+    seqs = [
+        ["Let", "$a", "be", "a", "set"],
+        ["$A"],
+        ["Proof", "$a", "is", "$b"],
+        ["set", "$A", "$b"],
+    ]
     vocab = WordVocab.build(seqs, min_count=1)
     npt = NPTConfig(vocab_size=len(vocab), d_model=8, n_layers=1, n_heads=2, d_k=4, max_length=16)
     config = MatcherConfig("npt", scorer, "both", 16, npt=npt.to_dict(), score_scale=score_scale)
@@ -83,7 +117,9 @@ def test_bilinear_score_matrix_equals_per_pair_form():
     torch.testing.assert_close(M, ref.view(3, 4))
 
 
-@pytest.mark.parametrize("scorer, scale", [("bilinear", 1.0), ("bilinear", 0.125), ("distance", 1.0)])
+@pytest.mark.parametrize(
+    "scorer, scale", [("bilinear", 1.0), ("bilinear", 0.125), ("distance", 1.0)]
+)
 def test_factors_reproduce_scores(scorer, scale):
     m = _matcher(scorer, score_scale=scale)
     st = [["Let", "$a", "be"], ["$A", "set"], []]
@@ -95,7 +131,9 @@ def test_factors_reproduce_scores(scorer, scale):
         ref = m.score_matrix(m.embed(st), m.embed(pf)).numpy()
     np.testing.assert_allclose(M, ref, rtol=1e-4, atol=1e-4)
     if scorer == "distance":
-        np.testing.assert_allclose(M, -torch.cdist(m.embed(st), m.embed(pf)).numpy() ** 2, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(
+            M, -(torch.cdist(m.embed(st), m.embed(pf)).numpy() ** 2), rtol=1e-4, atol=1e-4
+        )
     # aligned pairs and broadcasting of a single proof
     np.testing.assert_allclose(m.score_pairs(st, pf[:3]), np.diag(M[:, :3]), rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(m.score_pairs(st, pf[1:2]), M[:, 1], rtol=1e-4, atol=1e-4)
@@ -130,7 +168,9 @@ def test_one_autocast_policy_for_training_and_evaluation(monkeypatch):
     m.embed([["$a"], ["set"]])
     ids = m.codec.ids([["$a"], ["set"], ["$b"], ["is"]], 16)
     tables = [TokenTable.build(part, 0, torch.device("cpu")) for part in (ids[:2], ids[2:])]
-    train_mod.batch_loss(m, runtime.Runtime(torch.device("cpu")), "local", np.array([0, 1]), *tables)
+    train_mod.batch_loss(
+        m, runtime.Runtime(torch.device("cpu")), "local", np.array([0, 1]), *tables
+    )
     assert seen == ["cpu", "cpu"]
     with real(torch.device("cpu")):
         assert not torch.is_autocast_enabled("cpu")  # CPU runs stay float32 and deterministic
@@ -207,8 +247,10 @@ def test_global_loss_matches_brute_force_structured_hinge():
     rng = np.random.default_rng(0)
     for _ in range(5):
         M = torch.tensor(rng.normal(size=(5, 5)))
-        best = max(sum(float(M[i, p[i]]) + (p[i] != i) for i in range(5))
-                   for p in itertools.permutations(range(5)))
+        best = max(
+            sum(float(M[i, p[i]]) + (p[i] != i) for i in range(5))
+            for p in itertools.permutations(range(5))
+        )
         loss, _ = global_loss(M)
         assert loss.item() == pytest.approx(max(0.0, best - float(M.trace())) / 5)
 
@@ -267,7 +309,9 @@ def test_train_params_are_typed_and_refuse_unknown_missing_and_null_keys():
     with pytest.raises(ValueError, match=r"unknown TrainParams keys \['lerning_rate'\]"):
         typed_params(TrainParams, dict(flat, lerning_rate=0.1))
     with pytest.raises(ValueError, match=r"missing TrainParams keys \['min_count', 'optimizer'\]"):
-        typed_params(TrainParams, {k: v for k, v in flat.items() if k not in ("optimizer", "min_count")})
+        typed_params(
+            TrainParams, {k: v for k, v in flat.items() if k not in ("optimizer", "min_count")}
+        )
     with pytest.raises(ValueError, match=r"TrainParams keys \['scale_scores'\] cannot be None"):
         typed_params(TrainParams, dict(flat, scale_scores=None))
     matching = train_matching()
@@ -288,10 +332,28 @@ def train_matching() -> dict:
 # typed here rather than read from the code: a run's fingerprint must stay what it was.
 RECORDED_UNREAD = {
     "npt": {"pooling": "cls", "margin": 1.0, "hard_fraction": 0.0},
-    "scratchbert": {"d_model": None, "n_layers": None, "n_heads": None, "d_k": None, "min_count": 2,
-                    "dropout": 0.1, "attention_dropout": 0.1, "positions": True, "margin": 1.0, "hard_fraction": 0.0},
-    "specter": {"d_model": None, "n_layers": None, "n_heads": None, "d_k": None, "min_count": 2,
-                "dropout": 0.1, "attention_dropout": 0.1, "positions": True},
+    "scratchbert": {
+        "d_model": None,
+        "n_layers": None,
+        "n_heads": None,
+        "d_k": None,
+        "min_count": 2,
+        "dropout": 0.1,
+        "attention_dropout": 0.1,
+        "positions": True,
+        "margin": 1.0,
+        "hard_fraction": 0.0,
+    },
+    "specter": {
+        "d_model": None,
+        "n_layers": None,
+        "n_heads": None,
+        "d_k": None,
+        "min_count": 2,
+        "dropout": 0.1,
+        "attention_dropout": 0.1,
+        "positions": True,
+    },
 }
 
 
@@ -308,12 +370,16 @@ def test_train_params_come_from_the_config_and_fingerprints_stay(encoder):
     block = matching["npt" if encoder == "npt" else "bert"]
     read = {**block, **(matching["specter"] if encoder == "specter" else {})}
     assert {k: flat[k] for k in read} == read
-    assert flat["max_length"] == (block["max_length"] if encoder == "npt" else matching["max_length"])
+    assert flat["max_length"] == (
+        block["max_length"] if encoder == "npt" else matching["max_length"]
+    )
     assert {k: flat[k] for k in RECORDED_UNREAD[encoder]} == RECORDED_UNREAD[encoder]
     assert set(read) | set(RECORDED_UNREAD[encoder]) | {"max_length"} == set(flat)
     recorded = fingerprint(p, 0, ["a/1"])["params"]
     assert typed_params(TrainParams, recorded) == p  # a fingerprint's params load back
-    assert p == TrainParams.from_config(run_matching(matching, encoder), encoder)  # the workflow's part
+    assert p == TrainParams.from_config(
+        run_matching(matching, encoder), encoder
+    )  # the workflow's part
     assert set(UNREAD) >= set(RECORDED_UNREAD[encoder])
 
 
@@ -354,17 +420,29 @@ def test_a_non_finite_loss_fails_its_epoch_before_the_checkpoint(toy, tmp_path, 
         calls.append(1)
         return (loss * float("nan") if len(calls) == n_batches + 2 else loss), acc
 
-    n_batches = len(epoch_batches(int((pd.read_parquet(toy)["part"] == "train").sum()), NPT["batch_size"], 0, 0))
+    n_batches = len(
+        epoch_batches(int((pd.read_parquet(toy)["part"] == "train").sum()), NPT["batch_size"], 0, 0)
+    )
     monkeypatch.setattr(train_mod, "batch_loss", failing)
-    with pytest.raises(FloatingPointError, match="local loss is nan at epoch 2, step 2; lower learning_rate"):
+    with pytest.raises(
+        FloatingPointError, match="local loss is nan at epoch 2, step 2; lower learning_rate"
+    ):
         train_run(toy, tmp_path / "r", "npt", "local", "both", npt(epochs=3), seed=0)
     assert torch.load(tmp_path / "r" / "checkpoint" / "state.pt", weights_only=False)["epoch"] == 1
-    assert train_mod.step_losses([torch.tensor(1.5), torch.tensor(0.5)], ["local", "global"], 0).tolist() == [1.5, 0.5]
+    assert train_mod.step_losses(
+        [torch.tensor(1.5), torch.tensor(0.5)], ["local", "global"], 0
+    ).tolist() == [1.5, 0.5]
 
 
-@pytest.mark.parametrize("optimizer, lr, scaled, positions", [
-    ("asgd", 0.01, False, True), ("adamw", 0.002, False, True), ("adamw", 0.002, True, True),
-    ("adamw", 0.002, False, False)])
+@pytest.mark.parametrize(
+    "optimizer, lr, scaled, positions",
+    [
+        ("asgd", 0.01, False, True),
+        ("adamw", 0.002, False, True),
+        ("adamw", 0.002, True, True),
+        ("adamw", 0.002, False, False),
+    ],
+)
 def test_npt_local_learns_and_writes_outputs(optimizer, lr, scaled, positions, toy, tmp_path):
     out = tmp_path / "npt"
     params = npt(optimizer=optimizer, learning_rate=lr, scale_scores=scaled, positions=positions)
@@ -377,14 +455,28 @@ def test_npt_local_learns_and_writes_outputs(optimizer, lr, scaled, positions, t
     assert json.loads((out / "metrics.json").read_text()) == res
     assert (out / "curve.png").stat().st_size > 1000
     assert not (out / "checkpoint").exists(), "a finished run leaves no resume state"
-    assert sorted(p.name for p in out.iterdir()) == ["curve.png", "metrics.csv", "metrics.json", "model", "model.sha256"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "curve.png",
+        "metrics.csv",
+        "metrics.json",
+        "model",
+        "model.sha256",
+    ]
     # model/ holds the best epoch and reproduces its dev metrics
     m = load_matcher(out, device="cpu")
     assert m.config.score_scale == (1.0 / NPT["d_model"] if scaled else 1.0)
     assert m.encoder.config.positions is positions
     # the dev MRR is the evaluation stage's own local decoding of the saved model, to the bit
-    dev = evaluate_run(out, toy, "dev", tmp_path / "dev.parquet", tmp_path / "dev.json", topk=5, exact_max_n=2000,
-                       seed=0)
+    dev = evaluate_run(
+        out,
+        toy,
+        "dev",
+        tmp_path / "dev.parquet",
+        tmp_path / "dev.json",
+        topk=5,
+        exact_max_n=2000,
+        seed=0,
+    )
     assert (dev["mrr"], dev["acc"]) == (res["dev_mrr"], res["dev_acc"])
     assert hist.loc[hist["best"], "epoch"].iloc[-1] == res["best_epoch"]
 
@@ -405,9 +497,13 @@ def test_hybrid_gives_every_batch_a_local_and_a_global_step(toy, tmp_path, monke
     local_calls, calls[:] = list(calls), []
     train_run(toy, tmp_path / "hyb", "npt", "hybrid", "math", params, seed=0)
     assert [c for c in calls if c[0] == "local"] == local_calls
-    assert calls[0::2] == local_calls and [k for k, _ in calls[1::2]] == ["global"] * len(local_calls)
+    assert calls[0::2] == local_calls and [k for k, _ in calls[1::2]] == ["global"] * len(
+        local_calls
+    )
     assert [b for _, b in calls[1::2]] == [b for _, b in local_calls]
-    n_batches = len(epoch_batches(int((pd.read_parquet(toy)["part"] == "train").sum()), NPT["batch_size"], 0, 0))
+    n_batches = len(
+        epoch_batches(int((pd.read_parquet(toy)["part"] == "train").sum()), NPT["batch_size"], 0, 0)
+    )
     assert len(local_calls) == 2 * n_batches
     hist = pd.read_csv(tmp_path / "hyb" / "metrics.csv")
     assert hist["local_loss"].notna().all() and hist["global_loss"].notna().all()
@@ -423,9 +519,18 @@ def test_lr_decay_starts_late_and_dev_is_checked_every_eval_every_epochs(toy, tm
     lr = NPT["learning_rate"]
     assert hist["lr"].tolist() == pytest.approx([lr, lr, lr, lr / 2, lr / 4])
     assert hist.loc[hist["dev_mrr"].notna(), "epoch"].tolist() == [2, 4, 5]
-    train_run(toy, tmp_path / "now", "npt", "local", "both", dataclasses.replace(params, lr_decay_start=0), seed=0)
+    train_run(
+        toy,
+        tmp_path / "now",
+        "npt",
+        "local",
+        "both",
+        dataclasses.replace(params, lr_decay_start=0),
+        seed=0,
+    )
     assert pd.read_csv(tmp_path / "now" / "metrics.csv")["lr"].tolist() == pytest.approx(
-        [lr, lr / 2, lr / 4, lr / 8, lr / 16])
+        [lr, lr / 2, lr / 4, lr / 8, lr / 16]
+    )
 
 
 def _fully_replaced(df: pd.DataFrame) -> pd.DataFrame:
@@ -439,16 +544,23 @@ def test_text_view_vocabulary_and_model_do_not_depend_on_replacement(toy, tmp_pa
     cons = pd.read_parquet(toy)
     full = _fully_replaced(cons)
     train = cons.query("part == 'train'")
-    assert npt_vocab(train, "text", 2).itos == npt_vocab(full.query("part == 'train'"), "text", 2).itos
-    assert npt_vocab(train, "both", 2).itos != npt_vocab(full.query("part == 'train'"), "both", 2).itos
+    assert (
+        npt_vocab(train, "text", 2).itos == npt_vocab(full.query("part == 'train'"), "text", 2).itos
+    )
+    assert (
+        npt_vocab(train, "both", 2).itos != npt_vocab(full.query("part == 'train'"), "both", 2).itos
+    )
     assert not any(t.startswith("$") for t in npt_vocab(train, "text", 1).itos)
     write_parquet(full, tmp_path / "full.parquet")
     params = npt(epochs=1, d_model=16, d_k=8)
     a = train_run(toy, tmp_path / "cons", "npt", "local", "text", params, seed=0)
-    b = train_run(tmp_path / "full.parquet", tmp_path / "full", "npt", "local", "text", params, seed=0)
+    b = train_run(
+        tmp_path / "full.parquet", tmp_path / "full", "npt", "local", "text", params, seed=0
+    )
     assert a == b
-    assert ((tmp_path / "cons" / "model" / "model.safetensors").read_bytes()
-            == (tmp_path / "full" / "model" / "model.safetensors").read_bytes())
+    assert (tmp_path / "cons" / "model" / "model.safetensors").read_bytes() == (
+        tmp_path / "full" / "model" / "model.safetensors"
+    ).read_bytes()
 
 
 def test_argument_checks(toy, tmp_path):
@@ -462,6 +574,7 @@ def test_argument_checks(toy, tmp_path):
 
 def _unfinished(monkeypatch, *args, **kwargs) -> None:
     """``train_run(*args, **kwargs)`` failing after its last epoch: its resume state stays."""
+
     def fail(*a, **k):
         raise RuntimeError("killed before finishing")
 
@@ -482,7 +595,9 @@ def test_a_finished_run_trains_again_from_epoch_1(toy, tmp_path, caplog, monkeyp
     caplog.clear()  # the unfinished run's own records (captured when an earlier test left INFO on)
     with caplog.at_level(logging.INFO, logger="proofmatch.models.train"):
         first = train_run(toy, run, "npt", "local", "both", params, seed=0)
-    assert f"train: resuming {run} after epoch 2" in caplog.text and "epoch 1: loss" not in caplog.text
+    assert (
+        f"train: resuming {run} after epoch 2" in caplog.text and "epoch 1: loss" not in caplog.text
+    )
     assert not (run / "checkpoint").exists() and (run / "model" / "config.json").exists()
     assert len(pd.read_csv(run / "metrics.csv")) == 2
     caplog.clear()
@@ -505,8 +620,10 @@ def test_changed_params_start_afresh_instead_of_resuming(toy, tmp_path, caplog, 
     assert "(changed: params.learning_rate); starting afresh" in caplog.text
     fresh = train_run(toy, tmp_path / "f", "npt", "local", "both", changed, seed=0)
     assert rerun == fresh
-    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "r" / "metrics.csv").drop(columns="train_seconds"),
-                                  pd.read_csv(tmp_path / "f" / "metrics.csv").drop(columns="train_seconds"))
+    pd.testing.assert_frame_equal(
+        pd.read_csv(tmp_path / "r" / "metrics.csv").drop(columns="train_seconds"),
+        pd.read_csv(tmp_path / "f" / "metrics.csv").drop(columns="train_seconds"),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -520,19 +637,49 @@ def tiny_scratchbert(toy, tmp_path_factory):
     train_tokenizer(toy, d, vocab_size=150, min_frequency=2)
     tok = load_tokenizer(d)
     torch.manual_seed(0)
-    cfg = bert_config(PretrainParams(hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                                     intermediate_size=64, max_length=64, epochs=1, batch_size=1,
-                                     learning_rate=1e-3, eval_every_steps=1), tok)
+    cfg = bert_config(
+        PretrainParams(
+            hidden_size=32,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            intermediate_size=64,
+            max_length=64,
+            epochs=1,
+            batch_size=1,
+            learning_rate=1e-3,
+            eval_every_steps=1,
+        ),
+        tok,
+    )
     BertForMaskedLM(cfg).save_pretrained(str(d))
     return d
 
 
 @pytest.mark.parametrize("encoder,mode", [("scratchbert", "hybrid"), ("specter", "triplet")])
 def test_bert_runs_save_loadable_models(encoder, mode, toy, tiny_scratchbert, tmp_path):
-    params = train_params(encoder, epochs=2, batch_size=16, learning_rate=0.002, lr_decay=0.99, eval_every=1,
-                          max_length=64, margin=1.0, hard_fraction=0.5, optimizer="asgd", pooling="cls")
-    res = train_run(toy, tmp_path / encoder, encoder, mode, "both", params, seed=0,
-                    pretrained_dir=tiny_scratchbert)
+    params = train_params(
+        encoder,
+        epochs=2,
+        batch_size=16,
+        learning_rate=0.002,
+        lr_decay=0.99,
+        eval_every=1,
+        max_length=64,
+        margin=1.0,
+        hard_fraction=0.5,
+        optimizer="asgd",
+        pooling="cls",
+    )
+    res = train_run(
+        toy,
+        tmp_path / encoder,
+        encoder,
+        mode,
+        "both",
+        params,
+        seed=0,
+        pretrained_dir=tiny_scratchbert,
+    )
     m = load_matcher(tmp_path / encoder, device="cpu")
     assert m.config.scorer == ("distance" if mode == "triplet" else "bilinear")
     assert not m.config.plain_math  # the ScratchBERT vocabulary has typed math tokens
@@ -550,12 +697,17 @@ def test_specter_pools_by_its_own_config_key(pooling, toy, tiny_scratchbert):
     from proofmatch.models.matcher import build_matcher
 
     other = "cls" if pooling == "mean" else "mean"
-    matching = validate_config({"matching": {"bert": {"pooling": other},
-                                             "specter": {"pooling": pooling}}})["matching"]
+    matching = validate_config(
+        {"matching": {"bert": {"pooling": other}, "specter": {"pooling": pooling}}}
+    )["matching"]
     p = TrainParams.from_config(matching, "specter")
-    assert p.pooling == pooling and TrainParams.from_config(matching, "scratchbert").pooling == other
+    assert (
+        p.pooling == pooling and TrainParams.from_config(matching, "scratchbert").pooling == other
+    )
     train = pd.read_parquet(toy).query("part == 'train'")
-    m = build_matcher("specter", "triplet", "both", p, train, pretrained_dir=tiny_scratchbert).eval()
+    m = build_matcher(
+        "specter", "triplet", "both", p, train, pretrained_dir=tiny_scratchbert
+    ).eval()
     assert m.config.pooling == m.encoder.pooling == pooling
     ids, mask = m.tensors(list(train["statement_tokens"][:4]))
     with torch.no_grad():
@@ -564,15 +716,47 @@ def test_specter_pools_by_its_own_config_key(pooling, toy, tiny_scratchbert):
     keep = mask[:, :, None].float()
     want = hidden[:, 0] if pooling == "cls" else (hidden * keep).sum(1) / keep.sum(1)
     torch.testing.assert_close(got, want)
-    assert validate_config({})["matching"]["specter"]["pooling"] == "mean"  # the demo's (config.yaml)
+    assert (
+        validate_config({})["matching"]["specter"]["pooling"] == "mean"
+    )  # the demo's (config.yaml)
 
 
 def test_cli_train_with_project_config(toy, tmp_path):
-    rc = cli.main(["train", str(toy), "--out", str(tmp_path / "cli"), "--encoder", "npt", "--mode", "local",
-                   "--view", "text", "--config", str(CONFIG / "config.yaml"), "--epochs", "1"])
+    rc = cli.main(
+        [
+            "train",
+            str(toy),
+            "--out",
+            str(tmp_path / "cli"),
+            "--encoder",
+            "npt",
+            "--mode",
+            "local",
+            "--view",
+            "text",
+            "--config",
+            str(CONFIG / "config.yaml"),
+            "--epochs",
+            "1",
+        ]
+    )
     assert rc == 0 and (tmp_path / "cli" / "model" / "config.json").exists()
-    rc = cli.main(["train", str(toy), "--out", str(tmp_path / "mb"), "--encoder", "mathbert", "--mode", "local",
-                   "--view", "both", "--config", str(CONFIG / "config.yaml")])
+    rc = cli.main(
+        [
+            "train",
+            str(toy),
+            "--out",
+            str(tmp_path / "mb"),
+            "--encoder",
+            "mathbert",
+            "--mode",
+            "local",
+            "--view",
+            "both",
+            "--config",
+            str(CONFIG / "config.yaml"),
+        ]
+    )
     assert rc == 3  # matching.mathbert is null in the demo config: reported as not run
 
 
@@ -581,12 +765,28 @@ def test_train_run_takes_params_built_from_the_config_matching_block(toy, tmp_pa
 
     matching = load_config(CONFIG / "config.yaml")["matching"]
     matching["npt"] = dict(matching["npt"], epochs=1, d_model=16, d_k=8)
-    res = train_run(toy, tmp_path / "blk", "npt", "local", "both", TrainParams.from_config(matching, "npt"), seed=0)
+    res = train_run(
+        toy,
+        tmp_path / "blk",
+        "npt",
+        "local",
+        "both",
+        TrainParams.from_config(matching, "npt"),
+        seed=0,
+    )
     assert res["epochs"] == 1 and load_matcher(tmp_path / "blk").config.npt["d_model"] == 16
     assert start_checkpoint(matching, "mathbert", None) is None  # matching.mathbert is null ...
     with pytest.raises(NotConfigured):  # ... so MathBERT is not run
-        train_run(toy, tmp_path / "mb", "mathbert", "local", "both", TrainParams.from_config(matching, "mathbert"),
-                  seed=0, pretrained_dir=start_checkpoint(matching, "mathbert", None))
+        train_run(
+            toy,
+            tmp_path / "mb",
+            "mathbert",
+            "local",
+            "both",
+            TrainParams.from_config(matching, "mathbert"),
+            seed=0,
+            pretrained_dir=start_checkpoint(matching, "mathbert", None),
+        )
     given = {**matching, "mathbert": "some/mathbert"}
     assert start_checkpoint(given, "mathbert", None) == "some/mathbert"
     scratchbert = "results/models/scratchbert/mixed"
@@ -595,8 +795,12 @@ def test_train_run_takes_params_built_from_the_config_matching_block(toy, tmp_pa
 
 
 def test_run_params_flattens_config_blocks():
-    matching = {"max_length": 128, "npt": {"d_model": 3, "max_length": 200, "eval_every": 20},
-                "bert": {"batch_size": 16, "eval_every": 5}, "specter": {"margin": 1.0, "hard_fraction": 0.3}}
+    matching = {
+        "max_length": 128,
+        "npt": {"d_model": 3, "max_length": 200, "eval_every": 20},
+        "bert": {"batch_size": 16, "eval_every": 5},
+        "specter": {"margin": 1.0, "hard_fraction": 0.3},
+    }
     assert run_params(matching, "npt")["max_length"] == 200
     assert run_params(matching, "npt")["eval_every"] == 20  # §8: NPT every 20 epochs, BERT every 5
     p = run_params(matching, "specter")
@@ -615,12 +819,19 @@ def test_paper_config_schedules():
 
 def test_run_params_from_the_workflows_reduced_block():
     """The workflow passes only the encoder's part of `matching`; it flattens like the whole block."""
-    whole = {"max_length": 64, "mathbert": None,
-             "npt": {"epochs": 3, "d_model": 16, "eval_every": 2}, "bert": {"epochs": 5, "eval_every": 1},
-             "specter": {"margin": 1.0, "hard_fraction": 0.3}}
+    whole = {
+        "max_length": 64,
+        "mathbert": None,
+        "npt": {"epochs": 3, "d_model": 16, "eval_every": 2},
+        "bert": {"epochs": 5, "eval_every": 1},
+        "specter": {"margin": 1.0, "hard_fraction": 0.3},
+    }
     reduced = {"max_length": 64, "npt": {"epochs": 3, "d_model": 16, "eval_every": 2}}
-    assert run_params(reduced, "npt") == run_params(whole, "npt") == {
-        "eval_every": 2, "max_length": 64, "epochs": 3, "d_model": 16}
+    assert (
+        run_params(reduced, "npt")
+        == run_params(whole, "npt")
+        == {"eval_every": 2, "max_length": 64, "epochs": 3, "d_model": 16}
+    )
     assert run_matching(whole, "npt") == reduced  # what the workflow passes as a job's params
     assert set(run_matching(whole, "specter")) == {"max_length", "bert", "specter"}
     assert run_matching(whole, "mathbert")["mathbert"] is None

@@ -41,11 +41,15 @@ def test_no_long_modules_or_functions():
     assert long_units() == []
 
 
-@pytest.mark.parametrize("body, expected", [
-    ("def f():\n" + "    x = 1\n" * 76, ["pkg/m.py:f (77 lines)"]),
-    ('def f():\n    """REASON: a table."""\n' + "    x = 1\n" * 76, []),
-    ("x = 1\n" * 501, ["pkg/m.py (501 lines)"]),
-], ids=["long function", "long function with a reason", "long module"])
+@pytest.mark.parametrize(
+    "body, expected",
+    [
+        ("def f():\n" + "    x = 1\n" * 76, ["pkg/m.py:f (77 lines)"]),
+        ('def f():\n    """REASON: a table."""\n' + "    x = 1\n" * 76, []),
+        ("x = 1\n" * 501, ["pkg/m.py (501 lines)"]),
+    ],
+    ids=["long function", "long function with a reason", "long module"],
+)
 def test_the_scan_finds_what_it_should(tmp_path, body, expected):
     pkg = tmp_path / "pkg"
     pkg.mkdir()

@@ -39,7 +39,9 @@ def hostile(search_demo, tmp_path_factory):
     part = pd.read_parquet(search_demo["data"])
     row = part.index[part["pair_id"] == pid][0]
     part.loc[row, "part"] = "test"
-    part.at[row, "proof_tokens"] = part.at[row, "statement_tokens"]  # so that it ranks first for its statement
+    part.at[row, "proof_tokens"] = part.at[
+        row, "statement_tokens"
+    ]  # so that it ranks first for its statement
     part.to_parquet(d / "data.parquet")
     build_index(d / "ix", d / "data.parquet", method="bm25", pairs_parquet=pairs, parts=["test"])
     return SearchIndex(d / "ix"), pid
@@ -53,7 +55,11 @@ def test_api_returns_the_ranked_proofs(search_index):
     body = r.json()
     _, hits = search_index.search(pid, k=5, part="test")
     assert [x["pair_id"] for x in body["results"]] == [h.pair_id for h in hits]
-    assert body["query"]["kind"] == "id" and body["index"]["method"] == "model" and body["scorer"] == "model"
+    assert (
+        body["query"]["kind"] == "id"
+        and body["index"]["method"] == "model"
+        and body["scorer"] == "model"
+    )
     assert "learned_score" not in body["results"][0]
     page2 = client.get("/api/search", params={"q": pid, "k": 5, "page": 2}).json()
     assert [x["rank"] for x in page2["results"]] == [6, 7, 8, 9, 10]
@@ -64,10 +70,15 @@ def test_api_returns_the_ranked_proofs(search_index):
 
 def test_bad_queries_are_400_with_a_reason(search_index):
     client = TestClient(create_app(search_index, max_query_chars=100))
-    for params, message in [({"q": ""}, "empty query"), ({"q": "x" * 101}, "query too long: 101 characters (limit 100)"),
-                            ({"q": "let $x"}, "unbalanced"), ({"q": "x", "k": 500}, "k must be between"),
-                            ({"q": "x", "part": "nope"}, "unknown part"), ({"q": "x", "page": 0}, "pages start at 1"),
-                            ({"q": "x", "page": 101}, "results 1-1000")]:
+    for params, message in [
+        ({"q": ""}, "empty query"),
+        ({"q": "x" * 101}, "query too long: 101 characters (limit 100)"),
+        ({"q": "let $x"}, "unbalanced"),
+        ({"q": "x", "k": 500}, "k must be between"),
+        ({"q": "x", "part": "nope"}, "unknown part"),
+        ({"q": "x", "page": 0}, "pages start at 1"),
+        ({"q": "x", "page": 101}, "results 1-1000"),
+    ]:
         r = client.get("/api/search", params=params)
         assert r.status_code == 400 and message in r.json()["error"], (params, r.text)
     page = client.get("/", params={"q": "let $x"})
@@ -78,7 +89,9 @@ def test_degraded_and_unmatched_queries_carry_warnings(search_index):
     """An unknown TeX command and a query with no token in any proof are answered, with a warning
     in the JSON and beside the results on the page (issue 36)."""
     client = TestClient(create_app(search_index))
-    body = client.get("/api/search", params={"q": r"Let $\Frobnicate{x} \otimes_R M$ hold", "k": 3}).json()
+    body = client.get(
+        "/api/search", params={"q": r"Let $\Frobnicate{x} \otimes_R M$ hold", "k": 3}
+    ).json()
     assert len(body["results"]) == 3 and body["query"]["converters"] == ["texmath-tolerant"]
     assert "unknown TeX command \\Frobnicate, kept as a symbol" in body["query"]["warnings"][0]
     nothing = client.get("/api/search", params={"q": "qzxv wvkj", "k": 3}).json()
@@ -96,8 +109,14 @@ def test_rate_limit_per_client(search_index):
     assert r.json()["error"].startswith("too many requests") and int(r.headers["retry-after"]) >= 1
     assert client.get("/static/style.css").status_code == 200  # the style sheet is not counted
     lim = RateLimiter(60, 2)
-    assert lim.take("a", 0.0) == 0 and lim.take("a", 0.0) == 0 and lim.take("a", 0.0) == pytest.approx(1.0)
-    assert lim.take("a", 1.0) == 0 and lim.take("b", 1.0) == 0  # refilled one a second; clients apart
+    assert (
+        lim.take("a", 0.0) == 0
+        and lim.take("a", 0.0) == 0
+        and lim.take("a", 0.0) == pytest.approx(1.0)
+    )
+    assert (
+        lim.take("a", 1.0) == 0 and lim.take("b", 1.0) == 0
+    )  # refilled one a second; clients apart
     assert is_loopback("127.0.0.1") and is_loopback("::1") and not is_loopback("0.0.0.0")
 
 
@@ -109,31 +128,55 @@ def test_api_fusion_says_which_scorer_answered_and_explains(fusion_index):
     assert body["scorer"] == "fusion" and body["index"]["fusion_weight"] == 0.75
     _, hits = ix.search(text, k=4, part="test")
     for r, h in zip(body["results"], hits):
-        assert (r["pair_id"], r["rank"], r["score"], r["learned_score"], r["bm25_score"], r["learned_rank"],
-                r["bm25_rank"]) == (h.pair_id, h.rank, h.score, h.learned, h.bm25, h.learned_rank, h.bm25_rank)
+        assert (
+            r["pair_id"],
+            r["rank"],
+            r["score"],
+            r["learned_score"],
+            r["bm25_score"],
+            r["learned_rank"],
+            r["bm25_rank"],
+        ) == (h.pair_id, h.rank, h.score, h.learned, h.bm25, h.learned_rank, h.bm25_rank)
     pid = body["results"][2]["pair_id"]
     r = client.get("/api/explain", params={"q": text, "id": pid, "part": "test"})
     assert r.status_code == 200 and r.headers["content-security-policy"] == CSP
     e = r.json()
     assert e["pair_id"] == pid and e["scorer"] == "fusion" and e["method"] == "occlusion"
-    assert e["budget"]["perturbations"] == len(e["statement"]) + len(e["proof"]) == e["budget"]["tokens"]
+    assert (
+        e["budget"]["perturbations"]
+        == len(e["statement"]) + len(e["proof"])
+        == e["budget"]["tokens"]
+    )
     assert e["score"] == pytest.approx(body["results"][2]["score"], abs=1e-4)
     assert all(isinstance(t["weight"], float) for t in e["statement"] + e["proof"])
 
 
 def test_explain_errors_and_rate_limit(fusion_index):
     pid = str(fusion_index.table["pair_id"].iloc[0])
-    client = TestClient(create_app(fusion_index, max_explain_tokens=30, max_query_chars=100, explain_burst=20))
-    for params, message in [({"q": "", "id": pid}, "empty query"), ({"q": "Let $x$", "id": "no/such"}, "no proof with id"),
-                            ({"q": "Let $x$"}, "say which proof"), ({"q": "x" * 101, "id": pid}, "query too long"),
-                            ({"q": "Let $x$", "id": pid}, "the limit is 30"),
-                            ({"q": "Let $x$", "id": pid, "part": "nope"}, "unknown part")]:
+    client = TestClient(
+        create_app(fusion_index, max_explain_tokens=30, max_query_chars=100, explain_burst=20)
+    )
+    for params, message in [
+        ({"q": "", "id": pid}, "empty query"),
+        ({"q": "Let $x$", "id": "no/such"}, "no proof with id"),
+        ({"q": "Let $x$"}, "say which proof"),
+        ({"q": "x" * 101, "id": pid}, "query too long"),
+        ({"q": "Let $x$", "id": pid}, "the limit is 30"),
+        ({"q": "Let $x$", "id": pid, "part": "nope"}, "unknown part"),
+    ]:
         r = client.get("/api/explain", params=params)
         assert r.status_code == 400 and message in r.json()["error"], (params, r.text)
     page = client.get("/", params={"q": "Let $x$ be real", "explain": "no/such"})
-    assert page.status_code == 400 and 'id="explain-error"' in page.text and "no proof with id" in page.text
+    assert (
+        page.status_code == 400
+        and 'id="explain-error"' in page.text
+        and "no proof with id" in page.text
+    )
     limited = TestClient(create_app(fusion_index, rate_per_minute=6, burst=2))
-    codes = [limited.get("/api/explain", params={"q": "Let $x$", "id": pid}).status_code for _ in range(3)]
+    codes = [
+        limited.get("/api/explain", params={"q": "Let $x$", "id": pid}).status_code
+        for _ in range(3)
+    ]
     assert codes == [200, 200, 429]
 
 
@@ -150,8 +193,8 @@ def test_page_shows_the_halves_and_highlights_an_explanation(fusion_index):
     pid = hits[3].pair_id
     page = client.get("/", params={"q": text, "part": "test", "explain": pid})
     assert page.status_code == 200
-    item = page.text[page.text.index(f'data-pair-id="{pid}"'):]
-    item = item[:item.index("</li>")]
+    item = page.text[page.text.index(f'data-pair-id="{pid}"') :]
+    item = item[: item.index("</li>")]
     assert 'id="explanation"' in item and "Occlusion" in item
     e = explain(ix, text, pid, part="test")
     spans = re.findall(r'<span class="tok (\w+)(?: math)?" data-weight="([^"]+)"', item)
@@ -159,8 +202,12 @@ def test_page_shows_the_halves_and_highlights_an_explanation(fusion_index):
     top = max(abs(t["weight"]) for t in e["statement"] + e["proof"])
     for (cls, w), t in zip(spans, e["statement"] + e["proof"]):
         assert float(w) == pytest.approx(t["weight"], rel=1e-4, abs=1e-9)
-        want = "zero" if t["weight"] == 0 else ("pos" if t["weight"] > 0 else "neg") + str(
-            max(1, min(5, math.ceil(5 * abs(t["weight"]) / top - 1e-9))))
+        want = (
+            "zero"
+            if t["weight"] == 0
+            else ("pos" if t["weight"] > 0 else "neg")
+            + str(max(1, min(5, math.ceil(5 * abs(t["weight"]) / top - 1e-9))))
+        )
         assert cls == want
     assert "pos5" in [c for c, _ in spans] or "neg5" in [c for c, _ in spans]
     assert "<img" not in page.text and "&lt;img" in item
@@ -169,9 +216,19 @@ def test_page_shows_the_halves_and_highlights_an_explanation(fusion_index):
 def test_hostile_fragment_renders_inert(hostile):
     ix, pid = hostile
     html = TestClient(create_app(ix)).get("/", params={"q": pid}).text
-    proof = html[html.index(f'data-pair-id="{pid}"'):]
-    proof = proof[:proof.index("</li>")]
-    for bad in ("<script", "pwned", "onerror", "onclick", "javascript:", "<iframe", "<style", "<img", "href="):
+    proof = html[html.index(f'data-pair-id="{pid}"') :]
+    proof = proof[: proof.index("</li>")]
+    for bad in (
+        "<script",
+        "pwned",
+        "onerror",
+        "onclick",
+        "javascript:",
+        "<iframe",
+        "<style",
+        "<img",
+        "href=",
+    ):
         assert bad not in proof, bad
     assert "<math><mi>x</mi><mo>=</mo><mn>1</mn></math>" in proof
 
@@ -188,7 +245,9 @@ class Server:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
+        self.server = uvicorn.Server(
+            uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
+        )
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     def __enter__(self) -> str:
@@ -209,15 +268,24 @@ class Server:
 def browser():
     if not (CHROMIUM and CHROMEDRIVER):
         if REQUIRE_BROWSER:
-            pytest.fail("chromium and chromium-driver are required here (apt-get install chromium chromium-driver)")
+            pytest.fail(
+                "chromium and chromium-driver are required here (apt-get install chromium chromium-driver)"
+            )
         pytest.skip("Debian's chromium and chromium-driver are not installed")
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
     opts = webdriver.ChromeOptions()
     opts.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                "--window-size=1100,1500", "--no-first-run", "--disable-extensions"):
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--disable-gpu",
+        "--window-size=1100,1500",
+        "--no-first-run",
+        "--disable-extensions",
+    ):
         opts.add_argument(arg)
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=opts)
     driver.set_page_load_timeout(60)
@@ -287,7 +355,9 @@ def test_browser_runs_nothing_from_a_hostile_fragment(hostile, browser):
         assert item.find_elements(By.CSS_SELECTOR, "math mi")
         item.find_element(By.CSS_SELECTOR, ".proof math mi").click()  # no onclick left to fire
         assert browser.title != "pwned"
-        assert browser.execute_script("return document.body.offsetHeight") > 100  # <style> did not hide it
+        assert (
+            browser.execute_script("return document.body.offsetHeight") > 100
+        )  # <style> did not hide it
 
 
 def test_browser_explains_a_fusion_result(fusion_index, browser):
@@ -328,7 +398,9 @@ def test_browser_explains_a_fusion_result(fusion_index, browser):
         strongest = max(lit, key=lambda s: abs(float(s.get_attribute("data-weight"))))
         assert strongest.get_attribute("class").split()[1] in ("pos5", "neg5")
         colour = strongest.value_of_css_property("background-color")
-        assert colour not in ("rgba(0, 0, 0, 0)", "transparent"), colour  # the style sheet coloured it
+        assert colour not in ("rgba(0, 0, 0, 0)", "transparent"), (
+            colour
+        )  # the style sheet coloured it
         if SCREENSHOT:
             shot = Path(SCREENSHOT).with_name(Path(SCREENSHOT).stem + "-why.png")
             shot.parent.mkdir(parents=True, exist_ok=True)

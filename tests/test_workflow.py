@@ -46,18 +46,25 @@ def copy_workflow(dest: Path) -> Path:
     for name in ("Snakefile", "workflow", "config", "envs", "src"):
         src = REPO / name
         if src.is_dir():
-            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+            shutil.copytree(
+                src, dest / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info")
+            )
         else:
             shutil.copy2(src, dest / name)
     return dest
 
 
 def test_lint_and_format_clean():
-    lint = subprocess.run(SNAKEMAKE + ["--lint"], cwd=REPO, capture_output=True, text=True, timeout=300)
+    lint = subprocess.run(
+        SNAKEMAKE + ["--lint"], cwd=REPO, capture_output=True, text=True, timeout=300
+    )
     assert lint.returncode == 0, lint.stdout + lint.stderr
     fmt = subprocess.run(
         [sys.executable, "-m", "snakefmt", "--check", "Snakefile", "workflow"],
-        cwd=REPO, capture_output=True, text=True, timeout=300,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert fmt.returncode == 0, fmt.stdout + fmt.stderr
 
@@ -69,8 +76,16 @@ def test_the_not_slow_guard_tells_a_run_from_a_plan():
 
     assert runs_workflow(SNAKEMAKE + ["all", "-c2"] + SMOKE)
     assert runs_workflow(["timeout", "-s", "INT", "60", *SNAKEMAKE, "x", "--profile", "slurm"])
-    assert runs_workflow("snakemake -c1 probe.txt") and runs_workflow(["bash", "-c", "cd wd && snakemake -c1 all"])
-    for plan in (["all", "-n"], ["-np", "all"], ["--lint"], ["--dry-run", "all"], ["--report", "r.html"]):
+    assert runs_workflow("snakemake -c1 probe.txt") and runs_workflow(
+        ["bash", "-c", "cd wd && snakemake -c1 all"]
+    )
+    for plan in (
+        ["all", "-n"],
+        ["-np", "all"],
+        ["--lint"],
+        ["--dry-run", "all"],
+        ["--report", "r.html"],
+    ):
         assert not runs_workflow(SNAKEMAKE + plan), plan
     assert not runs_workflow([sys.executable, "-m", "snakefmt", "--check", "workflow"])
     assert not runs_workflow([sys.executable, "-c", "import snakemake"])
@@ -82,7 +97,10 @@ def test_bad_config_fails_before_any_job(tmp_path):
     bad.write_text("filter:\n  min_tokens: -3\n")
     run = subprocess.run(
         SNAKEMAKE + ["all", "-n", "--configfile", "config/config.yaml", "bad.yaml"],
-        cwd=wd, capture_output=True, text=True, timeout=300,
+        cwd=wd,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert run.returncode != 0
     assert "config key filter.min_tokens" in run.stdout + run.stderr
@@ -99,21 +117,32 @@ def test_table6_plans_the_papers_experiment(tmp_path):
     """Paper §9.4 / Table 6: five pr ScratchBERT-Local-Local trainings (one per training level), each
     evaluated on the two test levels that keep the protected symbols: ten evaluations."""
     wd = copy_workflow(tmp_path)
-    dry = subprocess.run(SNAKEMAKE + ["-n", "results/tables/table6.md"], cwd=wd, capture_output=True,
-                         text=True, timeout=300)
+    dry = subprocess.run(
+        SNAKEMAKE + ["-n", "results/tables/table6.md"],
+        cwd=wd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert dry.returncode == 0, (dry.stdout + dry.stderr)[-3000:]
     trained = planned_wildcards(dry.stdout, "train_matcher")
     levels = ["conservation", "partial", "partial_p", "full", "full_p"]
     assert sorted(w["level"] for w in trained) == sorted(levels)
     assert {(w["split"], w["encoder"], w["mode"], w["view"]) for w in trained} == {
-        ("pr", "scratchbert", "local", "both")}
+        ("pr", "scratchbert", "local", "both")
+    }
     # one evaluation job per run writes its folder, reading both test levels' data
     evals = [(i, o) for rule, i, o in planned_io(dry.stdout) if rule == "evaluate_run"]
-    assert sorted(o for _, o in evals) == sorted([f"results/eval/pr/scratchbert-local/{lv}-both"] for lv in levels)
+    assert sorted(o for _, o in evals) == sorted(
+        [f"results/eval/pr/scratchbert-local/{lv}-both"] for lv in levels
+    )
     for inputs, (out,) in evals:
         run = out.replace("results/eval/", "results/runs/")
-        assert inputs == [f"{run}/model", "results/replaced/pr/conservation.parquet",
-                          "results/replaced/pr/partial_p.parquet"], inputs
+        assert inputs == [
+            f"{run}/model",
+            "results/replaced/pr/conservation.parquet",
+            "results/replaced/pr/partial_p.parquet",
+        ], inputs
 
 
 def test_pretrain_text_corpus_plans_the_article_text_before_pretraining(tmp_path):
@@ -125,22 +154,33 @@ def test_pretrain_text_corpus_plans_the_article_text_before_pretraining(tmp_path
     target = ["-n", "results/models/scratchbert/mixed"]
     plans = {}
     for text, extra in (("pairs", []), ("corpus", ["text.yaml"])):
-        dry = subprocess.run(SNAKEMAKE + target + SMOKE + extra, cwd=wd, capture_output=True, text=True, timeout=300)
+        dry = subprocess.run(
+            SNAKEMAKE + target + SMOKE + extra, cwd=wd, capture_output=True, text=True, timeout=300
+        )
         assert dry.returncode == 0, (dry.stdout + dry.stderr)[-3000:]
         plans[text] = planned_io(dry.stdout)
     assert not {"article_text", "article_text_shard"} & {rule for rule, _, _ in plans["pairs"]}
     rules = [rule for rule, _, _ in plans["corpus"]]
     assert rules.count("article_text") == 1 and rules.count("pretrain_scratchbert") == 1
     shards = [(i, o) for rule, i, o in plans["corpus"] if rule == "article_text_shard"]
-    n_shards = load_config(wd / "config/config.yaml", wd / "config/smoke.yaml")["corpus"]["n_shards"]
+    n_shards = load_config(wd / "config/config.yaml", wd / "config/smoke.yaml")["corpus"][
+        "n_shards"
+    ]
     shard_files = [f"results/article_text/shard-{k:03d}.parquet" for k in range(n_shards)]
     assert sorted(o for _, (o,) in shards) == shard_files  # one job per manifest shard, as extract
-    assert all(i == ["results/corpus/manifest.parquet", "results/data/pairs.parquet"] for i, _ in shards)
-    (inputs, outputs), = [(i, o) for rule, i, o in plans["corpus"] if rule == "article_text"]
+    assert all(
+        i == ["results/corpus/manifest.parquet", "results/data/pairs.parquet"] for i, _ in shards
+    )
+    ((inputs, outputs),) = [(i, o) for rule, i, o in plans["corpus"] if rule == "article_text"]
     assert inputs == shard_files and outputs == ["results/data/article_text.parquet"]
-    (pretrain_inputs,), (pairs_inputs,) = ([i for rule, i, _ in plans[t] if rule == "pretrain_scratchbert"]
-                                           for t in ("corpus", "pairs"))
-    assert pairs_inputs == ["results/replaced/mixed/conservation.parquet", "results/models/tokenizer/mixed"]
+    (pretrain_inputs,), (pairs_inputs,) = (
+        [i for rule, i, _ in plans[t] if rule == "pretrain_scratchbert"]
+        for t in ("corpus", "pairs")
+    )
+    assert pairs_inputs == [
+        "results/replaced/mixed/conservation.parquet",
+        "results/models/tokenizer/mixed",
+    ]
     assert pretrain_inputs == pairs_inputs + ["results/data/article_text.parquet"]
 
 
@@ -149,7 +189,9 @@ def planned_io(stdout: str) -> list[tuple[str, list[str], list[str]]]:
     jobs = []
     for rule, body in re.findall(r"^(?:local)?rule (\w+):\n((?:    .*\n)*)", stdout, flags=re.M):
         fields = dict(re.findall(r"^    (\w+): (.*)$", body, flags=re.M))
-        jobs.append((rule, *(fields[k].split(", ") if k in fields else [] for k in ("input", "output"))))
+        jobs.append(
+            (rule, *(fields[k].split(", ") if k in fields else [] for k in ("input", "output")))
+        )
     return jobs
 
 
@@ -159,42 +201,76 @@ def test_models_are_declared_folders_that_their_readers_name(tmp_path):
     that folder as input, never a file beside or inside it, and ``all`` names every one (Snakemake
     replans a missing file only when a target needs it)."""
     wd = copy_workflow(tmp_path)
-    dry = subprocess.run(SNAKEMAKE + ["all", "-n"] + SMOKE, cwd=wd, capture_output=True, text=True, timeout=300)
+    dry = subprocess.run(
+        SNAKEMAKE + ["all", "-n"] + SMOKE, cwd=wd, capture_output=True, text=True, timeout=300
+    )
     assert dry.returncode == 0, (dry.stdout + dry.stderr)[-3000:]
     jobs = planned_io(dry.stdout)
     outputs = {f for _, _, out in jobs for f in out}
-    folders = {f for f in outputs if f.startswith(("results/models/", "results/index/")) or f.endswith("/model")}
-    model_readers = {"evaluate_run", "search_index", "figure2", "train_matcher", "pretrain_scratchbert", "all",
-                     "fuse_run", "evaluate_variant", "fuse_variant"}  # the demo's variants are NPT's
+    folders = {
+        f
+        for f in outputs
+        if f.startswith(("results/models/", "results/index/")) or f.endswith("/model")
+    }
+    model_readers = {
+        "evaluate_run",
+        "search_index",
+        "figure2",
+        "train_matcher",
+        "pretrain_scratchbert",
+        "all",
+        "fuse_run",
+        "evaluate_variant",
+        "fuse_variant",
+    }  # the demo's variants are NPT's
     seen = set()
     for rule, inputs, outs in jobs:
         if rule == "train_tokenizer":
-            assert outs == [f"results/models/tokenizer/{fam}" for fam in re.findall(r"tokenizer/(\w+)", outs[0])]
+            assert outs == [
+                f"results/models/tokenizer/{fam}" for fam in re.findall(r"tokenizer/(\w+)", outs[0])
+            ]
         if rule == "pretrain_scratchbert":
             fam = outs[0].rsplit("/", 1)[1]
-            assert outs == [f"results/models/scratchbert/{fam}"] and f"results/models/tokenizer/{fam}" in inputs
+            assert (
+                outs == [f"results/models/scratchbert/{fam}"]
+                and f"results/models/tokenizer/{fam}" in inputs
+            )
         if rule in ("train_matcher", "train_variant"):
             run = outs[0].removesuffix("/metrics.json")
-            assert outs == [f"{run}/metrics.json", f"{run}/model", f"{run}/metrics.csv", f"{run}/curve.png"]
+            assert outs == [
+                f"{run}/metrics.json",
+                f"{run}/model",
+                f"{run}/metrics.csv",
+                f"{run}/curve.png",
+            ]
             if "/scratchbert-" in run or "/specter-" in run:
-                assert any(f.startswith("results/models/scratchbert/") for f in inputs), (run, inputs)
+                assert any(f.startswith("results/models/scratchbert/") for f in inputs), (
+                    run,
+                    inputs,
+                )
         if rule == "search_index":
             assert outs[0].startswith("results/index/") and len(outs) == 1
         used = [f for f in inputs if f.startswith(("results/models/", "results/runs/"))]
         for f in used:
             # a model is read through its folder; search_index also records its run's metrics.json and
             # fuses with its weight (fusion.json), a fusion on a transfer pool reads that weight
-            beside = {"search_index": ("metrics.json", "fusion.json"),
-                      "transfer_fusion_evaluate": ("fusion.json",)}.get(rule, ())
-            assert f in folders or any(f.endswith(f"/{b}") and f.replace(b, "model") in inputs
-                                       for b in beside), (rule, f)
+            beside = {
+                "search_index": ("metrics.json", "fusion.json"),
+                "transfer_fusion_evaluate": ("fusion.json",),
+            }.get(rule, ())
+            assert f in folders or any(
+                f.endswith(f"/{b}") and f.replace(b, "model") in inputs for b in beside
+            ), (rule, f)
         if used:
             seen.add(rule)
     assert seen == model_readers, seen
     targets = set(dict((r, i) for r, i, _ in jobs)["all"])
     assert folders <= targets, sorted(folders - targets)
-    assert {"results/models/scratchbert/mixed", "results/models/tokenizer/unmixed",
-            "results/index/mixed/npt-local/conservation-both"} <= folders
+    assert {
+        "results/models/scratchbert/mixed",
+        "results/models/tokenizer/unmixed",
+        "results/index/mixed/npt-local/conservation-both",
+    } <= folders
 
 
 def test_fusion_weights_come_from_dev_and_serve_every_evaluation(tmp_path):
@@ -202,10 +278,24 @@ def test_fusion_weights_come_from_dev_and_serve_every_evaluation(tmp_path):
     chosen on that run's own replaced data (its dev part), never on a pool; every fused evaluation
     (in-corpus at each level, and on the transfer pool) reads that run's model and fusion.json."""
     wd = copy_workflow(tmp_path)
-    (wd / "t.yaml").write_text("transfer:\n  corpora: [{name: other, source: demo}]\n  runs: [npt-local, mathbert-local]\n")
-    dry = subprocess.run(SNAKEMAKE + ["-n", "results/tables/baselines.md", "results/tables/transfer.md",
-                                      "--configfile", "config/config.yaml", "t.yaml"],
-                         cwd=wd, capture_output=True, text=True, timeout=300)
+    (wd / "t.yaml").write_text(
+        "transfer:\n  corpora: [{name: other, source: demo}]\n  runs: [npt-local, mathbert-local]\n"
+    )
+    dry = subprocess.run(
+        SNAKEMAKE
+        + [
+            "-n",
+            "results/tables/baselines.md",
+            "results/tables/transfer.md",
+            "--configfile",
+            "config/config.yaml",
+            "t.yaml",
+        ],
+        cwd=wd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert dry.returncode == 0, (dry.stdout + dry.stderr)[-3000:]
     levels = ("conservation", "partial", "full", "trans")
     fused = {("npt", "local"), ("scratchbert", "local")}  # config fusion.runs' default
@@ -217,26 +307,37 @@ def test_fusion_weights_come_from_dev_and_serve_every_evaluation(tmp_path):
     for inputs, (weight, folder) in fuse:
         run = weight.removesuffix("/fusion.json")
         level = run.rsplit("/", 1)[1].removesuffix("-both")
-        assert folder == run.replace("results/runs/", "results/eval/").replace("-local/", "+bm25-local/")
+        assert folder == run.replace("results/runs/", "results/eval/").replace(
+            "-local/", "+bm25-local/"
+        )
         assert inputs == (f"{run}/model", f"results/replaced/mixed/{level}.parquet"), inputs
     # no MathBERT fusion (no checkpoint: its rows say not run); on the pool, one file a job
     pooled = [(i, o) for rule, i, o in jobs if rule == "transfer_fusion_evaluate"]
     assert [o[1] for _, o in pooled] == [
-        "results/transfer/other/eval/mixed/npt+bm25-local/conservation-both/test-conservation.json"]
+        "results/transfer/other/eval/mixed/npt+bm25-local/conservation-both/test-conservation.json"
+    ]
     run = "results/runs/mixed/npt-local/conservation-both"
-    assert pooled[0][0] == (f"{run}/model", f"{run}/fusion.json",
-                            "results/transfer/other/pool/mixed/conservation.parquet")
+    assert pooled[0][0] == (
+        f"{run}/model",
+        f"{run}/fusion.json",
+        "results/transfer/other/pool/mixed/conservation.parquet",
+    )
 
 
 # ----------------------------------------------------------------------------- models as artifacts
 
 NPT_RUN = "results/runs/mixed/npt-local/conservation-both"
-NPT_TARGETS = ["results/eval/mixed/npt-local/conservation-both", "results/index/mixed/npt-local/conservation-both"]
+NPT_TARGETS = [
+    "results/eval/mixed/npt-local/conservation-both",
+    "results/index/mixed/npt-local/conservation-both",
+]
 
 
 def resume_state(results: Path) -> list[Path]:
     """Resume folders of training and pretraining runs (proofmatch.models.checkpoint)."""
-    return sorted([*results.glob("runs/*/*/*/checkpoint"), *results.glob("models/scratchbert/*.checkpoint")])
+    return sorted(
+        [*results.glob("runs/*/*/*/checkpoint"), *results.glob("models/scratchbert/*.checkpoint")]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -244,22 +345,34 @@ def npt_build(tmp_path_factory) -> Path:
     """A workflow copy with one NPT run (smoke config), its test evaluation (Tables 3 and 5) and its
     search index."""
     wd = copy_workflow(tmp_path_factory.mktemp("npt-build"))
-    built = subprocess.run(SNAKEMAKE + NPT_TARGETS + ["-c2"] + SMOKE, cwd=wd, capture_output=True, text=True,
-                           timeout=1800)
+    built = subprocess.run(
+        SNAKEMAKE + NPT_TARGETS + ["-c2"] + SMOKE,
+        cwd=wd,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     assert built.returncode == 0, (built.stdout + built.stderr)[-6000:]
     return wd
 
 
 def dry_run(wd: Path, *targets: str) -> subprocess.CompletedProcess:
     """``snakemake -n`` of ``targets`` (default: the small build's)."""
-    dry = subprocess.run(SNAKEMAKE + list(targets or NPT_TARGETS) + ["-n"] + SMOKE, cwd=wd, capture_output=True,
-                         text=True, timeout=300)
+    dry = subprocess.run(
+        SNAKEMAKE + list(targets or NPT_TARGETS) + ["-n"] + SMOKE,
+        cwd=wd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert dry.returncode == 0, (dry.stdout + dry.stderr)[-3000:]
     return dry
 
 
 def job_set(stdout: str) -> set[tuple[str, frozenset]]:
-    return {(rule, frozenset(w.items())) for rule, jobs in planned_jobs(stdout).items() for w in jobs}
+    return {
+        (rule, frozenset(w.items())) for rule, jobs in planned_jobs(stdout).items() for w in jobs
+    }
 
 
 @pytest.mark.slow
@@ -276,11 +389,22 @@ def test_a_missing_model_plans_its_training_and_every_reader(npt_build, tmp_path
         missing = job_set(dry_run(npt_build, "all").stdout)
     finally:
         (tmp_path / "model").rename(model)
-    run = frozenset({"split": "mixed", "encoder": "npt", "mode": "local", "level": "conservation",
-                     "view": "both"}.items())
+    run = frozenset(
+        {
+            "split": "mixed",
+            "encoder": "npt",
+            "mode": "local",
+            "level": "conservation",
+            "view": "both",
+        }.items()
+    )
     assert present <= missing
-    assert missing - present == {("train_matcher", run), ("search_index", run), ("evaluate_run", run),
-                                 ("fuse_run", run)}, sorted(missing - present)
+    assert missing - present == {
+        ("train_matcher", run),
+        ("search_index", run),
+        ("evaluate_run", run),
+        ("fuse_run", run),
+    }, sorted(missing - present)
     assert "Nothing to be done" in dry_run(npt_build).stdout  # the model is back: nothing to redo
 
 
@@ -290,8 +414,13 @@ def test_forcerun_trains_again_from_epoch_1_and_keeps_no_resume_state(npt_build)
     assert resume_state(results) == []
     log = results / "logs/train_matcher/mixed/npt-local/conservation-both.log"
     before = json.loads((npt_build / NPT_RUN / "metrics.json").read_text())
-    forced = subprocess.run(SNAKEMAKE + NPT_TARGETS + ["-c2", "--forcerun", f"{NPT_RUN}/metrics.json"] + SMOKE,
-                            cwd=npt_build, capture_output=True, text=True, timeout=1200)
+    forced = subprocess.run(
+        SNAKEMAKE + NPT_TARGETS + ["-c2", "--forcerun", f"{NPT_RUN}/metrics.json"] + SMOKE,
+        cwd=npt_build,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
     assert forced.returncode == 0, (forced.stdout + forced.stderr)[-6000:]
     text = log.read_text()
     assert f"train: starting {NPT_RUN} at epoch 1" in text and "resuming" not in text, text
@@ -299,7 +428,9 @@ def test_forcerun_trains_again_from_epoch_1_and_keeps_no_resume_state(npt_build)
     assert epochs == [1, 2], text  # the smoke config's two NPT epochs, both trained again
     assert f"removed the resume state {NPT_RUN}/checkpoint" in text
     assert resume_state(results) == []
-    assert json.loads((npt_build / NPT_RUN / "metrics.json").read_text()) == before  # same seed, same run
+    assert (
+        json.loads((npt_build / NPT_RUN / "metrics.json").read_text()) == before
+    )  # same seed, same run
     assert "Nothing to be done" in dry_run(npt_build).stdout
 
 
@@ -315,15 +446,29 @@ def check_table1(results: Path) -> None:
     pairs = pd.read_parquet(results / "data/pairs.parquet", columns=["article_id"])
     report = json.loads((results / "data/filter_report.json").read_text())
     metadata = pd.read_csv(results / "demo_corpus/metadata.csv")
-    assert int(value["Number of articles in the corpus"]) == manifest["article_id"].nunique() == len(metadata)
-    assert int(value["Articles with statement-proof pairs"]) == pairs["article_id"].nunique() == report["articles_kept"]
-    assert int(value["Total number of statement-proof pairs"]) == len(pairs) == report["kept"] > 1000
+    assert (
+        int(value["Number of articles in the corpus"])
+        == manifest["article_id"].nunique()
+        == len(metadata)
+    )
+    assert (
+        int(value["Articles with statement-proof pairs"])
+        == pairs["article_id"].nunique()
+        == report["articles_kept"]
+    )
+    assert (
+        int(value["Total number of statement-proof pairs"]) == len(pairs) == report["kept"] > 1000
+    )
     kept = articles.loc[sorted(pairs["article_id"].unique())]
     n_all = len({c for cats in kept["categories"] for c in cats})
-    assert value["Number of (primary) categories"] == f"({kept['primary_category'].nunique()}) {n_all}"
-    assert float(value["Average number of categories per article"]) == round(kept["categories"].map(len).mean(), 2)
+    assert (
+        value["Number of (primary) categories"] == f"({kept['primary_category'].nunique()}) {n_all}"
+    )
+    assert float(value["Average number of categories per article"]) == round(
+        kept["categories"].map(len).mean(), 2
+    )
     per_cat = kept.loc[pairs["article_id"], "primary_category"].value_counts()
-    listed = t1.iloc[list(t1["statistic"]).index("Most represented primary categories") + 1:]
+    listed = t1.iloc[list(t1["statistic"]).index("Most represented primary categories") + 1 :]
     assert len(listed) == min(13, kept["primary_category"].nunique())
     for row in listed.itertuples():
         code = row.statistic.split()[0]
@@ -344,9 +489,14 @@ def check_table2(results: Path, config: dict) -> None:
             mean, sd = (num(x) for x in mean_sd.split(" ± "))
             stats[tokens] = (num(low), num(high), mean, sd)
             assert num(low) <= mean <= num(high) and sd >= 0, (part, tokens)
-        assert lo <= stats["Text+math"][0] and stats["Text+math"][1] <= hi, (part, stats["Text+math"])
+        assert lo <= stats["Text+math"][0] and stats["Text+math"][1] <= hi, (
+            part,
+            stats["Text+math"],
+        )
         # three means each rounded to one decimal
-        assert stats["Text only"][2] + stats["Math only"][2] == pytest.approx(stats["Text+math"][2], abs=0.151)
+        assert stats["Text only"][2] + stats["Math only"][2] == pytest.approx(
+            stats["Text+math"][2], abs=0.151
+        )
         assert 0 <= stats["Math proportion"][0] and stats["Math proportion"][1] <= 100
 
 
@@ -371,14 +521,20 @@ def check_paper_comparison(results: Path) -> None:
     cmp = pd.read_csv(results / "tables/paper_comparison.csv", keep_default_na=False)
     cmp = cmp.rename(columns={"This run": "run"})
     assert len(cmp) == 156
-    labels = {"Table 3": ["Encoder-Decoder"], "Table 4": ["Split", "Training"], "Table 5": ["Encoder", "Input"],
-              "Table 6": ["Training"]}
+    labels = {
+        "Table 3": ["Encoder-Decoder"],
+        "Table 4": ["Split", "Training"],
+        "Table 5": ["Encoder", "Input"],
+        "Table 6": ["Training"],
+    }
     for title, cols in labels.items():
         table = pd.read_csv(results / f"tables/table{title[-1]}.csv", keep_default_na=False)
         table.index = table[cols].astype(str).agg(" / ".join, axis=1)
         for row in cmp[cmp["Table"] == title].itertuples():
             if row.Note:
-                assert row.Row.startswith("MathBERT") and row.Note == table.loc[row.Row, "Note"], row
+                assert row.Row.startswith("MathBERT") and row.Note == table.loc[row.Row, "Note"], (
+                    row
+                )
                 assert row.run == "" and row.Difference == "", row
                 continue
             ours = float(table.loc[row.Row, row.Column])
@@ -386,8 +542,12 @@ def check_paper_comparison(results: Path) -> None:
             assert float(row.Difference) == pytest.approx(ours - float(row.Paper)), row
     caption = (results / "tables/paper_comparison.md").read_text().split("\n\n")[0]
     report = json.loads((results / "data/filter_report.json").read_text())
-    pool = json.loads((results / "eval/mixed/npt-local/conservation-both/test-conservation.json").read_text())["n"]
-    assert "demo corpus" in caption and f"{report['kept']:,} statement-proof pairs" in caption, caption
+    pool = json.loads(
+        (results / "eval/mixed/npt-local/conservation-both/test-conservation.json").read_text()
+    )["n"]
+    assert "demo corpus" in caption and f"{report['kept']:,} statement-proof pairs" in caption, (
+        caption
+    )
     assert f"Mixed {pool:,};" in caption, caption
 
 
@@ -403,23 +563,35 @@ def check_results(wd: Path) -> None:
     for table in ("table3", "table4", "table5", "table6", "baselines"):
         df = pd.read_csv(results / f"tables/{table}.csv", keep_default_na=False)
         not_run = df.loc[df["Note"] != "", df.columns[0]].tolist()
-        assert not_run == (["MathBERT-Local-Local", "MathBERT-Local-Global", "MathBERT-Global-Global"]
-                           if table == "table3" else []), (table, not_run)
+        assert not_run == (
+            ["MathBERT-Local-Local", "MathBERT-Local-Global", "MathBERT-Global-Global"]
+            if table == "table3"
+            else []
+        ), (table, not_run)
     check_paper_comparison(results)
     # NPT-Local learns: its test MRR is far above a random ranking's
-    npt = json.loads((results / "eval/mixed/npt-local/conservation-both/test-conservation.json").read_text())
+    npt = json.loads(
+        (results / "eval/mixed/npt-local/conservation-both/test-conservation.json").read_text()
+    )
     mean, sd = chance_mrr(npt["n"])
-    assert npt["n"] >= 100 and npt["mrr"] > NPT_CHANCE_FACTOR * mean and npt["mrr"] > mean + 4 * sd, \
-        (npt["n"], npt["mrr"], mean, sd)
+    assert (
+        npt["n"] >= 100 and npt["mrr"] > NPT_CHANCE_FACTOR * mean and npt["mrr"] > mean + 4 * sd
+    ), (npt["n"], npt["mrr"], mean, sd)
     assert npt["acc"] > 3 / npt["n"], npt
     # Figure 2: two test pairs (two articles) under the Conservation and the Full model
     check_figure(results / "figures/figure2.png", results / "figures/figure2.pdf", panels=4)
     log = (results / "logs/figure2.log").read_text()
-    panels = re.findall(r"\(([a-d])\) Example statement/proof (\d) — (symbol conservation|full symbol "
-                        r"replacement) — (\S+)/\S+: P\(match\)", log)
+    panels = re.findall(
+        r"\(([a-d])\) Example statement/proof (\d) — (symbol conservation|full symbol "
+        r"replacement) — (\S+)/\S+: P\(match\)",
+        log,
+    )
     assert [(p[0], p[1], p[2]) for p in panels] == [
-        ("a", "1", "symbol conservation"), ("b", "1", "full symbol replacement"),
-        ("c", "2", "symbol conservation"), ("d", "2", "full symbol replacement")], panels
+        ("a", "1", "symbol conservation"),
+        ("b", "1", "full symbol replacement"),
+        ("c", "2", "symbol conservation"),
+        ("d", "2", "full symbol replacement"),
+    ], panels
     assert panels[0][3] == panels[1][3] != panels[2][3] == panels[3][3]  # two articles
 
 
@@ -436,39 +608,74 @@ def check_replacement_change(wd: Path) -> None:
     their ScratchBERT runs at Partial), and nothing else (the corpus stages,
     Conservation/Full/Transposition trainings, the tokenizers, ScratchBERT and Figure 2 stay)."""
     (wd / "alpha.yaml").write_text("replace:\n  partial_alpha: 0.4\n")
-    dry = subprocess.run(SNAKEMAKE + ["all", "-n"] + SMOKE + ["alpha.yaml"], cwd=wd, capture_output=True,
-                         text=True, timeout=300)
+    dry = subprocess.run(
+        SNAKEMAKE + ["all", "-n"] + SMOKE + ["alpha.yaml"],
+        cwd=wd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert dry.returncode == 0, (dry.stdout + dry.stderr)[-3000:]
     jobs = planned_jobs(dry.stdout)
     changed = {"partial", "partial_p"}
     results = wd / "results"
-    runs = {tuple(p.parent.relative_to(results / "runs").parts) for p in results.glob("runs/*/*/*/metrics.json")}
+    runs = {
+        tuple(p.parent.relative_to(results / "runs").parts)
+        for p in results.glob("runs/*/*/*/metrics.json")
+    }
     expected_train = {r for r in runs if r[2].rsplit("-", 1)[0] in changed}
     evals = [p.relative_to(results / "eval").parts for p in results.glob("eval/*/*/*/*.json")]
     evals = [(s, em, lv, f.removesuffix(".json")) for s, em, lv, f in evals]
-    affected = [e for e in evals if e[2].rsplit("-", 1)[0] in changed or e[3].split("-", 1)[1] in changed]
+    affected = [
+        e for e in evals if e[2].rsplit("-", 1)[0] in changed or e[3].split("-", 1)[1] in changed
+    ]
     # a run's (or fusion's) evaluations are one job: its folder is redone when any of them is affected
     expected_fused = {e[:3] for e in affected if "+bm25-" in e[1]}
     expected_eval = {e[:3] for e in affected if not e[1].endswith("-none") and "+bm25-" not in e[1]}
     expected_base = {e for e in affected if e[1].endswith("-none")}
     assert expected_train and expected_eval and expected_base and expected_fused
-    assert set(jobs) == {"replace_symbols", "replaced_split", "train_matcher", "evaluate_run", "baseline",
-                         "fuse_run", "table3", "table4", "table5", "table6", "table7", "baselines_table",
-                         "paper_comparison", "findings", "all"}, sorted(jobs)  # findings read Partial too
-    assert {(w["split"], f"{w['encoder']}+bm25-{w['mode']}", f"{w['level']}-{w['view']}")
-            for w in jobs["fuse_run"]} == expected_fused
+    assert set(jobs) == {
+        "replace_symbols",
+        "replaced_split",
+        "train_matcher",
+        "evaluate_run",
+        "baseline",
+        "fuse_run",
+        "table3",
+        "table4",
+        "table5",
+        "table6",
+        "table7",
+        "baselines_table",
+        "paper_comparison",
+        "findings",
+        "all",
+    }, sorted(jobs)  # findings read Partial too
+    assert {
+        (w["split"], f"{w['encoder']}+bm25-{w['mode']}", f"{w['level']}-{w['view']}")
+        for w in jobs["fuse_run"]
+    } == expected_fused
     assert {(s, em.replace("+bm25", ""), lv) for s, em, lv in expected_fused} == {
-        r for r in expected_train if (r[0], r[1]) in {("mixed", "npt-local"), ("mixed", "scratchbert-local")}}
+        r
+        for r in expected_train
+        if (r[0], r[1]) in {("mixed", "npt-local"), ("mixed", "scratchbert-local")}
+    }
     assert sorted(w["level"] for w in jobs["replace_symbols"]) == sorted(changed)
     assert {w["level"] for w in jobs["replaced_split"]} == changed
-    assert {(w["split"], f"{w['encoder']}-{w['mode']}", f"{w['level']}-{w['view']}")
-            for w in jobs["train_matcher"]} == expected_train
+    assert {
+        (w["split"], f"{w['encoder']}-{w['mode']}", f"{w['level']}-{w['view']}")
+        for w in jobs["train_matcher"]
+    } == expected_train
     # the trained runs' folders, and those of runs tested at a changed level (Tables 4 and 6)
-    assert {(w["split"], f"{w['encoder']}-{w['mode']}", f"{w['level']}-{w['view']}")
-            for w in jobs["evaluate_run"]} == expected_eval
+    assert {
+        (w["split"], f"{w['encoder']}-{w['mode']}", f"{w['level']}-{w['view']}")
+        for w in jobs["evaluate_run"]
+    } == expected_eval
     assert expected_eval > expected_train
-    assert {(w["split"], f"{w['method']}-none", f"{w['level']}-both", f"{w['part']}-{w['level']}")
-            for w in jobs["baseline"]} == expected_base
+    assert {
+        (w["split"], f"{w['method']}-none", f"{w['level']}-both", f"{w['part']}-{w['level']}")
+        for w in jobs["baseline"]
+    } == expected_base
 
 
 @pytest.fixture(scope="module")
@@ -476,7 +683,9 @@ def demo_run(tmp_path_factory) -> Path:
     """The one smoke run of the whole workflow (``all`` on the demo corpus) that the end-to-end
     and report tests share."""
     wd = copy_workflow(tmp_path_factory.mktemp("demo-run"))
-    run = subprocess.run(SNAKEMAKE + ["all", "-c2"] + SMOKE, cwd=wd, capture_output=True, text=True, timeout=2400)
+    run = subprocess.run(
+        SNAKEMAKE + ["all", "-c2"] + SMOKE, cwd=wd, capture_output=True, text=True, timeout=2400
+    )
     assert run.returncode == 0, (run.stdout + run.stderr)[-6000:]
     return wd
 
@@ -489,9 +698,13 @@ def test_demo_workflow_end_to_end(demo_run):
     check_results(wd)
     assert resume_state(wd / "results") == [], "finished runs keep no resume state"
     # Nothing left to do after a full run.
-    again = subprocess.run(SNAKEMAKE + ["all", "-n"] + SMOKE, cwd=wd, capture_output=True, text=True, timeout=300)
+    again = subprocess.run(
+        SNAKEMAKE + ["all", "-n"] + SMOKE, cwd=wd, capture_output=True, text=True, timeout=300
+    )
     assert again.returncode == 0
-    assert "Nothing to be done" in again.stdout + again.stderr, (again.stdout + again.stderr)[-3000:]
+    assert "Nothing to be done" in again.stdout + again.stderr, (again.stdout + again.stderr)[
+        -3000:
+    ]
     # Changing one stage's parameter reruns that stage and what depends on it, nothing else.
     check_replacement_change(wd)
 
@@ -499,7 +712,9 @@ def test_demo_workflow_end_to_end(demo_run):
 def report_captions(html: str) -> dict[str, str]:
     """The caption of every file of a Snakemake HTML report, by path, as plain text."""
     found = re.findall(r'"(results/[^"]+)": \{"name": .*?"caption": ("(?:[^"\\]|\\.)*")', html)
-    plain = {path: re.sub(r"<!--.*?-->|<[^>]+>", "", json.loads(raw), flags=re.S) for path, raw in found}
+    plain = {
+        path: re.sub(r"<!--.*?-->|<[^>]+>", "", json.loads(raw), flags=re.S) for path, raw in found
+    }
     return {path: " ".join(htmllib.unescape(text).split()) for path, text in plain.items()}
 
 
@@ -509,8 +724,13 @@ def test_report_of_the_demo_run(demo_run):
     report and every training curve, each table captioned with the caption its .md begins with,
     filled from the run's config (workflow/report/table.rst)."""
     report = demo_run / "report.html"
-    built = subprocess.run(SNAKEMAKE + ["--report", str(report), "all"] + SMOKE, cwd=demo_run, capture_output=True,
-                           text=True, timeout=600)
+    built = subprocess.run(
+        SNAKEMAKE + ["--report", str(report), "all"] + SMOKE,
+        cwd=demo_run,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert built.returncode == 0, (built.stdout + built.stderr)[-3000:]
     html = report.read_text()
     captions = report_captions(html)
@@ -520,18 +740,31 @@ def test_report_of_the_demo_run(demo_run):
     for name in [*(f"table{n}" for n in range(1, 8)), "baselines"]:
         shown = captions[f"results/tables/{name}.md"]
         assert shown == T.table_caption(name, config), name
-        head = " ".join((demo_run / f"results/tables/{name}.md").read_text().split("\n\n")[0].split())
+        head = " ".join(
+            (demo_run / f"results/tables/{name}.md").read_text().split("\n\n")[0].split()
+        )
         if name == "baselines":  # the file adds each fusion row's λ, chosen by the run
-            assert head.startswith(shown) and " λ chosen: " in head[len(shown):], head
+            assert head.startswith(shown) and " λ chosen: " in head[len(shown) :], head
         elif name != "table7":  # Table 7's file counts its proofs (below)
             assert head == shown, name
     hubness = X.table7().rows[0].cells[0]
     n = json.loads((demo_run / hubness.path()).read_text())["n"]
-    assert (demo_run / "results/tables/table7.md").read_text().startswith(T.hubness_caption(hubness.part, n))
+    assert (
+        (demo_run / "results/tables/table7.md")
+        .read_text()
+        .startswith(T.hubness_caption(hubness.part, n))
+    )
     protected = ", ".join(config["replace"]["protected"])
-    assert f"the protected symbols {protected} are not replaced" in captions["results/tables/table6.md"]
-    assert "results/figures/figure2.png" in captions and "results/data/filter_report.json" in captions
+    assert (
+        f"the protected symbols {protected} are not replaced"
+        in captions["results/tables/table6.md"]
+    )
+    assert (
+        "results/figures/figure2.png" in captions and "results/data/filter_report.json" in captions
+    )
     curves = [p for p in captions if p.endswith("/curve.png")]
     assert len(curves) == len(list((demo_run / "results/runs").glob("*/*/*/curve.png"))) > 10
     bounds = f"{config['filter']['min_tokens']}–{config['filter']['max_tokens']} tokens"
-    assert bounds in html or json.dumps(bounds)[1:-1] in html  # the run's description, filled from the config
+    assert (
+        bounds in html or json.dumps(bounds)[1:-1] in html
+    )  # the run's description, filled from the config

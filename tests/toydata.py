@@ -9,8 +9,13 @@ import numpy as np
 import pandas as pd
 
 
-def toy_pairs(n_articles: int = 24, pairs_per_article: int = 6, seed: int = 0, n_symbols: int = 20,
-              fractions: tuple[float, float, float] = (0.7, 0.15, 0.15)) -> pd.DataFrame:
+def toy_pairs(
+    n_articles: int = 24,
+    pairs_per_article: int = 6,
+    seed: int = 0,
+    n_symbols: int = 20,
+    fractions: tuple[float, float, float] = (0.7, 0.15, 0.15),
+) -> pd.DataFrame:
     """A seeded toy corpus in the replaced-split format with a learnable signal, for the
     training, pretraining and resume tests: each statement holds 3 of ``n_symbols`` math symbols among text
     words, and its proof repeats them among distractor symbols; pairs of one article share topic
@@ -27,11 +32,26 @@ def toy_pairs(n_articles: int = 24, pairs_per_article: int = 6, seed: int = 0, n
         for k in range(pairs_per_article):
             syms = list(rng.choice(symbols, 3, replace=False))
             st = shuffle(list(rng.choice(glue + topic, 6)) + syms)
-            pf = shuffle(list(rng.choice(glue + topic, 12)) + syms * 2 + list(rng.choice(symbols, 2)))
+            pf = shuffle(
+                list(rng.choice(glue + topic, 12)) + syms * 2 + list(rng.choice(symbols, 2))
+            )
             u = rng.random()
-            part = "train" if u < fractions[0] else "dev" if u < fractions[0] + fractions[1] else "test"
-            rows.append({"pair_id": f"toy{a:03d}/s{k}", "article_id": f"toy{a:03d}", "part": part,
-                         "statement_tokens": ["Lemma", "."] + st, "proof_tokens": ["Proof", "."] + pf})
+            part = (
+                "train"
+                if u < fractions[0]
+                else "dev"
+                if u < fractions[0] + fractions[1]
+                else "test"
+            )
+            rows.append(
+                {
+                    "pair_id": f"toy{a:03d}/s{k}",
+                    "article_id": f"toy{a:03d}",
+                    "part": part,
+                    "statement_tokens": ["Lemma", "."] + st,
+                    "proof_tokens": ["Proof", "."] + pf,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -42,4 +62,6 @@ def train_params(encoder: str, **fields: Any):
     from proofmatch.config import validate_config
     from proofmatch.models.params import TrainParams
 
-    return dataclasses.replace(TrainParams.from_config(validate_config({})["matching"], encoder), **fields)
+    return dataclasses.replace(
+        TrainParams.from_config(validate_config({})["matching"], encoder), **fields
+    )

@@ -24,7 +24,10 @@ def _write() -> None:
     rule = getattr(job, "rule", None)
     if not isinstance(rule, str):
         return
-    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    me, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
     record = {
         "rule": rule,
         "wildcards": {k: str(v) for k, v in job.wildcards.items()},

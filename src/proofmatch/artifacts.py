@@ -46,7 +46,9 @@ def _umask() -> int:
 #: The suffix of a digest file beside its artifact.
 DIGEST_SUFFIX = ".sha256"
 _CHUNK = 1 << 20
-_STAGING: list[Path] = []  # folders being staged by atomic_dir (their files get no digest of their own)
+_STAGING: list[
+    Path
+] = []  # folders being staged by atomic_dir (their files get no digest of their own)
 
 
 class CorruptArtifact(ValueError):
@@ -70,8 +72,13 @@ def file_sha256(path: str | os.PathLike) -> str:
 def _digest_lines(content: Path, name: str) -> str:
     """sha256sum lines of the file or folder ``content`` (to be known as ``name``)."""
     if content.is_dir():
-        files = sorted((p for p in content.rglob("*") if p.is_file()), key=lambda p: p.relative_to(content).as_posix())
-        return "".join(f"{file_sha256(f)}  {name}/{f.relative_to(content).as_posix()}\n" for f in files)
+        files = sorted(
+            (p for p in content.rglob("*") if p.is_file()),
+            key=lambda p: p.relative_to(content).as_posix(),
+        )
+        return "".join(
+            f"{file_sha256(f)}  {name}/{f.relative_to(content).as_posix()}\n" for f in files
+        )
     return f"{file_sha256(content)}  {name}\n"
 
 
@@ -112,14 +119,21 @@ def verify(path: str | os.PathLike) -> None:
         file = target / name.split("/", 1)[1] if "/" in name else target
         got = file_sha256(file) if file.is_file() else None
         if got != want:
-            what = "is missing" if got is None else "differs from the digest recorded when it was written"
+            what = (
+                "is missing"
+                if got is None
+                else "differs from the digest recorded when it was written"
+            )
             raise CorruptArtifact(
                 f"{file} {what} ({digest}): it was changed or corrupted after the job wrote it; "
-                f"fix: rerun the job that writes it, e.g. snakemake --forcerun {target}")
+                f"fix: rerun the job that writes it, e.g. snakemake --forcerun {target}"
+            )
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | os.PathLike, suffix: str | None = None, digest: bool = False) -> Iterator[Path]:
+def atomic_path(
+    path: str | os.PathLike, suffix: str | None = None, digest: bool = False
+) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it onto ``path`` only on success (with
     ``digest``, its digest beside it: what a checked reader reads)."""
     target = Path(path)
@@ -129,7 +143,9 @@ def atomic_path(path: str | os.PathLike, suffix: str | None = None, digest: bool
     )
     os.close(fd)
     tmp_path = Path(tmp)
-    os.chmod(tmp_path, 0o666 & ~_umask())  # mkstemp creates 0600; artifacts are shared like any file
+    os.chmod(
+        tmp_path, 0o666 & ~_umask()
+    )  # mkstemp creates 0600; artifacts are shared like any file
     try:
         yield tmp_path
         _swap_in(tmp_path, target, digest)
@@ -151,15 +167,21 @@ def atomic_dir(path: str | os.PathLike, digest: bool = True) -> Iterator[Path]:
     target = Path(path)
     resolved = target.resolve()
     if resolved == resolved.parent or Path.cwd().resolve().is_relative_to(resolved):
-        raise ValueError(f"will not replace {target}: it is the working folder or one of its parents")
+        raise ValueError(
+            f"will not replace {target}: it is the working folder or one of its parents"
+        )
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    os.chmod(staging, 0o777 & ~_umask())  # mkdtemp creates 0700; artifacts are shared like any folder
+    os.chmod(
+        staging, 0o777 & ~_umask()
+    )  # mkdtemp creates 0700; artifacts are shared like any folder
     _STAGING.append(staging.resolve())
     try:
         yield staging
         _STAGING.remove(staging.resolve())
-        for f in staging.rglob("*"):  # some writers (safetensors) create 0600 files; artifacts are shared
+        for f in staging.rglob(
+            "*"
+        ):  # some writers (safetensors) create 0600 files; artifacts are shared
             if f.is_file() and not f.is_symlink():
                 os.chmod(f, 0o666 & ~_umask())
         wants = digest and _wants_digest(target)
@@ -185,8 +207,9 @@ def atomic_dir(path: str | os.PathLike, digest: bool = True) -> Iterator[Path]:
             shutil.rmtree(staging)
 
 
-def write_parquet(data: pd.DataFrame | pa.Table, path: str | os.PathLike,
-                  schema: pa.Schema | None = None) -> None:
+def write_parquet(
+    data: pd.DataFrame | pa.Table, path: str | os.PathLike, schema: pa.Schema | None = None
+) -> None:
     """Write a frame (no pandas index) or an Arrow table atomically as Parquet.
 
     With ``schema`` the file has exactly that schema: its columns in its order, cast to its types

@@ -16,15 +16,30 @@ import sys
 
 # command -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "config": ("proofmatch.config_readme", "print the merged config with its defaults; write config/README.md"),
+    "config": (
+        "proofmatch.config_readme",
+        "print the merged config with its defaults; write config/README.md",
+    ),
     "demo": ("proofmatch.demo.generate", "generate the project's demo corpus"),
-    "latex": ("proofmatch.data.latex", "convert LaTeX sources to XHTML+MathML articles with LaTeXML"),
-    "stacks": ("proofmatch.data.stacks", "build the Stacks project corpus from its LaTeX sources with LaTeXML"),
+    "latex": (
+        "proofmatch.data.latex",
+        "convert LaTeX sources to XHTML+MathML articles with LaTeXML",
+    ),
+    "stacks": (
+        "proofmatch.data.stacks",
+        "build the Stacks project corpus from its LaTeX sources with LaTeXML",
+    ),
     "manifest": ("proofmatch.data.corpus", "list and shard a corpus folder, join its metadata"),
     "extract": ("proofmatch.data.extract", "extract statement-proof pairs from XHTML articles"),
     "linearize": ("proofmatch.data.linearize", "linearize extracted pairs into typed tokens"),
-    "article-text": ("proofmatch.data.article_text", "every paragraph of the dataset's articles as typed tokens (MLM text)"),
-    "filter": ("proofmatch.data.filters", "non-English articles and too short/long pairs filtered, with an audit"),
+    "article-text": (
+        "proofmatch.data.article_text",
+        "every paragraph of the dataset's articles as typed tokens (MLM text)",
+    ),
+    "filter": (
+        "proofmatch.data.filters",
+        "non-English articles and too short/long pairs filtered, with an audit",
+    ),
     "stats": ("proofmatch.evaluation.stats_cli", "render Tables 1 and 2"),
     "split": ("proofmatch.data.splits", "mixed / unmixed / probability-domain splits"),
     "replace": ("proofmatch.data.replace", "symbol replacement on the proofs' MathML"),
@@ -34,7 +49,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "train": ("proofmatch.models.train_cli", "train a matching model"),
     "evaluate": ("proofmatch.evaluation.evaluate", "encode, score and decode a test set"),
     "baselines": ("proofmatch.evaluation.baselines", "TF-IDF and BM25 baselines"),
-    "fusion": ("proofmatch.evaluation.fused", "a trained run + BM25: choose λ on dev (weight), evaluate (evaluate)"),
+    "fusion": (
+        "proofmatch.evaluation.fused",
+        "a trained run + BM25: choose λ on dev (weight), evaluate (evaluate)",
+    ),
     "tables": ("proofmatch.evaluation.tables", "render Tables 3-7"),
     "figure": ("proofmatch.evaluation.figure", "LIME explanations (Figure 2)"),
     "index": ("proofmatch.search.build", "encode a corpus's proofs into a search index"),
@@ -48,8 +66,12 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
 
     def _get_help_string(self, action: argparse.Action) -> str:
         help_ = action.help or ""
-        if (action.default in (None, False, argparse.SUPPRESS) or not action.option_strings
-                or "%(default)" in help_ or "(default" in help_):
+        if (
+            action.default in (None, False, argparse.SUPPRESS)
+            or not action.option_strings
+            or "%(default)" in help_
+            or "(default" in help_
+        ):
             return help_
         return f"{help_} (default: %(default)s)" if help_ else "default: %(default)s"
 
@@ -62,8 +84,14 @@ def _version() -> str:
 
 def _usage() -> str:
     width = max(map(len, COMMANDS))
-    lines = ["usage: proofmatch <command> [options]", "       proofmatch --version", "",
-             "`proofmatch <command> --help` lists a command's options and their defaults.", "", "commands:"]
+    lines = [
+        "usage: proofmatch <command> [options]",
+        "       proofmatch --version",
+        "",
+        "`proofmatch <command> --help` lists a command's options and their defaults.",
+        "",
+        "commands:",
+    ]
     lines += [f"  {name:<{width}}  {help_}" for name, (_, help_) in COMMANDS.items()]
     return "\n".join(lines)
 
@@ -81,14 +109,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"proofmatch: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
         return 2
     module = importlib.import_module(COMMANDS[name][0])
-    parser = argparse.ArgumentParser(prog=f"proofmatch {name}", description=COMMANDS[name][1],
-                                     formatter_class=_HelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog=f"proofmatch {name}", description=COMMANDS[name][1], formatter_class=_HelpFormatter
+    )
     module.add_arguments(parser)
     from proofmatch.config import ConfigError
 
     try:
         return int(module.main(parser.parse_args(rest)) or 0)
-    except ConfigError as exc:  # a bad config file or value: its message names key or line and the fix
+    except (
+        ConfigError
+    ) as exc:  # a bad config file or value: its message names key or line and the fix
         print(f"proofmatch {name}: {exc}", file=sys.stderr)
         return 2
 

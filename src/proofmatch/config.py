@@ -51,7 +51,9 @@ def _hint(err: jsonschema.ValidationError) -> str:
     if err.validator in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
         return f"use a value allowed by {err.validator} {err.validator_value}"
     if err.validator == "type":
-        return f"use a value of type {err.validator_value}" + (f" ({s['description']})" if "description" in s else "")
+        return f"use a value of type {err.validator_value}" + (
+            f" ({s['description']})" if "description" in s else ""
+        )
     return s.get("description", "see config/README.md")
 
 
@@ -89,8 +91,10 @@ def validate_config(cfg: dict[str, Any]) -> dict[str, Any]:
     if abs(sum(cfg["splits"]["fractions"]) - 1.0) > 1e-6:
         raise ConfigError("config key splits.fractions: must sum to 1; fix: e.g. [0.8, 0.1, 0.1]")
     if cfg["seed"] not in cfg["report"]["seeds"]:
-        raise ConfigError(f"config key report.seeds: must include seed ({cfg['seed']}), whose runs are the "
-                          f"tables' own; fix: e.g. [{cfg['seed']}, {cfg['seed'] + 1}, {cfg['seed'] + 2}]")
+        raise ConfigError(
+            f"config key report.seeds: must include seed ({cfg['seed']}), whose runs are the "
+            f"tables' own; fix: e.g. [{cfg['seed']}, {cfg['seed'] + 1}, {cfg['seed'] + 2}]"
+        )
     _check_corpus(cfg["corpus"], "corpus")
     for i, entry in enumerate(cfg.get("transfer", {}).get("corpora", [])):
         _check_corpus(entry, f"transfer.corpora.{i}")
@@ -103,22 +107,32 @@ def check_config(cfg: dict[str, Any]) -> None:
     errors = []
     flt = cfg["filter"]
     if flt["min_tokens"] > flt["max_tokens"]:
-        errors.append(f"config key filter.min_tokens: {flt['min_tokens']} is more than filter.max_tokens "
-                      f"{flt['max_tokens']}, so every pair would be dropped; fix: min_tokens <= max_tokens")
+        errors.append(
+            f"config key filter.min_tokens: {flt['min_tokens']} is more than filter.max_tokens "
+            f"{flt['max_tokens']}, so every pair would be dropped; fix: min_tokens <= max_tokens"
+        )
     language = flt["language"]
     codes = _language_codes()
     if language is not None and codes and language not in codes:
-        errors.append(f"config key filter.language: {language!r} is not a language code the detector (CLD2) knows, "
-                      f"so every article would be dropped; fix: a code such as en, fr, de (or null to keep all)")
+        errors.append(
+            f"config key filter.language: {language!r} is not a language code the detector (CLD2) knows, "
+            f"so every article would be dropped; fix: a code such as en, fr, de (or null to keep all)"
+        )
     bert = cfg["pretrain"]
     if bert["hidden_size"] % bert["num_attention_heads"]:
-        errors.append(f"config key pretrain.num_attention_heads: {bert['num_attention_heads']} heads do not divide "
-                      f"pretrain.hidden_size {bert['hidden_size']}; fix: a divisor of hidden_size "
-                      f"(BERT-base: 768 and 12)")
-    positions = max(512, bert["max_length"])  # proofmatch.models.pretrain: the position table's size
+        errors.append(
+            f"config key pretrain.num_attention_heads: {bert['num_attention_heads']} heads do not divide "
+            f"pretrain.hidden_size {bert['hidden_size']}; fix: a divisor of hidden_size "
+            f"(BERT-base: 768 and 12)"
+        )
+    positions = max(
+        512, bert["max_length"]
+    )  # proofmatch.models.pretrain: the position table's size
     if cfg["matching"]["max_length"] > positions:
-        errors.append(f"config key matching.max_length: {cfg['matching']['max_length']} tokens exceed ScratchBERT's "
-                      f"{positions} positions (max(512, pretrain.max_length)); fix: at most {positions}")
+        errors.append(
+            f"config key matching.max_length: {cfg['matching']['max_length']} tokens exceed ScratchBERT's "
+            f"{positions} positions (max(512, pretrain.max_length)); fix: at most {positions}"
+        )
     if errors:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(errors))
 
@@ -142,8 +156,10 @@ def check_paths(cfg: dict[str, Any]) -> None:
     made-up folders do not): every corpus folder read from exists, and ``matching.mathbert`` is an
     existing folder or a hub id."""
     errors = []
-    entries = [("corpus", cfg["corpus"])] + [(f"transfer.corpora.{i}", e)
-                                               for i, e in enumerate(cfg.get("transfer", {}).get("corpora", []))]
+    entries = [("corpus", cfg["corpus"])] + [
+        (f"transfer.corpora.{i}", e)
+        for i, e in enumerate(cfg.get("transfer", {}).get("corpora", []))
+    ]
     for key, entry in entries:
         if entry["source"] not in ("dir", "latex"):
             continue
@@ -151,15 +167,22 @@ def check_paths(cfg: dict[str, Any]) -> None:
         for j, d in enumerate(dirs):
             if not Path(d).is_dir():
                 sub = f"{key}.dir" + (f".{j}" if isinstance(entry["dir"], list) else "")
-                errors.append(f"config key {sub}: folder {d} does not exist; fix: the folder of the "
-                              f"{'LaTeX sources' if entry['source'] == 'latex' else 'XHTML articles'} "
-                              f"(relative paths start at the working folder)")
+                errors.append(
+                    f"config key {sub}: folder {d} does not exist; fix: the folder of the "
+                    f"{'LaTeX sources' if entry['source'] == 'latex' else 'XHTML articles'} "
+                    f"(relative paths start at the working folder)"
+                )
     mathbert = cfg["matching"]["mathbert"]
-    if mathbert is not None and not Path(mathbert).expanduser().exists() and (
-            not _HUB_ID.fullmatch(mathbert) or mathbert.startswith((".", "~"))):
-        errors.append(f"config key matching.mathbert: {mathbert} is neither an existing folder nor a hub id "
-                      f"(owner/name); fix: the path of a downloaded MathBERT, a hub id such as tbs17/MathBERT, "
-                      f"or null")
+    if (
+        mathbert is not None
+        and not Path(mathbert).expanduser().exists()
+        and (not _HUB_ID.fullmatch(mathbert) or mathbert.startswith((".", "~")))
+    ):
+        errors.append(
+            f"config key matching.mathbert: {mathbert} is neither an existing folder nor a hub id "
+            f"(owner/name); fix: the path of a downloaded MathBERT, a hub id such as tbs17/MathBERT, "
+            f"or null"
+        )
     if errors:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(errors))
 
@@ -168,14 +191,19 @@ class _StrictLoader(yaml.SafeLoader):
     """YAML's safe loader that refuses a key given twice in one mapping (plain YAML keeps the last)."""
 
 
-def _strict_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+def _strict_mapping(
+    loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False
+) -> dict[Any, Any]:
     seen: dict[Any, Any] = {}
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=deep)
         if key in seen:
             raise yaml.constructor.ConstructorError(
-                f"in the mapping starting at line {node.start_mark.line + 1}", node.start_mark,
-                f"duplicate key {key!r} (first at line {seen[key].line + 1})", key_node.start_mark)
+                f"in the mapping starting at line {node.start_mark.line + 1}",
+                node.start_mark,
+                f"duplicate key {key!r} (first at line {seen[key].line + 1})",
+                key_node.start_mark,
+            )
         seen[key] = key_node.start_mark
     return loader.construct_mapping(node, deep=deep)
 
@@ -188,15 +216,20 @@ def load_yaml(path: str | os.PathLike) -> Any:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"config file {path}: cannot be read ({type(exc).__name__}: {exc})") from None
+        raise ConfigError(
+            f"config file {path}: cannot be read ({type(exc).__name__}: {exc})"
+        ) from None
     try:
         return yaml.load(text, Loader=_StrictLoader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         what = " ".join(filter(None, [exc.context, exc.problem]))
-        fix = "give each key once" if "duplicate key" in (exc.problem or "") else \
-            "fix the YAML syntax there (indent with spaces, quote values with ': ' or '#')"
+        fix = (
+            "give each key once"
+            if "duplicate key" in (exc.problem or "")
+            else "fix the YAML syntax there (indent with spaces, quote values with ': ' or '#')"
+        )
         raise ConfigError(f"config file {path}{where}: {what}; fix: {fix}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"config file {path}: {exc}") from None
@@ -205,8 +238,10 @@ def load_yaml(path: str | os.PathLike) -> Any:
 def _check_corpus(entry: dict[str, Any], key: str) -> None:
     """Several folders only for XHTML (source dir), each with at most one metadata table."""
     if entry["source"] == "latex" and isinstance(entry["dir"], list):
-        raise ConfigError(f"config key {key}.dir: source latex reads one folder of LaTeX sources; "
-                          f"fix: one folder (convert several into one, or use source dir on their XHTML)")
+        raise ConfigError(
+            f"config key {key}.dir: source latex reads one folder of LaTeX sources; "
+            f"fix: one folder (convert several into one, or use source dir on their XHTML)"
+        )
     if entry["source"] == "dir":
         try:
             corpus_folders(entry["dir"], entry["metadata"], key)
@@ -220,13 +255,16 @@ def load_config(*paths: str | os.PathLike) -> dict[str, Any]:
     for p in paths:
         loaded = load_yaml(p) or {}
         if not isinstance(loaded, dict):
-            raise ConfigError(f"config file {p}: holds a {type(loaded).__name__}, not keys; fix: top-level keys such as corpus:")
+            raise ConfigError(
+                f"config file {p}: holds a {type(loaded).__name__}, not keys; fix: top-level keys such as corpus:"
+            )
         cfg = deep_merge(cfg, loaded)
     return validate_config(cfg)
 
 
-def run_matching(matching: dict[str, Any], encoder: str,
-                 decode: dict[str, Any] | None = None) -> dict[str, Any]:
+def run_matching(
+    matching: dict[str, Any], encoder: str, decode: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The part of the config's ``matching`` block that one training run of ``encoder`` depends on.
 
     With ``decode`` (the config's ``decode`` block) and ``hybrid_selection: global`` in the
@@ -254,11 +292,14 @@ def run_matching(matching: dict[str, Any], encoder: str,
 def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     out = dict(base)
     for k, v in over.items():
-        out[k] = deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+        out[k] = (
+            deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+        )
     return out
 
 
 # ----------------------------------------------------------------------------- config/README.md
+
 
 def resolve_schema(sub: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
     """A property's schema with its ``$ref`` followed (the property's own keys win)."""
@@ -307,10 +348,15 @@ def default(key: str) -> Any:
     return copy.deepcopy(found[key])
 
 
-def add_option(parser: argparse.ArgumentParser, *flags: str, key: str, help: str = "",
-               **kwargs: Any) -> argparse.Action:
+def add_option(
+    parser: argparse.ArgumentParser, *flags: str, key: str, help: str = "", **kwargs: Any
+) -> argparse.Action:
     """A command-line option that mirrors the config key ``key``: its default is the schema's
     (:func:`default`) and its help names the key and that default, so no CLI retypes a value the
     workflow takes from the config. ``kwargs`` go to ``add_argument`` (type, nargs, choices, ...)."""
-    text = f"{help} (config {key}; default %(default)s)" if help else f"config {key}; default %(default)s"
+    text = (
+        f"{help} (config {key}; default %(default)s)"
+        if help
+        else f"config {key}; default %(default)s"
+    )
     return parser.add_argument(*flags, default=default(key), help=text, **kwargs)

@@ -61,8 +61,20 @@ def _allowed(s: dict[str, Any]) -> str:
             kind = f"{kind} ({s['minItems']} items)"
         if item.get("maxLength") == 1:
             kind += " (one character each)"
-    low = ("≥", s["minimum"]) if "minimum" in s else (">", s["exclusiveMinimum"]) if "exclusiveMinimum" in s else None
-    high = ("≤", s["maximum"]) if "maximum" in s else ("<", s["exclusiveMaximum"]) if "exclusiveMaximum" in s else None
+    low = (
+        ("≥", s["minimum"])
+        if "minimum" in s
+        else (">", s["exclusiveMinimum"])
+        if "exclusiveMinimum" in s
+        else None
+    )
+    high = (
+        ("≤", s["maximum"])
+        if "maximum" in s
+        else ("<", s["exclusiveMaximum"])
+        if "exclusiveMaximum" in s
+        else None
+    )
     if low and high:
         kind += f" in {'[' if low[0] == '≥' else '('}{low[1]}, {high[1]}{']' if high[0] == '≤' else ')'}"
     elif low or high:
@@ -90,21 +102,39 @@ def schema_markdown(root: dict[str, Any] | None = None) -> str:
     parts = [README_HEADER]
     for section, sub in root["properties"].items():
         s = resolve_schema(sub, root)
-        rows = [(f"`{path}`", _default(k, req), cell(_allowed(k)), cell(k.get("description", "")).replace("*", "\\*"))
-                for path, k, req in keys
-                if (path == section or path.startswith((section + ".", section + "[]")))
-                and k.get("type") != "object"]
+        rows = [
+            (
+                f"`{path}`",
+                _default(k, req),
+                cell(_allowed(k)),
+                cell(k.get("description", "")).replace("*", "\\*"),
+            )
+            for path, k, req in keys
+            if (path == section or path.startswith((section + ".", section + "[]")))
+            and k.get("type") != "object"
+        ]
         parts.append(f"## `{section}`\n")
         if s.get("type") == "object" and s.get("description"):
             parts.append(s["description"][0].upper() + s["description"][1:] + ".\n")
-        parts.append(tabulate(rows, headers=["key", "default", "allowed", "description"], tablefmt="github",
-                              disable_numparse=True) + "\n")
+        parts.append(
+            tabulate(
+                rows,
+                headers=["key", "default", "allowed", "description"],
+                tablefmt="github",
+                disable_numparse=True,
+            )
+            + "\n"
+        )
     return "\n".join(parts)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("configs", nargs="*", help="config YAML files, merged in order (later ones win)")
-    parser.add_argument("--readme", default=None, help="write the keys' documentation (config/README.md) here")
+    parser.add_argument(
+        "configs", nargs="*", help="config YAML files, merged in order (later ones win)"
+    )
+    parser.add_argument(
+        "--readme", default=None, help="write the keys' documentation (config/README.md) here"
+    )
 
 
 def main(args: argparse.Namespace) -> int:

@@ -23,7 +23,9 @@ from typing import Any, Mapping, Sequence
 from proofmatch import experiments as X
 
 DEMO_ROOT = "results/demo_corpus"  # rule demo_corpus: xhtml/ and metadata.csv
-LATEX_ROOT = "results/latex"  # results/latex/<name>/: one LaTeX corpus converted to xhtml/ + metadata.csv
+LATEX_ROOT = (
+    "results/latex"  # results/latex/<name>/: one LaTeX corpus converted to xhtml/ + metadata.csv
+)
 TRANSFER_ROOT = "results/transfer"  # results/transfer/<name>/: a transfer corpus's results
 INDEX_ROOT = "results/index"  # search indexes, laid out as results/runs
 MAIN = "main"  # the training corpus's name (its LaTeX folder: results/latex/main)
@@ -39,8 +41,11 @@ class CorpusError(ValueError):
     """A corpus folder or metadata table that cannot be used; the message names file and row."""
 
 
-def corpus_folders(dirs: PathLike | Sequence[PathLike], metadata: PathLike | Sequence[PathLike | None] | None,
-                   key: str = "corpus") -> list[tuple[str, str | None]]:
+def corpus_folders(
+    dirs: PathLike | Sequence[PathLike],
+    metadata: PathLike | Sequence[PathLike | None] | None,
+    key: str = "corpus",
+) -> list[tuple[str, str | None]]:
     """``(folder, metadata table or None)`` of every folder of a corpus.
 
     ``dirs`` is one folder or a list; ``metadata`` is one table (only with one folder), None, or a
@@ -48,21 +53,25 @@ def corpus_folders(dirs: PathLike | Sequence[PathLike], metadata: PathLike | Seq
     block in the error, so a wrong combination says which key to fix and how."""
     folders = [dirs] if isinstance(dirs, (str, os.PathLike)) else list(dirs)
     if not folders:
-        raise CorpusError(f"config key {key}.dir: no folder given; fix: a folder or a list of folders")
+        raise CorpusError(
+            f"config key {key}.dir: no folder given; fix: a folder or a list of folders"
+        )
     if metadata is None:
         tables: list[PathLike | None] = [None] * len(folders)
     elif isinstance(metadata, (str, os.PathLike)):
         if len(folders) != 1:
             raise CorpusError(
                 f"config key {key}.metadata: one table for {len(folders)} folders; fix: a list of "
-                f"{len(folders)} tables (null for a folder without one), in the order of {key}.dir")
+                f"{len(folders)} tables (null for a folder without one), in the order of {key}.dir"
+            )
         tables = [metadata]
     else:
         tables = list(metadata)
         if len(tables) != len(folders):
             raise CorpusError(
                 f"config key {key}.metadata: {len(tables)} tables for {len(folders)} folders; fix: one "
-                f"entry per folder of {key}.dir, in its order (null for a folder without a table)")
+                f"entry per folder of {key}.dir, in its order (null for a folder without a table)"
+            )
     return [(str(d), None if t is None else str(t)) for d, t in zip(folders, tables)]
 
 
@@ -89,7 +98,10 @@ class Corpus:
         if self.source == "demo":
             return {"corpus": f"{DEMO_ROOT}/xhtml", "metadata": f"{DEMO_ROOT}/metadata.csv"}
         if self.source == "latex":
-            return {"corpus": f"{self.latex_root}/xhtml", "metadata": f"{self.latex_root}/metadata.csv"}
+            return {
+                "corpus": f"{self.latex_root}/xhtml",
+                "metadata": f"{self.latex_root}/metadata.csv",
+            }
         folders = corpus_folders(self.entry["dir"], self.entry["metadata"])
         return {"corpus": [d for d, _ in folders], "metadata": [t for _, t in folders if t]}
 
@@ -120,11 +132,15 @@ class Corpus:
         """Named inputs of rule ``latex_inventory`` (``step="inventory"``: the source folder and
         the metadata table) or ``latex_corpus`` (``"corpus"``: the inventory, the table and every
         conversion shard)."""
-        inputs: dict[str, Any] = {"metadata": self.entry["metadata"]} if self.entry.get("metadata") else {}
+        inputs: dict[str, Any] = (
+            {"metadata": self.entry["metadata"]} if self.entry.get("metadata") else {}
+        )
         if step == "inventory":
             return {"sources": self.entry["dir"], **inputs}
         if step == "corpus":
-            shards = [f"{self.latex_root}/shards/shard-{i:03d}.json" for i in range(self.latex_shards)]
+            shards = [
+                f"{self.latex_root}/shards/shard-{i:03d}.json" for i in range(self.latex_shards)
+            ]
             return {"inventory": f"{self.latex_root}/inventory.parquet", **inputs, "shards": shards}
         raise ValueError(f"unknown LaTeX step {step!r}; expected 'inventory' or 'corpus'")
 
@@ -175,8 +191,10 @@ def latex_corpora(config: Mapping[str, Any]) -> dict[str, Corpus]:
 def latex_corpus(config: Mapping[str, Any], name: str) -> Corpus:
     corpora = latex_corpora(config)
     if name not in corpora:
-        raise ValueError(f"no LaTeX corpus named {name!r}: set corpus.source: latex, or add a "
-                         "transfer.corpora entry with source: latex")
+        raise ValueError(
+            f"no LaTeX corpus named {name!r}: set corpus.source: latex, or add a "
+            "transfer.corpora entry with source: latex"
+        )
     return corpora[name]
 
 
@@ -184,6 +202,8 @@ def conversion_reports(config: Mapping[str, Any]) -> dict[str, str]:
     """The conversion table's inputs: each LaTeX corpus's ``report.json``, by corpus name."""
     corpora = latex_corpora(config)
     if not corpora:
-        raise ValueError("the conversion table needs a LaTeX corpus: corpus.source: latex, or a transfer "
-                         "corpus with source: latex")
+        raise ValueError(
+            "the conversion table needs a LaTeX corpus: corpus.source: latex, or a transfer "
+            "corpus with source: latex"
+        )
     return {name: f"{c.latex_root}/report.json" for name, c in corpora.items()}

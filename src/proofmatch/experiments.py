@@ -24,8 +24,11 @@ ENCODERS = ("npt", "scratchbert", "mathbert", "specter")
 # Training modes per encoder: the bilinear models train locally and hybrid (§7.2: local + global
 # loss), SPECTER-style with triplets.
 ENCODER_MODES: dict[str, tuple[str, ...]] = {
-    "npt": ("local", "hybrid"), "scratchbert": ("local", "hybrid"), "mathbert": ("local", "hybrid"),
-    "specter": ("triplet",)}
+    "npt": ("local", "hybrid"),
+    "scratchbert": ("local", "hybrid"),
+    "mathbert": ("local", "hybrid"),
+    "specter": ("triplet",),
+}
 MODES = tuple(dict.fromkeys(m for modes in ENCODER_MODES.values() for m in modes))
 # Symbol replacement levels (§5): LEVELS are the four of Tables 3-5; the *_p levels keep the
 # protected symbols (§9.4, Table 6); ALL_LEVELS is every level a pair can be replaced at.
@@ -52,9 +55,20 @@ RUNS_ROOT = "results/runs"
 TOKENIZER_ROOT = "results/models/tokenizer"  # one folder per family
 SCRATCHBERT_ROOT = "results/models/scratchbert"
 
-LEVEL_NAMES = {"conservation": "Conservation", "partial": "Partial", "full": "Full", "trans": "Transposition",
-               "partial_p": "Partial+P", "full_p": "Full+P"}
-ENCODER_NAMES = {"npt": "NPT", "scratchbert": "ScratchBERT", "mathbert": "MathBERT", "specter": "SPECTER-style"}
+LEVEL_NAMES = {
+    "conservation": "Conservation",
+    "partial": "Partial",
+    "full": "Full",
+    "trans": "Transposition",
+    "partial_p": "Partial+P",
+    "full_p": "Full+P",
+}
+ENCODER_NAMES = {
+    "npt": "NPT",
+    "scratchbert": "ScratchBERT",
+    "mathbert": "MathBERT",
+    "specter": "SPECTER-style",
+}
 MODE_NAMES = {"local": "Local", "hybrid": "Global", "triplet": "Triplet"}
 DECODING_NAMES = {"local": "Local", "global": "Global"}
 VIEW_NAMES = {"text": "Text", "math": "Math", "both": "Both"}
@@ -113,8 +127,10 @@ def model_label(model: str, mode: str, decoding: str) -> str:
         return f"{METHOD_NAMES[model]}-{DECODING_NAMES[decoding]}"
     if is_fusion(model):
         encoder = learned_encoder(model)
-        return (f"{ENCODER_NAMES[encoder]}-{MODE_NAMES[mode]} + {METHOD_NAMES[FUSION_LEXICAL]}-"
-                f"{DECODING_NAMES[decoding]} (fusion, this project)")
+        return (
+            f"{ENCODER_NAMES[encoder]}-{MODE_NAMES[mode]} + {METHOD_NAMES[FUSION_LEXICAL]}-"
+            f"{DECODING_NAMES[decoding]} (fusion, this project)"
+        )
     return f"{ENCODER_NAMES[model]}-{MODE_NAMES[mode]}-{DECODING_NAMES[decoding]}"
 
 
@@ -126,8 +142,9 @@ def fusion_runs(config: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
 
 # ----------------------------------------------------------------------------- not run
 
-NOT_RUN_MATHBERT = ("not run: no MathBERT checkpoint configured "
-                    "(set matching.mathbert to a local path or hub id)")
+NOT_RUN_MATHBERT = (
+    "not run: no MathBERT checkpoint configured (set matching.mathbert to a local path or hub id)"
+)
 NOT_RUN_PR = "not run: splits.pr_category is null (no probability-domain split)"
 
 
@@ -165,10 +182,17 @@ class Run:
     mode: str
     level: str
     view: str = "both"
-    variant: str = ""  # "" (the tables' run), seed14 (another seed), frac0.25 (a train share): variants.py
+    variant: str = (
+        ""  # "" (the tables' run), seed14 (another seed), frac0.25 (a train share): variants.py
+    )
 
     def dir(self, root: str | Path = RUNS_ROOT) -> Path:
-        return Path(root) / self.split / f"{self.encoder}-{self.mode}" / run_leaf(self.level, self.view, self.variant)
+        return (
+            Path(root)
+            / self.split
+            / f"{self.encoder}-{self.mode}"
+            / run_leaf(self.level, self.view, self.variant)
+        )
 
     def model(self, root: str | Path = RUNS_ROOT) -> Path:
         """The run's best model, the folder every rule that uses the trained model names as input."""
@@ -179,8 +203,16 @@ class Run:
         return replaced_data(self.split, self.level)
 
     def evaluation(self, part: str, test_level: str | None = None) -> "Evaluation":
-        return Evaluation(self.split, self.encoder, self.mode, self.level, self.view, part,
-                          test_level or self.level, self.variant)
+        return Evaluation(
+            self.split,
+            self.encoder,
+            self.mode,
+            self.level,
+            self.view,
+            part,
+            test_level or self.level,
+            self.variant,
+        )
 
     def fusion_json(self, root: str | Path = RUNS_ROOT) -> Path:
         """The fusion weight chosen on the run's dev part (``fusion.json``, beside ``model/``)."""
@@ -188,8 +220,16 @@ class Run:
 
     def fusion(self, part: str, test_level: str | None = None) -> "Evaluation":
         """The run fused with BM25 (its stored weight), scored on ``part`` at ``test_level``."""
-        return Evaluation(self.split, fusion_model(self.encoder), self.mode, self.level, self.view, part,
-                          test_level or self.level, self.variant)
+        return Evaluation(
+            self.split,
+            fusion_model(self.encoder),
+            self.mode,
+            self.level,
+            self.view,
+            part,
+            test_level or self.level,
+            self.variant,
+        )
 
 
 @dataclass(frozen=True)
@@ -211,7 +251,12 @@ class Evaluation:
 
     def folder(self, root: str | Path = EVAL_ROOT) -> Path:
         """The folder of every evaluation of the same model (a run, its fusion, or a baseline)."""
-        return Path(root) / self.split / f"{self.model}-{self.mode}" / run_leaf(self.level, self.view, self.variant)
+        return (
+            Path(root)
+            / self.split
+            / f"{self.model}-{self.mode}"
+            / run_leaf(self.level, self.view, self.variant)
+        )
 
     @property
     def fused(self) -> bool:
@@ -234,8 +279,11 @@ def model_folders(evaluations: Iterable[Evaluation], runs: Iterable[Run] = ()) -
     found = {run for run in (e.run() for e in evaluations) if run is not None}
     ordered = sorted(found.union(runs), key=lambda r: str(r.dir()))
     families = sorted({family(r.split) for r in ordered if r.encoder in PRETRAINED_ENCODERS})
-    return [*(str(r.model()) for r in ordered), *(f"{TOKENIZER_ROOT}/{f}" for f in families),
-            *(f"{SCRATCHBERT_ROOT}/{f}" for f in families)]
+    return [
+        *(str(r.model()) for r in ordered),
+        *(f"{TOKENIZER_ROOT}/{f}" for f in families),
+        *(f"{SCRATCHBERT_ROOT}/{f}" for f in families),
+    ]
 
 
 def workflow_input(ev: Evaluation, root: str | Path = EVAL_ROOT) -> str:
@@ -323,78 +371,153 @@ TABLE7_RUN = Run("mixed", "scratchbert", "local", "conservation")  # hubness of 
 # exactly one and no statement (proofmatch.decoding.local.hubness counts them).
 HUBNESS_BINS = (">=20", ">=10", ">=5", ">=2", "=1", "<1")
 # Figure 2 (§9.5): LIME on the symbol-conservation and the full-replacement model.
-FIGURE2_RUNS = {"conservation": Run("mixed", "scratchbert", "local", "conservation"),
-                "full": Run("mixed", "scratchbert", "local", "full")}
-SEARCH_DEMO_RUN = Run("mixed", "npt", "local", "conservation")  # the index `proofmatch serve` shows after the demo
+FIGURE2_RUNS = {
+    "conservation": Run("mixed", "scratchbert", "local", "conservation"),
+    "full": Run("mixed", "scratchbert", "local", "full"),
+}
+SEARCH_DEMO_RUN = Run(
+    "mixed", "npt", "local", "conservation"
+)  # the index `proofmatch serve` shows after the demo
 
 
-def table3(part: str = "test", encoders: Iterable[str] = ENCODERS, levels: Iterable[str] = LEVELS) -> Table:
+def table3(
+    part: str = "test", encoders: Iterable[str] = ENCODERS, levels: Iterable[str] = LEVELS
+) -> Table:
     """Encoders x training/decoding x replacement levels, on Mixed (trained and tested on one level)."""
     levels = tuple(levels)
-    rows = tuple(Row((model_label(enc, mode, dec),),
-                     tuple(Run("mixed", enc, mode, lv).evaluation(part) for lv in levels), dec, ((enc, mode), enc))
-                 for enc in encoders for mode in ENCODER_MODES[enc] for dec in TABLE3_DECODINGS[mode])
+    rows = tuple(
+        Row(
+            (model_label(enc, mode, dec),),
+            tuple(Run("mixed", enc, mode, lv).evaluation(part) for lv in levels),
+            dec,
+            ((enc, mode), enc),
+        )
+        for enc in encoders
+        for mode in ENCODER_MODES[enc]
+        for dec in TABLE3_DECODINGS[mode]
+    )
     return Table("table3", ("Encoder-Decoder",), tuple(LEVEL_NAMES[lv] for lv in levels), rows)
 
 
-def table4(part: str = "test", splits: Iterable[str] = FAMILIES, levels: Iterable[str] = LEVELS) -> Table:
+def table4(
+    part: str = "test", splits: Iterable[str] = FAMILIES, levels: Iterable[str] = LEVELS
+) -> Table:
     """Cross-replacement: ScratchBERT-Local-Local trained on one level (row), tested on another (column)."""
     levels = tuple(levels)
-    rows = tuple(Row((SPLIT_NAMES[split], LEVEL_NAMES[train]),
-                     tuple(Run(split, "scratchbert", "local", train).evaluation(part, test) for test in levels),
-                     "local", ((split, train), split))
-                 for split in splits for train in levels)
+    rows = tuple(
+        Row(
+            (SPLIT_NAMES[split], LEVEL_NAMES[train]),
+            tuple(
+                Run(split, "scratchbert", "local", train).evaluation(part, test) for test in levels
+            ),
+            "local",
+            ((split, train), split),
+        )
+        for split in splits
+        for train in levels
+    )
     return Table("table4", ("Split", "Training"), tuple(LEVEL_NAMES[lv] for lv in levels), rows)
 
 
-def table5(part: str = "test", encoders: Iterable[str] = TABLE5_ENCODERS, views: Iterable[str] = VIEWS,
-           levels: Iterable[str] = TABLE5_LEVELS) -> Table:
+def table5(
+    part: str = "test",
+    encoders: Iterable[str] = TABLE5_ENCODERS,
+    views: Iterable[str] = VIEWS,
+    levels: Iterable[str] = TABLE5_LEVELS,
+) -> Table:
     """Input type (text / math / both) of NPT- and ScratchBERT-Local-Local on Mixed."""
     levels = tuple(levels)
-    rows = tuple(Row((ENCODER_NAMES[enc], VIEW_NAMES[view]),
-                     tuple(Run("mixed", enc, "local", lv, view).evaluation(part) for lv in levels), "local",
-                     ((enc, view), enc))
-                 for enc in encoders for view in views)
+    rows = tuple(
+        Row(
+            (ENCODER_NAMES[enc], VIEW_NAMES[view]),
+            tuple(Run("mixed", enc, "local", lv, view).evaluation(part) for lv in levels),
+            "local",
+            ((enc, view), enc),
+        )
+        for enc in encoders
+        for view in views
+    )
     return Table("table5", ("Encoder", "Input"), tuple(LEVEL_NAMES[lv] for lv in levels), rows)
 
 
-def table6(part: str = "test", train_levels: Iterable[str] = TABLE6_TRAIN,
-           test_levels: Iterable[str] = TABLE6_TEST) -> Table:
+def table6(
+    part: str = "test",
+    train_levels: Iterable[str] = TABLE6_TRAIN,
+    test_levels: Iterable[str] = TABLE6_TEST,
+) -> Table:
     """Protected symbols on the probability domain: the pr split's ScratchBERT-Local-Local trained
     at each level (row), tested at the levels that keep the protected symbols (column group)."""
     test_levels = tuple(test_levels)
-    rows = tuple(Row((LEVEL_NAMES[train],),
-                     tuple(Run("pr", "scratchbert", "local", train).evaluation(part, test) for test in test_levels),
-                     "local", (train, "pr"))
-                 for train in train_levels)
-    return Table("table6", ("Training",), tuple(f"Test {LEVEL_NAMES[lv]}" for lv in test_levels), rows)
+    rows = tuple(
+        Row(
+            (LEVEL_NAMES[train],),
+            tuple(
+                Run("pr", "scratchbert", "local", train).evaluation(part, test)
+                for test in test_levels
+            ),
+            "local",
+            (train, "pr"),
+        )
+        for train in train_levels
+    )
+    return Table(
+        "table6", ("Training",), tuple(f"Test {LEVEL_NAMES[lv]}" for lv in test_levels), rows
+    )
 
 
 def table7(run: Run = TABLE7_RUN) -> Table:
     """Hubness of local decoding on the dev set of one run."""
-    return Table("table7", (), (), (Row((), (run.evaluation("dev"),), "local", ()),), kind="hubness")
+    return Table(
+        "table7", (), (), (Row((), (run.evaluation("dev"),), "local", ()),), kind="hubness"
+    )
 
 
-def baselines(part: str = "test", methods: Iterable[str] = METHODS, levels: Iterable[str] = LEVELS,
-              fusion: Iterable[tuple[str, str]] = FUSION_RUNS) -> Table:
+def baselines(
+    part: str = "test",
+    methods: Iterable[str] = METHODS,
+    levels: Iterable[str] = LEVELS,
+    fusion: Iterable[tuple[str, str]] = FUSION_RUNS,
+) -> Table:
     """TF-IDF, the reference code's TF-IDF and BM25 on Mixed, local and global decoding, by level;
     then each run of ``fusion`` ((encoder, mode) pairs) fused with BM25, trained and tested on the
     column's level (this project's rows; a fused run not made is not run for its encoder's reason)."""
     levels = tuple(levels)
-    rows = tuple(Row((model_label(method, BASELINE_MODE, dec),),
-                     tuple(baseline("mixed", method, lv, part) for lv in levels), dec, (method,))
-                 for method in methods for dec in DECODINGS)
-    rows += tuple(Row((model_label(fusion_model(enc), mode, dec),),
-                      tuple(Run("mixed", enc, mode, lv).fusion(part) for lv in levels), dec,
-                      ((fusion_model(enc), mode), (enc, mode), enc))
-                  for enc, mode in fusion for dec in DECODINGS)
+    rows = tuple(
+        Row(
+            (model_label(method, BASELINE_MODE, dec),),
+            tuple(baseline("mixed", method, lv, part) for lv in levels),
+            dec,
+            (method,),
+        )
+        for method in methods
+        for dec in DECODINGS
+    )
+    rows += tuple(
+        Row(
+            (model_label(fusion_model(enc), mode, dec),),
+            tuple(Run("mixed", enc, mode, lv).fusion(part) for lv in levels),
+            dec,
+            ((fusion_model(enc), mode), (enc, mode), enc),
+        )
+        for enc, mode in fusion
+        for dec in DECODINGS
+    )
     return Table("baselines", ("Method",), tuple(LEVEL_NAMES[lv] for lv in levels), rows)
 
 
-def tables(part: str = "test", hubness_run: Run = TABLE7_RUN,
-           fusion: Iterable[tuple[str, str]] = FUSION_RUNS) -> dict[str, Table]:
+def tables(
+    part: str = "test",
+    hubness_run: Run = TABLE7_RUN,
+    fusion: Iterable[tuple[str, str]] = FUSION_RUNS,
+) -> dict[str, Table]:
     """Tables 3-7 and the baselines table by name, in the order they are written; ``fusion``: the
     runs fused with BM25 in the baselines table (config ``fusion.runs``, :func:`fusion_runs`)."""
-    made = (table3(part), table4(part), table5(part), table6(part), baselines(part, fusion=fusion),
-            table7(hubness_run))
+    made = (
+        table3(part),
+        table4(part),
+        table5(part),
+        table6(part),
+        baselines(part, fusion=fusion),
+        table7(hubness_run),
+    )
     return {t.name: t for t in made}

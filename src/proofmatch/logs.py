@@ -8,7 +8,9 @@ import sys
 from pathlib import Path
 
 
-def setup_logging(log_file: str | os.PathLike | None = None, level: int = logging.INFO) -> logging.Logger:
+def setup_logging(
+    log_file: str | os.PathLike | None = None, level: int = logging.INFO
+) -> logging.Logger:
     """Log to stderr and, when given, to ``log_file`` (Snakemake's ``log:`` path)."""
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
     if log_file:

@@ -52,23 +52,39 @@ SILENT = re.compile(
 )
 # A number right after a credit ("paper: 400", "the paper's 200", "§8: 0.996") is the credited value.
 CREDITED_NUMBER = re.compile(
-    r"(?:\bpaper\b(?!\.yaml)(?:'s)?|§\s*\d+(?:\.\d+)?)\s*:?\s*(\d+(?:\.\d+)?(?:e-?\d+)?)(?![\w.])")
+    r"(?:\bpaper\b(?!\.yaml)(?:'s)?|§\s*\d+(?:\.\d+)?)\s*:?\s*(\d+(?:\.\d+)?(?:e-?\d+)?)(?![\w.])"
+)
 # A number credited in prose: "paper 30,522", "the paper's 400", "Paper: 500", "paper §8: 0.996".
 PROSE_NUMBER = re.compile(
-    r"\bpaper\b(?!\.yaml)(?:'s)?\s*:?\s*(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?(?:e-?\d+)?)(?![\w.,]\w|\w)", re.IGNORECASE)
+    r"\bpaper\b(?!\.yaml)(?:'s)?\s*:?\s*(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?(?:e-?\d+)?)(?![\w.,]\w|\w)",
+    re.IGNORECASE,
+)
 # A choice credited to the paper in words; the sentence must say where (PROSE_WHERE).
-PROSE_CHOICE = re.compile(r"\bas (?:in )?the paper(?:'s)?\b(?!\.yaml)|\bthe paper's (?:rule|filter|length filter|unit|"
-                          r"count|choice|definition|tokens?)\b", re.IGNORECASE)
-PROSE_LABEL = re.compile(r"\(paper\)", re.IGNORECASE)  # a bare label names no place: always a problem
-PROSE_WHERE = re.compile(r"§\s*\d|\bAppendix [A-D]\b|\b(?:Table|Figure|Tables) \d|(?<!\")\"(?!\")[^\"]{3,}(?<!\")\"(?!\")"
-                         r"|“[^”]+”")
+PROSE_CHOICE = re.compile(
+    r"\bas (?:in )?the paper(?:'s)?\b(?!\.yaml)|\bthe paper's (?:rule|filter|length filter|unit|"
+    r"count|choice|definition|tokens?)\b",
+    re.IGNORECASE,
+)
+PROSE_LABEL = re.compile(
+    r"\(paper\)", re.IGNORECASE
+)  # a bare label names no place: always a problem
+PROSE_WHERE = re.compile(
+    r"§\s*\d|\bAppendix [A-D]\b|\b(?:Table|Figure|Tables) \d|(?<!\")\"(?!\")[^\"]{3,}(?<!\")\"(?!\")"
+    r"|“[^”]+”"
+)
 SENTENCE_END = re.compile(r"[.!?](?=\s+[A-Z`*(\[]|\s*$)|\n\s*\n|\"\"\"|'''")
 # Numbers the paper prints that are neither a listed setting nor a result cell: Table 1's corpus,
 # §8's split sizes and Appendix A's per-language counts of the dropped articles.
-PAPER_NUMBERS = {439423: "Table 1: articles", 27841: "Table 1: articles with pairs",
-                 184094: "Table 1: statement-proof pairs", 147278: "§8: training pairs",
-                 18408: "§8: development and test pairs", 143: "Appendix A: French articles",
-                 11: "Appendix A: Russian articles", 73.7: "Introduction: the best MRR"}
+PAPER_NUMBERS = {
+    439423: "Table 1: articles",
+    27841: "Table 1: articles with pairs",
+    184094: "Table 1: statement-proof pairs",
+    147278: "§8: training pairs",
+    18408: "§8: development and test pairs",
+    143: "Appendix A: French articles",
+    11: "Appendix A: Russian articles",
+    73.7: "Introduction: the best MRR",
+}
 KEY_VALUE = re.compile(r"`([a-z_][a-z0-9_.{},\[\]]*\.[a-z0-9_{},\[\]]+): ([^`]+)`(\s*\(([^)]*)\))?")
 
 
@@ -79,7 +95,9 @@ class PaperSetting:
     where: str
     quote: str
     differs: str | None = None  # why config/paper.yaml uses another value
-    note: str | None = None  # this project's gloss of the quote (the quote holds the paper's words only)
+    note: str | None = (
+        None  # this project's gloss of the quote (the quote holds the paper's words only)
+    )
 
 
 def settings_path() -> Path:
@@ -93,7 +111,9 @@ def paper_settings() -> dict[str, PaperSetting]:
     for entry in yaml.safe_load(settings_path().read_text(encoding="utf-8")):
         s = PaperSetting(**entry)
         if s.key not in known:
-            raise ValueError(f"{settings_path()}: {s.key!r} is no config key (see config/README.md)")
+            raise ValueError(
+                f"{settings_path()}: {s.key!r} is no config key (see config/README.md)"
+            )
         if s.key in out:
             raise ValueError(f"{settings_path()}: {s.key!r} is listed twice")
         out[s.key] = s
@@ -117,8 +137,14 @@ def _same(a: Any, b: Any) -> bool:
     return a == b
 
 
-def check_credit(key: str, text: str, settings: dict[str, PaperSetting], section: bool = False,
-                 value: Any = None, has_value: bool = False) -> list[str]:
+def check_credit(
+    key: str,
+    text: str,
+    settings: dict[str, PaperSetting],
+    section: bool = False,
+    value: Any = None,
+    has_value: bool = False,
+) -> list[str]:
     """Problems of one text attached to ``key`` (none if it credits nothing to the paper)."""
     if not credits(text):
         return []
@@ -127,14 +153,21 @@ def check_credit(key: str, text: str, settings: dict[str, PaperSetting], section
             return []
         return [f"credits the paper for section {key}, which holds no key of paper_settings.yaml"]
     if key not in settings:
-        return [f"credits the paper for {key}, which paper_settings.yaml does not list (credit the reference?)"]
+        return [
+            f"credits the paper for {key}, which paper_settings.yaml does not list (credit the reference?)"
+        ]
     listed = settings[key].value
     problems = []
     if has_value and not _same(value, listed):
-        problems.append(f"credits the paper with {key}: {value!r}; paper_settings.yaml says {listed!r}")
+        problems.append(
+            f"credits the paper with {key}: {value!r}; paper_settings.yaml says {listed!r}"
+        )
     if isinstance(listed, (int, float)) and not isinstance(listed, bool):
-        problems += [f"credits the paper with {n:g} for {key}; paper_settings.yaml says {listed!r}"
-                     for n in credited_numbers(text) if not _same(n, listed)]
+        problems += [
+            f"credits the paper with {n:g} for {key}; paper_settings.yaml says {listed!r}"
+            for n in credited_numbers(text)
+            if not _same(n, listed)
+        ]
     return problems
 
 
@@ -195,7 +228,11 @@ def _expand(key: str) -> list[str]:
     m = re.search(r"\{([^}]*)\}", key)
     if not m:
         return [key]
-    return [k for part in m.group(1).split(",") for k in _expand(key[:m.start()] + part.strip() + key[m.end():])]
+    return [
+        k
+        for part in m.group(1).split(",")
+        for k in _expand(key[: m.start()] + part.strip() + key[m.end() :])
+    ]
 
 
 def doc_credits(text: str) -> Iterator[tuple[str, Any, str, int]]:
@@ -232,11 +269,15 @@ def paper_numbers() -> set[float]:
     """Every number the paper prints that the project holds: the listed values, the numbers of their
     quoted sentences, the result cells of paper_results.csv and :data:`PAPER_NUMBERS`."""
     import csv
+
     out = {float(n) for n in PAPER_NUMBERS}
     for s in paper_settings().values():
         values = s.value if isinstance(s.value, list) else [s.value]
         out |= {float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)}
-        out |= {float(n.replace(",", "")) for n in re.findall(r"\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?", s.quote)}
+        out |= {
+            float(n.replace(",", ""))
+            for n in re.findall(r"\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?", s.quote)
+        }
     path = Path(__file__).parent / "evaluation" / "paper_results.csv"
     with open(path, newline="", encoding="utf-8") as fh:
         out |= {float(rec["value"]) for rec in csv.DictReader(fh)}
@@ -253,7 +294,7 @@ def _printed(number: str, numbers: set[float]) -> bool:
 def _sentence(text: str, start: int, end: int) -> str:
     before = [m.end() for m in SENTENCE_END.finditer(text, 0, start)]
     after = SENTENCE_END.search(text, end)
-    return text[before[-1] if before else 0: after.end() if after else len(text)]
+    return text[before[-1] if before else 0 : after.end() if after else len(text)]
 
 
 def prose_credits(text: str, numbers: set[float] | None = None) -> Iterator[tuple[int, str]]:
@@ -263,67 +304,103 @@ def prose_credits(text: str, numbers: set[float] | None = None) -> Iterator[tupl
     clean = SILENT.sub(lambda m: " " * len(m.group(0)), text)
     for m in PROSE_NUMBER.finditer(clean):
         if not _printed(m.group(1), numbers):
-            yield (text.count("\n", 0, m.start()) + 1,
-                   f"credits the paper with {m.group(1)} ({m.group(0)!r}), a number the paper does not print "
-                   "(credit the reference?)")
+            yield (
+                text.count("\n", 0, m.start()) + 1,
+                f"credits the paper with {m.group(1)} ({m.group(0)!r}), a number the paper does not print "
+                "(credit the reference?)",
+            )
     for m in PROSE_LABEL.finditer(clean):
-        if clean[:m.start()].rstrip().endswith("`"):
+        if clean[: m.start()].rstrip().endswith("`"):
             continue  # a backticked `key: value` (paper): doc_credits checks it against the list
-        yield (text.count("\n", 0, m.start()) + 1,
-               "a bare '(paper)' label credits the paper without saying where (§, appendix, table or figure)")
+        yield (
+            text.count("\n", 0, m.start()) + 1,
+            "a bare '(paper)' label credits the paper without saying where (§, appendix, table or figure)",
+        )
     for m in PROSE_CHOICE.finditer(clean):
         if not PROSE_WHERE.search(_sentence(clean, m.start(), m.end())):
-            yield (text.count("\n", 0, m.start()) + 1,
-                   f"{m.group(0)!r} credits the paper without saying where (§, appendix, table, figure or "
-                   "its words in quotes; credit the reference?)")
+            yield (
+                text.count("\n", 0, m.start()) + 1,
+                f"{m.group(0)!r} credits the paper without saying where (§, appendix, table, figure or "
+                "its words in quotes; credit the reference?)",
+            )
 
 
-PROSE = ("README.md", "docs/*.md", "src/proofmatch/**/*.py", "workflow/**/*.smk", "workflow/**/*.py", "Snakefile",
-         "bench/*.py")
+PROSE = (
+    "README.md",
+    "docs/*.md",
+    "src/proofmatch/**/*.py",
+    "workflow/**/*.smk",
+    "workflow/**/*.py",
+    "Snakefile",
+    "bench/*.py",
+)
 
 
 # --- the whole repository ------------------------------------------------------------------------
 
-def false_credits(repo: str | Path, config_files: Iterable[str] | None = None,
-                  docs: Iterable[str] | None = None) -> list[str]:
+
+def false_credits(
+    repo: str | Path, config_files: Iterable[str] | None = None, docs: Iterable[str] | None = None
+) -> list[str]:
     """Every false or unlabelled credit in the repository: config comments, schema descriptions,
     Markdown docs; and every listed value ``config/paper.yaml`` does not set (unless ``differs``
     says why, in which case it must indeed differ)."""
     repo = Path(repo)
     settings = paper_settings()
     problems: list[str] = []
-    files = list(config_files) if config_files is not None else sorted(
-        str(p.relative_to(repo)) for p in (repo / "config").glob("*.yaml"))
+    files = (
+        list(config_files)
+        if config_files is not None
+        else sorted(str(p.relative_to(repo)) for p in (repo / "config").glob("*.yaml"))
+    )
     for name in files:
         for key, comment, no, section in yaml_comments((repo / name).read_text(encoding="utf-8")):
             problems += [f"{name}:{no}: {p}" for p in check_credit(key, comment, settings, section)]
     for key, s, _ in schema_keys():
         section = s.get("type") == "object"
-        problems += [f"schema {key}: {p}" for p in check_credit(key, s.get("description", ""), settings, section)]
-    md = list(docs) if docs is not None else ["README.md", *sorted(
-        str(p.relative_to(repo)) for p in (repo / "docs").glob("*.md"))]
+        problems += [
+            f"schema {key}: {p}"
+            for p in check_credit(key, s.get("description", ""), settings, section)
+        ]
+    md = (
+        list(docs)
+        if docs is not None
+        else ["README.md", *sorted(str(p.relative_to(repo)) for p in (repo / "docs").glob("*.md"))]
+    )
     for name in md:
         text = (repo / name).read_text(encoding="utf-8")
         for key, value, note, no in doc_credits(text):
-            problems += [f"{name}:{no}: {p}" for p in check_credit(key, note, settings, value=value, has_value=True)]
+            problems += [
+                f"{name}:{no}: {p}"
+                for p in check_credit(key, note, settings, value=value, has_value=True)
+            ]
         if name.endswith("deviations.md"):
-            problems += [f"{name}:{no}: restores {kv} without saying whose choice it is, e.g. (paper §8) or (reference)"
-                         for kv, no in deviations_restores(text)]
+            problems += [
+                f"{name}:{no}: restores {kv} without saying whose choice it is, e.g. (paper §8) or (reference)"
+                for kv, no in deviations_restores(text)
+            ]
     numbers = paper_numbers()
     prose = sorted({p for pattern in PROSE for p in repo.glob(pattern) if p.is_file()})
     for path in prose:
         name = str(path.relative_to(repo))
         if name == "src/proofmatch/paper_settings.py":
             continue  # this module's own examples
-        problems += [f"{name}:{no}: {p}" for no, p in prose_credits(path.read_text(encoding="utf-8"), numbers)]
+        problems += [
+            f"{name}:{no}: {p}"
+            for no, p in prose_credits(path.read_text(encoding="utf-8"), numbers)
+        ]
     paper = load_config(repo / "config/config.yaml", repo / "config/paper.yaml")
     for key, s in settings.items():
         got: Any = paper
         for part in key.split("."):
             got = got[part]
         if s.differs is None and not _same(got, s.value):
-            problems.append(f"config/paper.yaml: {key} is {got!r}, the paper's {s.value!r} ({s.where}), "
-                            "and paper_settings.yaml gives no `differs` reason")
+            problems.append(
+                f"config/paper.yaml: {key} is {got!r}, the paper's {s.value!r} ({s.where}), "
+                "and paper_settings.yaml gives no `differs` reason"
+            )
         if s.differs is not None and _same(got, s.value):
-            problems.append(f"paper_settings.yaml: {key} says paper.yaml differs, but it is the paper's {s.value!r}")
+            problems.append(
+                f"paper_settings.yaml: {key} says paper.yaml differs, but it is the paper's {s.value!r}"
+            )
     return problems

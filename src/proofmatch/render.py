@@ -44,17 +44,31 @@ def to_markdown(df: pd.DataFrame, caption: str = "") -> str:
 def to_latex(df: pd.DataFrame, caption: str = "", label: str = "") -> str:
     """A ``table`` float with booktabs rules (``\\usepackage{booktabs}``); cells and headers are
     escaped by pandas, the caption (which pandas passes through) by :func:`_escape_caption`."""
-    return _cells(df).to_latex(index=False, escape=True, column_format="l" * len(df.columns),
-                               position="t", caption=_escape_caption(caption) or None,
-                               label=label or None)
+    return _cells(df).to_latex(
+        index=False,
+        escape=True,
+        column_format="l" * len(df.columns),
+        position="t",
+        caption=_escape_caption(caption) or None,
+        label=label or None,
+    )
 
 
 def _escape_caption(caption: str) -> str:
-    return re.sub(r"[\\&%$#_{}]", lambda m: r"\textbackslash{}" if m[0] == "\\" else "\\" + m[0], caption)
+    return re.sub(
+        r"[\\&%$#_{}]", lambda m: r"\textbackslash{}" if m[0] == "\\" else "\\" + m[0], caption
+    )
 
 
-def write_table(df: pd.DataFrame, md: str | os.PathLike, tex: str | os.PathLike, csv: str | os.PathLike,
-                caption: str = "", label: str = "", shown: pd.DataFrame | None = None) -> None:
+def write_table(
+    df: pd.DataFrame,
+    md: str | os.PathLike,
+    tex: str | os.PathLike,
+    csv: str | os.PathLike,
+    caption: str = "",
+    label: str = "",
+    shown: pd.DataFrame | None = None,
+) -> None:
     """Write one table in its three formats, each atomically: the CSV from ``df`` (full precision),
     Markdown and LaTeX from ``shown`` when given (cells already formatted, e.g. with intervals)."""
     display = df if shown is None else shown

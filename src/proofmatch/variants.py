@@ -52,7 +52,11 @@ def scaling_data(split: str, level: str, variant: str) -> str:
 
 def train_data(split: str, level: str, variant: str) -> str:
     """What a run (or variant) trains on: the replaced split, or its train share."""
-    return scaling_data(split, level, variant) if variant_fraction(variant) else X.replaced_data(split, level)
+    return (
+        scaling_data(split, level, variant)
+        if variant_fraction(variant)
+        else X.replaced_data(split, level)
+    )
 
 
 def _runs(names: list[str]) -> list[tuple[str, str]]:
@@ -63,16 +67,32 @@ def seed_runs(config: Mapping[str, Any]) -> list[tuple[int, X.Run]]:
     """(seed, run) of every headline run and seed of ``report.seeds``; the config's own seed is the
     tables' run (no variant)."""
     rep = config["report"]
-    return [(s, X.Run("mixed", enc, mode, HEADLINE_LEVEL, "both", "" if s == config["seed"] else seed_variant(s)))
-            for enc, mode in _runs(rep["seed_runs"]) for s in rep["seeds"]]
+    return [
+        (
+            s,
+            X.Run(
+                "mixed",
+                enc,
+                mode,
+                HEADLINE_LEVEL,
+                "both",
+                "" if s == config["seed"] else seed_variant(s),
+            ),
+        )
+        for enc, mode in _runs(rep["seed_runs"])
+        for s in rep["seeds"]
+    ]
 
 
 def scaling_runs(config: Mapping[str, Any]) -> list[tuple[float, X.Run]]:
     """(fraction, run) of the scaling curve: each of ``report.fractions``, then 1 (the tables' run)."""
     rep = config["report"]
     fractions = sorted(rep["fractions"])
-    return [(f, X.Run("mixed", enc, mode, HEADLINE_LEVEL, "both", fraction_variant(f) if f < 1 else ""))
-            for enc, mode in _runs(rep["scaling_runs"]) for f in [*fractions, 1.0]]
+    return [
+        (f, X.Run("mixed", enc, mode, HEADLINE_LEVEL, "both", fraction_variant(f) if f < 1 else ""))
+        for enc, mode in _runs(rep["scaling_runs"])
+        for f in [*fractions, 1.0]
+    ]
 
 
 def fused(run: X.Run, config: Mapping[str, Any]) -> bool:
@@ -82,7 +102,11 @@ def fused(run: X.Run, config: Mapping[str, Any]) -> bool:
 
 def test_evaluations(run: X.Run, config: Mapping[str, Any]) -> list[X.Evaluation]:
     """The run's test evaluation at its own level, then its fusion's when :func:`fused`."""
-    return [run.evaluation("test"), run.fusion("test")] if fused(run, config) else [run.evaluation("test")]
+    return (
+        [run.evaluation("test"), run.fusion("test")]
+        if fused(run, config)
+        else [run.evaluation("test")]
+    )
 
 
 def evaluations(config: Mapping[str, Any]) -> list[X.Evaluation]:
@@ -90,7 +114,11 @@ def evaluations(config: Mapping[str, Any]) -> list[X.Evaluation]:
     too), and the scaling curve's TF-IDF baselines fitted on each share."""
     runs = [r for _, r in seed_runs(config)] + [r for _, r in scaling_runs(config)]
     out = [ev for r in dict.fromkeys(runs) for ev in test_evaluations(r, config)]
-    out += [baseline_variant(m, f) for m in SCALING_BASELINES for f in [*sorted(config["report"]["fractions"]), 1.0]]
+    out += [
+        baseline_variant(m, f)
+        for m in SCALING_BASELINES
+        for f in [*sorted(config["report"]["fractions"]), 1.0]
+    ]
     return list(dict.fromkeys(out))
 
 
@@ -103,5 +131,13 @@ def baseline_variant(method: str, fraction: float) -> X.Evaluation:
     ev = X.baseline("mixed", method, HEADLINE_LEVEL, "test")
     if fraction >= 1 or method == "bm25":
         return ev
-    return X.Evaluation(ev.split, ev.model, ev.mode, ev.level, ev.view, ev.part, ev.test_level,
-                        fraction_variant(fraction))
+    return X.Evaluation(
+        ev.split,
+        ev.model,
+        ev.mode,
+        ev.level,
+        ev.view,
+        ev.part,
+        ev.test_level,
+        fraction_variant(fraction),
+    )

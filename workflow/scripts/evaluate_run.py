@@ -1,5 +1,6 @@
 """Every evaluation of one trained run in one process: each (part, test level) the tables read,
 written into the run's evaluation folder (thin wrapper around proofmatch.evaluation.evaluate)."""
+
 from pathlib import Path
 
 from proofmatch.models.runtime import set_threads
@@ -7,7 +8,18 @@ from proofmatch.evaluation.evaluate import evaluate_folder
 from proofmatch.logs import run_logged
 
 set_threads(snakemake.threads)
-data = {Path(p).stem: p for p in snakemake.input.data}  # test level -> results/replaced/{split}/{level}.parquet
-run_logged(snakemake.log[0], evaluate_folder, Path(snakemake.input.model).parent, data,
-           [tuple(e) for e in snakemake.params.evaluations], snakemake.output[0], topk=snakemake.params.topk,
-           exact_max_n=snakemake.params.exact_max_n, seed=snakemake.params.seed, view=snakemake.wildcards.view)
+data = {
+    Path(p).stem: p for p in snakemake.input.data
+}  # test level -> results/replaced/{split}/{level}.parquet
+run_logged(
+    snakemake.log[0],
+    evaluate_folder,
+    Path(snakemake.input.model).parent,
+    data,
+    [tuple(e) for e in snakemake.params.evaluations],
+    snakemake.output[0],
+    topk=snakemake.params.topk,
+    exact_max_n=snakemake.params.exact_max_n,
+    seed=snakemake.params.seed,
+    view=snakemake.wildcards.view,
+)

@@ -1,6 +1,7 @@
 """A trained run fused with BM25 in one process: its weight λ chosen on its dev part (fusion.json),
 then each (part, test level) the tables read scored at that weight, written into the fusion's
 evaluation folder (thin wrapper around proofmatch.evaluation.fused)."""
+
 from pathlib import Path
 
 from proofmatch.models.runtime import set_threads
@@ -9,8 +10,22 @@ from proofmatch.logs import run_logged
 
 set_threads(snakemake.threads)
 w = snakemake.wildcards
-data = {Path(p).stem: p for p in snakemake.input.data}  # level -> results/replaced/{split}/{level}.parquet
-run_logged(snakemake.log[0], fuse_run, Path(snakemake.input.model).parent, data, w.level,
-           [tuple(e) for e in snakemake.params.evaluations], snakemake.output.weight, snakemake.output.evaluations,
-           weights=list(snakemake.params.weights), normalize=snakemake.params.normalize, topk=snakemake.params.topk,
-           exact_max_n=snakemake.params.exact_max_n, seed=snakemake.params.seed, view=w.view)
+data = {
+    Path(p).stem: p for p in snakemake.input.data
+}  # level -> results/replaced/{split}/{level}.parquet
+run_logged(
+    snakemake.log[0],
+    fuse_run,
+    Path(snakemake.input.model).parent,
+    data,
+    w.level,
+    [tuple(e) for e in snakemake.params.evaluations],
+    snakemake.output.weight,
+    snakemake.output.evaluations,
+    weights=list(snakemake.params.weights),
+    normalize=snakemake.params.normalize,
+    topk=snakemake.params.topk,
+    exact_max_n=snakemake.params.exact_max_n,
+    seed=snakemake.params.seed,
+    view=w.view,
+)

@@ -1,5 +1,12 @@
 """One split's rows of a replacement level (thin wrapper around proofmatch.data.replace.select_split)."""
+
 from proofmatch.logs import run_logged
 from proofmatch.data.replace import select_split
 
-run_logged(snakemake.log[0], select_split, snakemake.input.data, snakemake.input.split, snakemake.output.data)
+run_logged(
+    snakemake.log[0],
+    select_split,
+    snakemake.input.data,
+    snakemake.input.split,
+    snakemake.output.data,
+)

@@ -1,4 +1,5 @@
 """The findings, seeds or scaling table (thin wrapper around proofmatch.evaluation.report)."""
+
 from pathlib import Path
 
 from proofmatch.evaluation import report as R
@@ -6,12 +7,24 @@ from proofmatch.logs import run_logged
 
 md = Path(snakemake.output.md)
 name, prefix = md.stem, str(md.with_suffix(""))
-inputs = {"findings": R.findings_inputs, "seeds": R.seeds_inputs, "scaling": R.scaling_inputs}[name](snakemake.config)
+inputs = {"findings": R.findings_inputs, "seeds": R.seeds_inputs, "scaling": R.scaling_inputs}[
+    name
+](snakemake.config)
 paths = R.evaluation_paths(inputs)
 if name == "findings":
-    run_logged(snakemake.log[0], R.write_findings, paths, snakemake.config, prefix, snakemake.input.shares)
+    run_logged(
+        snakemake.log[0], R.write_findings, paths, snakemake.config, prefix, snakemake.input.shares
+    )
 elif name == "seeds":
     run_logged(snakemake.log[0], R.write_seeds, paths, snakemake.config, prefix)
 else:
-    run_logged(snakemake.log[0], R.write_scaling, paths, snakemake.config, snakemake.input.data, prefix,
-               snakemake.output.png, snakemake.output.pdf)
+    run_logged(
+        snakemake.log[0],
+        R.write_scaling,
+        paths,
+        snakemake.config,
+        snakemake.input.data,
+        prefix,
+        snakemake.output.png,
+        snakemake.output.pdf,
+    )

@@ -1,4 +1,5 @@
 """Symbol sets and token slots of every pair, once for all levels (thin wrapper around proofmatch.data.replace)."""
+
 from proofmatch.logs import run_logged
 from proofmatch.data.replace import analyze_file
 

@@ -1,6 +1,13 @@
 """Table 1: corpus and category statistics (thin wrapper around proofmatch.evaluation.tables)."""
+
 from proofmatch.logs import run_logged
 from proofmatch.evaluation.tables import write_table1
 
-run_logged(snakemake.log[0], write_table1, snakemake.input.manifest, snakemake.input.articles,
-           snakemake.input.pairs, snakemake.output.md.removesuffix(".md"))
+run_logged(
+    snakemake.log[0],
+    write_table1,
+    snakemake.input.manifest,
+    snakemake.input.articles,
+    snakemake.input.pairs,
+    snakemake.output.md.removesuffix(".md"),
+)

@@ -1,5 +1,6 @@
 """Encode, score and decode a transfer pool with a trained model, one file a job (thin wrapper around
 proofmatch.evaluation.evaluate)."""
+
 from pathlib import Path
 
 from proofmatch.models.runtime import set_threads
@@ -8,6 +9,16 @@ from proofmatch.logs import run_logged
 
 set_threads(snakemake.threads)
 w = snakemake.wildcards
-run_logged(snakemake.log[0], evaluate_run, Path(snakemake.input.model).parent, snakemake.input.data, w.part,
-           snakemake.output.ranks, snakemake.output.summary, topk=snakemake.params.topk,
-           exact_max_n=snakemake.params.exact_max_n, seed=snakemake.params.seed, view=w.view)
+run_logged(
+    snakemake.log[0],
+    evaluate_run,
+    Path(snakemake.input.model).parent,
+    snakemake.input.data,
+    w.part,
+    snakemake.output.ranks,
+    snakemake.output.summary,
+    topk=snakemake.params.topk,
+    exact_max_n=snakemake.params.exact_max_n,
+    seed=snakemake.params.seed,
+    view=w.view,
+)

@@ -1,5 +1,6 @@
 """Score and decode a transfer pool with a trained run fused with BM25 at its stored weight, one file
 a job (thin wrapper around proofmatch.evaluation.fused)."""
+
 from pathlib import Path
 
 from proofmatch.models.runtime import set_threads
@@ -8,7 +9,17 @@ from proofmatch.logs import run_logged
 
 set_threads(snakemake.threads)
 w = snakemake.wildcards
-run_logged(snakemake.log[0], evaluate_fusion, Path(snakemake.input.model).parent, snakemake.input.weight,
-           snakemake.input.data, w.part, snakemake.output.ranks, snakemake.output.summary,
-           topk=snakemake.params.topk, exact_max_n=snakemake.params.exact_max_n, seed=snakemake.params.seed,
-           view=w.view)
+run_logged(
+    snakemake.log[0],
+    evaluate_fusion,
+    Path(snakemake.input.model).parent,
+    snakemake.input.weight,
+    snakemake.input.data,
+    w.part,
+    snakemake.output.ranks,
+    snakemake.output.summary,
+    topk=snakemake.params.topk,
+    exact_max_n=snakemake.params.exact_max_n,
+    seed=snakemake.params.seed,
+    view=w.view,
+)

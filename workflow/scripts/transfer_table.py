@@ -1,6 +1,12 @@
 """The transfer table: in-corpus and cross-corpus MRR and accuracy (thin wrapper around proofmatch.evaluation.transfer)."""
+
 from proofmatch.logs import run_logged
 from proofmatch.evaluation.transfer import render_transfer
 
-run_logged(snakemake.log[0], render_transfer, list(snakemake.input), snakemake.output.md.removesuffix(".md"),
-           snakemake.params.settings)
+run_logged(
+    snakemake.log[0],
+    render_transfer,
+    list(snakemake.input),
+    snakemake.output.md.removesuffix(".md"),
+    snakemake.params.settings,
+)

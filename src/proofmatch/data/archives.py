@@ -46,7 +46,7 @@ REASONS: dict[str, str] = {
     "duplicate_id": "two sources give the same article id; the one the metadata names (else the first by name) is kept",
     "unreadable": "the source cannot be read: not a valid tar or gzip file, truncated, or a read error",
     "path_escape": "an archive member, link or folder entry leaves the article's folder (absolute path, "
-                   "'..', symbolic or hard link out) or is a device/FIFO",
+    "'..', symbolic or hard link out) or is a device/FIFO",
     "oversized": "more files than max_files or more unpacked bytes than max_archive_mb",
     "no_main_file": "no .tex file with both \\documentclass and \\begin{document}",
     "timeout": "LaTeXML ran past the per-article time limit (timeout_s)",
@@ -87,8 +87,15 @@ class Limits:
         return cls(float(cfg["timeout_s"]), float(cfg["max_archive_mb"]), int(cfg["max_files"]))
 
 
-_KINDS = ((".tar.gz", "tar"), (".tar.bz2", "tar"), (".tar.xz", "tar"), (".tgz", "tar"), (".tar", "tar"),
-          (".gz", "gz"), (".tex", "tex"))
+_KINDS = (
+    (".tar.gz", "tar"),
+    (".tar.bz2", "tar"),
+    (".tar.xz", "tar"),
+    (".tgz", "tar"),
+    (".tar", "tar"),
+    (".gz", "gz"),
+    (".tex", "tex"),
+)
 _CHUNK = 1 << 20
 
 
@@ -144,10 +151,14 @@ def check_member(member: tarfile.TarInfo) -> None:
         target = member.linkname
         joined = None if target.startswith("/") else _normalized("/".join(parts[:-1] + (target,)))
         if joined is None:
-            raise ArticleError("path_escape", f"symbolic link {member.name!r} -> {target!r} leaves the folder")
+            raise ArticleError(
+                "path_escape", f"symbolic link {member.name!r} -> {target!r} leaves the folder"
+            )
     elif member.islnk():
         if _normalized(member.linkname) is None:
-            raise ArticleError("path_escape", f"hard link {member.name!r} -> {member.linkname!r} leaves the folder")
+            raise ArticleError(
+                "path_escape", f"hard link {member.name!r} -> {member.linkname!r} leaves the folder"
+            )
     elif not (member.isfile() or member.isdir()):
         raise ArticleError("path_escape", f"member {member.name!r} is a device or FIFO")
 
@@ -164,7 +175,9 @@ def _extract_tar(path: Path, dest: Path, limits: Limits) -> None:
                 check_member(member)
                 total += member.size if member.isfile() else 0
                 if total > limits.max_bytes:
-                    raise ArticleError("oversized", f"more than {limits.max_archive_mb:g} MB unpacked")
+                    raise ArticleError(
+                        "oversized", f"more than {limits.max_archive_mb:g} MB unpacked"
+                    )
                 members.append(member)
             tar.extractall(dest, members=members, filter="data")
     except tarfile.FilterError as exc:
@@ -215,7 +228,9 @@ def _copy_dir(src: Path, dest: Path, limits: Limits) -> None:
             full = os.path.join(dirpath, name)
             if os.path.islink(full):
                 if not _inside(os.path.realpath(full), root):
-                    raise ArticleError("path_escape", f"link {rel / name} -> {os.readlink(full)} leaves the folder")
+                    raise ArticleError(
+                        "path_escape", f"link {rel / name} -> {os.readlink(full)} leaves the folder"
+                    )
                 dirnames.remove(name)  # what it points to is inside and copied from there
         for name in sorted(filenames):
             full = os.path.join(dirpath, name)
@@ -223,7 +238,9 @@ def _copy_dir(src: Path, dest: Path, limits: Limits) -> None:
             if stat.S_ISLNK(st.st_mode):
                 real = os.path.realpath(full)
                 if not _inside(real, root):
-                    raise ArticleError("path_escape", f"link {rel / name} -> {os.readlink(full)} leaves the folder")
+                    raise ArticleError(
+                        "path_escape", f"link {rel / name} -> {os.readlink(full)} leaves the folder"
+                    )
                 if not os.path.isfile(real):
                     continue  # a dangling link or a link to a folder inside: nothing to copy
                 full, st = real, os.stat(real)
@@ -239,10 +256,14 @@ def _copy_dir(src: Path, dest: Path, limits: Limits) -> None:
             try:
                 shutil.copyfile(full, dest / rel / name)
             except OSError as exc:
-                raise ArticleError("unreadable", f"{rel / name}: {type(exc).__name__}: {exc}") from exc
+                raise ArticleError(
+                    "unreadable", f"{rel / name}: {type(exc).__name__}: {exc}"
+                ) from exc
 
 
-def unpack(path: str | os.PathLike, kind: str, dest: str | os.PathLike, limits: Limits, stem: str) -> None:
+def unpack(
+    path: str | os.PathLike, kind: str, dest: str | os.PathLike, limits: Limits, stem: str
+) -> None:
     """Unpack one article source into the empty folder ``dest`` (raises :class:`ArticleError`)."""
     path, dest = Path(path), Path(dest)
     dest.mkdir(parents=True, exist_ok=True)

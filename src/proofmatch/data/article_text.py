@@ -64,7 +64,9 @@ def is_paragraph(element: etree._Element) -> bool:
     """A paragraph division (:data:`PARAGRAPH_CLASSES`) or an XHTML ``p``."""
     if not isinstance(element.tag, str):
         return False
-    return local_name(element) == "p" or not PARAGRAPH_CLASSES.isdisjoint((element.get("class") or "").split())
+    return local_name(element) == "p" or not PARAGRAPH_CLASSES.isdisjoint(
+        (element.get("class") or "").split()
+    )
 
 
 def paragraphs(root: etree._Element) -> Iterator[etree._Element]:
@@ -88,18 +90,28 @@ def paragraph_tokens(root: etree._Element) -> list[list[str]]:
     return out
 
 
-def article_paragraphs(path: str | os.PathLike, *, max_file_mb: float = config.default("extract.max_file_mb"),
-                       max_depth: int = config.default("extract.max_depth")) -> list[list[str]]:
+def article_paragraphs(
+    path: str | os.PathLike,
+    *,
+    max_file_mb: float = config.default("extract.max_file_mb"),
+    max_depth: int = config.default("extract.max_depth"),
+) -> list[list[str]]:
     """The paragraph tokens of one article file; may raise :class:`SkipFile`."""
     data = read_bounded(path, int(max_file_mb * 2**20))
-    root, _parser, _replaced, unknown = parse_article_bytes(data, max_depth=max_depth, allow_html=is_html_path(path))
+    root, _parser, _replaced, unknown = parse_article_bytes(
+        data, max_depth=max_depth, allow_html=is_html_path(path)
+    )
     if unknown:  # entity references left as nodes: their text, as the pairs keep it
         _inline_entities(root)
     return paragraph_tokens(root)
 
 
-def text_table(items: Sequence[tuple[str, str]], *, max_file_mb: float = config.default("extract.max_file_mb"),
-               max_depth: int = config.default("extract.max_depth")) -> tuple[pa.Table, Counter]:
+def text_table(
+    items: Sequence[tuple[str, str]],
+    *,
+    max_file_mb: float = config.default("extract.max_file_mb"),
+    max_depth: int = config.default("extract.max_depth"),
+) -> tuple[pa.Table, Counter]:
     """(paragraph table, skips by reason) of (article_id, path) items, in order."""
     ids: list[str] = []
     index: list[int] = []
@@ -115,31 +127,55 @@ def text_table(items: Sequence[tuple[str, str]], *, max_file_mb: float = config.
         ids += [article_id] * len(paras)
         index += range(len(paras))
         tokens += paras
-    table = pa.table({"article_id": pa.array(ids, pa.string()), "paragraph": pa.array(index, pa.int64()),
-                      "tokens": pa.array(tokens, pa.list_(pa.string()))}, schema=ARTICLE_TEXT_SCHEMA)
+    table = pa.table(
+        {
+            "article_id": pa.array(ids, pa.string()),
+            "paragraph": pa.array(index, pa.int64()),
+            "tokens": pa.array(tokens, pa.list_(pa.string())),
+        },
+        schema=ARTICLE_TEXT_SCHEMA,
+    )
     return table, skipped
 
 
-def article_text(manifest_path: str | os.PathLike, pairs_path: str | os.PathLike, out_parquet: str | os.PathLike,
-                 max_file_mb: float = config.default("extract.max_file_mb"),
-                 max_depth: int = config.default("extract.max_depth"), shard: int | None = None) -> dict[str, Any]:
+def article_text(
+    manifest_path: str | os.PathLike,
+    pairs_path: str | os.PathLike,
+    out_parquet: str | os.PathLike,
+    max_file_mb: float = config.default("extract.max_file_mb"),
+    max_depth: int = config.default("extract.max_depth"),
+    shard: int | None = None,
+) -> dict[str, Any]:
     """Write the paragraphs of every manifest article (of manifest shard ``shard``; None: all
     shards) that has a pair in ``pairs_path``."""
     manifest, n_shards = corpus.read_manifest(manifest_path)
     if shard is not None:
         if not 0 <= shard < n_shards:
-            raise corpus.CorpusError(f"shard {shard} out of range: manifest {manifest_path} has {n_shards} shards")
+            raise corpus.CorpusError(
+                f"shard {shard} out of range: manifest {manifest_path} has {n_shards} shards"
+            )
         manifest = manifest[manifest["shard"] == shard]
     kept = set(pd.read_parquet(pairs_path, columns=["article_id"])["article_id"])
     part = manifest[manifest["article_id"].isin(kept)].sort_values("article_id")
     items = list(zip(part["article_id"], part["path"]))
     table, skipped = text_table(items, max_file_mb=max_file_mb, max_depth=max_depth)
     write_parquet(table, out_parquet, ARTICLE_TEXT_SCHEMA)
-    summary = {"articles": len(items), "articles_skipped": sum(skipped.values()), "paragraphs": table.num_rows,
-               "tokens": _tokens(table), "manifest_articles": len(manifest)}
-    log.info("article text%s: %d of %d manifest articles (those with pairs), %d skipped, %d paragraphs, %d tokens",
-             "" if shard is None else f" shard {shard}", summary["articles"], summary["manifest_articles"],
-             summary["articles_skipped"], summary["paragraphs"], summary["tokens"])
+    summary = {
+        "articles": len(items),
+        "articles_skipped": sum(skipped.values()),
+        "paragraphs": table.num_rows,
+        "tokens": _tokens(table),
+        "manifest_articles": len(manifest),
+    }
+    log.info(
+        "article text%s: %d of %d manifest articles (those with pairs), %d skipped, %d paragraphs, %d tokens",
+        "" if shard is None else f" shard {shard}",
+        summary["articles"],
+        summary["manifest_articles"],
+        summary["articles_skipped"],
+        summary["paragraphs"],
+        summary["tokens"],
+    )
     return summary
 
 
@@ -149,13 +185,21 @@ def _tokens(table: pa.Table) -> int:
 
 def merge_article_text(shards: Sequence[str | os.PathLike], out_parquet: str | os.PathLike) -> None:
     """Concatenate shard tables (their articles are disjoint) into one, sorted by article."""
-    tables = [pq.read_table(path).select(ARTICLE_TEXT_SCHEMA.names).cast(ARTICLE_TEXT_SCHEMA)
-              for path in shards]
+    tables = [
+        pq.read_table(path).select(ARTICLE_TEXT_SCHEMA.names).cast(ARTICLE_TEXT_SCHEMA)
+        for path in shards
+    ]
     table = pa.concat_tables(tables) if tables else ARTICLE_TEXT_SCHEMA.empty_table()
     table = table.sort_by([("article_id", "ascending"), ("paragraph", "ascending")])
     write_parquet(table, out_parquet, ARTICLE_TEXT_SCHEMA)
-    log.info("article text: %d shards, %d articles, %d paragraphs, %d tokens -> %s", len(tables),
-             len(pc.unique(table["article_id"])), table.num_rows, _tokens(table), out_parquet)
+    log.info(
+        "article text: %d shards, %d articles, %d paragraphs, %d tokens -> %s",
+        len(tables),
+        len(pc.unique(table["article_id"])),
+        table.num_rows,
+        _tokens(table),
+        out_parquet,
+    )
 
 
 def read_article_text(path: str | os.PathLike) -> pd.DataFrame:
@@ -168,10 +212,18 @@ def read_article_text(path: str | os.PathLike) -> pd.DataFrame:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--manifest", required=True, help="manifest.parquet from `proofmatch manifest`")
-    parser.add_argument("--shard", type=int, default=None, help="only this manifest shard (default: every article)")
-    parser.add_argument("--pairs", required=True, help="filtered pairs (results/data/pairs.parquet): their articles")
-    parser.add_argument("--out", required=True, help="output Parquet (results/data/article_text.parquet)")
+    parser.add_argument(
+        "--manifest", required=True, help="manifest.parquet from `proofmatch manifest`"
+    )
+    parser.add_argument(
+        "--shard", type=int, default=None, help="only this manifest shard (default: every article)"
+    )
+    parser.add_argument(
+        "--pairs", required=True, help="filtered pairs (results/data/pairs.parquet): their articles"
+    )
+    parser.add_argument(
+        "--out", required=True, help="output Parquet (results/data/article_text.parquet)"
+    )
     parser.add_argument("--log", default=None, help="also log to this file")
 
 

@@ -23,18 +23,39 @@ from typing import Callable
 from lxml import etree
 
 from proofmatch.data.content_symbols import (
-    BIG_OPERATORS, CONSTANTS, CONTENT_ELEMENTS, CSYMBOL_INFIX, FENCE_HEADS, INFIX, INTERVALS, NON_ASSOCIATIVE,
-    QUALIFIERS, QUANTIFIERS, SYMBOL_PRECEDENCE, bare_symbol, infix_of, is_big_operator, is_operator_symbol, text_of,
+    BIG_OPERATORS,
+    CONSTANTS,
+    CONTENT_ELEMENTS,
+    CSYMBOL_INFIX,
+    FENCE_HEADS,
+    INFIX,
+    INTERVALS,
+    NON_ASSOCIATIVE,
+    QUALIFIERS,
+    QUANTIFIERS,
+    SYMBOL_PRECEDENCE,
+    bare_symbol,
+    infix_of,
+    is_big_operator,
+    is_operator_symbol,
+    text_of,
 )
 from proofmatch.data.mathml_names import (
-    MATHML_NS, PRESENTATION_ELEMENTS, element_children, local_name, mathml_tag, split_alphanumeric,
+    MATHML_NS,
+    PRESENTATION_ELEMENTS,
+    element_children,
+    local_name,
+    mathml_tag,
+    split_alphanumeric,
 )
 
 # ---------------------------------------------------------------------------------------------
 # building presentation elements
 
 
-def _new(name: str, *children: etree._Element | None, text: str | None = None, **attrib: str) -> etree._Element:
+def _new(
+    name: str, *children: etree._Element | None, text: str | None = None, **attrib: str
+) -> etree._Element:
     el = etree.Element(mathml_tag(name), nsmap={None: MATHML_NS})
     for key, value in attrib.items():
         el.set(key, value)
@@ -93,7 +114,9 @@ class Converter:
     other); ``root`` is where ``share`` targets are looked up.
     """
 
-    def __init__(self, present: Callable[[etree._Element], list[etree._Element]], root: etree._Element) -> None:
+    def __init__(
+        self, present: Callable[[etree._Element], list[etree._Element]], root: etree._Element
+    ) -> None:
         self._present = present  # handles semantics / presentation islands inside content
         self._root = root
         self._sharing: set[str] = set()  # share targets being expanded (a cycle is not followed)
@@ -125,14 +148,18 @@ class Converter:
             return self._apply(el)
         if name == "lambda":
             bvars, _, args = self._split(element_children(el))
-            return _new("mrow", _mo("λ"), *self._bvars(bvars), _mo("."), *[self.convert(a) for a in args])
+            return _new(
+                "mrow", _mo("λ"), *self._bvars(bvars), _mo("."), *[self.convert(a) for a in args]
+            )
         if name in ("set", "list", "vector"):
             return self._container(el, name)
         if name == "interval":
             open_, close = INTERVALS.get(el.get("closure", "closed"), ("[", "]"))
             return _fenced(open_, [self.convert(c) for c in element_children(el)], close)
         if name == "matrix":
-            return _fenced("(", [_new("mtable", *[self.convert(r) for r in element_children(el)])], ")")
+            return _fenced(
+                "(", [_new("mtable", *[self.convert(r) for r in element_children(el)])], ")"
+            )
         if name == "matrixrow":
             return _new("mtr", *[_new("mtd", self.convert(c)) for c in element_children(el)])
         if name == "piecewise":
@@ -214,16 +241,24 @@ class Converter:
 
     def _qual(self, quals: dict[str, etree._Element], name: str) -> etree._Element | None:
         q = quals.get(name)
-        return None if q is None else _row([self.convert(c) for c in element_children(q)] or [_new("mrow")])
+        return (
+            None
+            if q is None
+            else _row([self.convert(c) for c in element_children(q)] or [_new("mrow")])
+        )
 
-    def _operand(self, arg: etree._Element, parent: str, prec: int, position: int) -> etree._Element:
+    def _operand(
+        self, arg: etree._Element, parent: str, prec: int, position: int
+    ) -> etree._Element:
         """An operand of an infix operator, in parentheses where precedence requires them."""
         node = self.convert(arg)
         child = infix_of(arg)
         if child is not None:
             cname, cprec = child
             same_level = cprec == prec and (cname != parent or parent in NON_ASSOCIATIVE)
-            if cprec < prec or (same_level and (position > 0 or prec == 4)):  # relations never chain
+            if cprec < prec or (
+                same_level and (position > 0 or prec == 4)
+            ):  # relations never chain
                 return _fenced("(", [node], ")")
         return node
 
@@ -244,7 +279,9 @@ class Converter:
                 hname = symbol
         if hname in ("ci", "mo") and len(args) >= 2 and is_operator_symbol(text_of(head)):
             symbol = bare_symbol(text_of(head))
-            return self._infix("symbol", symbol, SYMBOL_PRECEDENCE.get(symbol, 4), args)  # f : X → S
+            return self._infix(
+                "symbol", symbol, SYMBOL_PRECEDENCE.get(symbol, 4), args
+            )  # f : X → S
         if hname == "apply" and is_big_operator(head):  # LaTeXML: sum_{i=1}^{n} a_i, int_U f dx
             return _new("mrow", conv(head), *[conv(a) for a in args])
         if hname in INFIX and not (hname == "minus" and len(args) == 1):
@@ -252,12 +289,18 @@ class Converter:
             return self._infix(hname, op, prec, args)
         if hname in ("minus", "not"):
             sign = "−" if hname == "minus" else "¬"
-            return _new("mrow", _mo(sign), self._operand(args[0], hname, 7, 0)) if args else _mo(sign)
+            return (
+                _new("mrow", _mo(sign), self._operand(args[0], hname, 7, 0)) if args else _mo(sign)
+            )
         if hname == "power" and len(args) == 2:
             return _new("msup", _script_base(conv(args[0]), args[0]), conv(args[1]))
         if hname == "root" and args:
             degree = self._qual(quals, "degree")
-            return _new("mroot", conv(args[0]), degree) if degree is not None else _new("msqrt", conv(args[0]))
+            return (
+                _new("mroot", conv(args[0]), degree)
+                if degree is not None
+                else _new("msqrt", conv(args[0]))
+            )
         if hname in FENCE_HEADS and args:
             open_, close = FENCE_HEADS[hname]
             return _fenced(open_, [conv(a) for a in args], close)
@@ -276,7 +319,10 @@ class Converter:
             return self._derivative(hname, bvars, args)
         if hname == "log" and "logbase" in quals:
             head_node = _new("msub", _mi("log", "normal"), self._qual(quals, "logbase"))
-        elif hname in ("apply", "bind", "ci", "csymbol", "lambda", "semantics") or hname in PRESENTATION_ELEMENTS:
+        elif (
+            hname in ("apply", "bind", "ci", "csymbol", "lambda", "semantics")
+            or hname in PRESENTATION_ELEMENTS
+        ):
             head_node = conv(head)  # f(x), (f∘g)(x), f_i(x)
         else:
             head_node = _mi(hname, "normal")  # a named function: sin, max, determinant, ...
@@ -293,12 +339,21 @@ class Converter:
         if symbol in ("subscript", "superscript") and len(args) >= 2:
             scripts = [conv(a) for a in args[1:]]
             script = scripts[0] if len(scripts) == 1 else _fenced("", scripts, "")
-            return _new("msub" if symbol == "subscript" else "msup", _script_base(conv(args[0]), args[0]), script)
+            return _new(
+                "msub" if symbol == "subscript" else "msup",
+                _script_base(conv(args[0]), args[0]),
+                script,
+            )
         if symbol == "multirelation" and len(args) >= 3:  # LaTeXML: a ≤ b < c as (a, ≤, b, <, c)
-            nodes = [self._operand(a, symbol, 4, 1) if i % 2 == 0 else self._relation(a) for i, a in enumerate(args)]
+            nodes = [
+                self._operand(a, symbol, 4, 1) if i % 2 == 0 else self._relation(a)
+                for i, a in enumerate(args)
+            ]
             return _new("mrow", *nodes)
         if symbol == "restriction" and len(args) == 2:  # F|_U
-            return _new("msub", _new("mrow", _script_base(conv(args[0]), args[0]), _mo("|")), conv(args[1]))
+            return _new(
+                "msub", _new("mrow", _script_base(conv(args[0]), args[0]), _mo("|")), conv(args[1])
+            )
         if symbol in ("norm", "inner-product") and args:
             open_, close = ("‖", "‖") if symbol == "norm" else ("⟨", "⟩")
             return _fenced(open_, [conv(a) for a in args], close)
@@ -323,7 +378,9 @@ class Converter:
             return _mo(bare_symbol(text_of(el)))
         return self.convert(el)
 
-    def _derivative(self, name: str, bvars: list[etree._Element], args: list[etree._Element]) -> etree._Element:
+    def _derivative(
+        self, name: str, bvars: list[etree._Element], args: list[etree._Element]
+    ) -> etree._Element:
         """d/dx f (or ∂/∂x f); f′ without a bound variable."""
         body = [self.convert(a) for a in args]
         if not bvars:
@@ -359,7 +416,11 @@ class Converter:
                 low, up = ends
         bv = self._bvars(bvars)
         if name == "limit":
-            under = cond if cond is not None else (_new("mrow", *bv, _mo("→"), low) if low is not None else None)
+            under = (
+                cond
+                if cond is not None
+                else (_new("mrow", *bv, _mo("→"), low) if low is not None else None)
+            )
             head = _new("munder", op, under) if under is not None else op
             return _new("mrow", head, *body)
         if name == "int":
@@ -373,7 +434,9 @@ class Converter:
             return _new("mrow", head, *body, *tail)
         if low is not None:
             under = _new("mrow", *bv, _mo("="), low) if bv else low
-            head = _new("munderover", op, under, up) if up is not None else _new("munder", op, under)
+            head = (
+                _new("munderover", op, under, up) if up is not None else _new("munder", op, under)
+            )
         elif cond is not None:
             head = _new("munder", op, cond)
         elif bv:

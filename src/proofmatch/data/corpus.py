@@ -43,7 +43,12 @@ UNKNOWN_CATEGORY = "unknown"
 _CATEGORY_SEP = re.compile(r"[\s,|]+")
 
 MANIFEST_SCHEMA = pa.schema(
-    [("article_id", pa.string()), ("path", pa.string()), ("bytes", pa.int64()), ("shard", pa.int64())]
+    [
+        ("article_id", pa.string()),
+        ("path", pa.string()),
+        ("bytes", pa.int64()),
+        ("shard", pa.int64()),
+    ]
 )
 ARTICLES_SCHEMA = pa.schema(
     [
@@ -77,8 +82,16 @@ def metadata_file_ids(paths: Sequence[Path], metadata: pd.DataFrame | None) -> l
     out: list[str | None] = []
     for path in paths:
         parts = Path(os.path.abspath(path)).parts
-        out.append(next((by_parts[parts[-k:]] for k in range(min(longest, len(parts)), 0, -1)
-                         if parts[-k:] in by_parts), None))
+        out.append(
+            next(
+                (
+                    by_parts[parts[-k:]]
+                    for k in range(min(longest, len(parts)), 0, -1)
+                    if parts[-k:] in by_parts
+                ),
+                None,
+            )
+        )
     return out
 
 
@@ -100,8 +113,9 @@ def assign_article_ids(paths: Sequence[Path], metadata: pd.DataFrame | None) -> 
     return ids
 
 
-def unique_article_ids(paths: Sequence[Path], metadata: pd.DataFrame | None,
-                       owner: dict[str, Path] | None = None) -> tuple[list[str], list[Path], list[dict[str, str]]]:
+def unique_article_ids(
+    paths: Sequence[Path], metadata: pd.DataFrame | None, owner: dict[str, Path] | None = None
+) -> tuple[list[str], list[Path], list[dict[str, str]]]:
     """(ids, their paths, duplicates left out): a file whose id an earlier file (in ``paths``
     order, or in ``owner``: ids of other folders) already has is skipped as ``duplicate_id``."""
     owner = {} if owner is None else owner
@@ -112,8 +126,14 @@ def unique_article_ids(paths: Sequence[Path], metadata: pd.DataFrame | None,
         if aid is None:
             aid = strip_article_suffix(path.name)
         if aid in owner:
-            skipped.append(skipped_entry(path, "duplicate_id", f"the id of {display_path(owner[aid])} and {display_path(path)} "
-                                                       f"is {aid!r}; the first is kept (rename one)"))
+            skipped.append(
+                skipped_entry(
+                    path,
+                    "duplicate_id",
+                    f"the id of {display_path(owner[aid])} and {display_path(path)} "
+                    f"is {aid!r}; the first is kept (rename one)",
+                )
+            )
             continue
         owner[aid] = path
         ids.append(aid)
@@ -148,7 +168,9 @@ def _read_table(path: Path) -> pd.DataFrame:
         if name.endswith((".csv", ".csv.gz")):
             return pd.read_csv(path, dtype=str, keep_default_na=False)
     except Exception as exc:  # pandas/pyarrow raise many types; all mean "unreadable"
-        raise CorpusError(f"cannot read metadata table {path}: {type(exc).__name__}: {exc}") from exc
+        raise CorpusError(
+            f"cannot read metadata table {path}: {type(exc).__name__}: {exc}"
+        ) from exc
     raise CorpusError(f"metadata table {path}: unsupported format (use .csv, .tsv or .parquet)")
 
 
@@ -177,8 +199,10 @@ def read_metadata(path: str | os.PathLike) -> pd.DataFrame:
     raw = _read_table(path)
     missing = [c for c in ("article_id", "title", "categories") if c not in raw.columns]
     if missing:
-        raise CorpusError(f"metadata table {path}: missing column(s) {', '.join(missing)} "
-                          f"(has: {', '.join(map(str, raw.columns))})")
+        raise CorpusError(
+            f"metadata table {path}: missing column(s) {', '.join(missing)} "
+            f"(has: {', '.join(map(str, raw.columns))})"
+        )
     rows: list[dict[str, Any]] = []
     first_row: dict[str, int] = {}
     file_row: dict[tuple[str, ...], int] = {}
@@ -186,10 +210,19 @@ def read_metadata(path: str | os.PathLike) -> pd.DataFrame:
         aid = _unique_article_id(path, i, rec, first_row)
         file = _unique_file(path, i, rec, file_row)
         cats = _categories(path, i, aid, rec)
-        rows.append({"article_id": aid, "title": _text_or_none(rec["title"]), "categories": cats,
-                     "primary_category": cats[0] if cats else UNKNOWN_CATEGORY, "file": file,
-                     "chapter": _text_or_none(rec.get("chapter")) or aid})
-    return pd.DataFrame(rows, columns=["article_id", "title", "categories", "primary_category", "file", "chapter"])
+        rows.append(
+            {
+                "article_id": aid,
+                "title": _text_or_none(rec["title"]),
+                "categories": cats,
+                "primary_category": cats[0] if cats else UNKNOWN_CATEGORY,
+                "file": file,
+                "chapter": _text_or_none(rec.get("chapter")) or aid,
+            }
+        )
+    return pd.DataFrame(
+        rows, columns=["article_id", "title", "categories", "primary_category", "file", "chapter"]
+    )
 
 
 def _unique_article_id(path: Path, i: int, rec: dict[str, Any], first_row: dict[str, int]) -> str:
@@ -198,18 +231,24 @@ def _unique_article_id(path: Path, i: int, rec: dict[str, Any], first_row: dict[
     if aid is None:
         raise CorpusError(f"metadata table {path}, data row {i}: empty article_id")
     if aid in first_row:
-        raise CorpusError(f"metadata table {path}: duplicate article_id {aid!r} in data rows {first_row[aid]} and {i}")
+        raise CorpusError(
+            f"metadata table {path}: duplicate article_id {aid!r} in data rows {first_row[aid]} and {i}"
+        )
     first_row[aid] = i
     return aid
 
 
-def _unique_file(path: Path, i: int, rec: dict[str, Any], file_row: dict[tuple[str, ...], int]) -> str | None:
+def _unique_file(
+    path: Path, i: int, rec: dict[str, Any], file_row: dict[tuple[str, ...], int]
+) -> str | None:
     """Data row ``i``'s ``file`` (or None), recorded in ``file_row``; a file two rows name: an error."""
     file = _text_or_none(rec.get("file"))
     if file is not None:
         key = _path_parts(file)
         if key in file_row:
-            raise CorpusError(f"metadata table {path}: file {file!r} is listed in data rows {file_row[key]} and {i}")
+            raise CorpusError(
+                f"metadata table {path}: file {file!r} is listed in data rows {file_row[key]} and {i}"
+            )
         file_row[key] = i
     return file
 
@@ -249,7 +288,8 @@ def shard_by_bytes(sizes: Sequence[int], keys: Sequence[str], n_shards: int) -> 
 
 
 def build_manifest(
-    corpus_dir: PathLike | Sequence[PathLike], n_shards: int,
+    corpus_dir: PathLike | Sequence[PathLike],
+    n_shards: int,
     metadata_path: PathLike | Sequence[PathLike | None] | None,
     skipped: list[dict[str, str]] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -271,11 +311,21 @@ def build_manifest(
             rows = metadata.set_index("article_id").to_dict("index")
             unused = len(set(rows) - set(folder_ids))
             if unused:
-                log.warning("%d metadata rows of %s name no article in %s; they are ignored", unused, table, folder)
+                log.warning(
+                    "%d metadata rows of %s name no article in %s; they are ignored",
+                    unused,
+                    table,
+                    folder,
+                )
             missing = sum(aid not in rows for aid in folder_ids)
             if missing:
-                log.warning("%d of %d articles in %s have no row in %s (title null, category unknown)",
-                            missing, len(folder_ids), folder, table)
+                log.warning(
+                    "%d of %d articles in %s have no row in %s (title null, category unknown)",
+                    missing,
+                    len(folder_ids),
+                    folder,
+                    table,
+                )
             meta_by_id.update({aid: rows[aid] for aid in folder_ids if aid in rows})
         paths += folder_paths
         ids += folder_ids
@@ -320,13 +370,19 @@ def write_manifest(
     """
     skipped: list[dict[str, str]] = []
     manifest, articles = build_manifest(corpus_dir, n_shards, metadata_path_or_None, skipped)
-    schema = MANIFEST_SCHEMA.with_metadata({"n_shards": str(n_shards), "skipped": json.dumps(skipped)})
+    schema = MANIFEST_SCHEMA.with_metadata(
+        {"n_shards": str(n_shards), "skipped": json.dumps(skipped)}
+    )
     write_parquet(manifest, manifest_out, schema)
     write_parquet(articles, articles_out, ARTICLES_SCHEMA)
     loads = manifest.groupby("shard")["bytes"].sum().reindex(range(n_shards), fill_value=0)
     log.info(
         "manifest: %d articles, %d shards, bytes per shard min %d max %d; %s",
-        len(manifest), n_shards, int(loads.min()), int(loads.max()), manifest_out,
+        len(manifest),
+        n_shards,
+        int(loads.min()),
+        int(loads.max()),
+        manifest_out,
     )
 
 
@@ -341,7 +397,11 @@ def read_manifest(path: str | os.PathLike) -> tuple[pd.DataFrame, int]:
         raise CorpusError(f"manifest {path}: missing column(s) {', '.join(missing)}")
     meta = table.schema.metadata or {}
     df = table.to_pandas()
-    n_shards = int(meta[b"n_shards"]) if b"n_shards" in meta else int(df["shard"].max() + 1 if len(df) else 1)
+    n_shards = (
+        int(meta[b"n_shards"])
+        if b"n_shards" in meta
+        else int(df["shard"].max() + 1 if len(df) else 1)
+    )
     return df, n_shards
 
 
@@ -356,21 +416,38 @@ def read_manifest_skipped(path: str | os.PathLike) -> list[dict[str, str]]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("corpus_dir", nargs="+",
-                        help="folder(s) of *.xhtml, *.html, *.xhtml.gz, *.html.gz (recursive); several make one corpus")
-    parser.add_argument("--shards", type=int, required=True, help="number of shards (jobs) to split into")
-    parser.add_argument("--metadata", nargs="+", default=None,
-                        help="CSV/TSV/Parquet: article_id, title, categories[, primary_category, file, chapter]; "
-                             "one per folder, in order ('none' for a folder without one)")
-    parser.add_argument("--manifest", default="results/corpus/manifest.parquet", help="output manifest")
-    parser.add_argument("--articles", default="results/corpus/articles.parquet", help="output article table")
+    parser.add_argument(
+        "corpus_dir",
+        nargs="+",
+        help="folder(s) of *.xhtml, *.html, *.xhtml.gz, *.html.gz (recursive); several make one corpus",
+    )
+    parser.add_argument(
+        "--shards", type=int, required=True, help="number of shards (jobs) to split into"
+    )
+    parser.add_argument(
+        "--metadata",
+        nargs="+",
+        default=None,
+        help="CSV/TSV/Parquet: article_id, title, categories[, primary_category, file, chapter]; "
+        "one per folder, in order ('none' for a folder without one)",
+    )
+    parser.add_argument(
+        "--manifest", default="results/corpus/manifest.parquet", help="output manifest"
+    )
+    parser.add_argument(
+        "--articles", default="results/corpus/articles.parquet", help="output article table"
+    )
     parser.add_argument("--log", default=None, help="also log to this file")
 
 
 def main(args: argparse.Namespace) -> int:
     setup_logging(args.log)
     try:
-        metadata = None if args.metadata is None else [None if m.lower() == "none" else m for m in args.metadata]
+        metadata = (
+            None
+            if args.metadata is None
+            else [None if m.lower() == "none" else m for m in args.metadata]
+        )
         write_manifest(args.corpus_dir, args.shards, metadata, args.manifest, args.articles)
     except CorpusError as exc:
         log.error("%s", exc)

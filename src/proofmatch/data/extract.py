@@ -26,7 +26,14 @@ from tqdm import tqdm
 from proofmatch import config
 from proofmatch.data import corpus, listing
 from proofmatch.data.statements import ArticleResult, OutputTooLarge, find_pairs, output_budget
-from proofmatch.data.xmlsafe import SkipFile, check_text, is_html_path, parse_document, read_bounded, replace_html_entities
+from proofmatch.data.xmlsafe import (
+    SkipFile,
+    check_text,
+    is_html_path,
+    parse_document,
+    read_bounded,
+    replace_html_entities,
+)
 from proofmatch.logs import setup_logging
 from proofmatch.artifacts import atomic_path, write_json, write_parquet
 
@@ -49,12 +56,24 @@ PAIRS_SCHEMA = pa.schema(
 # one article
 
 
-def extract_bytes(data: bytes, article_id: str, *, max_depth: int = config.default("extract.max_depth"),
-                  allow_html: bool = False) -> ArticleResult:
+def extract_bytes(
+    data: bytes,
+    article_id: str,
+    *,
+    max_depth: int = config.default("extract.max_depth"),
+    allow_html: bool = False,
+) -> ArticleResult:
     """Pairs from one article's (decompressed) bytes; raises :class:`SkipFile` for a bad input."""
-    root, parser, replaced, unknown = parse_article_bytes(data, max_depth=max_depth, allow_html=allow_html)
+    root, parser, replaced, unknown = parse_article_bytes(
+        data, max_depth=max_depth, allow_html=allow_html
+    )
     try:
-        result = find_pairs(root, article_id, may_have_entities=unknown > 0, max_output_chars=output_budget(len(data)))
+        result = find_pairs(
+            root,
+            article_id,
+            may_have_entities=unknown > 0,
+            max_output_chars=output_budget(len(data)),
+        )
     except OutputTooLarge as exc:
         raise SkipFile("output_too_large", str(exc)) from None
     result.parser = parser
@@ -62,8 +81,9 @@ def extract_bytes(data: bytes, article_id: str, *, max_depth: int = config.defau
     return result
 
 
-def parse_article_bytes(data: bytes, *, max_depth: int = config.default("extract.max_depth"),
-                        allow_html: bool = False) -> tuple[Any, str, int, int]:
+def parse_article_bytes(
+    data: bytes, *, max_depth: int = config.default("extract.max_depth"), allow_html: bool = False
+) -> tuple[Any, str, int, int]:
     """(root, parser, HTML entities replaced, unknown entities) of one article's (decompressed)
     bytes, read as extraction reads it (text checks, entities, hardened parser); raises
     :class:`SkipFile` for a bad input. :mod:`proofmatch.data.article_text` reads articles this way too."""
@@ -74,7 +94,10 @@ def parse_article_bytes(data: bytes, *, max_depth: int = config.default("extract
 
 
 def extract_file(
-    path: str | os.PathLike, article_id: str, *, max_file_mb: float = config.default("extract.max_file_mb"),
+    path: str | os.PathLike,
+    article_id: str,
+    *,
+    max_file_mb: float = config.default("extract.max_file_mb"),
     max_depth: int = config.default("extract.max_depth"),
 ) -> ArticleResult:
     """Pairs from one article file (``.xhtml``, ``.html``, optionally ``.gz``); may raise SkipFile."""
@@ -112,8 +135,15 @@ def new_report(max_file_mb: float, max_depth: int) -> dict[str, Any]:
 
 
 #: Report entries that are {name: count} tables (summed key by key when shards merge).
-_COUNT_KEYS = ("files_skipped", "theorem_like_kinds", "kind_sources", "unknown_kind_titles", "kinds",
-               "near_miss_sides", "near_miss_classes")
+_COUNT_KEYS = (
+    "files_skipped",
+    "theorem_like_kinds",
+    "kind_sources",
+    "unknown_kind_titles",
+    "kinds",
+    "near_miss_sides",
+    "near_miss_classes",
+)
 
 
 def _add_counts(target: dict[str, int], counts: dict[str, int]) -> None:
@@ -174,7 +204,9 @@ def extract_files(
             res = extract_file(path, article_id, max_file_mb=max_file_mb, max_depth=max_depth)
         except SkipFile as skip:
             reason, detail = skip.reason, skip.detail
-        except Exception as exc:  # a bug must not cost the other articles; it is reported, not hidden
+        except (
+            Exception
+        ) as exc:  # a bug must not cost the other articles; it is reported, not hidden
             log.exception("unexpected error on %s", path)
             reason, detail = "internal_error", f"{type(exc).__name__}: {exc}"
         else:
@@ -197,26 +229,44 @@ def extract_files(
             continue
         log.warning("skipped %s (%s): %s", path, reason, detail)
         report["files_skipped"][reason] = report["files_skipped"].get(reason, 0) + 1
-        report["skipped_files"].append({"path": listing.display_path(path), "reason": reason, "detail": detail})
+        report["skipped_files"].append(
+            {"path": listing.display_path(path), "reason": reason, "detail": detail}
+        )
     return pairs_table(rows), _sorted_counts(report)
 
 
 def pairs_table(rows: Sequence[dict[str, Any]]) -> pa.Table:
     """Pair rows as an Arrow table with :data:`PAIRS_SCHEMA` (column-wise: 5x faster than pandas)."""
-    return pa.table({f.name: pa.array([r[f.name] for r in rows], type=f.type) for f in PAIRS_SCHEMA}, schema=PAIRS_SCHEMA)
+    return pa.table(
+        {f.name: pa.array([r[f.name] for r in rows], type=f.type) for f in PAIRS_SCHEMA},
+        schema=PAIRS_SCHEMA,
+    )
 
 
-def _write_outputs(pairs: pa.Table, report: dict[str, Any], out_parquet: str | os.PathLike, report_json: str | os.PathLike) -> None:
+def _write_outputs(
+    pairs: pa.Table,
+    report: dict[str, Any],
+    out_parquet: str | os.PathLike,
+    report_json: str | os.PathLike,
+) -> None:
     """Write the pairs and the report together: both staged first, renamed in only when both are
     written, so a failure leaves neither (never a Parquet without its report)."""
-    with atomic_path(out_parquet, ".parquet", digest=True) as tmp_parquet, atomic_path(report_json, ".json") as tmp_json:
+    with (
+        atomic_path(out_parquet, ".parquet", digest=True) as tmp_parquet,
+        atomic_path(report_json, ".json") as tmp_json,
+    ):
         write_json(report, tmp_json)
         write_parquet(pairs, tmp_parquet, PAIRS_SCHEMA)
     skipped = ", ".join(f"{k} {v}" for k, v in report["files_skipped"].items()) or "none"
     log.info(
         "%d files, %d ok, skipped: %s; %d theorem-like, %d pairs, %d near misses -> %s",
-        report["files_seen"], report["files_ok"], skipped, report["theorem_like"], report["pairs"],
-        report["near_misses"], out_parquet,
+        report["files_seen"],
+        report["files_ok"],
+        skipped,
+        report["theorem_like"],
+        report["pairs"],
+        report["near_misses"],
+        out_parquet,
     )
 
 
@@ -231,12 +281,19 @@ def extract_shard(
     """Extract the pairs of one manifest shard; write the pairs Parquet and the JSON report."""
     manifest, n_shards = corpus.read_manifest(manifest_path)
     if not 0 <= shard < n_shards:
-        raise corpus.CorpusError(f"shard {shard} out of range: manifest {manifest_path} has {n_shards} shards")
+        raise corpus.CorpusError(
+            f"shard {shard} out of range: manifest {manifest_path} has {n_shards} shards"
+        )
     part = manifest[manifest["shard"] == shard].sort_values("article_id")
     items = list(zip(part["article_id"], part["path"]))
-    listing_skipped = corpus.read_manifest_skipped(manifest_path) if shard == 0 else []  # counted once
+    listing_skipped = (
+        corpus.read_manifest_skipped(manifest_path) if shard == 0 else []
+    )  # counted once
     pairs, report = extract_files(
-        items, max_file_mb=max_file_mb, max_depth=max_depth, desc=f"extract shard {shard}/{n_shards}",
+        items,
+        max_file_mb=max_file_mb,
+        max_depth=max_depth,
+        desc=f"extract shard {shard}/{n_shards}",
         listing_skipped=listing_skipped,
     )
     report["shard"] = shard
@@ -258,8 +315,12 @@ def extract_dir(
     meta = corpus.read_metadata(metadata) if metadata else None
     ids, paths, duplicates = corpus.unique_article_ids(listed, meta)
     items = sorted(zip(ids, map(str, paths)))
-    pairs, report = extract_files(items, max_file_mb=max_file_mb, max_depth=max_depth,
-                                  listing_skipped=sorted(left_out + duplicates, key=lambda s: s["path"]))
+    pairs, report = extract_files(
+        items,
+        max_file_mb=max_file_mb,
+        max_depth=max_depth,
+        listing_skipped=sorted(left_out + duplicates, key=lambda s: s["path"]),
+    )
     _write_outputs(pairs, report, out_parquet, report_json or report_path(out_parquet))
     return report
 
@@ -267,7 +328,10 @@ def extract_dir(
 def report_path(out_parquet: str | os.PathLike) -> Path:
     """``PAIRS.parquet`` -> ``PAIRS.report.json``."""
     out = Path(out_parquet)
-    return out.with_name((out.name[: -len(".parquet")] if out.name.endswith(".parquet") else out.name) + ".report.json")
+    return out.with_name(
+        (out.name[: -len(".parquet")] if out.name.endswith(".parquet") else out.name)
+        + ".report.json"
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -275,18 +339,32 @@ def report_path(out_parquet: str | os.PathLike) -> Path:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("corpus_dir", nargs="?", help="folder of articles (or use --manifest/--shard)")
+    parser.add_argument(
+        "corpus_dir", nargs="?", help="folder of articles (or use --manifest/--shard)"
+    )
     parser.add_argument("--manifest", help="manifest.parquet from `proofmatch manifest`")
     parser.add_argument("--shard", type=int, help="shard index of the manifest to extract")
     parser.add_argument("--out", required=True, help="output pairs Parquet")
     parser.add_argument("--report", help="report JSON (default: beside --out as NAME.report.json)")
     parser.add_argument("--metadata", help="metadata table for article ids (folder mode only)")
-    parser.add_argument("--config", action="append", default=[],
-                        help="config YAML (repeatable): extract.max_file_mb / max_depth (default: the schema's)")
-    parser.add_argument("--max-file-mb", type=float, default=None,
-                        help="skip files larger than this (decompressed); overrides the config's extract.max_file_mb")
-    parser.add_argument("--max-depth", type=int, default=None,
-                        help="skip files nested deeper than this; overrides the config's extract.max_depth")
+    parser.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        help="config YAML (repeatable): extract.max_file_mb / max_depth (default: the schema's)",
+    )
+    parser.add_argument(
+        "--max-file-mb",
+        type=float,
+        default=None,
+        help="skip files larger than this (decompressed); overrides the config's extract.max_file_mb",
+    )
+    parser.add_argument(
+        "--max-depth",
+        type=int,
+        default=None,
+        help="skip files nested deeper than this; overrides the config's extract.max_depth",
+    )
     parser.add_argument("--log", default=None, help="also log to this file")
 
 
@@ -294,15 +372,21 @@ def _bad_limits(limits: dict[str, Any]) -> str | None:
     """Why the limits cannot be used (the command line bypasses the schema), or None."""
     mb, depth = limits["max_file_mb"], limits["max_depth"]
     if not (isinstance(mb, (int, float)) and math.isfinite(mb) and mb > 0):
-        return f"--max-file-mb {mb}: must be a number > 0 (every file would be skipped); fix: e.g. 64"
+        return (
+            f"--max-file-mb {mb}: must be a number > 0 (every file would be skipped); fix: e.g. 64"
+        )
     if not 16 <= depth <= 256:
-        return f"--max-depth {depth}: must be between 16 and 256 (libxml2 stops at 256); fix: e.g. 256"
+        return (
+            f"--max-depth {depth}: must be between 16 and 256 (libxml2 stops at 256); fix: e.g. 256"
+        )
     return None
 
 
 def main(args: argparse.Namespace) -> int:
     setup_logging(args.log)
-    limits: dict[str, Any] = dict(config.load_config(*args.config)["extract"])  # none given: the schema's
+    limits: dict[str, Any] = dict(
+        config.load_config(*args.config)["extract"]
+    )  # none given: the schema's
     if args.max_file_mb is not None:
         limits["max_file_mb"] = args.max_file_mb
     if args.max_depth is not None:

@@ -66,11 +66,31 @@ log = logging.getLogger(__name__)
 REASONS = ("linearize_error", "duplicate_pair_id", "language", "too_short", "too_long")
 EXAMPLES = ("title_only", "omitted", "reference_only", "other")
 REQUIRED_COLUMNS = (
-    "article_id", "statement_id", "kind", "position", "statement_xml", "proof_xml", "pair_id",
-    "statement_tokens", "proof_tokens", "statement_title_tokens", "proof_title_tokens",
+    "article_id",
+    "statement_id",
+    "kind",
+    "position",
+    "statement_xml",
+    "proof_xml",
+    "pair_id",
+    "statement_tokens",
+    "proof_tokens",
+    "statement_title_tokens",
+    "proof_title_tokens",
 )
-AUDIT_COLUMNS = ("pair_id", "article_id", "reason", "example", "detail", "statement_length", "proof_length",
-                 "statement_tokens", "proof_tokens", "statement_title_tokens", "proof_title_tokens")
+AUDIT_COLUMNS = (
+    "pair_id",
+    "article_id",
+    "reason",
+    "example",
+    "detail",
+    "statement_length",
+    "proof_length",
+    "statement_tokens",
+    "proof_tokens",
+    "statement_title_tokens",
+    "proof_title_tokens",
+)
 MIN_LANGUAGE_WORDS = 5
 
 OMITTED = re.compile(
@@ -141,8 +161,9 @@ def match_reference(body_tokens: Sequence[str]) -> str | None:
     return m.group(0).strip() if m else None
 
 
-def article_languages(df: pd.DataFrame, rows: np.ndarray,
-                      language: str) -> tuple[dict[str, tuple[str, float]], dict[str, Any]]:
+def article_languages(
+    df: pd.DataFrame, rows: np.ndarray, language: str
+) -> tuple[dict[str, tuple[str, float]], dict[str, Any]]:
     """Detect each article's language on the text of its ``rows`` together.
 
     Returns ``{article_id: (code, confidence)}`` for the articles reliably detected in another language, and
@@ -150,18 +171,35 @@ def article_languages(df: pd.DataFrame, rows: np.ndarray,
     ``short``, ``unreliable``, ``undetected``, ``dropped_articles`` (per code); :func:`classify`
     adds ``dropped_pairs`` (per code).
     """
-    stats: dict[str, Any] = {"articles": 0, "languages": Counter(), "short": 0, "unreliable": 0,
-                             "undetected": 0, "dropped_articles": Counter()}
+    stats: dict[str, Any] = {
+        "articles": 0,
+        "languages": Counter(),
+        "short": 0,
+        "unreliable": 0,
+        "undetected": 0,
+        "dropped_articles": Counter(),
+    }
     if len(rows) == 0:
         return {}, stats
     sub = df.iloc[rows]
-    words = (token_counts(sub["statement_tokens"])["words"] + token_counts(sub["proof_tokens"])["words"]).to_numpy()
-    texts = [" ".join(view(_tokens(s), "text") + view(_tokens(p), "text"))
-             for s, p in zip(sub["statement_tokens"].to_numpy(), sub["proof_tokens"].to_numpy())]
-    grouped = pd.DataFrame({"article": sub["article_id"].astype(str).to_numpy(), "words": words, "text": texts})
+    words = (
+        token_counts(sub["statement_tokens"])["words"] + token_counts(sub["proof_tokens"])["words"]
+    ).to_numpy()
+    texts = [
+        " ".join(view(_tokens(s), "text") + view(_tokens(p), "text"))
+        for s, p in zip(sub["statement_tokens"].to_numpy(), sub["proof_tokens"].to_numpy())
+    ]
+    grouped = pd.DataFrame(
+        {"article": sub["article_id"].astype(str).to_numpy(), "words": words, "text": texts}
+    )
     foreign: dict[str, tuple[str, float]] = {}
-    for article, g in tqdm(grouped.groupby("article", sort=True), desc="language", unit="article", disable=None,
-                           leave=False):
+    for article, g in tqdm(
+        grouped.groupby("article", sort=True),
+        desc="language",
+        unit="article",
+        disable=None,
+        leave=False,
+    ):
         stats["articles"] += 1
         if int(g["words"].sum()) < MIN_LANGUAGE_WORDS:
             stats["short"] += 1
@@ -177,11 +215,14 @@ def article_languages(df: pd.DataFrame, rows: np.ndarray,
     return foreign, stats
 
 
-def _example(proof_tokens: Sequence[str], proof_title: int, proof_short: bool, st_empty: bool,
-             pr_empty: bool) -> tuple[str, str | None]:
+def _example(
+    proof_tokens: Sequence[str], proof_title: int, proof_short: bool, st_empty: bool, pr_empty: bool
+) -> tuple[str, str | None]:
     """The paper's example that a too-short pair is, with the side or the matched phrase."""
     if st_empty or pr_empty:
-        return "title_only", "statement+proof" if st_empty and pr_empty else ("statement" if st_empty else "proof")
+        return "title_only", "statement+proof" if st_empty and pr_empty else (
+            "statement" if st_empty else "proof"
+        )
     if proof_short:
         body = list(proof_tokens)[proof_title:]
         for name, match in (("omitted", match_omitted), ("reference_only", match_reference)):
@@ -206,8 +247,13 @@ class _Lengths:
     @classmethod
     def measure(cls, df: pd.DataFrame, usable: np.ndarray) -> _Lengths:
         n = len(df)
-        m = cls(np.zeros(n, dtype=bool), np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64),
-                np.zeros(n, dtype=bool), np.zeros(n, dtype=bool))
+        m = cls(
+            np.zeros(n, dtype=bool),
+            np.full(n, -1, dtype=np.int64),
+            np.full(n, -1, dtype=np.int64),
+            np.zeros(n, dtype=bool),
+            np.zeros(n, dtype=bool),
+        )
         m.checked[usable] = True
         if len(usable):
             sub = df.iloc[usable]
@@ -220,16 +266,24 @@ class _Lengths:
         return m
 
     def detail(self, st_bad: np.ndarray, pr_bad: np.ndarray, op: str, bound: int) -> np.ndarray:
-        """"statement 12 < 20; proof 3 < 20": the sides out of ``bound``, per row."""
-        return np.array([
-            "; ".join(([f"statement {a} {op} {bound}"] if sb else []) + ([f"proof {b} {op} {bound}"] if pb else []))
-            for a, b, sb, pb in zip(self.statement, self.proof, st_bad, pr_bad)
-        ], dtype=object)
+        """ "statement 12 < 20; proof 3 < 20": the sides out of ``bound``, per row."""
+        return np.array(
+            [
+                "; ".join(
+                    ([f"statement {a} {op} {bound}"] if sb else [])
+                    + ([f"proof {b} {op} {bound}"] if pb else [])
+                )
+                for a, b, sb, pb in zip(self.statement, self.proof, st_bad, pr_bad)
+            ],
+            dtype=object,
+        )
 
     def frame_columns(self) -> dict[str, Any]:
         """The ``statement_length`` and ``proof_length`` columns (missing where not measured)."""
-        return {k: pd.array(np.where(v >= 0, v, None), dtype="Int64") for k, v in
-                (("statement_length", self.statement), ("proof_length", self.proof))}
+        return {
+            k: pd.array(np.where(v >= 0, v, None), dtype="Int64")
+            for k, v in (("statement_length", self.statement), ("proof_length", self.proof))
+        }
 
 
 @dataclass
@@ -255,9 +309,14 @@ class _Verdict:
         return np.flatnonzero(pd.isna(self.reason))
 
     def frame(self, lengths: _Lengths) -> pd.DataFrame:
-        return pd.DataFrame({"reason": pd.Series(self.reason, dtype=object),
-                             "example": pd.Series(self.example, dtype=object),
-                             "detail": pd.Series(self.detail, dtype=object), **lengths.frame_columns()})
+        return pd.DataFrame(
+            {
+                "reason": pd.Series(self.reason, dtype=object),
+                "example": pd.Series(self.example, dtype=object),
+                "detail": pd.Series(self.detail, dtype=object),
+                **lengths.frame_columns(),
+            }
+        )
 
 
 def _check_columns(df: pd.DataFrame) -> None:
@@ -286,20 +345,33 @@ def _duplicate_pair_id(df: pd.DataFrame, duplicate: np.ndarray | None) -> np.nda
     return np.asarray(duplicate, dtype=bool)
 
 
-def _foreign_article(df: pd.DataFrame, foreign: dict[str, tuple[str, float]]) -> tuple[np.ndarray, np.ndarray]:
+def _foreign_article(
+    df: pd.DataFrame, foreign: dict[str, tuple[str, float]]
+) -> tuple[np.ndarray, np.ndarray]:
     """Rule 3: the rows of an article detected in another language, and that language."""
     articles = df["article_id"].astype(str)
-    return (articles.isin(list(foreign)).to_numpy(),
-            articles.map(lambda a: f"article in {foreign[a][0]} ({foreign[a][1]:.0f}%)" if a in foreign else None)
-            .to_numpy(dtype=object))
+    return (
+        articles.isin(list(foreign)).to_numpy(),
+        articles.map(
+            lambda a: f"article in {foreign[a][0]} ({foreign[a][1]:.0f}%)" if a in foreign else None
+        ).to_numpy(dtype=object),
+    )
 
 
-def _judge_language(df: pd.DataFrame, usable: np.ndarray, language: str | None,
-                    verdict: _Verdict) -> dict[str, Any]:
+def _judge_language(
+    df: pd.DataFrame, usable: np.ndarray, language: str | None, verdict: _Verdict
+) -> dict[str, Any]:
     """Rule 3 applied (when ``language`` is set); the language statistics, ``dropped_pairs`` added."""
     if language is None:
-        return {"articles": 0, "languages": Counter(), "short": 0, "unreliable": 0, "undetected": 0,
-                "dropped_articles": Counter(), "dropped_pairs": Counter()}
+        return {
+            "articles": 0,
+            "languages": Counter(),
+            "short": 0,
+            "unreliable": 0,
+            "undetected": 0,
+            "dropped_articles": Counter(),
+            "dropped_pairs": Counter(),
+        }
     foreign, lang = article_languages(df, usable, language)
     verdict.assign("language", *_foreign_article(df, foreign))
     articles = df["article_id"].astype(str)
@@ -321,23 +393,33 @@ def _too_long(lengths: _Lengths, max_tokens: int) -> tuple[np.ndarray, np.ndarra
     return long_st | long_pr, lengths.detail(long_st, long_pr, ">", max_tokens)
 
 
-def _label_examples(df: pd.DataFrame, lengths: _Lengths, min_tokens: int, verdict: _Verdict) -> None:
+def _label_examples(
+    df: pd.DataFrame, lengths: _Lengths, min_tokens: int, verdict: _Verdict
+) -> None:
     """The paper's example that each ``too_short`` row is (:func:`_example`), its match added to the detail."""
     short_pr = lengths.checked & (lengths.proof < min_tokens)
     p_tok = df["proof_tokens"].to_numpy()
     p_title = df["proof_title_tokens"].fillna(0).astype(int).to_numpy()
     for i in np.flatnonzero(verdict.reason == "too_short"):
-        name, what = _example(_tokens(p_tok[i]), p_title[i], bool(short_pr[i]), bool(lengths.statement_empty[i]),
-                              bool(lengths.proof_empty[i]))
+        name, what = _example(
+            _tokens(p_tok[i]),
+            p_title[i],
+            bool(short_pr[i]),
+            bool(lengths.statement_empty[i]),
+            bool(lengths.proof_empty[i]),
+        )
         verdict.example[i] = name
         if what is not None:
             verdict.detail[i] = f"{verdict.detail[i]}; {name}: {what}"
 
 
-def classify(df: pd.DataFrame, language: str | None = config.default("filter.language"),
-             min_tokens: int = config.default("filter.min_tokens"),
-             max_tokens: int = config.default("filter.max_tokens"),
-             duplicate: np.ndarray | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
+def classify(
+    df: pd.DataFrame,
+    language: str | None = config.default("filter.language"),
+    min_tokens: int = config.default("filter.min_tokens"),
+    max_tokens: int = config.default("filter.max_tokens"),
+    duplicate: np.ndarray | None = None,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Give every row its drop reason (None = kept), example, detail and token lengths.
 
     Returns the frame ``reason, example, detail, statement_length, proof_length`` aligned with
@@ -353,9 +435,14 @@ def classify(df: pd.DataFrame, language: str | None = config.default("filter.lan
     df = df.reset_index(drop=True)
     verdict = _Verdict.pending(len(df))
     verdict.assign("linearize_error", *_linearize_error(df))
-    verdict.assign("duplicate_pair_id", _duplicate_pair_id(df, duplicate),
-                   "pair_id already seen earlier in the input")
-    usable = verdict.pending_rows()  # lengths, titles and language are only valid on rows whose tokens exist
+    verdict.assign(
+        "duplicate_pair_id",
+        _duplicate_pair_id(df, duplicate),
+        "pair_id already seen earlier in the input",
+    )
+    usable = (
+        verdict.pending_rows()
+    )  # lengths, titles and language are only valid on rows whose tokens exist
     lengths = _Lengths.measure(df, usable)
     lang = _judge_language(df, usable, language, verdict)
     verdict.assign("too_short", *_too_short(lengths, min_tokens))

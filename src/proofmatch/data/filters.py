@@ -28,19 +28,43 @@ from tqdm.auto import tqdm
 
 from proofmatch import config
 from proofmatch.logs import setup_logging
-from proofmatch.data.filter_rules import AUDIT_COLUMNS, EXAMPLES, MIN_LANGUAGE_WORDS, REASONS, REQUIRED_COLUMNS, classify
-from proofmatch.artifacts import atomic_path, read_json, read_table, verify, write_json, write_parquet
+from proofmatch.data.filter_rules import (
+    AUDIT_COLUMNS,
+    EXAMPLES,
+    MIN_LANGUAGE_WORDS,
+    REASONS,
+    REQUIRED_COLUMNS,
+    classify,
+)
+from proofmatch.artifacts import (
+    atomic_path,
+    read_json,
+    read_table,
+    verify,
+    write_json,
+    write_parquet,
+)
 
 log = logging.getLogger(__name__)
 
 SORT_KEYS = ("article_id", "position", "pair_id")  # the order of the kept pairs
-MERGE_READ_ROWS = 4096  # kept pairs of all shards buffered at once while merging them (one row group each)
+MERGE_READ_ROWS = (
+    4096  # kept pairs of all shards buffered at once while merging them (one row group each)
+)
 MERGE_WRITE_ROWS = 1024  # pairs per row group of the merged output
 
 
 # ---------------------------------------------------------------- extraction reports
 
-_REPORT_KEYS = ("files_seen", "files_ok", "files_skipped", "theorem_like", "pairs", "max_file_mb", "max_depth")
+_REPORT_KEYS = (
+    "files_seen",
+    "files_ok",
+    "files_skipped",
+    "theorem_like",
+    "pairs",
+    "max_file_mb",
+    "max_depth",
+)
 
 
 def read_extraction_reports(report_jsons: Sequence[str | os.PathLike]) -> dict[str, Any] | None:
@@ -87,7 +111,9 @@ class _PartReader:
 
     def take(self, n: int) -> pa.Table:
         while self._buffer.num_rows < n:
-            self._buffer = pa.concat_tables([self._buffer, pa.Table.from_batches([next(self._batches)])])
+            self._buffer = pa.concat_tables(
+                [self._buffer, pa.Table.from_batches([next(self._batches)])]
+            )
         head, self._buffer = self._buffer.slice(0, n), self._buffer.slice(n)
         return head
 
@@ -112,7 +138,7 @@ def _merge_parts(parts: list[Path], out: str | os.PathLike, read_rows: int) -> N
         if len(part_of_row) == 0:
             writer.write_table(schema.empty_table())
         for start in range(0, len(part_of_row), MERGE_WRITE_ROWS):
-            chunk = part_of_row[start:start + MERGE_WRITE_ROWS]
+            chunk = part_of_row[start : start + MERGE_WRITE_ROWS]
             pieces, where = [], np.empty(len(chunk), dtype=np.int64)
             offset = 0
             for i in np.unique(chunk):
@@ -128,8 +154,9 @@ class _Judged:
     part (temporary Parquet files), the audit rows with their input row numbers (as Arrow tables,
     a few times smaller than frames of Python token lists), the counts."""
 
-    def __init__(self, folder: Path, read_rows: int, language: str | None, min_tokens: int,
-                 max_tokens: int) -> None:
+    def __init__(
+        self, folder: Path, read_rows: int, language: str | None, min_tokens: int, max_tokens: int
+    ) -> None:
         self.folder, self.read_rows = folder, read_rows
         self.language, self.min_tokens, self.max_tokens = language, min_tokens, max_tokens
         self.parts: list[Path] = []
@@ -144,9 +171,17 @@ class _Judged:
         verdict, lang = classify(df, self.language, self.min_tokens, self.max_tokens, duplicate)
         _add_language_stats(self.lang, lang)
         drop = verdict["reason"].notna().to_numpy()
-        audit = pd.concat([df.loc[drop, ["pair_id", "article_id"]], verdict.loc[drop],
-                           df.loc[drop, list(AUDIT_COLUMNS[7:])]], axis=1)[list(AUDIT_COLUMNS)]
-        self.audits.append(pa.Table.from_pandas(audit.assign(_row=rows[drop]), preserve_index=False))
+        audit = pd.concat(
+            [
+                df.loc[drop, ["pair_id", "article_id"]],
+                verdict.loc[drop],
+                df.loc[drop, list(AUDIT_COLUMNS[7:])],
+            ],
+            axis=1,
+        )[list(AUDIT_COLUMNS)]
+        self.audits.append(
+            pa.Table.from_pandas(audit.assign(_row=rows[drop]), preserve_index=False)
+        )
         kept = table.filter(pa.array(~drop))
         if "linearize_error" in kept.column_names:
             kept = kept.drop_columns(["linearize_error"])
@@ -159,8 +194,12 @@ class _Judged:
         """The audit of the dropped pairs in input order."""
         if not self.audits:
             return pd.DataFrame(columns=list(AUDIT_COLUMNS))
-        table = pa.concat_tables(self.audits, promote_options="permissive").replace_schema_metadata(None)
-        table = table.take(pc.sort_indices(table, sort_keys=[("_row", "ascending")])).drop_columns(["_row"])
+        table = pa.concat_tables(self.audits, promote_options="permissive").replace_schema_metadata(
+            None
+        )
+        table = table.take(pc.sort_indices(table, sort_keys=[("_row", "ascending")])).drop_columns(
+            ["_row"]
+        )
         return table.to_pandas().astype({"statement_length": "Int64", "proof_length": "Int64"})
 
 
@@ -177,20 +216,30 @@ def _input_keys(shard_parquets: Sequence[str]) -> tuple[list[int], np.ndarray, s
         sizes.append(keys.num_rows)
         ids.append(keys["pair_id"].to_pandas().astype(str))
         shards_of.update(set(keys["article_id"].to_pandas().astype(str)))
-    duplicate = (pd.concat(ids, ignore_index=True).duplicated(keep="first").to_numpy() if ids
-                 else np.zeros(0, dtype=bool))
+    duplicate = (
+        pd.concat(ids, ignore_index=True).duplicated(keep="first").to_numpy()
+        if ids
+        else np.zeros(0, dtype=bool)
+    )
     return sizes, duplicate, {a for a, n in shards_of.items() if n > 1}, len(shards_of)
 
 
-def _judge_shards(judged: _Judged, shard_parquets: Sequence[str], sizes: list[int], duplicate: np.ndarray,
-                  split_articles: set[str]) -> None:
+def _judge_shards(
+    judged: _Judged,
+    shard_parquets: Sequence[str],
+    sizes: list[int],
+    duplicate: np.ndarray,
+    split_articles: set[str],
+) -> None:
     """Judge the shards one at a time, then the pairs of the articles found in several shards together."""
     starts = np.cumsum([0, *sizes])
     deferred: list[tuple[pa.Table, np.ndarray]] = []
     for i, path in enumerate(tqdm(shard_parquets, desc="filter", unit="shard", disable=None)):
         table = read_table(path)
         if table.num_rows != sizes[i]:
-            raise ValueError(f"{path} changed while it was read ({sizes[i]} then {table.num_rows} rows)")
+            raise ValueError(
+                f"{path} changed while it was read ({sizes[i]} then {table.num_rows} rows)"
+            )
         rows = np.arange(starts[i], starts[i + 1])
         if split_articles:
             split = table["article_id"].to_pandas().astype(str).isin(split_articles).to_numpy()
@@ -202,38 +251,71 @@ def _judge_shards(judged: _Judged, shard_parquets: Sequence[str], sizes: list[in
     if deferred:
         rows = np.concatenate([r for _, r in deferred])
         judged.judge(pa.concat_tables([t for t, _ in deferred]), rows, duplicate[rows])
-        log.info("%d pairs of %d articles found in several shards judged together", len(rows),
-                 len(split_articles))
+        log.info(
+            "%d pairs of %d articles found in several shards judged together",
+            len(rows),
+            len(split_articles),
+        )
 
 
 def _no_language_stats() -> dict[str, Any]:
     """The language counts of a run that judged no pair."""
-    return {"articles": 0, "languages": Counter(), "short": 0, "unreliable": 0, "undetected": 0,
-            "dropped_articles": Counter(), "dropped_pairs": Counter()}
+    return {
+        "articles": 0,
+        "languages": Counter(),
+        "short": 0,
+        "unreliable": 0,
+        "undetected": 0,
+        "dropped_articles": Counter(),
+        "dropped_pairs": Counter(),
+    }
 
 
-def _accounting(n_input: int, n_kept: int, dropped: dict[str, int], examples: dict[str, int],
-                lang: dict[str, Any], extraction: dict[str, Any] | None) -> dict[str, bool | None]:
+def _accounting(
+    n_input: int,
+    n_kept: int,
+    dropped: dict[str, int],
+    examples: dict[str, int],
+    lang: dict[str, Any],
+    extraction: dict[str, Any] | None,
+) -> dict[str, bool | None]:
     """The report's ``check``; raises when the counts do not add up (:func:`filter_pairs`)."""
     check = {
         "kept_plus_dropped_equals_input": n_kept + sum(dropped.values()) == n_input,
         "too_short_examples_add_up": sum(examples.values()) == dropped["too_short"],
-        "language_articles_add_up": lang["articles"] == sum(lang["languages"].values()) + lang["short"]
-        + lang["unreliable"] + lang["undetected"],
-        "extraction_pairs_equal_input": None if extraction is None else extraction["pairs"] == n_input,
+        "language_articles_add_up": lang["articles"]
+        == sum(lang["languages"].values())
+        + lang["short"]
+        + lang["unreliable"]
+        + lang["undetected"],
+        "extraction_pairs_equal_input": None
+        if extraction is None
+        else extraction["pairs"] == n_input,
     }
     failed = [k for k, v in check.items() if v is False and k != "extraction_pairs_equal_input"]
     if failed:
-        raise AssertionError(f"filter accounting is off ({failed}): {n_kept} kept, dropped {dropped}, "
-                             f"examples {examples}, {n_input} input")
+        raise AssertionError(
+            f"filter accounting is off ({failed}): {n_kept} kept, dropped {dropped}, "
+            f"examples {examples}, {n_input} input"
+        )
     if check["extraction_pairs_equal_input"] is False:
-        raise ValueError(f"the extraction reports count {extraction['pairs']} pairs but the linearized shards hold "
-                         f"{n_input}: a shard is stale or missing (rerun linearize)")
+        raise ValueError(
+            f"the extraction reports count {extraction['pairs']} pairs but the linearized shards hold "
+            f"{n_input}: a shard is stale or missing (rerun linearize)"
+        )
     return check
 
 
-def _report(judged: _Judged, n_input: int, n_articles: int, dropped: dict[str, int], examples: dict[str, int],
-            lang: dict[str, Any], extraction: dict[str, Any] | None, check: dict[str, bool | None]) -> dict[str, Any]:
+def _report(
+    judged: _Judged,
+    n_input: int,
+    n_articles: int,
+    dropped: dict[str, int],
+    examples: dict[str, int],
+    lang: dict[str, Any],
+    extraction: dict[str, Any] | None,
+    check: dict[str, bool | None],
+) -> dict[str, Any]:
     """``filter_report.json``: the counts, the language decisions, the settings and the checks."""
     return {
         "input_pairs": n_input,
@@ -250,20 +332,31 @@ def _report(judged: _Judged, n_input: int, n_articles: int, dropped: dict[str, i
         "language_short": lang["short"],
         "language_unreliable": lang["unreliable"],
         "language_undetected": lang["undetected"],
-        "params": {"language": judged.language, "language_unit": "article", "min_tokens": judged.min_tokens,
-                   "max_tokens": judged.max_tokens, "min_language_words": MIN_LANGUAGE_WORDS,
-                   "length_unit": "whitespace tokens of text + math symbols, titles included (reference code)",
-                   "order": list(REASONS), "too_short_examples": list(EXAMPLES)},
+        "params": {
+            "language": judged.language,
+            "language_unit": "article",
+            "min_tokens": judged.min_tokens,
+            "max_tokens": judged.max_tokens,
+            "min_language_words": MIN_LANGUAGE_WORDS,
+            "length_unit": "whitespace tokens of text + math symbols, titles included (reference code)",
+            "order": list(REASONS),
+            "too_short_examples": list(EXAMPLES),
+        },
         "extraction": extraction,
         "check": check,
     }
 
 
-def filter_pairs(shard_parquets: list[str], report_jsons: list[str], out_pairs: str | os.PathLike,
-                 out_audit: str | os.PathLike, out_report: str | os.PathLike,
-                 language: str | None = config.default("filter.language"),
-                 min_tokens: int = config.default("filter.min_tokens"),
-                 max_tokens: int = config.default("filter.max_tokens")) -> dict[str, Any]:
+def filter_pairs(
+    shard_parquets: list[str],
+    report_jsons: list[str],
+    out_pairs: str | os.PathLike,
+    out_audit: str | os.PathLike,
+    out_report: str | os.PathLike,
+    language: str | None = config.default("filter.language"),
+    min_tokens: int = config.default("filter.min_tokens"),
+    max_tokens: int = config.default("filter.max_tokens"),
+) -> dict[str, Any]:
     """Filter the linearized shards; write kept pairs, the audit of dropped pairs and a report.
 
     Memory holds one shard, not the corpus: the shards are judged one at a time, with the
@@ -285,7 +378,9 @@ def filter_pairs(shard_parquets: list[str], report_jsons: list[str], out_pairs: 
     n_input = int(sum(sizes))
     read_rows = max(1, MERGE_READ_ROWS // max(1, len(shard_parquets)))
     Path(out_pairs).parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=f".{Path(out_pairs).name}.", dir=Path(out_pairs).parent) as tmp_dir:
+    with tempfile.TemporaryDirectory(
+        prefix=f".{Path(out_pairs).name}.", dir=Path(out_pairs).parent
+    ) as tmp_dir:
         judged = _Judged(Path(tmp_dir), read_rows, language, min_tokens, max_tokens)
         _judge_shards(judged, shard_parquets, sizes, duplicate, split_articles)
         if judged.parts:
@@ -301,31 +396,76 @@ def filter_pairs(shard_parquets: list[str], report_jsons: list[str], out_pairs: 
     report = _report(judged, n_input, n_articles, dropped, examples, lang, extraction, check)
     write_parquet(audit, out_audit)
     write_json(report, out_report)
-    log.info("kept %d of %d pairs; dropped %s; too short: %s; non-English articles: %s", judged.kept, n_input,
-             json.dumps(dropped), json.dumps(examples), json.dumps(report["language_dropped_articles"]))
+    log.info(
+        "kept %d of %d pairs; dropped %s; too short: %s; non-English articles: %s",
+        judged.kept,
+        n_input,
+        json.dumps(dropped),
+        json.dumps(examples),
+        json.dumps(report["language_dropped_articles"]),
+    )
     return report
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shards", nargs="+", required=True, help="linearized shard Parquets")
-    parser.add_argument("--reports", nargs="*", default=[], help="extraction report JSONs (shard-*.report.json)")
+    parser.add_argument(
+        "--reports", nargs="*", default=[], help="extraction report JSONs (shard-*.report.json)"
+    )
     parser.add_argument("--out-pairs", required=True, help="pairs kept (parquet)")
-    parser.add_argument("--out-audit", required=True, help="every pair with its filter reason (parquet)")
+    parser.add_argument(
+        "--out-audit", required=True, help="every pair with its filter reason (parquet)"
+    )
     parser.add_argument("--out-report", required=True, help="counts per filter (markdown)")
-    config.add_option(parser, "--language", key="filter.language",
-                      help="language code to keep; 'none' disables the filter")
-    config.add_option(parser, "--min-tokens", key="filter.min_tokens", type=int,
-                      help="fewest tokens of a statement or proof")
-    config.add_option(parser, "--max-tokens", key="filter.max_tokens", type=int,
-                      help="most tokens of a statement or proof")
+    config.add_option(
+        parser,
+        "--language",
+        key="filter.language",
+        help="language code to keep; 'none' disables the filter",
+    )
+    config.add_option(
+        parser,
+        "--min-tokens",
+        key="filter.min_tokens",
+        type=int,
+        help="fewest tokens of a statement or proof",
+    )
+    config.add_option(
+        parser,
+        "--max-tokens",
+        key="filter.max_tokens",
+        type=int,
+        help="most tokens of a statement or proof",
+    )
     parser.add_argument("--log", help="log file")
 
 
 def main(args: argparse.Namespace) -> int:
     setup_logging(args.log)
     language = None if str(args.language).lower() in ("none", "null", "") else args.language
-    report = filter_pairs(args.shards, args.reports, args.out_pairs, args.out_audit, args.out_report,
-                          language=language, min_tokens=args.min_tokens, max_tokens=args.max_tokens)
-    print(json.dumps({k: report[k] for k in ("input_pairs", "kept", "dropped", "too_short_examples",
-                                             "language_dropped_articles")}, indent=2))
+    report = filter_pairs(
+        args.shards,
+        args.reports,
+        args.out_pairs,
+        args.out_audit,
+        args.out_report,
+        language=language,
+        min_tokens=args.min_tokens,
+        max_tokens=args.max_tokens,
+    )
+    print(
+        json.dumps(
+            {
+                k: report[k]
+                for k in (
+                    "input_pairs",
+                    "kept",
+                    "dropped",
+                    "too_short_examples",
+                    "language_dropped_articles",
+                )
+            },
+            indent=2,
+        )
+    )
     return 0

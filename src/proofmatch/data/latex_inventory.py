@@ -33,11 +33,19 @@ log = logging.getLogger(__name__)
 
 _CHUNK = 1 << 20
 
-INVENTORY_SCHEMA = pa.schema([
-    ("article_id", pa.string()), ("key", pa.string()), ("path", pa.string()), ("kind", pa.string()),
-    ("bytes", pa.int64()), ("sha256", pa.string()), ("shard", pa.int64()), ("skip", pa.string()),
-    ("detail", pa.string()),
-])
+INVENTORY_SCHEMA = pa.schema(
+    [
+        ("article_id", pa.string()),
+        ("key", pa.string()),
+        ("path", pa.string()),
+        ("kind", pa.string()),
+        ("bytes", pa.int64()),
+        ("sha256", pa.string()),
+        ("shard", pa.int64()),
+        ("skip", pa.string()),
+        ("detail", pa.string()),
+    ]
+)
 
 
 # --------------------------------------------------------------------------------------------
@@ -59,8 +67,12 @@ def list_sources(src_dir: str | os.PathLike) -> list[tuple[Path, str, str]]:
         else:
             found.append((path, *kind))
     if ignored:
-        log.info("%d top-level entries of %s are no article source and are ignored, e.g. %s",
-                 len(ignored), root, ignored[:3])
+        log.info(
+            "%d top-level entries of %s are no article source and are ignored, e.g. %s",
+            len(ignored),
+            root,
+            ignored[:3],
+        )
     return found
 
 
@@ -86,7 +98,9 @@ def content_hash(path: Path, kind: str) -> tuple[str, int]:
     digest, total = hashlib.sha256(), 0
     for dirpath, dirnames, filenames in os.walk(path, followlinks=False):
         dirnames.sort()
-        for name in sorted(filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]):
+        for name in sorted(
+            filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
+        ):
             full = Path(dirpath) / name
             rel = full.relative_to(path).as_posix()
             if full.is_symlink():
@@ -110,15 +124,20 @@ def source_fingerprint(src_dir: str | os.PathLike) -> str:
         for name in sorted(filenames + dirnames):
             full = os.path.join(dirpath, name)
             try:
-                st = os.stat(full)  # a top-level link's target counts; os.walk does not descend links
+                st = os.stat(
+                    full
+                )  # a top-level link's target counts; os.walk does not descend links
             except OSError:
                 st = os.lstat(full)
-            digest.update(f"{os.path.relpath(full, root)}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+            digest.update(
+                f"{os.path.relpath(full, root)}\0{st.st_size}\0{st.st_mtime_ns}\0".encode()
+            )
     return digest.hexdigest()
 
 
-def build_inventory(src_dir: str | os.PathLike, n_shards: int,
-                    metadata_path: str | os.PathLike | None = None) -> pd.DataFrame:
+def build_inventory(
+    src_dir: str | os.PathLike, n_shards: int, metadata_path: str | os.PathLike | None = None
+) -> pd.DataFrame:
     """One row per article source: id, key, path, kind, bytes, sha256, conversion shard.
 
     A source that cannot be read or repeats an id gets ``skip`` (a reason) and shard -1; the
@@ -133,8 +152,17 @@ def build_inventory(src_dir: str | os.PathLike, n_shards: int,
     order = sorted(range(len(sources)), key=lambda i: (ids[i] is None, sources[i][0].name))
     for (path, kind, stem), aid in ((sources[i], ids[i]) for i in order):
         aid = aid or stem
-        row = {"article_id": aid, "key": safe_key(aid), "path": os.path.abspath(path), "kind": kind,
-               "bytes": 0, "sha256": "", "shard": -1, "skip": None, "detail": None}
+        row = {
+            "article_id": aid,
+            "key": safe_key(aid),
+            "path": os.path.abspath(path),
+            "kind": kind,
+            "bytes": 0,
+            "sha256": "",
+            "shard": -1,
+            "skip": None,
+            "detail": None,
+        }
         if aid in seen:
             row.update(skip="duplicate_id", detail=f"id {aid!r} is also given by {seen[aid]}")
         else:
@@ -146,18 +174,29 @@ def build_inventory(src_dir: str | os.PathLike, n_shards: int,
         rows.append(row)
     inv = pd.DataFrame(rows, columns=INVENTORY_SCHEMA.names)
     todo = inv["skip"].isna()
-    inv.loc[todo, "shard"] = shard_by_bytes(inv.loc[todo, "bytes"].tolist(), inv.loc[todo, "article_id"].tolist(),
-                                            n_shards)
+    inv.loc[todo, "shard"] = shard_by_bytes(
+        inv.loc[todo, "bytes"].tolist(), inv.loc[todo, "article_id"].tolist(), n_shards
+    )
     return inv.sort_values("article_id", ignore_index=True)
 
 
-def write_inventory(src_dir: str | os.PathLike, n_shards: int, metadata_path: str | os.PathLike | None,
-                    out_parquet: str | os.PathLike) -> pd.DataFrame:
+def write_inventory(
+    src_dir: str | os.PathLike,
+    n_shards: int,
+    metadata_path: str | os.PathLike | None,
+    out_parquet: str | os.PathLike,
+) -> pd.DataFrame:
     """Write ``inventory.parquet`` (records ``n_shards`` in its metadata)."""
     inv = build_inventory(src_dir, n_shards, metadata_path)
     write_parquet(inv, out_parquet, INVENTORY_SCHEMA.with_metadata({"n_shards": str(n_shards)}))
-    log.info("inventory of %s: %d article sources, %d skipped, %d shards -> %s", src_dir, len(inv),
-             int(inv["skip"].notna().sum()), n_shards, out_parquet)
+    log.info(
+        "inventory of %s: %d article sources, %d skipped, %d shards -> %s",
+        src_dir,
+        len(inv),
+        int(inv["skip"].notna().sum()),
+        n_shards,
+        out_parquet,
+    )
     return inv
 
 

@@ -41,7 +41,13 @@ LATEXMLC = "latexmlc"
 #: The Stacks chapters' mode (presentation + content MathML + TeX annotation) without image
 #: conversion; ``--timeout``, ``--log`` and ``--dest`` are added per article.
 LATEXMLC_OPTIONS = (
-    "--format=xhtml", "--pmml", "--cmml", "--mathtex", "--nocomments", "--nographicimages", "--nopictureimages",
+    "--format=xhtml",
+    "--pmml",
+    "--cmml",
+    "--mathtex",
+    "--nocomments",
+    "--nographicimages",
+    "--nopictureimages",
 )
 INSTALL_HINT = (
     "LaTeXML is not installed (no `latexmlc` on PATH): run `bash scripts/install.sh --latex`, "
@@ -71,7 +77,11 @@ def _readme_toplevel(root: Path) -> set[str]:
         try:
             data = json.loads(js.read_text(errors="replace"))
             for src in data.get("sources", []) if isinstance(data, dict) else []:
-                if isinstance(src, dict) and src.get("usage") == "toplevel" and isinstance(src.get("filename"), str):
+                if (
+                    isinstance(src, dict)
+                    and src.get("usage") == "toplevel"
+                    and isinstance(src.get("filename"), str)
+                ):
                     named.add(src["filename"])
         except json.JSONDecodeError:
             log.warning("%s is not valid JSON; ignored", js)
@@ -94,9 +104,13 @@ def find_main_file(root: str | os.PathLike) -> tuple[Path, int]:
         head = path.read_bytes()
         if _DOCCLASS.search(head) and _BEGIN_DOC.search(head):
             rel = path.relative_to(root)
-            candidates.append(((len(rel.parts), bool(_STANDALONE.search(head)), -len(head), rel.as_posix()), path))
+            candidates.append(
+                ((len(rel.parts), bool(_STANDALONE.search(head)), -len(head), rel.as_posix()), path)
+            )
     if not candidates:
-        raise ArticleError("no_main_file", "no .tex file has both \\documentclass and \\begin{document}")
+        raise ArticleError(
+            "no_main_file", "no .tex file has both \\documentclass and \\begin{document}"
+        )
     named = _readme_toplevel(root)
     chosen = [c for c in candidates if c[0][3] in named]
     return min(chosen or candidates)[1], len(candidates)
@@ -127,7 +141,9 @@ def _kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
-def run_latexml(exe: str, main: Path, out_xhtml: Path, log_path: Path, timeout_s: float) -> dict[str, Any]:
+def run_latexml(
+    exe: str, main: Path, out_xhtml: Path, log_path: Path, timeout_s: float
+) -> dict[str, Any]:
     """Convert ``main`` with LaTeXML; return its status, errors and warnings.
 
     LaTeXML gets ``--timeout``; the whole process group is killed ``KILL_GRACE_S`` later if it has
@@ -135,12 +151,24 @@ def run_latexml(exe: str, main: Path, out_xhtml: Path, log_path: Path, timeout_s
     ``latexml_fatal``; errors short of fatal are counted, as ar5iv keeps such articles.
     """
     out_xhtml.parent.mkdir(parents=True, exist_ok=True)
-    cmd = [exe, *LATEXMLC_OPTIONS, f"--timeout={max(1, math.ceil(timeout_s))}", f"--log={log_path.resolve()}",
-           f"--dest={out_xhtml.resolve()}", main.name]
+    cmd = [
+        exe,
+        *LATEXMLC_OPTIONS,
+        f"--timeout={max(1, math.ceil(timeout_s))}",
+        f"--log={log_path.resolve()}",
+        f"--dest={out_xhtml.resolve()}",
+        main.name,
+    ]
     console = out_xhtml.parent / "latexmlc.console"
     with open(console, "wb") as fh:
-        proc = subprocess.Popen(cmd, cwd=main.parent, stdin=subprocess.DEVNULL, stdout=fh, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            cmd,
+            cwd=main.parent,
+            stdin=subprocess.DEVNULL,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         try:
             rc = proc.wait(timeout=timeout_s + KILL_GRACE_S)
         except subprocess.TimeoutExpired:
@@ -158,13 +186,22 @@ def run_latexml(exe: str, main: Path, out_xhtml: Path, log_path: Path, timeout_s
     status = int(statuses[-1]) if statuses else None
     fatal = _FATAL.search(text)
     if fatal and fatal.group(1).startswith("timeout:timedout"):
-        raise ArticleError("timeout", f"LaTeXML --timeout={math.ceil(timeout_s)}: {fatal.group(2).strip()}")
+        raise ArticleError(
+            "timeout", f"LaTeXML --timeout={math.ceil(timeout_s)}: {fatal.group(2).strip()}"
+        )
     if fatal or rc != 0 or status == 3:
-        detail = f"Fatal:{fatal.group(1)} {fatal.group(2).strip()}" if fatal else f"exit status {rc}"
+        detail = (
+            f"Fatal:{fatal.group(1)} {fatal.group(2).strip()}" if fatal else f"exit status {rc}"
+        )
         raise ArticleError("latexml_fatal", detail)
     if not out_xhtml.is_file() or out_xhtml.stat().st_size == 0:
         raise ArticleError("latexml_fatal", "LaTeXML wrote no output")
     summary = _SUMMARY.search(text)
     line = summary.group(1).strip() if summary else ""
     count = lambda word: int(m.group(1)) if (m := re.search(rf"(\d+) {word}", line)) else 0  # noqa: E731
-    return {"latexml_status": status, "latexml_summary": line, "errors": count("error"), "warnings": count("warning")}
+    return {
+        "latexml_status": status,
+        "latexml_summary": line,
+        "errors": count("error"),
+        "warnings": count("warning"),
+    }

@@ -58,8 +58,13 @@ class FragmentError(ValueError):
 
 def _parser(recover: bool = False) -> etree.XMLParser:
     return etree.XMLParser(
-        resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False,
-        remove_comments=True, remove_pis=True, recover=recover,
+        resolve_entities=False,
+        no_network=True,
+        load_dtd=False,
+        huge_tree=False,
+        remove_comments=True,
+        remove_pis=True,
+        recover=recover,
     )
 
 
@@ -82,7 +87,9 @@ def parse_fragment(xml: Any) -> etree._Element:
 
 
 def is_title(el: etree._Element) -> bool:
-    return local_name(el) == "title" or not TITLE_CLASSES.isdisjoint((el.get("class") or "").split())
+    return local_name(el) == "title" or not TITLE_CLASSES.isdisjoint(
+        (el.get("class") or "").split()
+    )
 
 
 def _svg_maths(svg: etree._Element) -> Iterator[etree._Element]:
@@ -183,7 +190,9 @@ def linearize_frame(df: pd.DataFrame) -> pd.DataFrame:
     """All input columns plus :data:`NEW_COLUMNS` (input columns of the same name are replaced)."""
     missing = [c for c in INPUT_COLUMNS if c not in df.columns]
     if missing:
-        raise ValueError(f"extracted pairs lack column(s) {missing}; expected at least {list(INPUT_COLUMNS)}")
+        raise ValueError(
+            f"extracted pairs lack column(s) {missing}; expected at least {list(INPUT_COLUMNS)}"
+        )
     new: dict[str, list[Any]] = {c: [] for c in NEW_COLUMNS}
     records = df[list(INPUT_COLUMNS)].to_dict("records")
     for rec in tqdm(records, desc="linearize", unit="pair", mininterval=5):
@@ -201,18 +210,29 @@ def linearize_shard(in_parquet: str | os.PathLike, out_parquet: str | os.PathLik
     df = read_parquet(in_parquet)
     out = linearize_frame(df)
     failed = out["linearize_error"] != ""
-    log.info("%s: %d pairs linearized, %d with a fragment that does not parse", in_parquet, len(out), int(failed.sum()))
+    log.info(
+        "%s: %d pairs linearized, %d with a fragment that does not parse",
+        in_parquet,
+        len(out),
+        int(failed.sum()),
+    )
     for pid, err in out.loc[failed, ["pair_id", "linearize_error"]].head(5).itertuples(index=False):
         log.info("  %s: %s", pid, err)
-    input_schema = pa.Schema.from_pandas(df.drop(columns=[c for c in NEW_COLUMNS if c in df.columns]), preserve_index=False)
+    input_schema = pa.Schema.from_pandas(
+        df.drop(columns=[c for c in NEW_COLUMNS if c in df.columns]), preserve_index=False
+    )
     schema = pa.schema([*input_schema, *(pa.field(n, t) for n, t in NEW_COLUMNS.items())])
     table = pa.Table.from_pandas(out, schema=schema, preserve_index=False)
     write_parquet(table, out_parquet)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("in_parquet", help="extracted pairs of one shard (results/extract/shard-N.parquet)")
-    parser.add_argument("--out", required=True, help="output Parquet (results/linearize/shard-N.parquet)")
+    parser.add_argument(
+        "in_parquet", help="extracted pairs of one shard (results/extract/shard-N.parquet)"
+    )
+    parser.add_argument(
+        "--out", required=True, help="output Parquet (results/linearize/shard-N.parquet)"
+    )
     parser.add_argument("--log", default=None, help="also log to this file")
 
 

@@ -80,7 +80,11 @@ def scan_articles(corpus_dir: str | os.PathLike) -> tuple[list[Path], list[dict[
     skipped: list[dict[str, str]] = []
 
     def unreadable(err: OSError) -> None:
-        skipped.append(skipped_entry(err.filename, "unreadable_folder", f"{type(err).__name__}: {err.strerror}"))
+        skipped.append(
+            skipped_entry(
+                err.filename, "unreadable_folder", f"{type(err).__name__}: {err.strerror}"
+            )
+        )
 
     for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable):
         dirnames.sort()
@@ -94,16 +98,30 @@ def scan_articles(corpus_dir: str | os.PathLike) -> tuple[list[Path], list[dict[
                 continue
             path = Path(dirpath) / name
             if not is_utf8(path):
-                skipped.append(skipped_entry(path, "bad_name", "the path is not valid UTF-8; rename the file"))
+                skipped.append(
+                    skipped_entry(path, "bad_name", "the path is not valid UTF-8; rename the file")
+                )
                 continue
             if path.is_symlink():
                 try:
                     target = path.resolve(strict=True)
                 except (OSError, RuntimeError) as exc:
-                    skipped.append(skipped_entry(path, "bad_symlink", f"dangling or looping symlink ({type(exc).__name__})"))
+                    skipped.append(
+                        skipped_entry(
+                            path,
+                            "bad_symlink",
+                            f"dangling or looping symlink ({type(exc).__name__})",
+                        )
+                    )
                     continue
                 if not target.is_relative_to(real_root):
-                    skipped.append(skipped_entry(path, "symlink_outside", f"points outside the corpus folder, to {display_path(target)}"))
+                    skipped.append(
+                        skipped_entry(
+                            path,
+                            "symlink_outside",
+                            f"points outside the corpus folder, to {display_path(target)}",
+                        )
+                    )
                     continue
             try:
                 regular = path.is_file()
@@ -111,7 +129,11 @@ def scan_articles(corpus_dir: str | os.PathLike) -> tuple[list[Path], list[dict[
                 skipped.append(skipped_entry(path, "bad_symlink", f"{type(exc).__name__}: {exc}"))
                 continue
             if not regular:
-                skipped.append(skipped_entry(path, "not_a_file", "not a regular file (FIFO, socket, device or folder)"))
+                skipped.append(
+                    skipped_entry(
+                        path, "not_a_file", "not a regular file (FIFO, socket, device or folder)"
+                    )
+                )
                 continue
             found.append(path)
     if not found:

@@ -42,7 +42,13 @@ from lxml import etree
 from proofmatch.data.content_mathml import Converter
 from proofmatch.data.content_symbols import CONTENT_ELEMENTS
 from proofmatch.data.mathml_names import (
-    MATHML_NS, PRESENTATION_ELEMENTS, TOKEN_ELEMENTS, element_children, local_name, mathml_tag, split_alphanumeric,
+    MATHML_NS,
+    PRESENTATION_ELEMENTS,
+    TOKEN_ELEMENTS,
+    element_children,
+    local_name,
+    mathml_tag,
+    split_alphanumeric,
 )
 from proofmatch.data.views import math_token
 

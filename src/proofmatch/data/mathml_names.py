@@ -22,11 +22,42 @@ MATHML_NS = "http://www.w3.org/1998/Math/MathML"
 TOKEN_ELEMENTS = frozenset({"mi", "mo", "mn", "mtext", "ms"})
 PRESENTATION_ELEMENTS = TOKEN_ELEMENTS | frozenset(
     {
-        "math", "mrow", "mfrac", "msqrt", "mroot", "mstyle", "merror", "mpadded", "mphantom",
-        "mfenced", "menclose", "msub", "msup", "msubsup", "munder", "mover", "munderover",
-        "mmultiscripts", "mprescripts", "none", "mtable", "mtr", "mlabeledtr", "mtd",
-        "maligngroup", "malignmark", "mspace", "mglyph", "maction", "mstack", "mlongdiv",
-        "msgroup", "msrow", "mscarries", "mscarry", "msline",
+        "math",
+        "mrow",
+        "mfrac",
+        "msqrt",
+        "mroot",
+        "mstyle",
+        "merror",
+        "mpadded",
+        "mphantom",
+        "mfenced",
+        "menclose",
+        "msub",
+        "msup",
+        "msubsup",
+        "munder",
+        "mover",
+        "munderover",
+        "mmultiscripts",
+        "mprescripts",
+        "none",
+        "mtable",
+        "mtr",
+        "mlabeledtr",
+        "mtd",
+        "maligngroup",
+        "malignmark",
+        "mspace",
+        "mglyph",
+        "maction",
+        "mstack",
+        "mlongdiv",
+        "msgroup",
+        "msrow",
+        "mscarries",
+        "mscarry",
+        "msline",
     }
 )
 
@@ -76,7 +107,10 @@ _STYLES = (  # Unicode name fragment -> MathML mathvariant; longest first so pre
     ("SCRIPT", "script"),
     ("FRAKTUR", "fraktur"),
 )
-_GREEK_SYMBOLS = {"EPSILON SYMBOL": "GREEK LUNATE EPSILON SYMBOL", "CAPITAL THETA SYMBOL": "GREEK CAPITAL THETA SYMBOL"}
+_GREEK_SYMBOLS = {
+    "EPSILON SYMBOL": "GREEK LUNATE EPSILON SYMBOL",
+    "CAPITAL THETA SYMBOL": "GREEK CAPITAL THETA SYMBOL",
+}
 # Letterlike-block characters that fill the holes of the mathematical alphanumeric block.
 _LETTERLIKE = {
     "ℎ": ("h", "italic"),

@@ -58,7 +58,11 @@ from proofmatch.artifacts import atomic_path, read_table, verify, write_json, wr
 log = logging.getLogger(__name__)
 
 # the symbols file's columns of each side's symbol sets (Symbols.encode)
-SYMBOL_SETS = [f"{side}_{kind}" for side in ("statement", "proof") for kind in ("candidates", "letters", "constants")]
+SYMBOL_SETS = [
+    f"{side}_{kind}"
+    for side in ("statement", "proof")
+    for kind in ("candidates", "letters", "constants")
+]
 SYMBOLS_SCHEMA = pa.schema(
     [
         ("pair_id", pa.string()),
@@ -88,7 +92,14 @@ OUTPUT_SCHEMA = pa.schema(
         ("mapping", pa.string()),
     ]
 )
-PAIR_COLUMNS = ["pair_id", "article_id", "statement_xml", "proof_xml", "statement_tokens", "proof_tokens"]
+PAIR_COLUMNS = [
+    "pair_id",
+    "article_id",
+    "statement_xml",
+    "proof_xml",
+    "statement_tokens",
+    "proof_tokens",
+]
 
 
 def _parquet(path: str | os.PathLike, columns: Iterable[str]) -> pq.ParquetFile:
@@ -102,7 +113,9 @@ def _parquet(path: str | os.PathLike, columns: Iterable[str]) -> pq.ParquetFile:
 
 
 def analyze_file(
-    pairs_parquet: str | os.PathLike, out_parquet: str | os.PathLike, pair_ids: Collection[str] | None = None
+    pairs_parquet: str | os.PathLike,
+    out_parquet: str | os.PathLike,
+    pair_ids: Collection[str] | None = None,
 ) -> int:
     """Write every pair's :class:`~proofmatch.data.slots.PairSymbols` (only ``pair_ids`` if given);
     returns the row count.
@@ -115,7 +128,10 @@ def analyze_file(
     pairs_file = _parquet(pairs_parquet, PAIR_COLUMNS)
     seen: set[str] = set()
     total = pairs_file.metadata.num_rows if pair_ids is None else len(pair_ids)
-    with atomic_path(out_parquet, ".parquet", digest=True) as tmp, pq.ParquetWriter(tmp, SYMBOLS_SCHEMA) as writer:
+    with (
+        atomic_path(out_parquet, ".parquet", digest=True) as tmp,
+        pq.ParquetWriter(tmp, SYMBOLS_SCHEMA) as writer,
+    ):
         with tqdm(total=total, desc="symbols", unit="pair", mininterval=5) as bar:
             for batch in pairs_file.iter_batches(columns=PAIR_COLUMNS, batch_size=256):
                 rows: dict[str, list[Any]] = {name: [] for name in SYMBOLS_SCHEMA.names}
@@ -129,17 +145,32 @@ def analyze_file(
                     try:
                         pair = analyze_pair(rec["statement_xml"], rec["proof_xml"])
                     except FragmentError as exc:
-                        raise ValueError(f"pair {pid!r} passed linearization but its fragment fails now: {exc}") from exc
+                        raise ValueError(
+                            f"pair {pid!r} passed linearization but its fragment fails now: {exc}"
+                        ) from exc
                     if pair.tokens != rec["proof_tokens"]:
-                        at = next((i for i, (a, b) in enumerate(zip(pair.tokens, rec["proof_tokens"])) if a != b),
-                                  min(len(pair.tokens), len(rec["proof_tokens"])))
+                        at = next(
+                            (
+                                i
+                                for i, (a, b) in enumerate(zip(pair.tokens, rec["proof_tokens"]))
+                                if a != b
+                            ),
+                            min(len(pair.tokens), len(rec["proof_tokens"])),
+                        )
                         raise ValueError(
                             f"pair {pid!r}: the proof's presentation tokens differ from {pairs_parquet}'s proof_tokens "
-                            f"at token {at} ({pair.tokens[at:at + 3]} vs {rec['proof_tokens'][at:at + 3]}); "
+                            f"at token {at} ({pair.tokens[at : at + 3]} vs {rec['proof_tokens'][at : at + 3]}); "
                             "was the linearize stage run with other code? Rerun it (snakemake -R linearize)"
                         )
-                    values = (pid, rec["article_id"], rec["statement_tokens"], rec["proof_tokens"], pair.slots,
-                              *pair.statement.encode(), *pair.proof.encode())
+                    values = (
+                        pid,
+                        rec["article_id"],
+                        rec["statement_tokens"],
+                        rec["proof_tokens"],
+                        pair.slots,
+                        *pair.statement.encode(),
+                        *pair.proof.encode(),
+                    )
                     for name, value in zip(SYMBOLS_SCHEMA.names, values):
                         rows[name].append(value)
                     bar.update()
@@ -169,14 +200,18 @@ class _Level:
         """The pair's number of shared groups and its mapping (random from the pair's own seed)."""
         n_groups = len(shared_groups(statement, proof, self.name, self.protected))
         rng = pair_rng(self.seed, self.name, pair_id)
-        return n_groups, plan_mapping(statement, proof, self.name, rng, self.alpha, self.protected, self.rounding)
+        return n_groups, plan_mapping(
+            statement, proof, self.name, rng, self.alpha, self.protected, self.rounding
+        )
 
 
 @dataclass
 class _Tally:
     """The counts of a level's summary, added pair by pair."""
 
-    unchanged: Counter[str] = field(default_factory=lambda: Counter({r: 0 for r in UNCHANGED_REASONS}))
+    unchanged: Counter[str] = field(
+        default_factory=lambda: Counter({r: 0 for r in UNCHANGED_REASONS})
+    )
     groups_hist: Counter[int] = field(default_factory=Counter)
     n: int = 0
     n_changed: int = 0
@@ -189,8 +224,14 @@ class _Tally:
         self.n += n_pairs
         self.unchanged["conservation"] += n_pairs
 
-    def add(self, level: _Level, n_groups: int, mapping: dict[str, str], n_renamed_symbols: int,
-            changed: bool) -> None:
+    def add(
+        self,
+        level: _Level,
+        n_groups: int,
+        mapping: dict[str, str],
+        n_renamed_symbols: int,
+        changed: bool,
+    ) -> None:
         self.n += 1
         self.n_changed += changed
         self.n_kept += len(mapping) - n_renamed_symbols
@@ -199,7 +240,9 @@ class _Tally:
         if level.partial:
             self.n_renamed += renamed_count(n_groups, level.name, level.alpha, level.rounding)
         if not changed:
-            self.unchanged[unchanged_reason(n_groups, level.name, level.alpha, mapping, level.rounding)] += 1
+            self.unchanged[
+                unchanged_reason(n_groups, level.name, level.alpha, mapping, level.rounding)
+            ] += 1
 
 
 def _passed_through(batch: pa.RecordBatch) -> pa.Table:
@@ -208,7 +251,9 @@ def _passed_through(batch: pa.RecordBatch) -> pa.Table:
     return table.append_column("mapping", pa.array(["{}"] * batch.num_rows, pa.string()))
 
 
-def _renamed_tokens(proof_tokens: pa.Scalar, slots: list[int], renamed: dict[str, str]) -> list[str] | None:
+def _renamed_tokens(
+    proof_tokens: pa.Scalar, slots: list[int], renamed: dict[str, str]
+) -> list[str] | None:
     """The proof's tokens with ``renamed`` applied to its slots; None when no token changes."""
     if not (renamed and slots):
         return None
@@ -257,16 +302,21 @@ def _summary(level: _Level, tally: _Tally) -> dict[str, Any]:
         "unchanged_pairs": tally.n - tally.n_changed,
         "unchanged": dict(tally.unchanged),
         "symbols_kept_no_free_letter": tally.n_kept,
-        "pairs_by_shared_groups": None if level.name == "conservation" else {
-            "0": hist[0], "1": hist[1], "2": hist[2], "3+": hist[3]
-        },
+        "pairs_by_shared_groups": None
+        if level.name == "conservation"
+        else {"0": hist[0], "1": hist[1], "2": hist[2], "3+": hist[3]},
         "seed": level.seed,
         "alpha": level.alpha if level.partial else None,
         "rounding": level.rounding if level.partial else None,
         # partial: of all shared groups, how many were chosen for renaming and how many keep their
         # names (the achieved share of kept groups is what alpha asks for, up to rounding)
-        "partial_groups": {"shared": tally.n_shared, "renamed": tally.n_renamed,
-                           "kept": tally.n_shared - tally.n_renamed} if level.partial else None,
+        "partial_groups": {
+            "shared": tally.n_shared,
+            "renamed": tally.n_renamed,
+            "kept": tally.n_shared - tally.n_renamed,
+        }
+        if level.partial
+        else None,
         "protected": list(level.protected) if level.name.endswith("_p") else [],
     }
 
@@ -293,7 +343,10 @@ def replace_level_file(
     check_protected(protected)
     symbols_file = _parquet(symbols_parquet, SYMBOLS_SCHEMA.names)
     spec, tally = _Level(level, seed, alpha, protected, rounding), _Tally()
-    with atomic_path(out_parquet, ".parquet", digest=True) as tmp, pq.ParquetWriter(tmp, LEVEL_SCHEMA) as writer:
+    with (
+        atomic_path(out_parquet, ".parquet", digest=True) as tmp,
+        pq.ParquetWriter(tmp, LEVEL_SCHEMA) as writer,
+    ):
         for batch in symbols_file.iter_batches(batch_size=2048):
             if level == "conservation":  # nothing to compute: pass the tokens through as Arrow data
                 writer.write_table(_passed_through(batch))
@@ -304,13 +357,21 @@ def replace_level_file(
     write_json(summary, summary_json)
     log.info(
         "%s: %d pairs, %d changed, %d unchanged (%s); %d symbols kept because no letter was left",
-        level, tally.n, tally.n_changed, tally.n - tally.n_changed,
-        ", ".join(f"{r} {c}" for r, c in tally.unchanged.items() if c) or "none", tally.n_kept,
+        level,
+        tally.n,
+        tally.n_changed,
+        tally.n - tally.n_changed,
+        ", ".join(f"{r} {c}" for r, c in tally.unchanged.items() if c) or "none",
+        tally.n_kept,
     )
     return summary
 
 
-def select_split(level_parquet: str | os.PathLike, split_parquet: str | os.PathLike, out_parquet: str | os.PathLike) -> None:
+def select_split(
+    level_parquet: str | os.PathLike,
+    split_parquet: str | os.PathLike,
+    out_parquet: str | os.PathLike,
+) -> None:
     """The rows of one split from a level's file, in the split's order, with its ``part`` column.
 
     A level does not depend on the split (each pair's randomness is seeded by its id), so the
@@ -322,11 +383,15 @@ def select_split(level_parquet: str | os.PathLike, split_parquet: str | os.PathL
         counts = pc.value_counts(ids)
         dup = counts.filter(pc.greater(counts.field("counts"), 1))[0]["values"].as_py()
         raise ValueError(f"{split_parquet}: duplicated pair_id, e.g. {dup!r}")
-    level = read_table(level_parquet, columns=["pair_id", "statement_tokens", "proof_tokens", "mapping"])
+    level = read_table(
+        level_parquet, columns=["pair_id", "statement_tokens", "proof_tokens", "mapping"]
+    )
     where = pc.index_in(ids, value_set=level.column("pair_id"))
     if where.null_count:
         absent = ids.filter(pc.is_null(where))
-        raise ValueError(f"{len(absent)} pair id(s) of {split_parquet} are not in {level_parquet}, e.g. {absent[0].as_py()!r}")
+        raise ValueError(
+            f"{len(absent)} pair id(s) of {split_parquet} are not in {level_parquet}, e.g. {absent[0].as_py()!r}"
+        )
     rows = level.take(where)
     table = pa.table(
         {
@@ -360,8 +425,13 @@ def replace_split_file(
     with tempfile.TemporaryDirectory(dir=Path(out_parquet).parent, prefix=".replace.") as tmp:
         analyze_file(pairs_parquet, Path(tmp) / "symbols.parquet", pair_ids=wanted)
         summary = replace_level_file(
-            Path(tmp) / "symbols.parquet", level, Path(tmp) / "level.parquet",
-            summary_json or Path(tmp) / "summary.json", seed=seed, alpha=alpha, protected=protected,
+            Path(tmp) / "symbols.parquet",
+            level,
+            Path(tmp) / "level.parquet",
+            summary_json or Path(tmp) / "summary.json",
+            seed=seed,
+            alpha=alpha,
+            protected=protected,
             rounding=rounding,
         )
         select_split(Path(tmp) / "level.parquet", split_parquet, out_parquet)
@@ -370,31 +440,72 @@ def replace_split_file(
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("pairs", help="filtered pairs (results/data/pairs.parquet)")
-    parser.add_argument("split", nargs="?", default=None,
-                        help="split assignment (results/splits/SPLIT.parquet); without it every pair is replaced "
-                             "and the output has no part column (results/replaced/LEVEL.parquet)")
+    parser.add_argument(
+        "split",
+        nargs="?",
+        default=None,
+        help="split assignment (results/splits/SPLIT.parquet); without it every pair is replaced "
+        "and the output has no part column (results/replaced/LEVEL.parquet)",
+    )
     parser.add_argument("--level", required=True, choices=ALL_LEVELS, help="replacement level")
-    parser.add_argument("--out", required=True, help="output Parquet (results/replaced/SPLIT/LEVEL.parquet)")
+    parser.add_argument(
+        "--out", required=True, help="output Parquet (results/replaced/SPLIT/LEVEL.parquet)"
+    )
     parser.add_argument("--summary", default=None, help="also write the level's summary JSON here")
     config.add_option(parser, "--seed", key="seed", type=int, help="global seed")
-    config.add_option(parser, "--alpha", key="replace.partial_alpha", type=float,
-                      help="partial levels: fraction of the shared symbol groups that keep their names")
-    config.add_option(parser, "--rounding", key="replace.partial_rounding", choices=ROUNDINGS,
-                      help="partial levels: how (1 - alpha) x shared groups is rounded; "
-                           "half_even is the reference's round()")
-    config.add_option(parser, "--protected", key="replace.protected", nargs="*", help="symbols kept by the *_p levels")
+    config.add_option(
+        parser,
+        "--alpha",
+        key="replace.partial_alpha",
+        type=float,
+        help="partial levels: fraction of the shared symbol groups that keep their names",
+    )
+    config.add_option(
+        parser,
+        "--rounding",
+        key="replace.partial_rounding",
+        choices=ROUNDINGS,
+        help="partial levels: how (1 - alpha) x shared groups is rounded; "
+        "half_even is the reference's round()",
+    )
+    config.add_option(
+        parser,
+        "--protected",
+        key="replace.protected",
+        nargs="*",
+        help="symbols kept by the *_p levels",
+    )
     parser.add_argument("--log", default=None, help="also log to this file")
 
 
 def main(args: argparse.Namespace) -> int:
     setup_logging(args.log)
     if args.split is not None:
-        replace_split_file(args.pairs, args.split, args.level, args.out, seed=args.seed, alpha=args.alpha,
-                           protected=args.protected, summary_json=args.summary, rounding=args.rounding)
+        replace_split_file(
+            args.pairs,
+            args.split,
+            args.level,
+            args.out,
+            seed=args.seed,
+            alpha=args.alpha,
+            protected=args.protected,
+            summary_json=args.summary,
+            rounding=args.rounding,
+        )
         return 0
     out = Path(args.out)
-    with tempfile.TemporaryDirectory(dir=out.parent if out.parent.exists() else None, prefix=".replace.") as tmp:
+    with tempfile.TemporaryDirectory(
+        dir=out.parent if out.parent.exists() else None, prefix=".replace."
+    ) as tmp:
         analyze_file(args.pairs, Path(tmp) / "symbols.parquet")
-        replace_level_file(Path(tmp) / "symbols.parquet", args.level, out, args.summary or Path(tmp) / "summary.json",
-                           seed=args.seed, alpha=args.alpha, protected=args.protected, rounding=args.rounding)
+        replace_level_file(
+            Path(tmp) / "symbols.parquet",
+            args.level,
+            out,
+            args.summary or Path(tmp) / "summary.json",
+            seed=args.seed,
+            alpha=args.alpha,
+            protected=args.protected,
+            rounding=args.rounding,
+        )
     return 0

@@ -46,7 +46,9 @@ def detect_kind(columns: Iterable[str]) -> str:
 def _join_text(words: list[str]) -> str:
     out = ""
     for w in words:
-        glued = len(out) > 1 and out[-1] == "." and out[-2].isdigit() and w[:1].isdigit()  # "3 . 2" -> "3.2"
+        glued = (
+            len(out) > 1 and out[-1] == "." and out[-2].isdigit() and w[:1].isdigit()
+        )  # "3 . 2" -> "3.2"
         if out and not (w in _NO_SPACE_BEFORE or out[-1] in _NO_SPACE_AFTER or glued):
             out += " "
         out += w
@@ -77,7 +79,9 @@ def format_tokens(tokens: Sequence[str] | None, title: int = 0, color: bool = Fa
     """Readable text of a token list: math runs as ``$x + y$``, the first ``title`` tokens in « »."""
     toks = [] if tokens is None else [str(t) for t in tokens]
     head, body = toks[:title], toks[title:]
-    parts = ([f"«{_format_run(head, color)}»"] if head else []) + ([_format_run(body, color)] if body else [])
+    parts = ([f"«{_format_run(head, color)}»"] if head else []) + (
+        [_format_run(body, color)] if body else []
+    )
     return " ".join(parts)
 
 
@@ -123,16 +127,23 @@ def format_rows(df: pd.DataFrame, kind: str, show_tokens: bool = False, color: b
     """The text of the (already selected) rows of one artifact kind."""
     out: list[str] = []
     if kind == "audit":
-        out.append("reasons: " + ", ".join(f"{r}={n}" for r, n in df["reason"].value_counts().sort_index().items()))
+        out.append(
+            "reasons: "
+            + ", ".join(f"{r}={n}" for r, n in df["reason"].value_counts().sort_index().items())
+        )
     if kind == "split":
-        sizes = df.groupby("part").agg(pairs=("pair_id", "size"), articles=("article_id", "nunique"))
+        sizes = df.groupby("part").agg(
+            pairs=("pair_id", "size"), articles=("article_id", "nunique")
+        )
         out.append(sizes.to_string())
         return "\n".join(out)
     if kind == "table":
         return df.to_string(index=False)
     for _, row in df.iterrows():
         if kind == "audit":
-            out.append(_header(row, ["article_id"]) + f"  [{row['reason']}] {row.get('detail') or ''}")
+            out.append(
+                _header(row, ["article_id"]) + f"  [{row['reason']}] {row.get('detail') or ''}"
+            )
         elif kind == "replaced":
             out.append(_header(row, ["article_id", "part"]))
             out.append(f"  mapping: {format_mapping(row['mapping'])}")
@@ -148,22 +159,36 @@ def format_rows(df: pd.DataFrame, kind: str, show_tokens: bool = False, color: b
     return "\n".join(out)
 
 
-def select(df: pd.DataFrame, article: str | None = None, reason: str | None = None,
-           pair: str | None = None, limit: int | None = 10) -> pd.DataFrame:
+def select(
+    df: pd.DataFrame,
+    article: str | None = None,
+    reason: str | None = None,
+    pair: str | None = None,
+    limit: int | None = 10,
+) -> pd.DataFrame:
     """Rows matching every given filter, at most ``limit`` (None: all)."""
     mask = pd.Series(True, index=df.index)
     for col, value in (("article_id", article), ("reason", reason), ("pair_id", pair)):
         if value is None:
             continue
         if col not in df.columns:
-            raise ValueError(f"this artifact has no {col!r} column to filter on (columns: {list(df.columns)})")
+            raise ValueError(
+                f"this artifact has no {col!r} column to filter on (columns: {list(df.columns)})"
+            )
         mask &= df[col].astype(str) == str(value)
     out = df[mask]
     return out if limit is None else out.head(limit)
 
 
-def show(path: str, article: str | None = None, reason: str | None = None, pair: str | None = None,
-         limit: int | None = 10, show_tokens: bool = False, color: bool = False) -> tuple[str, int]:
+def show(
+    path: str,
+    article: str | None = None,
+    reason: str | None = None,
+    pair: str | None = None,
+    limit: int | None = 10,
+    show_tokens: bool = False,
+    color: bool = False,
+) -> tuple[str, int]:
     """``(text, number of matching rows shown)`` for one Parquet artifact."""
     df = read_parquet(path)
     kind = detect_kind(df.columns)
@@ -184,8 +209,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    text, n = show(args.artifact, args.article, args.reason, args.pair, args.limit or None,
-                   args.tokens, color=sys.stdout.isatty())
+    text, n = show(
+        args.artifact,
+        args.article,
+        args.reason,
+        args.pair,
+        args.limit or None,
+        args.tokens,
+        color=sys.stdout.isatty(),
+    )
     try:
         print(text)
         sys.stdout.flush()

@@ -21,7 +21,12 @@ from typing import Iterable, Sequence
 
 from lxml import etree
 
-from proofmatch.data.linearize import iter_maths, linearize_element, linearize_fragment, parse_fragment
+from proofmatch.data.linearize import (
+    iter_maths,
+    linearize_element,
+    linearize_fragment,
+    parse_fragment,
+)
 from proofmatch.data.mathml import presentation
 from proofmatch.data.symbols import (
     DEFAULT_ALPHA,
@@ -87,7 +92,9 @@ def analyze_pair(statement_xml: str, proof_xml: str) -> PairSymbols:
     return PairSymbols(statement, proof, tokens, slots)
 
 
-def apply_mapping(tokens: Sequence[str], slots: Iterable[int], mapping: dict[str, str]) -> list[str]:
+def apply_mapping(
+    tokens: Sequence[str], slots: Iterable[int], mapping: dict[str, str]
+) -> list[str]:
     """The proof's tokens with each slot's letter renamed by ``mapping`` (font suffix kept)."""
     out = list(tokens)
     for i in slots:

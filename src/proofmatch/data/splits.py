@@ -55,16 +55,22 @@ def read_parts(data_parquet: str | os.PathLike, parts: Sequence[str]) -> list[pd
     df = read_parquet(data_parquet)
     missing = [c for c in DATA_COLUMNS if c not in df.columns]
     if missing:
-        raise ValueError(f"{data_parquet}: missing column(s) {missing}; expected {list(DATA_COLUMNS)}")
+        raise ValueError(
+            f"{data_parquet}: missing column(s) {missing}; expected {list(DATA_COLUMNS)}"
+        )
     out = []
     for part in parts:
         sub = df[df["part"] == part].reset_index(drop=True)
         if sub.empty:
-            raise ValueError(f"{data_parquet}: no pairs in part {part!r} (parts present: "
-                             f"{sorted(df['part'].unique().tolist())})")
+            raise ValueError(
+                f"{data_parquet}: no pairs in part {part!r} (parts present: "
+                f"{sorted(df['part'].unique().tolist())})"
+            )
         dup = sub["pair_id"][sub["pair_id"].duplicated()]
         if not dup.empty:
-            raise ValueError(f"{data_parquet}: duplicate pair_id in part {part!r}, e.g. {dup.iloc[0]!r}")
+            raise ValueError(
+                f"{data_parquet}: duplicate pair_id in part {part!r}, e.g. {dup.iloc[0]!r}"
+            )
         out.append(sub)
     return out
 
@@ -77,7 +83,9 @@ def read_part(data_parquet: str | os.PathLike, part: str) -> pd.DataFrame:
 def check_fractions(fractions: Sequence[float]) -> tuple[float, float, float]:
     f = tuple(float(x) for x in fractions)
     if len(f) != 3 or any(not 0 < x < 1 for x in f) or abs(sum(f) - 1) > 1e-6:
-        raise ValueError(f"fractions must be three numbers in (0, 1) summing to 1 (train, dev, test), got {list(fractions)}")
+        raise ValueError(
+            f"fractions must be three numbers in (0, 1) summing to 1 (train, dev, test), got {list(fractions)}"
+        )
     return f  # type: ignore[return-value]
 
 
@@ -85,7 +93,9 @@ def part_sizes(n: int, fractions: Sequence[float], what: str = "items") -> tuple
     """(train, dev, test) sizes of ``n`` items; each at least 1, so ``n`` must be at least 3."""
     _, f_dev, f_test = check_fractions(fractions)
     if n < 3:
-        raise ValueError(f"cannot split {n} {what} into non-empty train/dev/test parts (need at least 3)")
+        raise ValueError(
+            f"cannot split {n} {what} into non-empty train/dev/test parts (need at least 3)"
+        )
     n_dev = max(1, int(np.floor(n * f_dev + 0.5)))
     n_test = max(1, int(np.floor(n * f_test + 0.5)))
     n_train = n - n_dev - n_test
@@ -94,7 +104,9 @@ def part_sizes(n: int, fractions: Sequence[float], what: str = "items") -> tuple
     return n_train, n_dev, n_test
 
 
-def _cut(keys: np.ndarray, fractions: Sequence[float], rng: np.random.Generator, what: str) -> pd.Series:
+def _cut(
+    keys: np.ndarray, fractions: Sequence[float], rng: np.random.Generator, what: str
+) -> pd.Series:
     """Shuffle sorted ``keys`` and label them train/dev/test by :func:`part_sizes`."""
     order = rng.permutation(len(keys))
     sizes = part_sizes(len(keys), fractions, what)
@@ -103,19 +115,28 @@ def _cut(keys: np.ndarray, fractions: Sequence[float], rng: np.random.Generator,
 
 
 def _frame(pairs: pd.DataFrame, parts: pd.Series | np.ndarray) -> pd.DataFrame:
-    out = pd.DataFrame({"pair_id": pairs["pair_id"].to_numpy(), "article_id": pairs["article_id"].to_numpy(),
-                        "part": np.asarray(parts, dtype=object)})
+    out = pd.DataFrame(
+        {
+            "pair_id": pairs["pair_id"].to_numpy(),
+            "article_id": pairs["article_id"].to_numpy(),
+            "part": np.asarray(parts, dtype=object),
+        }
+    )
     return out.sort_values("pair_id", kind="stable").reset_index(drop=True)
 
 
 def _primary(pairs: pd.DataFrame, articles: pd.DataFrame) -> pd.Series:
     """The primary category of each pair's article; a pair without an article row raises."""
-    meta = articles.assign(article_id=articles["article_id"].astype(str)).drop_duplicates("article_id")
+    meta = articles.assign(article_id=articles["article_id"].astype(str)).drop_duplicates(
+        "article_id"
+    )
     primary = meta.set_index("article_id")["primary_category"]
     ids = pairs["article_id"].astype(str)
     missing = sorted(set(ids) - set(primary.index))
     if missing:
-        raise ValueError(f"{len(missing)} article ids of the pairs are not in the articles table, e.g. {missing[:3]}")
+        raise ValueError(
+            f"{len(missing)} article ids of the pairs are not in the articles table, e.g. {missing[:3]}"
+        )
     return primary.reindex(ids).set_axis(pairs.index)
 
 
@@ -125,12 +146,16 @@ def _chapters(pairs: pd.DataFrame, articles: pd.DataFrame | None) -> pd.Series:
     ids = pairs["article_id"].astype(str)
     if articles is None or "chapter" not in articles.columns:
         return ids
-    meta = articles.assign(article_id=articles["article_id"].astype(str)).drop_duplicates("article_id")
+    meta = articles.assign(article_id=articles["article_id"].astype(str)).drop_duplicates(
+        "article_id"
+    )
     chapter = meta.set_index("article_id")["chapter"].reindex(ids).set_axis(pairs.index)
     return chapter.where(chapter.notna(), ids).astype(str)
 
 
-def _check_request(fractions: Sequence[float], pr_category: str | None, which: Sequence[str]) -> None:
+def _check_request(
+    fractions: Sequence[float], pr_category: str | None, which: Sequence[str]
+) -> None:
     check_fractions(fractions)
     unknown = sorted(set(which) - set(SPLITS))
     if unknown or not which:
@@ -153,31 +178,52 @@ def _sorted_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
 
 def _mixed(pairs: pd.DataFrame, fractions: Sequence[float], seed: int) -> pd.DataFrame:
     """Mixed: the pairs themselves cut (their own random stream)."""
-    mixed = _cut(pairs["pair_id"].to_numpy(), fractions, np.random.default_rng([seed, _MIXED_STREAM]), "pairs")
+    mixed = _cut(
+        pairs["pair_id"].to_numpy(),
+        fractions,
+        np.random.default_rng([seed, _MIXED_STREAM]),
+        "pairs",
+    )
     return _frame(pairs, mixed.reindex(pairs["pair_id"]).to_numpy())
 
 
-def _is_pr(pairs: pd.DataFrame, articles: pd.DataFrame | None, pr_category: str | None) -> np.ndarray:
+def _is_pr(
+    pairs: pd.DataFrame, articles: pd.DataFrame | None, pr_category: str | None
+) -> np.ndarray:
     """Whether each pair's article has the primary category ``pr_category`` (the stratum)."""
     if pr_category is None:
         return np.zeros(len(pairs), dtype=bool)
     if articles is None:
-        raise ValueError("the unmixed/pr splits are stratified by pr_category and need the articles table")
+        raise ValueError(
+            "the unmixed/pr splits are stratified by pr_category and need the articles table"
+        )
     return (_primary(pairs, articles) == pr_category).to_numpy()
 
 
-def _unmixed(pairs: pd.DataFrame, groups: pd.Series, is_pr: np.ndarray, fractions: Sequence[float], seed: int,
-             pr_category: str | None, with_pr: bool) -> pd.DataFrame:
+def _unmixed(
+    pairs: pd.DataFrame,
+    groups: pd.Series,
+    is_pr: np.ndarray,
+    fractions: Sequence[float],
+    seed: int,
+    pr_category: str | None,
+    with_pr: bool,
+) -> pd.DataFrame:
     """Unmixed: the chapters (``groups``) cut stratum by stratum, pr chapters first, every pair
     following its chapter; a stratum of fewer than three chapters goes to train."""
     pr_groups = np.sort(groups[is_pr].unique())
     other_groups = np.sort(np.setdiff1d(groups.unique(), pr_groups))
     if with_pr and len(pr_groups) < 3:
-        raise ValueError(f"the pr split needs at least 3 chapters (articles) with primary category {pr_category!r} "
-                         f"among the pairs, found {len(pr_groups)}")
+        raise ValueError(
+            f"the pr split needs at least 3 chapters (articles) with primary category {pr_category!r} "
+            f"among the pairs, found {len(pr_groups)}"
+        )
     rng = np.random.default_rng([seed, _UNMIXED_STREAM])
     strata = []
-    for keys, what in ((pr_groups, f"{pr_category} chapters (articles)"), (other_groups, "chapters (articles)")):
+    for keys, what in (
+        (pr_groups, f"{pr_category} chapters (articles)"),
+        (other_groups, "chapters (articles)"),
+    ):
         if len(keys) >= 3:
             strata.append(_cut(keys, fractions, rng, what))
         elif len(keys):
@@ -195,10 +241,14 @@ def _pr(unmixed: pd.DataFrame, pairs: pd.DataFrame, is_pr: np.ndarray) -> pd.Dat
     return pr
 
 
-def make_splits(pairs: pd.DataFrame, articles: pd.DataFrame | None,
-                fractions: Sequence[float] = tuple(config.default("splits.fractions")),
-                seed: int = config.default("seed"), pr_category: str | None = config.default("splits.pr_category"),
-                which: Sequence[str] = SPLITS) -> dict[str, pd.DataFrame]:
+def make_splits(
+    pairs: pd.DataFrame,
+    articles: pd.DataFrame | None,
+    fractions: Sequence[float] = tuple(config.default("splits.fractions")),
+    seed: int = config.default("seed"),
+    pr_category: str | None = config.default("splits.pr_category"),
+    which: Sequence[str] = SPLITS,
+) -> dict[str, pd.DataFrame]:
     """The splits named in ``which`` (default: ``mixed``, ``unmixed`` and ``pr``).
 
     Each value has columns pair_id, article_id, part (train/dev/test), sorted by pair_id.
@@ -214,7 +264,9 @@ def make_splits(pairs: pd.DataFrame, articles: pd.DataFrame | None,
     if "unmixed" not in which and "pr" not in which:
         return out
     is_pr = _is_pr(pairs, articles, pr_category)
-    unmixed = _unmixed(pairs, _chapters(pairs, articles), is_pr, fractions, seed, pr_category, "pr" in which)
+    unmixed = _unmixed(
+        pairs, _chapters(pairs, articles), is_pr, fractions, seed, pr_category, "pr" in which
+    )
     if "unmixed" in which:
         out["unmixed"] = unmixed
     if "pr" in which:
@@ -225,31 +277,43 @@ def make_splits(pairs: pd.DataFrame, articles: pd.DataFrame | None,
 def _require_parts(split: pd.DataFrame, name: str) -> None:
     empty = [p for p in PARTS if not (split["part"] == p).any()]
     if empty:
-        raise ValueError(f"the {name} split has empty parts {empty} ({len(split)} pairs, "
-                         f"{split['article_id'].nunique()} articles): the corpus is too small")
+        raise ValueError(
+            f"the {name} split has empty parts {empty} ({len(split)} pairs, "
+            f"{split['article_id'].nunique()} articles): the corpus is too small"
+        )
 
 
 def split_counts(splits: dict[str, pd.DataFrame]) -> dict[str, dict[str, dict[str, int]]]:
     """Pairs and articles per part of each split (logged and printed by the CLI)."""
     return {
-        name: {p: {"pairs": int((df["part"] == p).sum()), "articles": int(df.loc[df["part"] == p, "article_id"].nunique())}
-               for p in PARTS}
+        name: {
+            p: {
+                "pairs": int((df["part"] == p).sum()),
+                "articles": int(df.loc[df["part"] == p, "article_id"].nunique()),
+            }
+            for p in PARTS
+        }
         for name, df in splits.items()
     }
 
 
-def write_splits(pairs_parquet: str | os.PathLike, articles_parquet: str | os.PathLike | None,
-                 out_paths: dict[str, str | os.PathLike],
-                 fractions: Sequence[float] = tuple(config.default("splits.fractions")),
-                 seed: int = config.default("seed"),
-                 pr_category: str | None = config.default("splits.pr_category")) -> dict[str, dict[str, dict[str, int]]]:
+def write_splits(
+    pairs_parquet: str | os.PathLike,
+    articles_parquet: str | os.PathLike | None,
+    out_paths: dict[str, str | os.PathLike],
+    fractions: Sequence[float] = tuple(config.default("splits.fractions")),
+    seed: int = config.default("seed"),
+    pr_category: str | None = config.default("splits.pr_category"),
+) -> dict[str, dict[str, dict[str, int]]]:
     """Compute the splits named in ``out_paths`` and write each to its Parquet atomically."""
     if not out_paths:
         raise ValueError(f"out_paths must name at least one of {SPLITS}")
     pairs = read_parquet(pairs_parquet, columns=["pair_id", "article_id"])
     # the articles table gives the categories (stratification) and the chapters (the cut's unit)
     needs_articles = bool(set(out_paths) & {"unmixed", "pr"})
-    articles = read_parquet(articles_parquet) if needs_articles and articles_parquet is not None else None
+    articles = (
+        read_parquet(articles_parquet) if needs_articles and articles_parquet is not None else None
+    )
     splits = make_splits(pairs, articles, fractions, seed, pr_category, which=tuple(out_paths))
     for name, path in out_paths.items():
         write_parquet(splits[name], path)
@@ -259,16 +323,28 @@ def write_splits(pairs_parquet: str | os.PathLike, articles_parquet: str | os.Pa
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--pairs", required=True, help="filtered pairs (results/data/pairs.parquet)")
+    parser.add_argument(
+        "--pairs", required=True, help="filtered pairs (results/data/pairs.parquet)"
+    )
     parser.add_argument("--articles", help="results/corpus/articles.parquet (primary categories)")
     for name in SPLITS:
         parser.add_argument(f"--{name}", metavar="PATH", help=f"write the {name} split here")
-    config.add_option(parser, "--fractions", key="splits.fractions", type=float, nargs=3,
-                      metavar=("TRAIN", "DEV", "TEST"),
-                      help="train, dev and test shares")
+    config.add_option(
+        parser,
+        "--fractions",
+        key="splits.fractions",
+        type=float,
+        nargs=3,
+        metavar=("TRAIN", "DEV", "TEST"),
+        help="train, dev and test shares",
+    )
     config.add_option(parser, "--seed", key="seed", type=int, help="global seed")
-    config.add_option(parser, "--pr-category", key="splits.pr_category",
-                      help="primary category of the pr split; 'none': unstratified unmixed, no pr")
+    config.add_option(
+        parser,
+        "--pr-category",
+        key="splits.pr_category",
+        help="primary category of the pr split; 'none': unstratified unmixed, no pr",
+    )
     parser.add_argument("--log", help="log file")
 
 
@@ -281,8 +357,12 @@ def main(args: argparse.Namespace) -> int:
     if args.pr_category is not None and args.pr_category.lower() in ("none", "null", ""):
         args.pr_category = None
     if args.pr_category is not None and not args.articles and ({"unmixed", "pr"} & set(out_paths)):
-        log.error("--unmixed/--pr are stratified by --pr-category and need --articles (or --pr-category none)")
+        log.error(
+            "--unmixed/--pr are stratified by --pr-category and need --articles (or --pr-category none)"
+        )
         return 2
-    info = write_splits(args.pairs, args.articles, out_paths, args.fractions, args.seed, args.pr_category)
+    info = write_splits(
+        args.pairs, args.articles, out_paths, args.fractions, args.seed, args.pr_category
+    )
     print(json.dumps(info, indent=2))
     return 0

@@ -84,8 +84,18 @@ KINDS = frozenset(
 #: Title word (lower case, no trailing punctuation) -> kind: every kind plus common abbreviations.
 KIND_WORDS: dict[str, str] = {
     **{k: k for k in KINDS},
-    **{"thm": "theorem", "lem": "lemma", "prop": "proposition", "cor": "corollary", "coro": "corollary",
-       "def": "definition", "defn": "definition", "rem": "remark", "conj": "conjecture", "obs": "observation"},
+    **{
+        "thm": "theorem",
+        "lem": "lemma",
+        "prop": "proposition",
+        "cor": "corollary",
+        "coro": "corollary",
+        "def": "definition",
+        "defn": "definition",
+        "rem": "remark",
+        "conj": "conjecture",
+        "obs": "observation",
+    },
 }
 #: The kind of a statement whose class names no kind and whose title names none either.
 UNKNOWN_KIND = "unknown"
@@ -142,7 +152,9 @@ def _text_outside_math(element: etree._Element, out: list[str]) -> None:
 def _title_words(element: etree._Element) -> list[str] | None:
     """The words of the element's own title child (formulas skipped); None without a title."""
     for child in element:
-        if isinstance(child.tag, str) and not TITLE_CLASSES.isdisjoint((child.get("class") or "").split()):
+        if isinstance(child.tag, str) and not TITLE_CLASSES.isdisjoint(
+            (child.get("class") or "").split()
+        ):
             texts: list[str] = []
             _text_outside_math(child, texts)
             return " ".join(texts).split()
@@ -211,7 +223,9 @@ NEAR_MISS_SIDES = ("statement", "proof", "both")
 _CLASS_CHARS = 80
 
 
-def near_miss_side(first: etree._Element, theorem_like: bool, second: etree._Element | None) -> str | None:
+def near_miss_side(
+    first: etree._Element, theorem_like: bool, second: etree._Element | None
+) -> str | None:
     """The side (:data:`NEAR_MISS_SIDES`) that makes ``first``/``second`` a near miss, else None.
 
     ``first``'s class contains ``theorem`` (``theorem_like``: as a token); ``second`` is its next
@@ -227,7 +241,9 @@ def near_miss_side(first: etree._Element, theorem_like: bool, second: etree._Ele
 
 
 def _near_miss_classes(first: etree._Element, second: etree._Element) -> str:
-    return " -> ".join(" ".join((e.get("class") or "").split())[:_CLASS_CHARS] for e in (first, second))
+    return " -> ".join(
+        " ".join((e.get("class") or "").split())[:_CLASS_CHARS] for e in (first, second)
+    )
 
 
 def next_element(element: etree._Element) -> etree._Element | None:
@@ -277,8 +293,13 @@ class OutputTooLarge(Exception):
     """An article's pairs would exceed :func:`output_budget` (``extract`` skips the file)."""
 
 
-def find_pairs(root: etree._Element, article_id: str, *, may_have_entities: bool = True,
-               max_output_chars: int | None = None) -> ArticleResult:
+def find_pairs(
+    root: etree._Element,
+    article_id: str,
+    *,
+    may_have_entities: bool = True,
+    max_output_chars: int | None = None,
+) -> ArticleResult:
     """All theorem-like elements of a parsed article and the pairs among them, in document order.
 
     ``position`` is the index among the article's theorem-like elements; a statement without id
@@ -328,8 +349,18 @@ def find_pairs(root: etree._Element, article_id: str, *, may_have_entities: bool
         proof_xml = serialize(proof)
         produced += len(statement_xml) + len(proof_xml)
         if budget is not None and produced > budget:
-            raise OutputTooLarge(f"pairs' XML over {budget} characters after {len(result.pairs) + 1} pairs "
-                                 f"(nested statements repeat their content)")
-        result.pairs.append({"article_id": article_id, "statement_id": sid, "kind": kind, "position": position,
-                             "statement_xml": statement_xml, "proof_xml": proof_xml})
+            raise OutputTooLarge(
+                f"pairs' XML over {budget} characters after {len(result.pairs) + 1} pairs "
+                f"(nested statements repeat their content)"
+            )
+        result.pairs.append(
+            {
+                "article_id": article_id,
+                "statement_id": sid,
+                "kind": kind,
+                "position": position,
+                "statement_xml": statement_xml,
+                "proof_xml": proof_xml,
+            }
+        )
     return result

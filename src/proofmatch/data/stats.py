@@ -73,10 +73,9 @@ def token_counts(tokens: pd.Series, skip: pd.Series | None = None) -> pd.DataFra
     parents = pc.list_parent_indices(arr).to_numpy().astype(np.int64)
     starts = arr.offsets.to_numpy().astype(np.int64)[:-1]
     in_body = (np.arange(len(flat)) - starts[parents]) >= skip_np[parents]
-    is_math = (
-        pc.and_(pc.starts_with(flat, MATH_PREFIX), pc.greater(pc.utf8_length(flat), 1))
-        .to_numpy(zero_copy_only=False)
-    )
+    is_math = pc.and_(
+        pc.starts_with(flat, MATH_PREFIX), pc.greater(pc.utf8_length(flat), 1)
+    ).to_numpy(zero_copy_only=False)
     has_word = pc.match_substring_regex(flat, r"[\pL\pN]").to_numpy(zero_copy_only=False)
 
     def per_row(mask: np.ndarray) -> np.ndarray:
@@ -128,9 +127,11 @@ def paper_tokens(xml: Any, tokens: Sequence[str], statement: bool = False) -> li
     for kind, value in _events(parse_fragment(xml)):
         if kind == "text":
             expected = text_tokens(value)
-            if stored[i:i + len(expected)] != expected:
-                raise ValueError(f"stored tokens {stored[i:i + len(expected)]!r} at {i} are not the text {value!r} "
-                                 "of the fragment (stale token column?)")
+            if stored[i : i + len(expected)] != expected:
+                raise ValueError(
+                    f"stored tokens {stored[i : i + len(expected)]!r} at {i} are not the text {value!r} "
+                    "of the fragment (stale token column?)"
+                )
             i += len(expected)
             out.extend(value.split())
         else:
@@ -140,8 +141,10 @@ def paper_tokens(xml: Any, tokens: Sequence[str], statement: bool = False) -> li
             out.extend(stored[i:j])
             i = j
     if i != len(stored):
-        raise ValueError(f"the fragment's XML accounts for {i} of its {len(stored)} stored tokens "
-                         "(stale token column?)")
+        raise ValueError(
+            f"the fragment's XML accounts for {i} of its {len(stored)} stored tokens "
+            "(stale token column?)"
+        )
     if statement:
         start, end = 0, len(out)
         while start < end and _dots_only(out[start]):
@@ -162,7 +165,9 @@ def paper_counts(pairs: pd.DataFrame, side: str) -> pd.DataFrame:
     xmls, token_lists = pairs[f"{side}_xml"].to_numpy(), pairs[f"{side}_tokens"].to_numpy()
     for k, (xml, tokens) in enumerate(zip(xmls, token_lists)):
         if tokens is None:
-            raise ValueError(f"row {k} has no {side} tokens (a linearize error must be filtered first)")
+            raise ValueError(
+                f"row {k} has no {side} tokens (a linearize error must be filtered first)"
+            )
         toks = paper_tokens(xml, tokens, statement=side == "statement")
         math[k] = sum(map(is_math, toks))
         text[k] = len(toks) - math[k]
@@ -184,7 +189,9 @@ class CorpusStats:
     primary_categories: int
     categories: int
     categories_per_article: float  # NaN without pairs
-    top_categories: pd.DataFrame  # category, articles, pairs: most articles first (then pairs, name)
+    top_categories: (
+        pd.DataFrame
+    )  # category, articles, pairs: most articles first (then pairs, name)
 
 
 def _categories(value: object) -> list[str]:
@@ -193,25 +200,39 @@ def _categories(value: object) -> list[str]:
     return [str(c) for c in value]
 
 
-def corpus_stats(manifest: pd.DataFrame, articles: pd.DataFrame, pairs: pd.DataFrame, top: int = 13) -> CorpusStats:
+def corpus_stats(
+    manifest: pd.DataFrame, articles: pd.DataFrame, pairs: pd.DataFrame, top: int = 13
+) -> CorpusStats:
     """Articles, pairs and categories of the dataset, with the ``top`` primary categories; a pair
     whose article is missing from ``articles`` is an upstream bug and raises."""
     pair_articles = pairs["article_id"].astype(str)
-    meta = articles.assign(article_id=articles["article_id"].astype(str)).drop_duplicates("article_id")
+    meta = articles.assign(article_id=articles["article_id"].astype(str)).drop_duplicates(
+        "article_id"
+    )
     meta = meta.set_index("article_id")
     missing = sorted(set(pair_articles) - set(meta.index))
     if missing:
-        raise ValueError(f"{len(missing)} article ids of the pairs are not in the articles table, e.g. {missing[:3]}")
+        raise ValueError(
+            f"{len(missing)} article ids of the pairs are not in the articles table, e.g. {missing[:3]}"
+        )
     with_pairs = meta.loc[sorted(set(pair_articles))]
-    primary = with_pairs["primary_category"].astype(object).where(with_pairs["primary_category"].notna(), NO_CATEGORY)
+    primary = (
+        with_pairs["primary_category"]
+        .astype(object)
+        .where(with_pairs["primary_category"].notna(), NO_CATEGORY)
+    )
     all_cats = with_pairs["categories"].map(_categories)
     per_article_pairs = pair_articles.value_counts()
     by_cat = (
-        pd.DataFrame({"category": primary, "pairs": per_article_pairs.reindex(primary.index).to_numpy()})
+        pd.DataFrame(
+            {"category": primary, "pairs": per_article_pairs.reindex(primary.index).to_numpy()}
+        )
         .groupby("category")
         .agg(articles=("pairs", "size"), pairs=("pairs", "sum"))
         .reset_index()
-        .sort_values(["articles", "pairs", "category"], ascending=[False, False, True], kind="stable")
+        .sort_values(
+            ["articles", "pairs", "category"], ascending=[False, False, True], kind="stable"
+        )
         .head(top)
     )
     return CorpusStats(
@@ -227,7 +248,12 @@ def corpus_stats(manifest: pd.DataFrame, articles: pd.DataFrame, pairs: pd.DataF
 
 # ---------------------------------------------------------------- token counts (Table 2)
 
-_MEASURES = (("Text+math", "total"), ("Text only", "text"), ("Math only", "math"), ("Math proportion", "math_pct"))
+_MEASURES = (
+    ("Text+math", "total"),
+    ("Text only", "text"),
+    ("Math only", "math"),
+    ("Math proportion", "math_pct"),
+)
 _SIDES = (("Statements", "statement"), ("Proofs", "proof"))
 TOKEN_STATS_COLUMNS = ["statement_xml", "proof_xml", "statement_tokens", "proof_tokens"]
 
@@ -256,7 +282,9 @@ def token_stats_file(pairs_parquet: str | os.PathLike, batch_rows: int = 1024) -
         for side, counts in parts.items():
             counts.append(paper_counts(frame, side))
     empty = pd.DataFrame({"text": np.zeros(0, dtype=np.int64), "math": np.zeros(0, dtype=np.int64)})
-    return _token_stats({side: pd.concat(c, ignore_index=True) if c else empty for side, c in parts.items()})
+    return _token_stats(
+        {side: pd.concat(c, ignore_index=True) if c else empty for side, c in parts.items()}
+    )
 
 
 def _token_stats(counts: dict[str, pd.DataFrame]) -> pd.DataFrame:

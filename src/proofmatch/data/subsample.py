@@ -31,8 +31,9 @@ def kept_train_rows(n_train: int, fraction: float, seed: int) -> np.ndarray:
     return np.sort(order[:keep])
 
 
-def subsample_train(data_parquet: str | os.PathLike, out_parquet: str | os.PathLike, fraction: float,
-                    seed: int) -> dict[str, int]:
+def subsample_train(
+    data_parquet: str | os.PathLike, out_parquet: str | os.PathLike, fraction: float, seed: int
+) -> dict[str, int]:
     """Write ``data_parquet`` with only ``fraction`` of its train rows (file order kept); return the
     row count of each part written."""
     table = pq.read_table(data_parquet)
@@ -46,6 +47,14 @@ def subsample_train(data_parquet: str | os.PathLike, out_parquet: str | os.PathL
     write_parquet(out, out_parquet, schema=table.schema)
     parts = out["part"].to_pylist()
     counts = {p: parts.count(p) for p in ("train", "dev", "test")}
-    log.info("wrote %s: %d of %d train pairs (fraction %g, seed %d), dev %d, test %d", out_parquet,
-             counts["train"], train_rows.size, fraction, seed, counts["dev"], counts["test"])
+    log.info(
+        "wrote %s: %d of %d train pairs (fraction %g, seed %d), dev %d, test %d",
+        out_parquet,
+        counts["train"],
+        train_rows.size,
+        fraction,
+        seed,
+        counts["dev"],
+        counts["test"],
+    )
     return counts

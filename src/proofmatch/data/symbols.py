@@ -147,7 +147,11 @@ class Symbols:
 
     def encode(self) -> tuple[str, str, str]:
         """The three sets as strings of sorted characters (how the symbols file stores them)."""
-        return "".join(sorted(self.candidates)), "".join(sorted(self.letters)), "".join(sorted(self.constants))
+        return (
+            "".join(sorted(self.candidates)),
+            "".join(sorted(self.letters)),
+            "".join(sorted(self.constants)),
+        )
 
     @classmethod
     def decode(cls, candidates: str, letters: str, constants: str) -> Symbols:
@@ -197,13 +201,21 @@ def _image(char: str, target: str) -> str:
 
 def check_level(level: str, alpha: float | None, rounding: str | None = DEFAULT_ROUNDING) -> None:
     if level not in ALL_LEVELS:
-        raise ValueError(f"unknown replacement level {level!r}; expected one of {', '.join(ALL_LEVELS)}")
+        raise ValueError(
+            f"unknown replacement level {level!r}; expected one of {', '.join(ALL_LEVELS)}"
+        )
     if level.startswith("partial") and alpha is None:
-        raise ValueError(f"level {level!r} needs alpha (the fraction of shared symbol groups that keep their names)")
+        raise ValueError(
+            f"level {level!r} needs alpha (the fraction of shared symbol groups that keep their names)"
+        )
     if alpha is not None and not 0.0 <= alpha <= 1.0:
-        raise ValueError(f"alpha must be in [0, 1] (the fraction of shared symbol groups that keep their names), got {alpha}")
+        raise ValueError(
+            f"alpha must be in [0, 1] (the fraction of shared symbol groups that keep their names), got {alpha}"
+        )
     if (level.startswith("partial") or rounding is not None) and rounding not in ROUNDINGS:
-        raise ValueError(f"unknown rounding {rounding!r} (partial levels); expected one of {', '.join(ROUNDINGS)}")
+        raise ValueError(
+            f"unknown rounding {rounding!r} (partial levels); expected one of {', '.join(ROUNDINGS)}"
+        )
 
 
 def renamed_count(n_groups: int, level: str, alpha: float | None, rounding: str | None) -> int:
@@ -223,8 +235,9 @@ def check_protected(protected: Sequence[str]) -> None:
         raise ValueError(f"protected symbols must be single characters, got {bad}")
 
 
-def shared_groups(statement: Symbols, proof: Symbols, level: str,
-                  protected: Iterable[str] = DEFAULT_PROTECTED) -> list[str]:
+def shared_groups(
+    statement: Symbols, proof: Symbols, level: str, protected: Iterable[str] = DEFAULT_PROTECTED
+) -> list[str]:
     """The replaceable groups of a pair at ``level``: groups of a letter in both fragments.
 
     Protected letters do not make a group shared at the ``*_p`` levels; at ``trans``, groups
@@ -244,7 +257,9 @@ def _join_cycle(perm: dict[str, str], group: str, sources: list[str], rng: rando
     perm[group], perm[source] = perm[source], group
 
 
-def _preferred_derangement(groups: list[str], cases: dict[str, str], rng: random.Random) -> dict[str, str]:
+def _preferred_derangement(
+    groups: list[str], cases: dict[str, str], rng: random.Random
+) -> dict[str, str]:
     """A permutation without fixed point that stays within case classes, then scripts.
 
     Within a script, each class of >= 2 groups with the same shared cases is deranged on its own;
@@ -280,7 +295,9 @@ def _preferred_derangement(groups: list[str], cases: dict[str, str], rng: random
     return perm
 
 
-def _any_derangement(groups: list[str], cases: dict[str, str], rng: random.Random) -> dict[str, str]:
+def _any_derangement(
+    groups: list[str], cases: dict[str, str], rng: random.Random
+) -> dict[str, str]:
     return dict(zip(groups, _derangement(groups, rng)))
 
 
@@ -296,7 +313,11 @@ def _keeps_symbols_apart(mapping: dict[str, str], proof_candidates: set[str], st
 
 
 def _transposition(
-    groups: list[str], members: dict[str, list[str]], cases: dict[str, str], proof: Symbols, rng: random.Random
+    groups: list[str],
+    members: dict[str, list[str]],
+    cases: dict[str, str],
+    proof: Symbols,
+    rng: random.Random,
 ) -> dict[str, str]:
     """§5's Transposition: every shared group takes another shared group's name ({} if < 2)."""
     if len(groups) < 2:
@@ -332,11 +353,16 @@ def plan_mapping(
         return {}
     kept = set(protected) if level.endswith("_p") else set()
     groups = shared_groups(statement, proof, level, kept)
-    members = {g: sorted(c for c in proof.candidates if group_of(c) == g and c not in kept) for g in groups}
+    members = {
+        g: sorted(c for c in proof.candidates if group_of(c) == g and c not in kept) for g in groups
+    }
     mapping: dict[str, str] = {}
     if level == "trans":
         shared = proof.candidates & statement.candidates
-        cases = {g: "".join(sorted({"U" if c != c.lower() else "L" for c in shared if group_of(c) == g})) for g in groups}
+        cases = {
+            g: "".join(sorted({"U" if c != c.lower() else "L" for c in shared if group_of(c) == g}))
+            for g in groups
+        }
         return _transposition(groups, members, cases, proof, rng)
     chosen = sorted(rng.sample(groups, renamed_count(len(groups), level, alpha, rounding)))
     taken = {family_of(c) for c in statement.letters | proof.letters} | {family_of(c) for c in kept}
@@ -356,8 +382,13 @@ def plan_mapping(
     return mapping
 
 
-def unchanged_reason(n_groups: int, level: str, alpha: float | None, mapping: dict[str, str],
-                     rounding: str | None = DEFAULT_ROUNDING) -> str:
+def unchanged_reason(
+    n_groups: int,
+    level: str,
+    alpha: float | None,
+    mapping: dict[str, str],
+    rounding: str | None = DEFAULT_ROUNDING,
+) -> str:
     """Why a proof kept its Conservation tokens at ``level`` (one of :data:`UNCHANGED_REASONS`)."""
     if level == "conservation":
         return "conservation"

@@ -63,7 +63,9 @@ _XML_BUILTIN = {"amp", "lt", "gt", "quot", "apos"}
 _XML_BUILTIN_BYTES = {n.encode() for n in _XML_BUILTIN}
 _ENTITY_REF = re.compile(rb"&([A-Za-z][A-Za-z0-9]{1,31});")
 _BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff", b"\xff\xfe\x00\x00")
-_META_CHARSET = re.compile(rb"""<meta[^>]{0,200}?charset\s*=\s*["']?([A-Za-z0-9._:-]{1,40})""", re.I)
+_META_CHARSET = re.compile(
+    rb"""<meta[^>]{0,200}?charset\s*=\s*["']?([A-Za-z0-9._:-]{1,40})""", re.I
+)
 _CONTROL = bytes(range(0, 9)) + b"\x0b\x0c" + bytes(range(0x0E, 0x20))
 
 
@@ -156,9 +158,14 @@ def _gunzip_bounded(path: str | os.PathLike, max_bytes: int, limit: str) -> byte
 
 def _bom_text(body: bytes, bom: bytes) -> str:
     """The text after a byte-order mark (as far as it decodes), to tell a BOM-only file."""
-    codec = {b"\xef\xbb\xbf": "utf-8", b"\xff\xfe\x00\x00": "utf-32-le", b"\x00\x00\xfe\xff": "utf-32-be",
-             b"\xff\xfe": "utf-16-le", b"\xfe\xff": "utf-16-be"}.get(bom, "utf-8")
-    return body[len(bom):len(bom) + 4096].decode(codec, "ignore")
+    codec = {
+        b"\xef\xbb\xbf": "utf-8",
+        b"\xff\xfe\x00\x00": "utf-32-le",
+        b"\x00\x00\xfe\xff": "utf-32-be",
+        b"\xff\xfe": "utf-16-le",
+        b"\xfe\xff": "utf-16-be",
+    }.get(bom, "utf-8")
+    return body[len(bom) : len(bom) + 4096].decode(codec, "ignore")
 
 
 def check_text(data: bytes) -> None:
@@ -167,7 +174,10 @@ def check_text(data: bytes) -> None:
     for bom in _BOMS:
         if body.startswith(bom):
             if not _bom_text(body, bom).strip():
-                raise SkipFile("empty", "only a byte-order mark" + (" and whitespace" if len(body) > len(bom) else ""))
+                raise SkipFile(
+                    "empty",
+                    "only a byte-order mark" + (" and whitespace" if len(body) > len(bom) else ""),
+                )
             return  # UTF-16/32 (NULs expected) or UTF-8 with BOM: leave it to the parser
     if not body.strip():
         raise SkipFile("empty", "no content" if not body else "only whitespace")
@@ -216,7 +226,11 @@ def replace_html_entities(data: bytes) -> tuple[bytes, int, int]:
 def xml_parser() -> etree.XMLParser:
     """The one XML parser configuration used for articles (no entities, no DTD, no network)."""
     return etree.XMLParser(
-        resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False, remove_blank_text=False
+        resolve_entities=False,
+        no_network=True,
+        load_dtd=False,
+        huge_tree=False,
+        remove_blank_text=False,
     )
 
 
@@ -259,8 +273,9 @@ def classify_errors(errors: Sequence[Any], data: bytes) -> tuple[str, str]:
     return "malformed", detail
 
 
-def parse_document(data: bytes, *, max_depth: int = config.default("extract.max_depth"),
-                   allow_html: bool = False) -> tuple[etree._Element, str]:
+def parse_document(
+    data: bytes, *, max_depth: int = config.default("extract.max_depth"), allow_html: bool = False
+) -> tuple[etree._Element, str]:
     """Parse article bytes into a root element; return (root, "xml" | "html") or raise SkipFile."""
     parser = xml_parser()
     try:
@@ -274,7 +289,9 @@ def parse_document(data: bytes, *, max_depth: int = config.default("extract.max_
             hparser = _html_parser(data)
             root = etree.fromstring(data, hparser)
         except (etree.XMLSyntaxError, LookupError, ValueError) as exc:
-            raise SkipFile("bad_encoding" if isinstance(exc, LookupError) else "malformed", str(exc)) from None
+            raise SkipFile(
+                "bad_encoding" if isinstance(exc, LookupError) else "malformed", str(exc)
+            ) from None
         if root is None:
             raise SkipFile("malformed", "HTML parser found no document")
         limited = [e for e in hparser.error_log if e.type_name == "ERR_RESOURCE_LIMIT"]

@@ -49,8 +49,14 @@ from dataclasses import dataclass, field
 import lap
 import numpy as np
 
-from proofmatch.decoding.local import (LocalResult, ScoreRows, default_chunk_rows, dense_scores, hubness,
-                                      local_decode)
+from proofmatch.decoding.local import (
+    LocalResult,
+    ScoreRows,
+    default_chunk_rows,
+    dense_scores,
+    hubness,
+    local_decode,
+)
 
 log = logging.getLogger(__name__)
 
@@ -63,8 +69,8 @@ class GlobalResult:
     """A one-to-one assignment of proofs to statements."""
 
     assignment: np.ndarray  # (n,) int64, proof index given to each statement
-    method: str             # "exact" (dense lapjv) or "sparse" (k-best + lapmod)
-    fallback_edges: int     # sparse only: assigned pairs that are fallback (non-k-best) edges
+    method: str  # "exact" (dense lapjv) or "sparse" (k-best + lapmod)
+    fallback_edges: int  # sparse only: assigned pairs that are fallback (non-k-best) edges
     seconds: float
     extra: dict = field(default_factory=dict)
 
@@ -90,7 +96,7 @@ def exact_global(S: np.ndarray, overwrite: bool = False) -> np.ndarray:
         cost = cost.copy()
     np.subtract(cost.max(), cost, out=cost)  # max-weight == min-cost; lapjv accepts any finite cost
     n = cost.shape[0]
-    cost.ravel()[::n + 1] += gold_penalty(float(cost.max()), n)  # ties count against the gold
+    cost.ravel()[:: n + 1] += gold_penalty(float(cost.max()), n)  # ties count against the gold
     _, x, _ = lap.lapjv(cost)
     return np.asarray(x, np.int64)
 
@@ -102,7 +108,7 @@ def gold_penalty(score_range: float, n: int) -> float:
     float32 unit in the last place of the score range, so they decide only between assignments
     whose totals float32 scores cannot tell apart. A zero range (constant scores) uses range 1.
     """
-    return 2.0 ** -24 * (score_range if score_range > 0 else 1.0) / n
+    return 2.0**-24 * (score_range if score_range > 0 else 1.0) / n
 
 
 def cyclic_permutation(n: int, seed: int) -> np.ndarray:
@@ -118,9 +124,11 @@ class SparseGraph:
     """A k-best graph in lapmod's CSR layout, with its fallback edges marked."""
 
     n: int
-    cc: np.ndarray            # float64 costs in [0, 1] (+ gold_penalty on gold pairs; fallback: FALLBACK_COST)
-    ii: np.ndarray            # (n + 1,) int64 row offsets
-    kk: np.ndarray            # int64 column indices, ascending within each row
+    cc: (
+        np.ndarray
+    )  # float64 costs in [0, 1] (+ gold_penalty on gold pairs; fallback: FALLBACK_COST)
+    ii: np.ndarray  # (n + 1,) int64 row offsets
+    kk: np.ndarray  # int64 column indices, ascending within each row
     fallback_col: np.ndarray  # (n,) column of row i's fallback edge, -1 if already a k-best edge
 
 
@@ -130,7 +138,9 @@ def kbest_graph(topk_idx: np.ndarray, topk_score: np.ndarray, seed: int) -> Spar
     topk_score = np.asarray(topk_score, np.float64)
     n, k = topk_idx.shape
     if topk_score.shape != (n, k) or k < 1:
-        raise ValueError(f"top-k ids {topk_idx.shape} and scores {topk_score.shape} must be (n, k>=1)")
+        raise ValueError(
+            f"top-k ids {topk_idx.shape} and scores {topk_score.shape} must be (n, k>=1)"
+        )
     if topk_idx.min() < 0 or topk_idx.max() >= n:
         raise ValueError("top-k proof indices must lie in [0, n)")
     if not np.isfinite(topk_score).all():
@@ -153,8 +163,13 @@ def kbest_graph(topk_idx: np.ndarray, topk_score: np.ndarray, seed: int) -> Spar
         raise ValueError("top-k lists contain a proof twice in one row")
     ii = np.zeros(n + 1, np.int64)
     np.cumsum(keep.sum(axis=1), out=ii[1:])
-    return SparseGraph(n=n, cc=np.ascontiguousarray(costs[keep]), ii=ii,
-                       kk=np.ascontiguousarray(cols[keep]), fallback_col=np.where(already, -1, perm))
+    return SparseGraph(
+        n=n,
+        cc=np.ascontiguousarray(costs[keep]),
+        ii=ii,
+        kk=np.ascontiguousarray(cols[keep]),
+        fallback_col=np.where(already, -1, perm),
+    )
 
 
 def matching_deficiency(topk_idx: np.ndarray) -> int:
@@ -163,8 +178,10 @@ def matching_deficiency(topk_idx: np.ndarray) -> int:
     from scipy.sparse.csgraph import maximum_bipartite_matching
 
     n, k = topk_idx.shape
-    graph = csr_matrix((np.ones(n * k, np.int8), np.sort(topk_idx, axis=1).ravel(),
-                        np.arange(0, n * k + 1, k)), shape=(n, n))
+    graph = csr_matrix(
+        (np.ones(n * k, np.int8), np.sort(topk_idx, axis=1).ravel(), np.arange(0, n * k + 1, k)),
+        shape=(n, n),
+    )
     return int((maximum_bipartite_matching(graph, perm_type="column") < 0).sum())
 
 
@@ -183,7 +200,9 @@ def solve_graph(g: SparseGraph) -> tuple[np.ndarray, int]:
     return x, used
 
 
-def sparse_global(topk_idx: np.ndarray, topk_score: np.ndarray, seed: int) -> tuple[np.ndarray, int]:
+def sparse_global(
+    topk_idx: np.ndarray, topk_score: np.ndarray, seed: int
+) -> tuple[np.ndarray, int]:
     """Global decoding on the repaired k-best graph; returns (assignment, fallback edges used)."""
     return solve_graph(kbest_graph(topk_idx, topk_score, seed))
 
@@ -198,8 +217,13 @@ def is_edge(g: SparseGraph, x: np.ndarray) -> np.ndarray:
     return keyed[pos] == target
 
 
-def global_decode(score_rows: ScoreRows, local: LocalResult, exact_max_n: int, seed: int,
-                  chunk_rows: int | None = None) -> GlobalResult:
+def global_decode(
+    score_rows: ScoreRows,
+    local: LocalResult,
+    exact_max_n: int,
+    seed: int,
+    chunk_rows: int | None = None,
+) -> GlobalResult:
     """Exact dense LAP when ``n <= exact_max_n``, else sparse k-best LAPMOD (module docstring)."""
     n = local.n
     t0 = time.perf_counter()
@@ -208,15 +232,32 @@ def global_decode(score_rows: ScoreRows, local: LocalResult, exact_max_n: int, s
         res = GlobalResult(x, "exact", 0, time.perf_counter() - t0)
     else:
         x, used = sparse_global(local.topk_idx, local.topk_score, seed)
-        res = GlobalResult(x, "sparse", used, time.perf_counter() - t0,
-                           {"kbest_deficiency": matching_deficiency(local.topk_idx)})
-    log.info("global decoding (%s, n=%d): acc %.4f, %d fallback edges, %.1fs",
-             res.method, n, res.acc, res.fallback_edges, res.seconds)
+        res = GlobalResult(
+            x,
+            "sparse",
+            used,
+            time.perf_counter() - t0,
+            {"kbest_deficiency": matching_deficiency(local.topk_idx)},
+        )
+    log.info(
+        "global decoding (%s, n=%d): acc %.4f, %d fallback edges, %.1fs",
+        res.method,
+        n,
+        res.acc,
+        res.fallback_edges,
+        res.seconds,
+    )
     return res
 
 
-def decode_all(score_rows: ScoreRows, n: int, topk: int, exact_max_n: int, seed: int,
-               chunk_rows: int | None = None) -> tuple[LocalResult, GlobalResult]:
+def decode_all(
+    score_rows: ScoreRows,
+    n: int,
+    topk: int,
+    exact_max_n: int,
+    seed: int,
+    chunk_rows: int | None = None,
+) -> tuple[LocalResult, GlobalResult]:
     """Local then global decoding of one set; the shared core of evaluate.py and baselines.py."""
     local = local_decode(score_rows, n, topk, chunk_rows)
     log.info("local decoding (n=%d): MRR %.4f, acc %.4f", n, local.mrr, local.acc)
@@ -237,5 +278,5 @@ def decode_metrics(local: LocalResult, glob: GlobalResult) -> dict:
         "hubness": hubness(local.top1, local.n),
         "rank_ties": "ties count against the gold proof (rank = #{j: s_ij >= s_ii})",
         "assignment_ties": "ties count against the gold proof (each gold pair costs 2^-24 * score range / n "
-                           "more: among assignments float32 cannot tell apart, the fewest gold pairs)",
+        "more: among assignments float32 cannot tell apart, the fewest gold pairs)",
     }

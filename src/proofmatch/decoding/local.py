@@ -63,29 +63,50 @@ class FactorScorer:
     on a GPU, :func:`local_decode` then keeps the whole chunk pass (ranks, top-k) there.
     """
 
-    def __init__(self, A: np.ndarray, B: np.ndarray, row_bias: np.ndarray | None = None,
-                 col_bias: np.ndarray | None = None, device: str | torch.device | None = None):
+    def __init__(
+        self,
+        A: np.ndarray,
+        B: np.ndarray,
+        row_bias: np.ndarray | None = None,
+        col_bias: np.ndarray | None = None,
+        device: str | torch.device | None = None,
+    ):
         A = np.asarray(A, dtype=np.float32)
         B = np.asarray(B, dtype=np.float32)
         if A.ndim != 2 or B.ndim != 2 or A.shape[1] != B.shape[1]:
             raise ValueError(f"factors must be (n, d) and (n, d); got {A.shape} and {B.shape}")
         if A.shape[0] != B.shape[0]:
-            raise ValueError(f"need as many statements as proofs; got {A.shape[0]} and {B.shape[0]}")
+            raise ValueError(
+                f"need as many statements as proofs; got {A.shape[0]} and {B.shape[0]}"
+            )
         n = A.shape[0]
-        rb = np.zeros(n, np.float32) if row_bias is None else np.asarray(row_bias, np.float32).reshape(n)
-        cb = np.zeros(n, np.float32) if col_bias is None else np.asarray(col_bias, np.float32).reshape(n)
+        rb = (
+            np.zeros(n, np.float32)
+            if row_bias is None
+            else np.asarray(row_bias, np.float32).reshape(n)
+        )
+        cb = (
+            np.zeros(n, np.float32)
+            if col_bias is None
+            else np.asarray(col_bias, np.float32).reshape(n)
+        )
         self.n = n
         self.device = torch.device("cpu" if device is None else device)
         # |s_ij| <= |a_i| |b_j| + |row_bias_i| + |col_bias_j| (Cauchy-Schwarz, partial sums too): when
         # that bound is far below float32's maximum, no score can be inf or NaN and the per-chunk
         # finiteness pass is skipped (a NaN or inf in the factors makes the bound NaN or inf).
         with np.errstate(over="ignore", invalid="ignore"):
-            bound = (np.linalg.norm(A.astype(np.float64), axis=1).max(initial=0.0)
-                     * np.linalg.norm(B.astype(np.float64), axis=1).max(initial=0.0)
-                     + np.abs(rb.astype(np.float64)).max(initial=0.0) + np.abs(cb.astype(np.float64)).max(initial=0.0))
+            bound = (
+                np.linalg.norm(A.astype(np.float64), axis=1).max(initial=0.0)
+                * np.linalg.norm(B.astype(np.float64), axis=1).max(initial=0.0)
+                + np.abs(rb.astype(np.float64)).max(initial=0.0)
+                + np.abs(cb.astype(np.float64)).max(initial=0.0)
+            )
         self.check_finite = not bound < _F32_SAFE
         self.A = torch.from_numpy(np.ascontiguousarray(A)).to(self.device)
-        self.BT = torch.from_numpy(np.ascontiguousarray(B.T)).to(self.device)  # (d, n): NumPy's bits, see above
+        self.BT = torch.from_numpy(np.ascontiguousarray(B.T)).to(
+            self.device
+        )  # (d, n): NumPy's bits, see above
         self.row_bias = torch.from_numpy(rb).to(self.device) if rb.any() else None
         self.col_bias = torch.from_numpy(cb).to(self.device) if cb.any() else None
 
@@ -105,8 +126,13 @@ class FactorScorer:
         return self.scores_into(start, stop, self.new_buffer(stop - start)).cpu().numpy()
 
 
-def factor_scorer(A: np.ndarray, B: np.ndarray, row_bias: np.ndarray | None = None,
-                  col_bias: np.ndarray | None = None, device: str | torch.device | None = None) -> ScoreRows:
+def factor_scorer(
+    A: np.ndarray,
+    B: np.ndarray,
+    row_bias: np.ndarray | None = None,
+    col_bias: np.ndarray | None = None,
+    device: str | torch.device | None = None,
+) -> ScoreRows:
     """Score function of ``S = A @ B.T + row_bias[:, None] + col_bias[None, :]`` (float32).
 
     This is the contract of ``Matcher.factors``: the bilinear form ``s^T W p + b`` is folded into
@@ -116,8 +142,9 @@ def factor_scorer(A: np.ndarray, B: np.ndarray, row_bias: np.ndarray | None = No
     return FactorScorer(A, B, row_bias, col_bias, device)
 
 
-def dense_scores(score_rows: ScoreRows, n: int, chunk_rows: int = 512,
-                 dtype: type = np.float64) -> np.ndarray:
+def dense_scores(
+    score_rows: ScoreRows, n: int, chunk_rows: int = 512, dtype: type = np.float64
+) -> np.ndarray:
     """The full n x n matrix, assembled chunk by chunk (only for small n or the benchmark)."""
     out = np.empty((n, n), dtype=dtype)
     for start in range(0, n, chunk_rows):
@@ -141,7 +168,9 @@ def _check_finite(S: np.ndarray | torch.Tensor, start: int) -> None:
         ok = torch.isfinite(S).all(dim=1).cpu().numpy()
     if not ok.all():
         bad = start + int(np.flatnonzero(~ok)[0])
-        raise ValueError(f"non-finite score in row {bad} (statement index); check the model's outputs")
+        raise ValueError(
+            f"non-finite score in row {bad} (statement index); check the model's outputs"
+        )
 
 
 # ----------------------------------------------------------------------------- local decoding
@@ -151,9 +180,9 @@ def _check_finite(S: np.ndarray | torch.Tensor, start: int) -> None:
 class LocalResult:
     """Per-statement outcome of local decoding (row i = statement i, gold proof i)."""
 
-    gold_rank: np.ndarray   # (n,) int64, 1-based, ties count against the gold
+    gold_rank: np.ndarray  # (n,) int64, 1-based, ties count against the gold
     gold_score: np.ndarray  # (n,) float32
-    topk_idx: np.ndarray    # (n, k) int64, proof indices, best first
+    topk_idx: np.ndarray  # (n, k) int64, proof indices, best first
     topk_score: np.ndarray  # (n, k) float32, matching scores
 
     @property
@@ -173,15 +202,20 @@ class LocalResult:
         return float(np.mean(self.gold_rank == 1))
 
 
-
 def default_chunk_rows(n: int, device: torch.device | str = "cpu") -> int:
     """Rows per chunk: ``CPU_CHUNK_BYTES`` of scores on CPU, ``DEVICE_CHUNK_BYTES`` on a GPU."""
     budget = CPU_CHUNK_BYTES if torch.device(device).type == "cpu" else DEVICE_CHUNK_BYTES
     return max(1, min(n, budget // (4 * max(1, n))))
 
 
-def local_decode(score_rows: ScoreRows, n: int, k: int, chunk_rows: int | None = None,
-                 progress: bool = True, threads: int | None = None) -> LocalResult:
+def local_decode(
+    score_rows: ScoreRows,
+    n: int,
+    k: int,
+    chunk_rows: int | None = None,
+    progress: bool = True,
+    threads: int | None = None,
+) -> LocalResult:
     """Rank all n proofs for each statement, keeping only the top-k lists and the gold rank.
 
     Peak memory is a few ``chunk_rows x n`` arrays per thread (the chunk's scores, a mask, the
@@ -202,42 +236,67 @@ def local_decode(score_rows: ScoreRows, n: int, k: int, chunk_rows: int | None =
     if factors is not None and factors.n != n:
         raise ValueError(f"the factor scorer has {factors.n} pairs, decoding was asked for {n}")
     on_device = factors is not None and factors.device.type != "cpu"
-    chunk_rows = int(chunk_rows) if chunk_rows else default_chunk_rows(n, factors.device if on_device else "cpu")
+    chunk_rows = (
+        int(chunk_rows)
+        if chunk_rows
+        else default_chunk_rows(n, factors.device if on_device else "cpu")
+    )
     threads = max(1, int(torch.get_num_threads() if threads is None else threads))
-    out = LocalResult(np.empty(n, np.int64), np.empty(n, np.float32), np.empty((n, k), np.int64),
-                      np.empty((n, k), np.float32))
+    out = LocalResult(
+        np.empty(n, np.int64),
+        np.empty(n, np.float32),
+        np.empty((n, k), np.int64),
+        np.empty((n, k), np.float32),
+    )
 
     def store(start: int, res: ChunkResult) -> None:
         stop = start + len(res[0])
-        out.gold_score[start:stop], out.gold_rank[start:stop], out.topk_idx[start:stop], out.topk_score[start:stop] = res
+        (
+            out.gold_score[start:stop],
+            out.gold_rank[start:stop],
+            out.topk_idx[start:stop],
+            out.topk_score[start:stop],
+        ) = res
 
     starts = range(0, n, chunk_rows)
-    bar = tqdm(total=len(starts), desc="score+top-k", unit="chunk", disable=not progress or len(starts) < 2)
+    bar = tqdm(
+        total=len(starts), desc="score+top-k", unit="chunk", disable=not progress or len(starts) < 2
+    )
     with bar:
         if factors is not None and not on_device and threads > 1 and len(starts) > 1:
             _factor_chunks_in_threads(factors, k, chunk_rows, threads, store, bar)
             return out
         buffer = factors.new_buffer(min(n, chunk_rows)) if factors is not None else None
         mask = None if on_device else np.empty((min(n, chunk_rows), n), bool)
-        with ThreadPoolExecutor(threads) if threads > 1 and not on_device else nullcontext() as pool:
+        with (
+            ThreadPoolExecutor(threads) if threads > 1 and not on_device else nullcontext() as pool
+        ):
             for start in starts:
                 stop = min(n, start + chunk_rows)
                 if factors is None:
                     S = _checked_chunk(score_rows, start, stop, n)
                 else:
-                    S = factors.scores_into(start, stop, buffer[:stop - start])
+                    S = factors.scores_into(start, stop, buffer[: stop - start])
                     if factors.check_finite:
                         _check_finite(S, start)
                 if on_device:
                     store(start, chunk_topk_torch(S, start, k))
                 else:
-                    rank_chunk_cpu(S if isinstance(S, np.ndarray) else S.numpy(), start, k, mask, store, pool)
+                    rank_chunk_cpu(
+                        S if isinstance(S, np.ndarray) else S.numpy(), start, k, mask, store, pool
+                    )
                 bar.update()
     return out
 
 
-def _factor_chunks_in_threads(f: FactorScorer, k: int, chunk_rows: int, threads: int,
-                              store: Callable[[int, ChunkResult], None], bar: tqdm) -> None:
+def _factor_chunks_in_threads(
+    f: FactorScorer,
+    k: int,
+    chunk_rows: int,
+    threads: int,
+    store: Callable[[int, ChunkResult], None],
+    bar: tqdm,
+) -> None:
     """Chunks of a CPU :class:`FactorScorer` on ``threads`` threads, each chunk start to end on one
     (torch's product and NumPy's ranking release the GIL); torch runs one-threaded meanwhile."""
     rows = min(f.n, chunk_rows)
@@ -249,7 +308,7 @@ def _factor_chunks_in_threads(f: FactorScorer, k: int, chunk_rows: int, threads:
         stop = min(f.n, start + chunk_rows)
         buffer, mask = free.get()
         try:
-            S = f.scores_into(start, stop, buffer[:stop - start])
+            S = f.scores_into(start, stop, buffer[: stop - start])
             if f.check_finite:
                 _check_finite(S, start)
             rank_chunk_cpu(S.numpy(), start, k, mask, store)

@@ -82,7 +82,9 @@ def _key_scores_torch(keys: torch.Tensor) -> torch.Tensor:
 ChunkResult = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
-def chunk_topk_numpy(S: np.ndarray, start: int, k: int, mask: np.ndarray | None = None) -> ChunkResult:
+def chunk_topk_numpy(
+    S: np.ndarray, start: int, k: int, mask: np.ndarray | None = None
+) -> ChunkResult:
     """(gold score, gold rank, top-k indices, top-k scores) of the rows of one chunk (NumPy).
 
     ``S`` holds statements ``start .. start + len(S)`` against all n proofs; 1 <= k <= n;
@@ -96,18 +98,20 @@ def chunk_topk_numpy(S: np.ndarray, start: int, k: int, mask: np.ndarray | None 
     gold = S[rows, start + rows]
     g = group_columns(n, k)
     m = n // g
-    gmax = S[:, :m * g].reshape(r, g, m).max(axis=1) if g > 1 else S  # group q: columns q, q + m, ...
-    thr = np.partition(gmax, m - k, axis=1)[:, m - k]                  # k-th largest group maximum
+    gmax = (
+        S[:, : m * g].reshape(r, g, m).max(axis=1) if g > 1 else S
+    )  # group q: columns q, q + m, ...
+    thr = np.partition(gmax, m - k, axis=1)[:, m - k]  # k-th largest group maximum
     mask = np.greater_equal(S, thr[:, None], out=mask)
-    flat = np.flatnonzero(mask)                                        # the candidates, row by row
+    flat = np.flatnonzero(mask)  # the candidates, row by row
     count = np.diff(np.searchsorted(flat, np.arange(r + 1) * n))
     width = int(count.max())
     first = np.cumsum(count) - count
     scores = S.ravel()[flat]
     cols = flat
-    cols -= np.repeat(rows * n, count)                                 # flat index -> column
+    cols -= np.repeat(rows * n, count)  # flat index -> column
     slot = np.repeat(rows * width - first, count)
-    slot += np.arange(flat.size)                                       # place in the (r, width) key table
+    slot += np.arange(flat.size)  # place in the (r, width) key table
     keys = np.full((r, width), _NO_KEY, np.int64)
     keys.ravel()[slot] = _order_keys_np(scores, cols)
     # the gold's key carries tie-break n (after its ties) instead of its column
@@ -136,7 +140,7 @@ def chunk_topk_torch(S: torch.Tensor, start: int, k: int) -> ChunkResult:
     gold = S[rows, start + rows]
     g = group_columns(n, k)
     m = n // g
-    gmax = S[:, :m * g].reshape(r, g, m).amax(dim=1) if g > 1 else S
+    gmax = S[:, : m * g].reshape(r, g, m).amax(dim=1) if g > 1 else S
     thr = torch.topk(gmax, k, dim=1, sorted=False).values.amin(dim=1)
     row, col = torch.nonzero(S >= thr[:, None], as_tuple=True)
     count = torch.bincount(row, minlength=r)
@@ -148,13 +152,22 @@ def chunk_topk_torch(S: torch.Tensor, start: int, k: int) -> ChunkResult:
     keys = torch.topk(keys, k, dim=1, largest=False, sorted=True).values
     idx = keys & _TIE_MASK
     idx = torch.where(idx == n, (start + rows)[:, None], idx)
-    return (gold.cpu().numpy(), rank.cpu().numpy().astype(np.int64), idx.cpu().numpy(),
-            _key_scores_torch(keys).cpu().numpy())
+    return (
+        gold.cpu().numpy(),
+        rank.cpu().numpy().astype(np.int64),
+        idx.cpu().numpy(),
+        _key_scores_torch(keys).cpu().numpy(),
+    )
 
 
-
-def rank_chunk_cpu(S: np.ndarray, start: int, k: int, mask: np.ndarray,
-                   store: Callable[[int, ChunkResult], None], pool: ThreadPoolExecutor | None = None) -> None:
+def rank_chunk_cpu(
+    S: np.ndarray,
+    start: int,
+    k: int,
+    mask: np.ndarray,
+    store: Callable[[int, ChunkResult], None],
+    pool: ThreadPoolExecutor | None = None,
+) -> None:
     """:func:`chunk_topk_numpy` on blocks of ``CPU_BLOCK_BYTES`` of rows (they stay in the core's
     cache across the passes), on ``pool``'s threads if given (NumPy releases the GIL)."""
     r, n = S.shape
@@ -164,5 +177,9 @@ def rank_chunk_cpu(S: np.ndarray, start: int, k: int, mask: np.ndarray,
         b = min(r, a + block)
         store(start + a, chunk_topk_numpy(S[a:b], start + a, k, mask[a:b]))
 
-    for _ in (pool.map(rank_block, range(0, r, block)) if pool is not None else map(rank_block, range(0, r, block))):
+    for _ in (
+        pool.map(rank_block, range(0, r, block))
+        if pool is not None
+        else map(rank_block, range(0, r, block))
+    ):
         pass

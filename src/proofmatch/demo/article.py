@@ -24,7 +24,16 @@ FOREIGN: dict[int, tuple[str, str]] = {
     55: ("de", "math.FA"),
 }
 #: Primary categories of the English articles, cycled (math.PR twice: the probability split).
-CATEGORY_CYCLE = ("math.PR", "math.CO", "math.NT", "math.PR", "math.FA", "math.AG", "math.GR", "math.AP")
+CATEGORY_CYCLE = (
+    "math.PR",
+    "math.CO",
+    "math.NT",
+    "math.PR",
+    "math.FA",
+    "math.AG",
+    "math.GR",
+    "math.AP",
+)
 #: An article with no theorem environment at all (a survey): index.
 NO_THEOREMS_INDEX = 13
 #: An arXMLiv article whose theorem ids restart in every section (duplicate ids): index.
@@ -99,11 +108,15 @@ def article_specs(n_articles: int, seed: int) -> list[Spec]:
         categories = [primary, *rng.sample(secondary_pool, min(k, len(secondary_pool)))]
         # The first articles fix the mix for small corpora: both older dialects, both file kinds
         # (ARXMLIV_LTX_INDEX adds the third dialect).
-        dialect = DIALECTS[index % 2] if index < 4 else ("arxmliv" if rng.random() < 0.35 else "latexml")
+        dialect = (
+            DIALECTS[index % 2] if index < 4 else ("arxmliv" if rng.random() < 0.35 else "latexml")
+        )
         gz = index in (0, 3) or (index >= 4 and rng.random() < 0.5)
         named_entities = dialect == "arxmliv" and rng.random() < 0.25
         markup = random.Random(f"proofmatch-demo:{seed}:markup:{index}")
-        if index == ARXMLIV_LTX_INDEX or (index >= 4 and not named_entities and markup.random() < ARXMLIV_LTX_SHARE):
+        if index == ARXMLIV_LTX_INDEX or (
+            index >= 4 and not named_entities and markup.random() < ARXMLIV_LTX_SHARE
+        ):
             dialect, named_entities = "arxmliv_ltx", False
         specs.append(
             Spec(

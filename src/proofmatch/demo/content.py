@@ -12,7 +12,13 @@ from dataclasses import dataclass
 from typing import Callable
 
 from proofmatch.demo.article import Block, Spec
-from proofmatch.demo.templates import choose_alternatives, fill_slots, load_language, main_formula, substitute_roles
+from proofmatch.demo.templates import (
+    choose_alternatives,
+    fill_slots,
+    load_language,
+    main_formula,
+    substitute_roles,
+)
 
 # Difficulty knobs, tuned so that TF-IDF (statements vs proofs, 10% held out) scores 30-40 MRR,
 # like real corpora (about 32 on the Stacks chapters). With RESTATEMENT = 0 the article-level
@@ -45,7 +51,9 @@ def choose_notation(roles: dict[str, list[str]], rng: random.Random) -> dict[str
         first = rng.choices(candidates, weights=weights)[0]
         pick = next((c for c in [first, *candidates] if c not in used), None)
         if pick is None:
-            raise ValueError(f"role {role!r}: every candidate {candidates} is taken by another role")
+            raise ValueError(
+                f"role {role!r}: every candidate {candidates} is taken by another role"
+            )
         used.add(pick)
         out[role] = pick
     return out
@@ -79,12 +87,18 @@ class Planner:
         pool = (
             pool
             if pool is not None
-            else (self.article_facts if self.rng.random() < ARTICLE_DISTRACTORS else self.cat["facts"])
+            else (
+                self.article_facts if self.rng.random() < ARTICLE_DISTRACTORS else self.cat["facts"]
+            )
         )
         if need_math:
-            pool = [t for t in pool if main_formula(t)] or [t for t in self.cat["facts"] if main_formula(t)]
+            pool = [t for t in pool if main_formula(t)] or [
+                t for t in self.cat["facts"] if main_formula(t)
+            ]
             if not pool:
-                raise ValueError(f"no fact with a formula in {self.spec.primary} ({self.spec.lang})")
+                raise ValueError(
+                    f"no fact with a formula in {self.spec.primary} ({self.spec.lang})"
+                )
         text = self.realize(self.rng.choice(pool))
         return Fact(text, main_formula(text))
 
@@ -136,7 +150,9 @@ class Planner:
             "fact2": lambda: self.fact().text,
             "factm_tex": lambda: self.fact(need_math=True).math or "",
             "intro": lambda: (
-                intro_value if intro_value and rng.random() < signal else self.realize(rng.choice(self.cat["intros"]))
+                intro_value
+                if intro_value and rng.random() < signal
+                else self.realize(rng.choice(self.cat["intros"]))
             ),
             "ref": self.ref,
             "cite": self.cite,
@@ -150,7 +166,9 @@ class Planner:
         return values
 
     # -- statements and proofs ----------------------------------------------------------------
-    def statement_proof(self, special: str | None) -> tuple[list[str], list[str] | None, str | None]:
+    def statement_proof(
+        self, special: str | None
+    ) -> tuple[list[str], list[str] | None, str | None]:
         """(statement paragraphs, proof paragraphs, theorem name) of one pair."""
         rng, lang = self.rng, self.lang
         intro = self.realize(rng.choice(self.cat["intros"]))
@@ -164,7 +182,11 @@ class Planner:
             statement = []
         else:
             statement = [self.fill(rng.choice(lang["statements"]), own)]
-        name = rng.choice(self.cat["names"]) if special == "title_only_statement" or rng.random() < 0.12 else None
+        name = (
+            rng.choice(self.cat["names"])
+            if special == "title_only_statement" or rng.random() < 0.12
+            else None
+        )
         # How much of the statement the proof restates: from almost nothing to most of it.
         signal = min(1.0, rng.betavariate(2.0, 2.0) * 2 * RESTATEMENT)
         slots = self.slots(hyps, concls, intro, signal)
@@ -176,7 +198,11 @@ class Planner:
             return statement, [self.fill(rng.choice(lang["short_proofs"]), slots)], name
         if special == "title_only_proof":
             return statement, [], name
-        n_mid = rng.randint(45, 60) if special == "long_proof" else rng.choice((1, 1, 2, 2, 3, 3, 4, 5, 6, 8))
+        n_mid = (
+            rng.randint(45, 60)
+            if special == "long_proof"
+            else rng.choice((1, 1, 2, 2, 3, 3, 4, 5, 6, 8))
+        )
         sentences = [self.fill(rng.choice(lang["proof_open"]), slots)]
         for _ in range(n_mid):
             if rng.random() < 0.12 or (special == "long_proof" and rng.random() < 0.2):

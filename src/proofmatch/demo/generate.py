@@ -69,8 +69,11 @@ def _write_bytes(data: bytes, path: Path) -> None:
         tmp.write_bytes(data)
 
 
-def generate(out_dir: str | Path, n_articles: int = config.default("corpus.demo.n_articles"),
-             seed: int = config.default("corpus.demo.seed")) -> None:
+def generate(
+    out_dir: str | Path,
+    n_articles: int = config.default("corpus.demo.n_articles"),
+    seed: int = config.default("corpus.demo.seed"),
+) -> None:
     """Write the demo corpus: ``out_dir/xhtml/<article_id>.xhtml[.gz]`` and ``out_dir/metadata.csv``.
 
     ``n_articles`` regular articles (one of them, a survey, has no theorem) plus the
@@ -91,12 +94,16 @@ def generate(out_dir: str | Path, n_articles: int = config.default("corpus.demo.
         article = plan_article(spec, seed)
         data = render_article(article).encode("utf-8")
         name = f"{spec.article_id}.xhtml" + (".gz" if spec.gz else "")
-        _write_bytes(gzip.compress(data, compresslevel=6, mtime=0) if spec.gz else data, xhtml / name)
+        _write_bytes(
+            gzip.compress(data, compresslevel=6, mtime=0) if spec.gz else data, xhtml / name
+        )
         written.add(name)
         rows.append(_metadata_row(spec, name, article.title))
     # Hostile files start from valid articles of their own (seed + 1), independent of n_articles.
     donor_spec = article_specs(1, seed + 1)[0]
-    donor = plan_article(Spec(**{**donor_spec.__dict__, "article_id": "demo-bad", "gz": False}), seed + 1)
+    donor = plan_article(
+        Spec(**{**donor_spec.__dict__, "article_id": "demo-bad", "gz": False}), seed + 1
+    )
     fr_spec = Spec(
         index=0,
         article_id="demo-bad-fr",
@@ -126,7 +133,9 @@ def generate(out_dir: str | Path, n_articles: int = config.default("corpus.demo.
     log.info("demo corpus: %d articles + %d hostile files -> %s", len(specs), len(HOSTILE), out)
 
 
-def _metadata_row(spec: Spec, file_name: str, title: str, article_id: str | None = None) -> dict[str, str]:
+def _metadata_row(
+    spec: Spec, file_name: str, title: str, article_id: str | None = None
+) -> dict[str, str]:
     return {
         "article_id": article_id or spec.article_id,
         "file": f"xhtml/{file_name}",
@@ -142,9 +151,16 @@ def _metadata_row(spec: Spec, file_name: str, title: str, article_id: str | None
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("out_dir", help="output folder (gets xhtml/ and metadata.csv)")
-    config.add_option(parser, "--articles", key="corpus.demo.n_articles", type=int,
-                      help="number of regular articles (at least 12)")
-    config.add_option(parser, "--seed", key="corpus.demo.seed", type=int, help="seed of the generator")
+    config.add_option(
+        parser,
+        "--articles",
+        key="corpus.demo.n_articles",
+        type=int,
+        help="number of regular articles (at least 12)",
+    )
+    config.add_option(
+        parser, "--seed", key="corpus.demo.seed", type=int, help="seed of the generator"
+    )
     parser.add_argument("--log", default=None, help="also log to this file")
 
 

@@ -98,7 +98,9 @@ class Renderer:
     def math(self, tex: str, math_id: str, display: bool) -> etree._Element:
         """One formula; read inside a declaration of arXMLiv's ``m:`` prefix, which the article's
         root declares (lxml then drops the formula's own)."""
-        xml = render_math(tex, math_id, self.spec.dialect, display, arxmliv_form(math_id, self.spec.article_id))
+        xml = render_math(
+            tex, math_id, self.spec.dialect, display, arxmliv_form(math_id, self.spec.article_id)
+        )
         return etree.fromstring(f'<m xmlns:m="{MATHML}">{xml}</m>')[0]
 
     def inline(self, pieces: list[tuple[str, ...]], para_id: str, counter: list[int]) -> Inline:
@@ -114,20 +116,34 @@ class Renderer:
                 word, number = self.a.anchors[piece[1]]
                 if self.latexml:
                     tag = H.span({"class": "ltx_text ltx_ref_tag"}, number)
-                    out.append(H.a({"href": f"#{piece[1]}", "title": f"{word} {number}", "class": "ltx_ref"}, tag))
+                    out.append(
+                        H.a(
+                            {
+                                "href": f"#{piece[1]}",
+                                "title": f"{word} {number}",
+                                "class": "ltx_ref",
+                            },
+                            tag,
+                        )
+                    )
                 else:
                     out.append(H.a({"href": f"#{piece[1]}", "class": "ref"}, number))
             elif kind == "cite":
                 key = f"bib.{piece[1]}" if self.latexml else piece[1]
                 link = H.a({"href": f"#{key}"}, self.c("ltx_ref", "ref"), self.labels[piece[1]])
                 extra = f", {piece[2]}" if piece[2] else ""
-                out.append(H.cite(self.c("ltx_cite ltx_citemacro_cite", "cite"), "[", link, f"{extra}]"))
+                out.append(
+                    H.cite(self.c("ltx_cite ltx_citemacro_cite", "cite"), "[", link, f"{extra}]")
+                )
         return out
 
     def equation(self, tex: str, section: int, numbered: bool) -> etree._Element:
         if numbered:
             self.eq_count[section] = self.eq_count.get(section, 0) + 1
-            eid, tag = f"S{section}.E{self.eq_count[section]}", f"({section}.{self.eq_count[section]})"
+            eid, tag = (
+                f"S{section}.E{self.eq_count[section]}",
+                f"({section}.{self.eq_count[section]})",
+            )
         else:
             self.ex_count[section] = self.ex_count.get(section, 0) + 1
             eid, tag = f"S{section}.Ex{self.ex_count[section]}", None
@@ -139,18 +155,30 @@ class Renderer:
             eqno: Inline = []
             if tag:
                 number = H.span({"class": "ltx_tag ltx_tag_equation ltx_align_right"}, tag)
-                cell = {"rowspan": "1", "class": "ltx_eqn_cell ltx_eqn_eqno ltx_align_middle ltx_align_right"}
+                cell = {
+                    "rowspan": "1",
+                    "class": "ltx_eqn_cell ltx_eqn_eqno ltx_align_middle ltx_align_right",
+                }
                 eqno = ["\n", H.td(cell, number)]
             row = H.tr(
-                {"class": "ltx_equation ltx_eqn_row ltx_align_baseline"}, *_lines([pad_left, center]), pad_right, *eqno
+                {"class": "ltx_equation ltx_eqn_row ltx_align_baseline"},
+                *_lines([pad_left, center]),
+                pad_right,
+                *eqno,
             )
-            return H.table({"id": eid, "class": "ltx_equation ltx_eqn_table"}, "\n", H.tbody(row), "\n")
+            return H.table(
+                {"id": eid, "class": "ltx_equation ltx_eqn_table"}, "\n", H.tbody(row), "\n"
+            )
         pad = {"class": "eqpad"}
-        cells = [H.td(pad), H.td({"class": "eq"}, math), H.td(pad)] + ([H.td({"class": "eqno"}, tag)] if tag else [])
+        cells = [H.td(pad), H.td({"class": "eq"}, math), H.td(pad)] + (
+            [H.td({"class": "eqno"}, tag)] if tag else []
+        )
         row = H.tr(*cells)
         return H.table({"class": "equation", "id": eid}, row)
 
-    def para(self, text: str, para_id: str, section: int, italic: bool = False, qed: bool = False) -> etree._Element:
+    def para(
+        self, text: str, para_id: str, section: int, italic: bool = False, qed: bool = False
+    ) -> etree._Element:
         """One ``div.ltx_para``: ``p`` runs with display equations between them."""
         counter = [0]
         run: list[tuple[str, ...]] = []
@@ -167,7 +195,9 @@ class Renderer:
         for piece in split_pieces(text):
             if piece[0] == "display":
                 flush()
-                parts.append(self.equation(piece[1], section, zlib.crc32(piece[1].encode()) % 3 == 0))
+                parts.append(
+                    self.equation(piece[1], section, zlib.crc32(piece[1].encode()) % 3 == 0)
+                )
             else:
                 run.append(piece)
         if qed:
@@ -184,11 +214,18 @@ class Renderer:
         word = self.a.anchors[b.anchor][0]
         name = f" ({b.name})" if b.name else ""
         italic = b.kind not in ("definition", "remark", "example")
-        paras = [self.para(t, f"{b.anchor}.p{i}", section, italic=italic) for i, t in enumerate(b.body, 1)]
+        paras = [
+            self.para(t, f"{b.anchor}.p{i}", section, italic=italic)
+            for i, t in enumerate(b.body, 1)
+        ]
         if self.latexml:
             bold = {"class": "ltx_text ltx_font_bold"}
-            number = H.span({"class": "ltx_tag ltx_tag_theorem"}, H.span(bold, f"{word} {b.number}"))
-            title = H.h6({"class": "ltx_title ltx_runin ltx_title_theorem"}, number, name, H.span(bold, "."))
+            number = H.span(
+                {"class": "ltx_tag ltx_tag_theorem"}, H.span(bold, f"{word} {b.number}")
+            )
+            title = H.h6(
+                {"class": "ltx_title ltx_runin ltx_title_theorem"}, number, name, H.span(bold, ".")
+            )
             attrs = {"id": b.anchor, "class": f"ltx_theorem ltx_theorem_{b.kind}"}
         elif self.ltx_thm:  # every kind is "ltx_thm": only the title says theorem, lemma, ...
             title = H.h6({"class": "title bold theorem-title"}, f"{word} {b.number}{name}.")
@@ -200,9 +237,14 @@ class Renderer:
 
     def proof(self, b: Block, section: int) -> etree._Element:
         paras = b.proof or [""]
-        body = [self.para(t, self.next_para_id(section), section, qed=i == len(paras)) for i, t in enumerate(paras, 1)]
+        body = [
+            self.para(t, self.next_para_id(section), section, qed=i == len(paras))
+            for i, t in enumerate(paras, 1)
+        ]
         if self.latexml:
-            title = H.h6({"class": "ltx_title ltx_runin ltx_font_italic ltx_title_proof"}, b.proof_title)
+            title = H.h6(
+                {"class": "ltx_title ltx_runin ltx_font_italic ltx_title_proof"}, b.proof_title
+            )
             return H.div({"class": "ltx_proof"}, *_lines([title, *body]))
         title = H.h6({"class": "title proof-title"}, b.proof_title)
         return H.div({"class": "proof"}, *_lines([title, *body]))
@@ -233,9 +275,15 @@ class Renderer:
         abstract = self.inline(split_pieces(self.a.abstract), "abstract", [0])
         lang = load_language(self.spec.lang)
         if self.latexml:
-            declaration, root = '<?xml version="1.0" encoding="utf-8"?>', self.latexml_html(sections, abstract, lang)
+            declaration, root = (
+                '<?xml version="1.0" encoding="utf-8"?>',
+                self.latexml_html(sections, abstract, lang),
+            )
         else:
-            declaration, root = '<?xml version="1.0" encoding="UTF-8"?>', self.arxmliv_html(sections, abstract, lang)
+            declaration, root = (
+                '<?xml version="1.0" encoding="UTF-8"?>',
+                self.arxmliv_html(sections, abstract, lang),
+            )
         text = f"{declaration}\n{DOCTYPE}\n{etree.tostring(root, encoding='unicode')}\n"
         if self.spec.named_entities:
             # Older XHTML relied on the MathML DTD's named entities (never loaded by a safe parser).
@@ -246,11 +294,22 @@ class Renderer:
             )
         return text
 
-    def latexml_html(self, sections: list[etree._Element], abstract: Inline, lang: dict) -> etree._Element:
+    def latexml_html(
+        self, sections: list[etree._Element], abstract: Inline, lang: dict
+    ) -> etree._Element:
         """LaTeXML's page: head with its comment, page/content/document divisions, bibliography."""
         a = self.a
         head = H.head(
-            *_lines([H.meta({"http-equiv": "content-type", "content": "application/xhtml+xml; charset=UTF-8"})]),
+            *_lines(
+                [
+                    H.meta(
+                        {
+                            "http-equiv": "content-type",
+                            "content": "application/xhtml+xml; charset=UTF-8",
+                        }
+                    )
+                ]
+            ),
             H.title(a.title),
             "\n",
             etree.Comment(LATEXML_COMMENT),
@@ -274,8 +333,16 @@ class Renderer:
         references = H.h2({"class": "ltx_title ltx_title_bibliography"}, lang["references_title"])
         document = [
             H.h1({"class": "ltx_title ltx_title_document"}, a.title),
-            H.div({"class": "ltx_authors"}, H.span({"class": "ltx_creator ltx_role_author"}, author)),
-            H.div({"class": "ltx_abstract"}, abstract_title, "\n", H.p({"class": "ltx_p"}, *abstract), "\n"),
+            H.div(
+                {"class": "ltx_authors"}, H.span({"class": "ltx_creator ltx_role_author"}, author)
+            ),
+            H.div(
+                {"class": "ltx_abstract"},
+                abstract_title,
+                "\n",
+                H.p({"class": "ltx_p"}, *abstract),
+                "\n",
+            ),
             *sections,
             H.div(
                 {"id": "bib", "class": "ltx_bibliography"},
@@ -287,23 +354,38 @@ class Renderer:
         page = H.div({"class": "ltx_page_main"}, *_lines([page]))
         return H.html({"lang": self.spec.lang}, *_lines([head, H.body(*_lines([page]))]))
 
-    def arxmliv_html(self, sections: list[etree._Element], abstract: Inline, lang: dict) -> etree._Element:
+    def arxmliv_html(
+        self, sections: list[etree._Element], abstract: Inline, lang: dict
+    ) -> etree._Element:
         """arXMLiv's page: a one-line head, main/content/document divisions, bibliography; the root
         declares the ``m:`` prefix of the formulas (not in ``arxmliv_ltx``) and ``arxmliv:``."""
         a = self.a
-        head = H.head(H.title(a.title), H.link({"rel": "stylesheet", "type": "text/css", "href": "core.css"}))
+        head = H.head(
+            H.title(a.title), H.link({"rel": "stylesheet", "type": "text/css", "href": "core.css"})
+        )
         abstract_title = H.h6({"class": "title abstract-title"}, lang["abstract_title"])
         bib = [
-            H.li({"class": "bibitem", "id": key}, H.span({"class": "bibtag"}, f"[{label}]"), f" {entry}")
+            H.li(
+                {"class": "bibitem", "id": key},
+                H.span({"class": "bibtag"}, f"[{label}]"),
+                f" {entry}",
+            )
             for key, label, entry in a.bib
         ]
         references = H.h2({"class": "title bibliography-title"}, lang["references_title"])
         document = [
             H.h1({"class": "title document-title"}, a.title),
-            H.div({"class": "creator author"}, H.div({"class": "personname"}, ", ".join(a.authors))),
+            H.div(
+                {"class": "creator author"}, H.div({"class": "personname"}, ", ".join(a.authors))
+            ),
             H.div({"class": "abstract"}, abstract_title, H.p({"class": "p"}, *abstract)),
             *sections,
-            H.div({"class": "bibliography", "id": "bib"}, references, "\n", H.ul({"class": "biblist"}, *_lines(bib))),
+            H.div(
+                {"class": "bibliography", "id": "bib"},
+                references,
+                "\n",
+                H.ul({"class": "biblist"}, *_lines(bib)),
+            ),
         ]
         page = H.div({"class": "document"}, *_lines(document))
         body = H.body(H.div({"class": "main"}, H.div({"class": "content"}, page)))

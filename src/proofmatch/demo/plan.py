@@ -14,7 +14,13 @@ from proofmatch.demo.article import Article, Block, Section, Spec
 from proofmatch.demo.content import Planner
 
 #: Kinds of statements that get proofs, with weights.
-PROVED_KINDS = (("lemma", 45), ("theorem", 14), ("proposition", 20), ("corollary", 15), ("claim", 6))
+PROVED_KINDS = (
+    ("lemma", 45),
+    ("theorem", 14),
+    ("proposition", 20),
+    ("corollary", 15),
+    ("claim", 6),
+)
 
 #: The share of pairs given each special treatment (the rest are ordinary pairs).
 SPECIAL_PAIRS = (
@@ -91,7 +97,9 @@ def _introduction(pl: Planner) -> tuple[Section, Block | None, list[str] | None]
     rng, lang = pl.rng, pl.lang
     pl.section = 1
     counter = [0]
-    intro = Section(1, lang["intro_title"], [Block("para", body=[pl.plain("filler"), pl.plain("filler")])])
+    intro = Section(
+        1, lang["intro_title"], [Block("para", body=[pl.plain("filler"), pl.plain("filler")])]
+    )
     if pl.spec.no_theorems or rng.random() >= 0.35:
         return intro, None, None
     statement, proof, _ = pl.statement_proof(None)
@@ -100,7 +108,9 @@ def _introduction(pl: Planner) -> tuple[Section, Block | None, list[str] | None]
     intro.blocks.append(main_theorem)
     pl.blocks_so_far.append(main_theorem)
     kind_ref = f"{lang['kinds']['theorem']}\u00a0\\ref{{{main_theorem.anchor}}}"
-    later = pl.fill(lang["later_proof"], {"self": lambda: kind_ref, "sec": lambda: str(pl.n_sections)})
+    later = pl.fill(
+        lang["later_proof"], {"self": lambda: kind_ref, "sec": lambda: str(pl.n_sections)}
+    )
     intro.blocks.append(Block("para", body=[later]))
     return intro, main_theorem, proof
 
@@ -125,9 +135,16 @@ def _body_section(pl: Planner, s: int, stitle: str, count: int) -> Section:
 def _block_order(pl: Planner, count: int) -> list[str]:
     """The kinds of a section's blocks in order: ``count`` proved kinds drawn by weight, and extras."""
     rng, no_theorems = pl.rng, pl.spec.no_theorems
-    extras = ["definition"] * (rng.random() < 0.7) + ["remark"] * rng.randint(0, 1) + ["example"] * (rng.random() < 0.3)
+    extras = (
+        ["definition"] * (rng.random() < 0.7)
+        + ["remark"] * rng.randint(0, 1)
+        + ["example"] * (rng.random() < 0.3)
+    )
     extras += ["commentary"] * (not no_theorems and rng.random() < 0.3)
-    kinds = [rng.choices([k for k, _ in PROVED_KINDS], weights=[w for _, w in PROVED_KINDS])[0] for _ in range(count)]
+    kinds = [
+        rng.choices([k for k, _ in PROVED_KINDS], weights=[w for _, w in PROVED_KINDS])[0]
+        for _ in range(count)
+    ]
     order = kinds + extras
     rng.shuffle(order)
     if no_theorems:
@@ -163,18 +180,27 @@ def _add_proved(pl: Planner, sec: Section, what: str, counter: list[int]) -> Non
     special = _special_kind(pl.rng)
     statement, proof, name = pl.statement_proof(special)
     block = pl.number_block(
-        Block(what, body=statement, proof=proof, name=name, proof_title=pl.lang["proof_title"]), counter
+        Block(what, body=statement, proof=proof, name=name, proof_title=pl.lang["proof_title"]),
+        counter,
     )
     sec.blocks.append(block)
     pl.blocks_so_far.append(block)
 
 
-def _prove_main_theorem(pl: Planner, last: Section, main_theorem: Block, main_proof: list[str] | None) -> None:
+def _prove_main_theorem(
+    pl: Planner, last: Section, main_theorem: Block, main_proof: list[str] | None
+) -> None:
     """The proof of the introduction's main theorem, at the end of the last section."""
     lang = pl.lang
     kind_ref = f"{lang['kinds']['theorem']} {main_theorem.number}"
     last.blocks.append(Block("para", body=[pl.plain("filler")]))
-    last.blocks.append(Block("proof", proof=main_proof, proof_title=lang["proof_of"].replace("{kind}", kind_ref) + "."))
+    last.blocks.append(
+        Block(
+            "proof",
+            proof=main_proof,
+            proof_title=lang["proof_of"].replace("{kind}", kind_ref) + ".",
+        )
+    )
 
 
 def _bib_entry(pl: Planner, i: int) -> tuple[str, str, str]:
@@ -201,6 +227,8 @@ def _split_count(total: int, parts: int, rng: random.Random) -> list[int]:
     weights = [rng.uniform(1.0, 3.0) for _ in range(parts)]
     raw = [total * w / sum(weights) for w in weights]
     counts = [int(x) for x in raw]
-    for i in sorted(range(parts), key=lambda i: raw[i] - counts[i], reverse=True)[: total - sum(counts)]:
+    for i in sorted(range(parts), key=lambda i: raw[i] - counts[i], reverse=True)[
+        : total - sum(counts)
+    ]:
         counts[i] += 1
     return counts

@@ -27,7 +27,11 @@ def load_language(lang: str) -> dict[str, Any]:
     """The templates of one language (``demo_data/<lang>.yaml``), roles resolved from English."""
     if lang not in LANGUAGES:
         raise ValueError(f"no demo templates for language {lang!r}; have {LANGUAGES}")
-    text = resources.files("proofmatch.demo").joinpath("demo_data", f"{lang}.yaml").read_text(encoding="utf-8")
+    text = (
+        resources.files("proofmatch.demo")
+        .joinpath("demo_data", f"{lang}.yaml")
+        .read_text(encoding="utf-8")
+    )
     data = yaml.safe_load(text)
     if lang != "en":
         english = load_language("en")["categories"]

@@ -70,12 +70,17 @@ def sparse_scorer(Q: sp.spmatrix, D: sp.spmatrix) -> ScoreRows:
     return score_rows
 
 
-def tfidf_scorer(train_docs: Sequence[list[str]], statements: Sequence[list[str]],
-                 proofs: Sequence[list[str]]) -> ScoreRows:
+def tfidf_scorer(
+    train_docs: Sequence[list[str]], statements: Sequence[list[str]], proofs: Sequence[list[str]]
+) -> ScoreRows:
     """Cosine similarity of TF-IDF vectors fitted on ``train_docs``."""
     vec = TfidfVectorizer(analyzer=_identity, lowercase=False)
     vec.fit(list(train_docs))
-    log.info("TF-IDF vocabulary: %d tokens from %d training documents", len(vec.vocabulary_), len(train_docs))
+    log.info(
+        "TF-IDF vocabulary: %d tokens from %d training documents",
+        len(vec.vocabulary_),
+        len(train_docs),
+    )
     return sparse_scorer(vec.transform(list(statements)), vec.transform(list(proofs)))
 
 
@@ -92,13 +97,17 @@ def reference_text(tokens: Sequence[str]) -> str:
     return " ".join(out)
 
 
-def tfidf_paper_scorer(train_docs: Sequence[list[str]], statements: Sequence[list[str]],
-                       proofs: Sequence[list[str]]) -> ScoreRows:
+def tfidf_paper_scorer(
+    train_docs: Sequence[list[str]], statements: Sequence[list[str]], proofs: Sequence[list[str]]
+) -> ScoreRows:
     """Cosine similarity of the reference's default ``TfidfVectorizer()`` fitted on ``train_docs``."""
     vec = TfidfVectorizer()
     vec.fit([reference_text(d) for d in train_docs])
-    log.info("TF-IDF (reference code) vocabulary: %d tokens from %d training documents", len(vec.vocabulary_),
-             len(train_docs))
+    log.info(
+        "TF-IDF (reference code) vocabulary: %d tokens from %d training documents",
+        len(vec.vocabulary_),
+        len(train_docs),
+    )
     transform = lambda docs: vec.transform([reference_text(d) for d in docs])  # noqa: E731
     return sparse_scorer(transform(statements), transform(proofs))
 
@@ -121,7 +130,9 @@ def bm25_doc_weights(counts: sp.spmatrix, doc_len: np.ndarray, fit: BM25Fit) -> 
     documents given as term counts over ``fit.vocab`` and their lengths (tokens outside the
     vocabulary count in ``|d|``)."""
     counts = sp.csr_matrix(counts, dtype=np.float64)
-    norm = fit.k1 * (1.0 - fit.b + fit.b * np.asarray(doc_len, np.float64) / fit.avgdl)  # per document
+    norm = fit.k1 * (
+        1.0 - fit.b + fit.b * np.asarray(doc_len, np.float64) / fit.avgdl
+    )  # per document
     tf = counts.data
     rows = np.repeat(np.arange(counts.shape[0]), np.diff(counts.indptr))
     W = counts.copy()
@@ -137,9 +148,16 @@ def bm25_fit(proofs: Sequence[list[str]]) -> tuple[sp.csr_matrix, BM25Fit]:
         raise ValueError("BM25 needs at least one non-empty proof")
     bm = BM25Okapi(list(proofs))
     vocab = {t: i for i, t in enumerate(bm.idf)}
-    fit = BM25Fit(vocab, np.array([bm.idf[t] for t in vocab], dtype=np.float64), float(bm.k1), float(bm.b),
-                  float(bm.avgdl))
-    counts = CountVectorizer(analyzer=_identity, lowercase=False, vocabulary=vocab).transform(list(proofs))
+    fit = BM25Fit(
+        vocab,
+        np.array([bm.idf[t] for t in vocab], dtype=np.float64),
+        float(bm.k1),
+        float(bm.b),
+        float(bm.avgdl),
+    )
+    counts = CountVectorizer(analyzer=_identity, lowercase=False, vocabulary=vocab).transform(
+        list(proofs)
+    )
     return bm25_doc_weights(counts, np.asarray(bm.doc_len, dtype=np.float64), fit), fit
 
 
@@ -152,12 +170,22 @@ def bm25_weights(proofs: Sequence[list[str]]) -> tuple[sp.csr_matrix, dict[str, 
 def bm25_scorer(statements: Sequence[list[str]], proofs: Sequence[list[str]]) -> ScoreRows:
     """BM25Okapi scores of every proof (document) for every statement (query)."""
     W, vocab = bm25_weights(proofs)
-    Q = CountVectorizer(analyzer=_identity, lowercase=False, vocabulary=vocab).transform(list(statements))
+    Q = CountVectorizer(analyzer=_identity, lowercase=False, vocabulary=vocab).transform(
+        list(statements)
+    )
     return sparse_scorer(Q, W)
 
 
-def run_baseline(method: str, data_parquet: str | os.PathLike, part: str, out_parquet: str | os.PathLike,
-                 out_json: str | os.PathLike, topk: int, exact_max_n: int, seed: int) -> dict[str, Any]:
+def run_baseline(
+    method: str,
+    data_parquet: str | os.PathLike,
+    part: str,
+    out_parquet: str | os.PathLike,
+    out_json: str | os.PathLike,
+    topk: int,
+    exact_max_n: int,
+    seed: int,
+) -> dict[str, Any]:
     """Score ``part`` of ``data_parquet`` with a baseline, decode it, write Parquet + JSON (as evaluate.py)."""
     if method not in METHODS:
         raise ValueError(f"unknown baseline {method!r}; expected one of {METHODS}")
@@ -167,13 +195,22 @@ def run_baseline(method: str, data_parquet: str | os.PathLike, part: str, out_pa
     proofs = token_lists(data["proof_tokens"])
     if fitted:
         fit = tfidf_scorer if method == "tfidf" else tfidf_paper_scorer
-        scorer = fit(token_lists(train[0]["statement_tokens"]) + token_lists(train[0]["proof_tokens"]),
-                     statements, proofs)
+        scorer = fit(
+            token_lists(train[0]["statement_tokens"]) + token_lists(train[0]["proof_tokens"]),
+            statements,
+            proofs,
+        )
     else:
         scorer = bm25_scorer(statements, proofs)
     local, glob = decode_all(scorer, len(statements), topk, exact_max_n, seed)
-    meta = {"part": part, "view": "both", "method": method, "data": str(data_parquet), "seed": int(seed),
-            "exact_max_n": int(exact_max_n)}
+    meta = {
+        "part": part,
+        "view": "both",
+        "method": method,
+        "data": str(data_parquet),
+        "seed": int(seed),
+        "exact_max_n": int(exact_max_n),
+    }
     return write_outputs(data["pair_id"].tolist(), local, glob, out_parquet, out_json, meta)
 
 
@@ -184,6 +221,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     setup_logging(args.log)
-    run_baseline(args.method, args.data, args.part, args.out_parquet, args.out_json, args.topk,
-                 args.exact_max_n, args.seed)
+    run_baseline(
+        args.method,
+        args.data,
+        args.part,
+        args.out_parquet,
+        args.out_json,
+        args.topk,
+        args.exact_max_n,
+        args.seed,
+    )
     return 0

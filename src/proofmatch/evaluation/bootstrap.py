@@ -53,7 +53,9 @@ def draw_counts(n: int, resamples: int, seed: int) -> np.ndarray:
     """``resamples`` bootstrap draws of ``n`` statements as an ``resamples x n`` count matrix
     (float64, each row sums to ``n``); seeded by ``(seed, n)`` so a pool's draws never change."""
     if n < 1 or resamples < 1:
-        raise ValueError(f"a bootstrap needs n >= 1 and resamples >= 1 (got n={n}, resamples={resamples})")
+        raise ValueError(
+            f"a bootstrap needs n >= 1 and resamples >= 1 (got n={n}, resamples={resamples})"
+        )
     rng = np.random.default_rng([seed, n])
     counts = rng.multinomial(n, np.full(n, 1.0 / n), size=resamples).astype(np.float64)
     counts.setflags(write=False)
@@ -66,7 +68,9 @@ def intervals(values: np.ndarray, resamples: int, seed: int, level: float = 0.95
     means = draw_counts(v.shape[1], resamples, seed) @ v.T / v.shape[1]  # R x m
     tail = (1.0 - level) / 2.0
     low, high = np.quantile(means, [tail, 1.0 - tail], axis=0)
-    return [Interval(float(p), float(lo), float(hi)) for p, lo, hi in zip(v.mean(axis=1), low, high)]
+    return [
+        Interval(float(p), float(lo), float(hi)) for p, lo, hi in zip(v.mean(axis=1), low, high)
+    ]
 
 
 def interval(values: np.ndarray, resamples: int, seed: int, level: float = 0.95) -> Interval:
@@ -79,12 +83,15 @@ def per_statement(parquet: str | os.PathLike) -> pd.DataFrame:
     from the Parquet file :func:`proofmatch.evaluation.evaluate.write_outputs` writes."""
     df = read_parquet(parquet, columns=["pair_id", "gold_rank", "top1", "global_pred"])
     top1_counts = df["top1"].map(df["top1"].value_counts())
-    out = pd.DataFrame({
-        "mrr": 1.0 / df["gold_rank"].to_numpy(dtype=np.float64),
-        "acc": (df["top1"] == df["pair_id"]).to_numpy(dtype=np.float64),
-        "global_acc": (df["global_pred"] == df["pair_id"]).to_numpy(dtype=np.float64),
-        "shared_top1": (top1_counts > 1).to_numpy(dtype=np.float64),
-    }, index=pd.Index(df["pair_id"].astype(str), name="pair_id"))
+    out = pd.DataFrame(
+        {
+            "mrr": 1.0 / df["gold_rank"].to_numpy(dtype=np.float64),
+            "acc": (df["top1"] == df["pair_id"]).to_numpy(dtype=np.float64),
+            "global_acc": (df["global_pred"] == df["pair_id"]).to_numpy(dtype=np.float64),
+            "shared_top1": (top1_counts > 1).to_numpy(dtype=np.float64),
+        },
+        index=pd.Index(df["pair_id"].astype(str), name="pair_id"),
+    )
     if not out.index.is_unique:
         raise ValueError(f"{parquet}: a pair_id occurs twice; not a per-statement evaluation file")
     return out.sort_index()
@@ -95,12 +102,19 @@ def aligned(frames: Sequence[pd.DataFrame], what: str = "evaluations") -> None:
     first = frames[0].index
     for f in frames[1:]:
         if not f.index.equals(first):
-            raise ValueError(f"{what} are not on the same statements ({len(first)} against {len(f.index)} "
-                             "pair ids, or other ids): a paired bootstrap needs one pool")
+            raise ValueError(
+                f"{what} are not on the same statements ({len(first)} against {len(f.index)} "
+                "pair ids, or other ids): a paired bootstrap needs one pool"
+            )
 
 
-def contrast(terms: Sequence[tuple[float, pd.DataFrame]], metric: str, resamples: int, seed: int,
-             level: float = 0.95) -> Interval:
+def contrast(
+    terms: Sequence[tuple[float, pd.DataFrame]],
+    metric: str,
+    resamples: int,
+    seed: int,
+    level: float = 0.95,
+) -> Interval:
     """The interval of ``sum(coef * frame[metric])`` averaged over the statements, all terms resampled
     with the same draws (a paired difference: ``[(1, a), (-1, b)]``)."""
     frames = [f for _, f in terms]
@@ -109,8 +123,9 @@ def contrast(terms: Sequence[tuple[float, pd.DataFrame]], metric: str, resamples
     return interval(np.asarray(v), resamples, seed, level)
 
 
-def cell_intervals(frame: pd.DataFrame, metrics: Sequence[str], resamples: int, seed: int,
-                   level: float = 0.95) -> Mapping[str, Interval]:
+def cell_intervals(
+    frame: pd.DataFrame, metrics: Sequence[str], resamples: int, seed: int, level: float = 0.95
+) -> Mapping[str, Interval]:
     """The interval of each of ``metrics`` of one evaluation (one matrix product for all)."""
     found = intervals(frame[list(metrics)].to_numpy().T, resamples, seed, level)
     return dict(zip(metrics, found))

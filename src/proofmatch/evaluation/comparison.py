@@ -33,8 +33,10 @@ log = logging.getLogger(__name__)
 
 COLUMNS = ["Table", "Row", "Column", "Paper", "This run", "Difference", "Note"]
 # The paper's corpus (Table 1 and §8): MREC articles with pairs, pairs, and the test part of Mixed.
-PAPER_CORPUS = ("the paper: MREC (arXiv), 27,841 articles with 184,094 statement-proof pairs; pool 18,408 test "
-                "pairs (Mixed, §8)")
+PAPER_CORPUS = (
+    "the paper: MREC (arXiv), 27,841 articles with 184,094 statement-proof pairs; pool 18,408 test "
+    "pairs (Mixed, §8)"
+)
 
 
 def corpus_label(source: str, dirs: str | Sequence[str] | None) -> str:
@@ -44,7 +46,9 @@ def corpus_label(source: str, dirs: str | Sequence[str] | None) -> str:
         return "the project's generated demo corpus"
     folders = [dirs] if isinstance(dirs, str) else list(dirs or [])
     if not folders or not all(isinstance(d, str) and d for d in folders):
-        raise ValueError(f"corpus.source {source!r} needs corpus.dir (one folder or several), got {dirs!r}")
+        raise ValueError(
+            f"corpus.source {source!r} needs corpus.dir (one folder or several), got {dirs!r}"
+        )
     if source == "dir":
         return "XHTML articles in " + ", ".join(folders)
     if source == "latex":
@@ -71,30 +75,48 @@ def pool_sizes(metrics: Mapping[X.Evaluation, Mapping[str, Any]]) -> dict[str, i
         sizes.setdefault(ev.split, set()).add(int(m["n"]))
     bad = {s: sorted(n) for s, n in sizes.items() if len(n) != 1}
     if bad:
-        raise ValueError(f"the evaluations of one split count different numbers of test pairs: {bad}")
+        raise ValueError(
+            f"the evaluations of one split count different numbers of test pairs: {bad}"
+        )
     return {s: n.pop() for s, n in sizes.items()}
 
 
-def caption(corpus: str, articles: int | None = None, pairs: int | None = None,
-            pools: Mapping[str, int] | None = None, splits: Iterable[str] = ()) -> str:
+def caption(
+    corpus: str,
+    articles: int | None = None,
+    pairs: int | None = None,
+    pools: Mapping[str, int] | None = None,
+    splits: Iterable[str] = (),
+) -> str:
     """The comparison's caption. The corpus's size after filtering and the test pool per split are
     known once the run has them (the .md file); without them (the HTML report's caption, rule
     params ``caption``, planned before any job) it names the corpus only."""
     size = ""
     if articles is not None:
-        pool = "; ".join(f"{X.SPLIT_NAMES[s]} {pools[s]:,}" if s in (pools or {}) else f"{X.SPLIT_NAMES[s]} not run"
-                         for s in splits)
-        size = (f", {articles:,} articles with {pairs:,} statement-proof pairs after filtering; pool (test pairs "
-                f"per split): {pool}")
-    return (f"This run beside the paper, Tables 3-6: test MRR and accuracy (%) of every cell the paper reports; "
-            f"Difference = this run - paper, in points. This run: {corpus}{size}. Versus "
-            f"{PAPER_CORPUS}. Table 4 rows: split / training level, columns: test level; the Acc of a *-Global row "
-            f"is global decoding's accuracy. Table 6 rows: training level on the probability split, columns: test "
-            f"level.")
+        pool = "; ".join(
+            f"{X.SPLIT_NAMES[s]} {pools[s]:,}"
+            if s in (pools or {})
+            else f"{X.SPLIT_NAMES[s]} not run"
+            for s in splits
+        )
+        size = (
+            f", {articles:,} articles with {pairs:,} statement-proof pairs after filtering; pool (test pairs "
+            f"per split): {pool}"
+        )
+    return (
+        f"This run beside the paper, Tables 3-6: test MRR and accuracy (%) of every cell the paper reports; "
+        f"Difference = this run - paper, in points. This run: {corpus}{size}. Versus "
+        f"{PAPER_CORPUS}. Table 4 rows: split / training level, columns: test level; the Acc of a *-Global row "
+        f"is global decoding's accuracy. Table 6 rows: training level on the probability split, columns: test "
+        f"level."
+    )
 
 
-def compare(cells_: Sequence[P.PaperCell], results: Mapping[X.Evaluation, Source],
-            not_run: Mapping[Hashable, str] | None = None) -> tuple[pd.DataFrame, dict[str, int]]:
+def compare(
+    cells_: Sequence[P.PaperCell],
+    results: Mapping[X.Evaluation, Source],
+    not_run: Mapping[Hashable, str] | None = None,
+) -> tuple[pd.DataFrame, dict[str, int]]:
     """The comparison frame (:data:`COLUMNS`, one row per paper cell) and the pool size of each
     split that has results."""
     not_run = not_run or {}
@@ -111,15 +133,23 @@ def compare(cells_: Sequence[P.PaperCell], results: Mapping[X.Evaluation, Source
         elif reason is None:
             missing.append(ev)
         diff = None if value is None else value - cell.value
-        rows.append([TITLES[cell.table], cell.row, cell.column, cell.value, value, diff, reason or ""])
+        rows.append(
+            [TITLES[cell.table], cell.row, cell.column, cell.value, value, diff, reason or ""]
+        )
     if missing:
         shown = ", ".join(str(ev.path()) for ev in list(dict.fromkeys(missing))[:4])
-        raise KeyError(f"paper comparison: {len(missing)} result(s) missing and not marked as not run: {shown}")
+        raise KeyError(
+            f"paper comparison: {len(missing)} result(s) missing and not marked as not run: {shown}"
+        )
     return pd.DataFrame(rows, columns=COLUMNS), pool_sizes(metrics)
 
 
-def with_intervals(df: pd.DataFrame, cells_: Sequence[P.PaperCell], results: Mapping[X.Evaluation, Source],
-                   bootstrap: tuple[int, int]) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+def with_intervals(
+    df: pd.DataFrame,
+    cells_: Sequence[P.PaperCell],
+    results: Mapping[X.Evaluation, Source],
+    bootstrap: tuple[int, int],
+) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """``df`` with the 95 % interval over the pool's statements of each "This run" value (CSV
     ``This run lo``/``hi``, Markdown brackets), when the results are files with their per-statement
     Parquet (:mod:`proofmatch.evaluation.intervals`); as it is for loaded results."""
@@ -135,19 +165,30 @@ def with_intervals(df: pd.DataFrame, cells_: Sequence[P.PaperCell], results: Map
     return I.bracketed(df, scored, *bootstrap)
 
 
-def write_comparison(df: pd.DataFrame, text: str, out_md: str | os.PathLike, out_csv: str | os.PathLike,
-                     shown: pd.DataFrame | None = None) -> None:
+def write_comparison(
+    df: pd.DataFrame,
+    text: str,
+    out_md: str | os.PathLike,
+    out_csv: str | os.PathLike,
+    shown: pd.DataFrame | None = None,
+) -> None:
     write_text(to_markdown(df if shown is None else shown, text), out_md)
     write_csv(df, out_csv)
     log.info("wrote %s and %s (%d cells)", out_md, out_csv, len(df))
 
 
-def comparison_from_inputs(evaluations: Iterable[str | os.PathLike], paper_csv: str | os.PathLike,
-                           filter_report: str | os.PathLike, out_md: str | os.PathLike, out_csv: str | os.PathLike,
-                           corpus_source: str, corpus_dir: str | Sequence[str] | None,
-                           not_run: Mapping[Hashable, str] | None = None,
-                           eval_root: str | os.PathLike = X.EVAL_ROOT,
-                           bootstrap: tuple[int, int] | None = None) -> pd.DataFrame:
+def comparison_from_inputs(
+    evaluations: Iterable[str | os.PathLike],
+    paper_csv: str | os.PathLike,
+    filter_report: str | os.PathLike,
+    out_md: str | os.PathLike,
+    out_csv: str | os.PathLike,
+    corpus_source: str,
+    corpus_dir: str | Sequence[str] | None,
+    not_run: Mapping[Hashable, str] | None = None,
+    eval_root: str | os.PathLike = X.EVAL_ROOT,
+    bootstrap: tuple[int, int] | None = None,
+) -> pd.DataFrame:
     """The workflow's comparison: ``evaluations`` must be exactly what the workflow names for the
     evaluations under ``eval_root`` of the paper's cells not marked in ``not_run`` (their
     folders: :func:`proofmatch.evaluation.paper.evaluation_inputs`, what workflow/rules/tables.smk lists).
@@ -159,8 +200,10 @@ def comparison_from_inputs(evaluations: Iterable[str | os.PathLike], paper_csv: 
     given = [str(p) for p in evaluations]
     unexpected, absent = sorted(set(given) - set(expected)), sorted(set(expected) - set(given))
     if unexpected or absent:
-        raise ValueError(f"paper comparison: the inputs are not the paper cells' evaluations: {len(unexpected)} "
-                         f"unexpected {unexpected[:3]}, {len(absent)} absent {absent[:3]}")
+        raise ValueError(
+            f"paper comparison: the inputs are not the paper cells' evaluations: {len(unexpected)} "
+            f"unexpected {unexpected[:3]}, {len(absent)} absent {absent[:3]}"
+        )
     results = {ev: path for path, ev in paths.items()}
     df, pools = compare(paper_cells, results, not_run)
     articles, pairs = corpus_size(filter_report)

@@ -41,8 +41,12 @@ class PairScorer(Protocol):
     """What evaluation needs from a trained model: its scores as factors (implemented by
     :class:`proofmatch.models.matcher.Matcher`; a test may pass any object that has ``factors``)."""
 
-    def factors(self, statement_tokens: Sequence[Sequence[str]], proof_tokens: Sequence[Sequence[str]],
-                batch_size: int = ...) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def factors(
+        self,
+        statement_tokens: Sequence[Sequence[str]],
+        proof_tokens: Sequence[Sequence[str]],
+        batch_size: int = ...,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(A, B, row_bias, col_bias) with scores = A @ B.T + row_bias[:, None] + col_bias[None, :]."""
 
 
@@ -69,33 +73,54 @@ def results_table(pair_ids: Sequence[str], local: LocalResult, glob: GlobalResul
     n, k = local.topk_idx.shape
     if len(ids) != n:
         raise ValueError(f"{len(ids)} pair ids for {n} decoded statements")
-    return pa.table({
-        "pair_id": ids,
-        "gold_rank": pa.array(local.gold_rank, pa.int64()),
-        "top1": ids.take(pa.array(local.top1)),
-        "global_pred": ids.take(pa.array(glob.assignment)),
-        "topk_ids": _list_array(ids.take(pa.array(local.topk_idx.ravel())), n, k),
-        "topk_scores": _list_array(pa.array(local.topk_score.ravel(), pa.float32()), n, k),
-    })
+    return pa.table(
+        {
+            "pair_id": ids,
+            "gold_rank": pa.array(local.gold_rank, pa.int64()),
+            "top1": ids.take(pa.array(local.top1)),
+            "global_pred": ids.take(pa.array(glob.assignment)),
+            "topk_ids": _list_array(ids.take(pa.array(local.topk_idx.ravel())), n, k),
+            "topk_scores": _list_array(pa.array(local.topk_score.ravel(), pa.float32()), n, k),
+        }
+    )
 
 
-def write_outputs(pair_ids: Sequence[str], local: LocalResult, glob: GlobalResult,
-                  out_parquet: str | os.PathLike, out_json: str | os.PathLike,
-                  meta: dict[str, Any]) -> dict[str, Any]:
+def write_outputs(
+    pair_ids: Sequence[str],
+    local: LocalResult,
+    glob: GlobalResult,
+    out_parquet: str | os.PathLike,
+    out_json: str | os.PathLike,
+    meta: dict[str, Any],
+) -> dict[str, Any]:
     """Write the per-statement Parquet and the metrics JSON; return the JSON's content."""
     write_parquet(results_table(pair_ids, local, glob), out_parquet)
     metrics = {**decode_metrics(local, glob), **meta}
     write_json(metrics, out_json)
-    log.info("wrote %s and %s: MRR %.4f acc %.4f global acc %.4f (%s)", out_parquet, out_json,
-             metrics["mrr"], metrics["acc"], metrics["global_acc"], metrics["global_method"])
+    log.info(
+        "wrote %s and %s: MRR %.4f acc %.4f global acc %.4f (%s)",
+        out_parquet,
+        out_json,
+        metrics["mrr"],
+        metrics["acc"],
+        metrics["global_acc"],
+        metrics["global_method"],
+    )
     return metrics
 
 
 # ----------------------------------------------------------------------------- evaluation
 
 
-def evaluate_matcher(matcher: PairScorer, data: pd.DataFrame, topk: int, exact_max_n: int, seed: int,
-                     view: str = "both", batch_size: int = 64) -> tuple[LocalResult, GlobalResult]:
+def evaluate_matcher(
+    matcher: PairScorer,
+    data: pd.DataFrame,
+    topk: int,
+    exact_max_n: int,
+    seed: int,
+    view: str = "both",
+    batch_size: int = 64,
+) -> tuple[LocalResult, GlobalResult]:
     """Encode the pairs of ``data`` once and decode them locally and globally; scores and top-k
     lists are computed on the matcher's device (its ``device`` attribute; CPU if it has none)."""
     statements = token_lists(data["statement_tokens"], view)
@@ -108,31 +133,71 @@ def evaluate_matcher(matcher: PairScorer, data: pd.DataFrame, topk: int, exact_m
 
 
 def _load_matcher(run_dir: str | os.PathLike) -> PairScorer:
-    from proofmatch.models.matcher import load_matcher  # imports torch; only when a real run is evaluated
+    from proofmatch.models.matcher import (
+        load_matcher,
+    )  # imports torch; only when a real run is evaluated
 
     return load_matcher(run_dir)
 
 
-def evaluate_run(run_dir: str | os.PathLike, data_parquet: str | os.PathLike, part: str,
-                 out_parquet: str | os.PathLike, out_json: str | os.PathLike, topk: int, exact_max_n: int,
-                 seed: int, view: str = "both", batch_size: int = 64) -> dict[str, Any]:
+def evaluate_run(
+    run_dir: str | os.PathLike,
+    data_parquet: str | os.PathLike,
+    part: str,
+    out_parquet: str | os.PathLike,
+    out_json: str | os.PathLike,
+    topk: int,
+    exact_max_n: int,
+    seed: int,
+    view: str = "both",
+    batch_size: int = 64,
+) -> dict[str, Any]:
     """Evaluate the model of ``run_dir`` on ``part`` of ``data_parquet``; write Parquet + JSON.
 
     ``topk``, ``exact_max_n`` (config ``decode.*``) and ``seed`` have no defaults: the workflow
     passes its config's, the CLI the schema's (:func:`add_decode_arguments`)."""
     check_view(view)
-    return evaluate_part(_load_matcher(run_dir), run_dir, read_part(data_parquet, part), data_parquet, part,
-                         out_parquet, out_json, topk, exact_max_n, seed, view, batch_size)
+    return evaluate_part(
+        _load_matcher(run_dir),
+        run_dir,
+        read_part(data_parquet, part),
+        data_parquet,
+        part,
+        out_parquet,
+        out_json,
+        topk,
+        exact_max_n,
+        seed,
+        view,
+        batch_size,
+    )
 
 
-def evaluate_part(matcher: PairScorer, run_dir: str | os.PathLike, data: pd.DataFrame,
-                  data_parquet: str | os.PathLike, part: str, out_parquet: str | os.PathLike,
-                  out_json: str | os.PathLike, topk: int, exact_max_n: int, seed: int, view: str,
-                  batch_size: int = 64) -> dict[str, Any]:
+def evaluate_part(
+    matcher: PairScorer,
+    run_dir: str | os.PathLike,
+    data: pd.DataFrame,
+    data_parquet: str | os.PathLike,
+    part: str,
+    out_parquet: str | os.PathLike,
+    out_json: str | os.PathLike,
+    topk: int,
+    exact_max_n: int,
+    seed: int,
+    view: str,
+    batch_size: int = 64,
+) -> dict[str, Any]:
     """:func:`evaluate_run` with the model loaded and ``part`` of ``data_parquet`` read (``data``)."""
     local, glob = evaluate_matcher(matcher, data, topk, exact_max_n, seed, view, batch_size)
-    meta = {"part": part, "view": view, "run_dir": str(run_dir), "data": str(data_parquet),
-            "seed": int(seed), "exact_max_n": int(exact_max_n), "method": "model"}
+    meta = {
+        "part": part,
+        "view": view,
+        "run_dir": str(run_dir),
+        "data": str(data_parquet),
+        "seed": int(seed),
+        "exact_max_n": int(exact_max_n),
+        "method": "model",
+    }
     return write_outputs(data["pair_id"].tolist(), local, glob, out_parquet, out_json, meta)
 
 
@@ -141,8 +206,9 @@ def check_view(view: str) -> None:
         raise ValueError(f"unknown input view {view!r}; expected one of {tok.VIEWS}")
 
 
-def level_files(data: Mapping[str, str | os.PathLike], plan: Sequence[tuple[str, str]]
-                ) -> dict[str, list[str]]:
+def level_files(
+    data: Mapping[str, str | os.PathLike], plan: Sequence[tuple[str, str]]
+) -> dict[str, list[str]]:
     """The parts to read from each test level's data file of ``plan`` (``(part, test_level)``
     pairs), checking that ``data`` (test level -> replaced split Parquet) has every level."""
     parts: dict[str, list[str]] = {}
@@ -155,9 +221,17 @@ def level_files(data: Mapping[str, str | os.PathLike], plan: Sequence[tuple[str,
     return parts
 
 
-def evaluate_folder(run_dir: str | os.PathLike, data: Mapping[str, str | os.PathLike],
-                    plan: Sequence[tuple[str, str]], out_dir: str | os.PathLike, topk: int, exact_max_n: int,
-                    seed: int, view: str = "both", batch_size: int = 64) -> dict[str, dict[str, Any]]:
+def evaluate_folder(
+    run_dir: str | os.PathLike,
+    data: Mapping[str, str | os.PathLike],
+    plan: Sequence[tuple[str, str]],
+    out_dir: str | os.PathLike,
+    topk: int,
+    exact_max_n: int,
+    seed: int,
+    view: str = "both",
+    batch_size: int = 64,
+) -> dict[str, dict[str, Any]]:
     """Every evaluation of one trained run in one process (the workflow's ``evaluate_run``):
     for each ``(part, test_level)`` of ``plan``, the files :func:`evaluate_run` writes for that part
     of ``data[test_level]``, named ``{part}-{test_level}.{parquet,json}`` in ``out_dir``.
@@ -170,8 +244,25 @@ def evaluate_folder(run_dir: str | os.PathLike, data: Mapping[str, str | os.Path
     check_view(view)
     parts = level_files(data, plan)
     matcher = _load_matcher(run_dir)
-    out = write_folder(data, parts, out_dir, lambda frame, path, part, parquet, json: evaluate_part(
-        matcher, run_dir, frame, path, part, parquet, json, topk, exact_max_n, seed, view, batch_size))
+    out = write_folder(
+        data,
+        parts,
+        out_dir,
+        lambda frame, path, part, parquet, json: evaluate_part(
+            matcher,
+            run_dir,
+            frame,
+            path,
+            part,
+            parquet,
+            json,
+            topk,
+            exact_max_n,
+            seed,
+            view,
+            batch_size,
+        ),
+    )
     log.info("wrote %s: %s", out_dir, ", ".join(sorted(out)))
     return out
 
@@ -179,8 +270,12 @@ def evaluate_folder(run_dir: str | os.PathLike, data: Mapping[str, str | os.Path
 PartWriter = Callable[[pd.DataFrame, str | os.PathLike, str, Path, Path], dict[str, Any]]
 
 
-def write_folder(data: Mapping[str, str | os.PathLike], parts: Mapping[str, Sequence[str]],
-                 out_dir: str | os.PathLike, write_part: PartWriter) -> dict[str, dict[str, Any]]:
+def write_folder(
+    data: Mapping[str, str | os.PathLike],
+    parts: Mapping[str, Sequence[str]],
+    out_dir: str | os.PathLike,
+    write_part: PartWriter,
+) -> dict[str, dict[str, Any]]:
     """The folder of one run's (or fusion's) evaluations: for each test level's ``parts``
     (:func:`level_files`), each part read once and handed to ``write_part(frame, data file,
     part, parquet, json)``, which writes ``{part}-{test_level}.{parquet,json}``. ``out_dir`` is
@@ -190,8 +285,9 @@ def write_folder(data: Mapping[str, str | os.PathLike], parts: Mapping[str, Sequ
         for level, wanted in parts.items():
             for part, frame in zip(wanted, read_parts(data[level], wanted)):
                 stem = f"{part}-{level}"
-                out[stem] = write_part(frame, data[level], part, staging / f"{stem}.parquet",
-                                       staging / f"{stem}.json")
+                out[stem] = write_part(
+                    frame, data[level], part, staging / f"{stem}.parquet", staging / f"{stem}.json"
+                )
     return out
 
 
@@ -205,14 +301,23 @@ def add_decode_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out-parquet", required=True, help="per-pair ranks and top-k (parquet)")
     parser.add_argument("--out-json", required=True, help="metrics (JSON)")
     config.add_option(parser, "--topk", key="decode.topk", type=int, help="k of the k-best lists")
-    config.add_option(parser, "--exact-max-n", key="decode.exact_max_n", type=int,
-                      help="exact dense LAP up to this n, sparse k-best LAPMOD above")
-    config.add_option(parser, "--seed", key="seed", type=int, help="seed of the fallback permutation")
+    config.add_option(
+        parser,
+        "--exact-max-n",
+        key="decode.exact_max_n",
+        type=int,
+        help="exact dense LAP up to this n, sparse k-best LAPMOD above",
+    )
+    config.add_option(
+        parser, "--seed", key="seed", type=int, help="seed of the fallback permutation"
+    )
     parser.add_argument("--log", default=None, help="log file")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--run-dir", required=True, help="results/runs/{split}/{encoder}-{mode}/{level}-{view}")
+    parser.add_argument(
+        "--run-dir", required=True, help="results/runs/{split}/{encoder}-{mode}/{level}-{view}"
+    )
     add_decode_arguments(parser)
     parser.add_argument("--view", default="both", choices=tok.VIEWS, help="tokens scored")
     parser.add_argument("--batch-size", type=int, default=64, help="pairs encoded at once")
@@ -220,6 +325,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     setup_logging(args.log)
-    evaluate_run(args.run_dir, args.data, args.part, args.out_parquet, args.out_json, args.topk,
-                 args.exact_max_n, args.seed, args.view, args.batch_size)
+    evaluate_run(
+        args.run_dir,
+        args.data,
+        args.part,
+        args.out_parquet,
+        args.out_json,
+        args.topk,
+        args.exact_max_n,
+        args.seed,
+        args.view,
+        args.batch_size,
+    )
     return 0

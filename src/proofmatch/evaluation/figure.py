@@ -61,7 +61,7 @@ log = logging.getLogger(__name__)
 
 CLASS_NAMES = ["mismatch", "match"]
 DEFAULT_UNK = "[UNK]"
-MATCH_RGB = (1.0, 0.50, 0.05)   # orange
+MATCH_RGB = (1.0, 0.50, 0.05)  # orange
 MISMATCH_RGB = (0.12, 0.47, 0.71)  # blue
 _WS = re.compile(r"\s+")
 
@@ -84,24 +84,41 @@ def pick_pairs(data: pd.DataFrame, n: int = 2, max_tokens: int = 120) -> list[in
     length = np.array([len(s) + len(p) for s, p in zip(st, pr)])
     ok = np.array([len(s) > 0 and len(p) > 0 for s, p in zip(st, pr)])
     if ok.sum() < n:
-        raise ValueError(f"need {n} pairs with a non-empty statement and proof, have {int(ok.sum())}")
+        raise ValueError(
+            f"need {n} pairs with a non-empty statement and proof, have {int(ok.sum())}"
+        )
     shared = np.array([shared_math(s, p) for s, p in zip(st, pr)])
     fits = length <= max_tokens
-    key = pd.DataFrame({"bad": ~ok, "long": ~fits, "shared": -shared, "length": length,
-                        "pair_id": data["pair_id"].astype(str).to_numpy()})
+    key = pd.DataFrame(
+        {
+            "bad": ~ok,
+            "long": ~fits,
+            "shared": -shared,
+            "length": length,
+            "pair_id": data["pair_id"].astype(str).to_numpy(),
+        }
+    )
     if not fits[ok].any():
         log.warning("no pair has <= %d tokens; explaining the shortest ones", max_tokens)
         key["long"] = False
         key["shared"] = 0
-    ranked = key[~key["bad"]].sort_values(["long", "shared", "length", "pair_id"], kind="stable").index
-    articles = data["article_id"].astype(str).to_numpy() if "article_id" in data else np.arange(len(data))
+    ranked = (
+        key[~key["bad"]].sort_values(["long", "shared", "length", "pair_id"], kind="stable").index
+    )
+    articles = (
+        data["article_id"].astype(str).to_numpy() if "article_id" in data else np.arange(len(data))
+    )
     chosen: list[int] = []
     for row in ranked:
         if articles[row] not in {articles[c] for c in chosen}:
             chosen.append(int(row))
             if len(chosen) == n:
                 return chosen
-    log.warning("only %d article(s) among the candidate pairs; the %d pairs share an article", len(chosen), n)
+    log.warning(
+        "only %d article(s) among the candidate pairs; the %d pairs share an article",
+        len(chosen),
+        n,
+    )
     rest = [int(r) for r in ranked if r not in chosen]
     return chosen + rest[: n - len(chosen)]
 
@@ -117,8 +134,15 @@ def display_token(token: str) -> str:
     return _WS.sub("_", token) or "_"
 
 
-def match_probability_fn(matcher: PairScorer, statement: list[str], proof: list[str], others: list[list[str]],
-                         unk: str, batch_size: int = 64, progress: bool = True) -> Callable[[list[str]], np.ndarray]:
+def match_probability_fn(
+    matcher: PairScorer,
+    statement: list[str],
+    proof: list[str],
+    others: list[list[str]],
+    unk: str,
+    batch_size: int = 64,
+    progress: bool = True,
+) -> Callable[[list[str]], np.ndarray]:
     """LIME's classifier function: perturbed joint texts -> [[1 - p, p], ...]."""
     n_s = len(statement)
     shown = [display_token(t) for t in statement + proof]
@@ -131,22 +155,33 @@ def match_probability_fn(matcher: PairScorer, statement: list[str], proof: list[
         pieces = text.split()
         if len(pieces) != len(shown):
             raise ValueError(f"perturbed text has {len(pieces)} tokens, expected {len(shown)}")
-        full = [orig if piece == disp else unk for orig, disp, piece in zip(statement + proof, shown, pieces)]
+        full = [
+            orig if piece == disp else unk
+            for orig, disp, piece in zip(statement + proof, shown, pieces)
+        ]
         return full[:n_s], full[n_s:]
 
     def classifier_fn(texts: list[str]) -> np.ndarray:
         probs = np.empty(len(texts), np.float64)
         starts = range(0, len(texts), batch_size)
-        for start in tqdm(starts, desc="LIME samples", unit="batch", disable=not progress or len(starts) < 2):
-            pairs = [to_tokens(t) for t in texts[start:start + batch_size]]
-            A, B, rb, cb = (np.asarray(x, np.float64) for x in
-                            matcher.factors([p[0] for p in pairs], [p[1] for p in pairs], batch_size=batch_size))
+        for start in tqdm(
+            starts, desc="LIME samples", unit="batch", disable=not progress or len(starts) < 2
+        ):
+            pairs = [to_tokens(t) for t in texts[start : start + batch_size]]
+            A, B, rb, cb = (
+                np.asarray(x, np.float64)
+                for x in matcher.factors(
+                    [p[0] for p in pairs], [p[1] for p in pairs], batch_size=batch_size
+                )
+            )
             rb, cb = rb.reshape(-1), cb.reshape(-1)
             own = np.einsum("ij,ij->i", A, B) + rb + cb
             other = A @ B_o.T + rb[:, None] + cb_o[None, :]
             top = np.maximum(own, other.max(axis=1, initial=-np.inf))
             e_own = np.exp(own - top)
-            probs[start:start + len(pairs)] = e_own / (e_own + np.exp(other - top[:, None]).sum(axis=1))
+            probs[start : start + len(pairs)] = e_own / (
+                e_own + np.exp(other - top[:, None]).sum(axis=1)
+            )
         return np.stack([1.0 - probs, probs], axis=1)
 
     return classifier_fn
@@ -157,17 +192,26 @@ class Explanation:
     """LIME weights of one pair under one model, in token order (statement, then proof)."""
 
     title: str
-    tokens: list[str]      # display strings
+    tokens: list[str]  # display strings
     is_math: list[bool]
-    weights: np.ndarray    # > 0 supports "match"
+    weights: np.ndarray  # > 0 supports "match"
     n_statement: int
     p_match: float
     r2: float
     pair_id: str = ""
 
 
-def explain_pair(matcher: PairScorer, statement: list[str], proof: list[str], others: list[list[str]],
-                 samples: int, seed: int, title: str = "", batch_size: int = 64, pair_id: str = "") -> Explanation:
+def explain_pair(
+    matcher: PairScorer,
+    statement: list[str],
+    proof: list[str],
+    others: list[list[str]],
+    samples: int,
+    seed: int,
+    title: str = "",
+    batch_size: int = 64,
+    pair_id: str = "",
+) -> Explanation:
     """Explain the match probability of one statement-proof pair with LIME (module docstring)."""
     from lime.lime_text import LimeTextExplainer
 
@@ -178,20 +222,40 @@ def explain_pair(matcher: PairScorer, statement: list[str], proof: list[str], ot
     unk = str(getattr(matcher, "unk_token", DEFAULT_UNK))
     fn = match_probability_fn(matcher, statement, proof, others, unk, batch_size)
     shown = [display_token(t) for t in statement + proof]
-    text = " ".join(shown[:len(statement)]) + "\n" + " ".join(shown[len(statement):])
-    explainer = LimeTextExplainer(class_names=CLASS_NAMES, split_expression=r"\s+", bow=False,
-                                  mask_string=unk, random_state=seed)
-    exp = explainer.explain_instance(text, fn, labels=(1,), num_features=len(shown), num_samples=samples)
+    text = " ".join(shown[: len(statement)]) + "\n" + " ".join(shown[len(statement) :])
+    explainer = LimeTextExplainer(
+        class_names=CLASS_NAMES,
+        split_expression=r"\s+",
+        bow=False,
+        mask_string=unk,
+        random_state=seed,
+    )
+    exp = explainer.explain_instance(
+        text, fn, labels=(1,), num_features=len(shown), num_samples=samples
+    )
     weights = np.zeros(len(shown))
     for fid, w in exp.as_map()[1]:
         weights[fid] = w
     p = float(fn([text])[0, 1])
     r2 = float(exp.score[1] if isinstance(exp.score, dict) else exp.score)
     order = np.argsort(-np.abs(weights))[:10]
-    log.info("%s: P(match)=%.3f R2=%.2f; strongest: %s", title or "explanation", p, r2,
-             ", ".join(f"{shown[i]}({weights[i]:+.3f})" for i in order))
-    return Explanation(title, shown, [tok.is_math(t) for t in statement + proof], weights, len(statement), p, r2,
-                       pair_id)
+    log.info(
+        "%s: P(match)=%.3f R2=%.2f; strongest: %s",
+        title or "explanation",
+        p,
+        r2,
+        ", ".join(f"{shown[i]}({weights[i]:+.3f})" for i in order),
+    )
+    return Explanation(
+        title,
+        shown,
+        [tok.is_math(t) for t in statement + proof],
+        weights,
+        len(statement),
+        p,
+        r2,
+        pair_id,
+    )
 
 
 # ----------------------------------------------------------------------------- rendering
@@ -227,26 +291,40 @@ class _Page:
         return self.width_in * self.dpi
 
 
-def _panel_items(panel: Explanation, y: float, page: _Page,
-                 measure: Callable[[str, str], float]) -> tuple[list[_Item], float]:
+def _panel_items(
+    panel: Explanation, y: float, page: _Page, measure: Callable[[str, str], float]
+) -> tuple[list[_Item], float]:
     """One panel from height ``y``: its title, its P(match) line and its tokens wrapped to the
     page (the proof on a new line); returns the items and the height of its last line."""
     items: list[_Item] = [("title", page.margin, y, panel.title, 0.0, False)]
     y += page.line_h
-    items.append(("meta", page.margin, y, f"P(match) = {panel.p_match:.3f}   LIME R² = {panel.r2:.2f}   "
-                  "(orange: supports match, blue: supports mismatch)", 0.0, False))
+    items.append(
+        (
+            "meta",
+            page.margin,
+            y,
+            f"P(match) = {panel.p_match:.3f}   LIME R² = {panel.r2:.2f}   "
+            "(orange: supports match, blue: supports mismatch)",
+            0.0,
+            False,
+        )
+    )
     y += 1.3 * page.line_h
     x = page.margin
     for i, (s, math_tok, w) in enumerate(zip(panel.tokens, panel.is_math, panel.weights)):
         width = measure(s, "italic" if math_tok else "normal")
-        if i == panel.n_statement or (x > page.margin and x + width + page.gap > page.width_px - page.margin):
+        if i == panel.n_statement or (
+            x > page.margin and x + width + page.gap > page.width_px - page.margin
+        ):
             x, y = page.margin, y + page.line_h * (1.5 if i == panel.n_statement else 1.0)
         items.append(("token", x, y, s, float(w), math_tok))
         x += width + page.gap
     return items, y
 
 
-def _layout(plt: Any, panels: Sequence[Explanation], page: _Page) -> tuple[list[list[_Item]], float]:
+def _layout(
+    plt: Any, panels: Sequence[Explanation], page: _Page
+) -> tuple[list[list[_Item]], float]:
     """Pass 1: measure every token's width on a probe figure and lay the panels out; returns
     each panel's items and the drawing's height in pixels."""
     probe = plt.figure(figsize=(page.width_in, 2), dpi=page.dpi)
@@ -272,19 +350,34 @@ def _draw_item(fig: Any, item: _Item, scale: float, page: _Page, height_px: floa
     kind, x, y, s, w, math_tok = item
     fx, fy = x / page.width_px, 1.0 - y / height_px
     if kind == "title":
-        fig.text(fx, fy, s, fontsize=page.fontsize + 2, fontweight="bold", va="center", parse_math=False)
+        fig.text(
+            fx, fy, s, fontsize=page.fontsize + 2, fontweight="bold", va="center", parse_math=False
+        )
     elif kind == "meta":
         fig.text(fx, fy, s, fontsize=page.fontsize - 1, color="0.35", va="center", parse_math=False)
     else:
         rgb = MATCH_RGB if w > 0 else MISMATCH_RGB
         alpha = min(1.0, abs(w) / scale)
-        fig.text(fx, fy, s, fontsize=page.fontsize, va="center", fontstyle="italic" if math_tok else "normal",
-                 parse_math=False,
-                 bbox={"boxstyle": "square,pad=0.15", "facecolor": (*rgb, alpha), "edgecolor": "none"})
+        fig.text(
+            fx,
+            fy,
+            s,
+            fontsize=page.fontsize,
+            va="center",
+            fontstyle="italic" if math_tok else "normal",
+            parse_math=False,
+            bbox={"boxstyle": "square,pad=0.15", "facecolor": (*rgb, alpha), "edgecolor": "none"},
+        )
 
 
-def draw_panels(panels: Sequence[Explanation], out_png: str | os.PathLike, out_pdf: str | os.PathLike,
-                width_in: float = 11.0, fontsize: float = 10.0, dpi: int = 150) -> None:
+def draw_panels(
+    panels: Sequence[Explanation],
+    out_png: str | os.PathLike,
+    out_pdf: str | os.PathLike,
+    width_in: float = 11.0,
+    fontsize: float = 10.0,
+    dpi: int = 150,
+) -> None:
     """Draw the panels as highlighted wrapped text; write PNG and PDF atomically.
 
     Two passes: the tokens are measured and laid out first (:func:`_layout`), so the figure is
@@ -310,9 +403,18 @@ def draw_panels(panels: Sequence[Explanation], out_png: str | os.PathLike, out_p
 # ----------------------------------------------------------------------------- entry points
 
 
-def figure_from_matchers(matchers: Sequence[tuple[str, PairScorer]], data: pd.DataFrame, out_png: str | os.PathLike,
-                         out_pdf: str | os.PathLike, samples: int, seed: int, max_tokens: int = 120,
-                         n_others: int = 99, batch_size: int = 64, n_pairs: int = 2) -> list[Explanation]:
+def figure_from_matchers(
+    matchers: Sequence[tuple[str, PairScorer]],
+    data: pd.DataFrame,
+    out_png: str | os.PathLike,
+    out_pdf: str | os.PathLike,
+    samples: int,
+    seed: int,
+    max_tokens: int = 120,
+    n_others: int = 99,
+    batch_size: int = 64,
+    n_pairs: int = 2,
+) -> list[Explanation]:
     """Explain the ``n_pairs`` chosen pairs of ``data`` under each (title, matcher); one panel per
     pair and matcher, pair by pair, lettered (a), (b), ... as in the paper's Figure 2."""
     if len(data) < 2:
@@ -324,16 +426,35 @@ def figure_from_matchers(matchers: Sequence[tuple[str, PairScorer]], data: pd.Da
     panels = []
     for k, row in enumerate(rows, start=1):
         rest = np.delete(np.arange(len(data)), row)
-        others = [proofs[j] for j in np.sort(rng.choice(rest, size=min(n_others, rest.size), replace=False))]
+        others = [
+            proofs[j]
+            for j in np.sort(rng.choice(rest, size=min(n_others, rest.size), replace=False))
+        ]
         pair_id = str(data["pair_id"].iloc[row])
-        log.info("pair %d: %s (%d statement + %d proof tokens, %d shared math symbols) against %d other proofs", k,
-                 pair_id, len(statements[row]), len(proofs[row]), shared_math(statements[row], proofs[row]),
-                 len(others))
+        log.info(
+            "pair %d: %s (%d statement + %d proof tokens, %d shared math symbols) against %d other proofs",
+            k,
+            pair_id,
+            len(statements[row]),
+            len(proofs[row]),
+            shared_math(statements[row], proofs[row]),
+            len(others),
+        )
         for title, m in matchers:
             letter = chr(ord("a") + len(panels))
-            panels.append(explain_pair(m, statements[row], proofs[row], others, samples, seed,
-                                       f"({letter}) Example statement/proof {k} — {title} — {pair_id}", batch_size,
-                                       pair_id))
+            panels.append(
+                explain_pair(
+                    m,
+                    statements[row],
+                    proofs[row],
+                    others,
+                    samples,
+                    seed,
+                    f"({letter}) Example statement/proof {k} — {title} — {pair_id}",
+                    batch_size,
+                    pair_id,
+                )
+            )
     draw_panels(panels, out_png, out_pdf)
     return panels
 
@@ -343,13 +464,27 @@ def math_share(panel: Explanation) -> float:
     §9.5's "heavily relies on the mathematical tokens" as one number (NaN without positive weight)."""
     positive = np.clip(panel.weights, 0, None)
     total = float(positive.sum())
-    return float(positive[np.asarray(panel.is_math, dtype=bool)].sum() / total) if total > 0 else float("nan")
+    return (
+        float(positive[np.asarray(panel.is_math, dtype=bool)].sum() / total)
+        if total > 0
+        else float("nan")
+    )
 
 
-def write_shares(panels: Sequence[Explanation], models: Sequence[str], out_json: str | os.PathLike) -> None:
+def write_shares(
+    panels: Sequence[Explanation], models: Sequence[str], out_json: str | os.PathLike
+) -> None:
     """Each panel's pair, model and :func:`math_share` (the findings table reads them)."""
-    rows = [{"pair_id": p.pair_id, "model": models[i % len(models)], "math_share": math_share(p),
-             "p_match": p.p_match, "r2": p.r2} for i, p in enumerate(panels)]
+    rows = [
+        {
+            "pair_id": p.pair_id,
+            "model": models[i % len(models)],
+            "math_share": math_share(p),
+            "p_match": p.p_match,
+            "r2": p.r2,
+        }
+        for i, p in enumerate(panels)
+    ]
     write_json({"panels": rows}, out_json)
 
 
@@ -359,36 +494,72 @@ def _load_matcher(run_dir: str | os.PathLike) -> PairScorer:
     return load_matcher(run_dir)
 
 
-def figure2(run_conservation: str | os.PathLike, run_full: str | os.PathLike, data_parquet: str | os.PathLike,
-            out_png: str | os.PathLike, out_pdf: str | os.PathLike, samples: int, seed: int,
-            part: str = "test", max_tokens: int = 120, n_others: int = 99, batch_size: int = 64,
-            n_pairs: int = 2, out_json: str | os.PathLike | None = None) -> None:
+def figure2(
+    run_conservation: str | os.PathLike,
+    run_full: str | os.PathLike,
+    data_parquet: str | os.PathLike,
+    out_png: str | os.PathLike,
+    out_pdf: str | os.PathLike,
+    samples: int,
+    seed: int,
+    part: str = "test",
+    max_tokens: int = 120,
+    n_others: int = 99,
+    batch_size: int = 64,
+    n_pairs: int = 2,
+    out_json: str | os.PathLike | None = None,
+) -> None:
     """Figure 2: a Conservation-trained and a Full-trained model explained on two original pairs;
     ``out_json``: each panel's share of positive weight on math tokens (:func:`write_shares`)."""
     data = read_part(data_parquet, part)
-    matchers = [("symbol conservation", _load_matcher(run_conservation)),
-                ("full symbol replacement", _load_matcher(run_full))]
-    panels = figure_from_matchers(matchers, data, out_png, out_pdf, samples, seed, max_tokens, n_others, batch_size,
-                                  n_pairs)
+    matchers = [
+        ("symbol conservation", _load_matcher(run_conservation)),
+        ("full symbol replacement", _load_matcher(run_full)),
+    ]
+    panels = figure_from_matchers(
+        matchers, data, out_png, out_pdf, samples, seed, max_tokens, n_others, batch_size, n_pairs
+    )
     if out_json is not None:
         write_shares(panels, ["conservation", "full"], out_json)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--run-conservation", required=True, help="trained run folder, Conservation level")
+    parser.add_argument(
+        "--run-conservation", required=True, help="trained run folder, Conservation level"
+    )
     parser.add_argument("--run-full", required=True, help="trained run folder, Full level")
-    parser.add_argument("--data", required=True, help="the conservation-level data, e.g. results/replaced/mixed/conservation.parquet")
+    parser.add_argument(
+        "--data",
+        required=True,
+        help="the conservation-level data, e.g. results/replaced/mixed/conservation.parquet",
+    )
     parser.add_argument("--out-png", required=True, help="figure (PNG)")
     parser.add_argument("--out-pdf", required=True, help="figure (PDF)")
     config.add_option(parser, "--samples", key="figure.lime_samples", type=int, help="LIME samples")
-    config.add_option(parser, "--seed", key="seed", type=int, help="LIME's seed and the other proofs' draw")
+    config.add_option(
+        parser, "--seed", key="seed", type=int, help="LIME's seed and the other proofs' draw"
+    )
     parser.add_argument("--part", default="test", choices=["dev", "test"], help="part explained")
-    parser.add_argument("--pairs", type=int, default=2, help="test pairs to explain (the paper's Figure 2 shows two)")
+    parser.add_argument(
+        "--pairs",
+        type=int,
+        default=2,
+        help="test pairs to explain (the paper's Figure 2 shows two)",
+    )
     parser.add_argument("--log", default=None, help="log file (default: stderr only)")
 
 
 def main(args: argparse.Namespace) -> int:
     setup_logging(args.log)
-    figure2(args.run_conservation, args.run_full, args.data, args.out_png, args.out_pdf, args.samples,
-            args.seed, args.part, n_pairs=args.pairs)
+    figure2(
+        args.run_conservation,
+        args.run_full,
+        args.data,
+        args.out_png,
+        args.out_pdf,
+        args.samples,
+        args.seed,
+        args.part,
+        n_pairs=args.pairs,
+    )
     return 0

@@ -38,10 +38,22 @@ from proofmatch.data.splits import read_part
 from proofmatch.decoding.assign import decode_all
 from proofmatch.evaluation.baselines import bm25_scorer
 from proofmatch.decoding.local import ScoreRows, factor_scorer
-from proofmatch.evaluation.evaluate import (PairScorer, _load_matcher, add_decode_arguments, level_files,
-                                             token_lists, write_folder, write_outputs)
-from proofmatch.evaluation.fusion import (NORMALIZE, choose_weight, fused_scorer, scorer_mrr,
-                                          weight_mrr)
+from proofmatch.evaluation.evaluate import (
+    PairScorer,
+    _load_matcher,
+    add_decode_arguments,
+    level_files,
+    token_lists,
+    write_folder,
+    write_outputs,
+)
+from proofmatch.evaluation.fusion import (
+    NORMALIZE,
+    choose_weight,
+    fused_scorer,
+    scorer_mrr,
+    weight_mrr,
+)
 from proofmatch.experiments import FUSION_LEXICAL
 from proofmatch.logs import setup_logging
 
@@ -50,8 +62,9 @@ log = logging.getLogger(__name__)
 WEIGHT_PART = "dev"  # λ is chosen here, never on a test part or a transfer pool
 
 
-def halves(matcher: PairScorer, data: pd.DataFrame, view: str = "both",
-           batch_size: int = 64) -> tuple[ScoreRows, ScoreRows]:
+def halves(
+    matcher: PairScorer, data: pd.DataFrame, view: str = "both", batch_size: int = 64
+) -> tuple[ScoreRows, ScoreRows]:
     """The learned and the BM25 row-chunk scorers of one part (statement i's gold is proof i).
 
     The learned half reads the run's input ``view``; BM25 reads both inputs, as the baseline."""
@@ -60,48 +73,93 @@ def halves(matcher: PairScorer, data: pd.DataFrame, view: str = "both",
     if len(data) == 0:
         raise ValueError("fusion needs at least one pair")
     t0 = time.perf_counter()
-    A, B, row_bias, col_bias = matcher.factors(token_lists(data["statement_tokens"], view),
-                                               token_lists(data["proof_tokens"], view), batch_size=batch_size)
+    A, B, row_bias, col_bias = matcher.factors(
+        token_lists(data["statement_tokens"], view),
+        token_lists(data["proof_tokens"], view),
+        batch_size=batch_size,
+    )
     log.info("encoded %d statements and proofs in %.1fs", len(data), time.perf_counter() - t0)
     learned = factor_scorer(A, B, row_bias, col_bias, device=getattr(matcher, "device", None))
     lexical = bm25_scorer(token_lists(data["statement_tokens"]), token_lists(data["proof_tokens"]))
     return learned, lexical
 
 
-def measure_weights(learned: ScoreRows, lexical: ScoreRows, n: int, weights: Sequence[float],
-                    normalize: str) -> dict[str, Any]:
+def measure_weights(
+    learned: ScoreRows, lexical: ScoreRows, n: int, weights: Sequence[float], normalize: str
+) -> dict[str, Any]:
     """The content of a ``fusion.json`` for one part: the dev MRR of every weight, the chosen
     weight (best MRR, the smaller λ on a tie) and the MRR of each half alone."""
     if normalize not in NORMALIZE:
         raise ValueError(f"unknown fusion normalization {normalize!r}; expected one of {NORMALIZE}")
     by_weight = weight_mrr(learned, lexical, n, weights, normalize=normalize)
     weight = choose_weight(by_weight)
-    return {"weight": weight, "mrr": by_weight[weight], "normalize": normalize, "lexical": FUSION_LEXICAL, "n": n,
-            "mrr_by_weight": {repr(w): m for w, m in by_weight.items()},
-            "learned_mrr": scorer_mrr(learned, n), "lexical_mrr": scorer_mrr(lexical, n)}
+    return {
+        "weight": weight,
+        "mrr": by_weight[weight],
+        "normalize": normalize,
+        "lexical": FUSION_LEXICAL,
+        "n": n,
+        "mrr_by_weight": {repr(w): m for w, m in by_weight.items()},
+        "learned_mrr": scorer_mrr(learned, n),
+        "lexical_mrr": scorer_mrr(lexical, n),
+    }
 
 
-def fusion_weight(run_dir: str | os.PathLike, data_parquet: str | os.PathLike, out_json: str | os.PathLike,
-                  weights: Sequence[float], normalize: str, view: str = "both",
-                  batch_size: int = 64) -> dict[str, Any]:
+def fusion_weight(
+    run_dir: str | os.PathLike,
+    data_parquet: str | os.PathLike,
+    out_json: str | os.PathLike,
+    weights: Sequence[float],
+    normalize: str,
+    view: str = "both",
+    batch_size: int = 64,
+) -> dict[str, Any]:
     """Choose the fusion weight of ``run_dir`` on the dev part of ``data_parquet`` (the data the
     run was trained on) and write it to ``out_json`` (the run's ``fusion.json``)."""
-    info = choose_weight_of(_load_matcher(run_dir), run_dir, data_parquet, read_part(data_parquet, WEIGHT_PART),
-                            weights, normalize, view, batch_size)
+    info = choose_weight_of(
+        _load_matcher(run_dir),
+        run_dir,
+        data_parquet,
+        read_part(data_parquet, WEIGHT_PART),
+        weights,
+        normalize,
+        view,
+        batch_size,
+    )
     write_json(info, out_json)
     return info
 
 
-def choose_weight_of(matcher: PairScorer, run_dir: str | os.PathLike, data_parquet: str | os.PathLike,
-                     dev: pd.DataFrame, weights: Sequence[float], normalize: str, view: str,
-                     batch_size: int = 64) -> dict[str, Any]:
+def choose_weight_of(
+    matcher: PairScorer,
+    run_dir: str | os.PathLike,
+    data_parquet: str | os.PathLike,
+    dev: pd.DataFrame,
+    weights: Sequence[float],
+    normalize: str,
+    view: str,
+    batch_size: int = 64,
+) -> dict[str, Any]:
     """:func:`fusion_weight`'s content, with the run's model loaded and its dev part read (``dev``)."""
     learned, lexical = halves(matcher, dev, view, batch_size)
     info = measure_weights(learned, lexical, len(dev), weights, normalize)
-    info.update(part=WEIGHT_PART, view=view, run_dir=str(run_dir), data=str(data_parquet),
-                weights=[float(w) for w in weights])
-    log.info("fusion weight of %s: λ = %g (%s), dev MRR %.4f; the run alone %.4f, BM25 alone %.4f (n=%d)", run_dir,
-             info["weight"], normalize, info["mrr"], info["learned_mrr"], info["lexical_mrr"], info["n"])
+    info.update(
+        part=WEIGHT_PART,
+        view=view,
+        run_dir=str(run_dir),
+        data=str(data_parquet),
+        weights=[float(w) for w in weights],
+    )
+    log.info(
+        "fusion weight of %s: λ = %g (%s), dev MRR %.4f; the run alone %.4f, BM25 alone %.4f (n=%d)",
+        run_dir,
+        info["weight"],
+        normalize,
+        info["mrr"],
+        info["learned_mrr"],
+        info["lexical_mrr"],
+        info["n"],
+    )
     return info
 
 
@@ -112,41 +170,100 @@ def read_weight(fusion_json: str | os.PathLike | Mapping[str, Any]) -> tuple[flo
     if missing:
         raise ValueError(f"{fusion_json}: not a fusion weight file (no {missing})")
     if info["part"] != WEIGHT_PART or info["lexical"] != FUSION_LEXICAL:
-        raise ValueError(f"{fusion_json}: the weight must be chosen on {WEIGHT_PART} for {FUSION_LEXICAL}; "
-                         f"got part {info['part']!r}, lexical {info['lexical']!r}")
+        raise ValueError(
+            f"{fusion_json}: the weight must be chosen on {WEIGHT_PART} for {FUSION_LEXICAL}; "
+            f"got part {info['part']!r}, lexical {info['lexical']!r}"
+        )
     return float(info["weight"]), str(info["normalize"])
 
 
-def evaluate_fusion(run_dir: str | os.PathLike, fusion_json: str | os.PathLike, data_parquet: str | os.PathLike,
-                    part: str, out_parquet: str | os.PathLike, out_json: str | os.PathLike, topk: int,
-                    exact_max_n: int, seed: int, view: str = "both", batch_size: int = 64) -> dict[str, Any]:
+def evaluate_fusion(
+    run_dir: str | os.PathLike,
+    fusion_json: str | os.PathLike,
+    data_parquet: str | os.PathLike,
+    part: str,
+    out_parquet: str | os.PathLike,
+    out_json: str | os.PathLike,
+    topk: int,
+    exact_max_n: int,
+    seed: int,
+    view: str = "both",
+    batch_size: int = 64,
+) -> dict[str, Any]:
     """Score ``part`` of ``data_parquet`` with the run fused with BM25 at the run's stored weight,
     decode it locally and globally, write Parquet + JSON (the keys of a model's evaluation)."""
     weight = read_weight(fusion_json)
-    return evaluate_fused_part(_load_matcher(run_dir), run_dir, weight, fusion_json, read_part(data_parquet, part),
-                               data_parquet, part, out_parquet, out_json, topk, exact_max_n, seed, view, batch_size)
+    return evaluate_fused_part(
+        _load_matcher(run_dir),
+        run_dir,
+        weight,
+        fusion_json,
+        read_part(data_parquet, part),
+        data_parquet,
+        part,
+        out_parquet,
+        out_json,
+        topk,
+        exact_max_n,
+        seed,
+        view,
+        batch_size,
+    )
 
 
-def evaluate_fused_part(matcher: PairScorer, run_dir: str | os.PathLike, weight: tuple[float, str],
-                        fusion_json: str | os.PathLike, data: pd.DataFrame, data_parquet: str | os.PathLike,
-                        part: str, out_parquet: str | os.PathLike, out_json: str | os.PathLike, topk: int,
-                        exact_max_n: int, seed: int, view: str, batch_size: int = 64) -> dict[str, Any]:
+def evaluate_fused_part(
+    matcher: PairScorer,
+    run_dir: str | os.PathLike,
+    weight: tuple[float, str],
+    fusion_json: str | os.PathLike,
+    data: pd.DataFrame,
+    data_parquet: str | os.PathLike,
+    part: str,
+    out_parquet: str | os.PathLike,
+    out_json: str | os.PathLike,
+    topk: int,
+    exact_max_n: int,
+    seed: int,
+    view: str,
+    batch_size: int = 64,
+) -> dict[str, Any]:
     """:func:`evaluate_fusion` with the model loaded, the weight read (``(λ, normalization)``)
     and ``part`` of ``data_parquet`` read (``data``)."""
     lam, normalize = weight
     learned, lexical = halves(matcher, data, view, batch_size)
     scorer = fused_scorer(learned, lexical, lam, normalize=normalize)
     local, glob = decode_all(scorer, len(data), topk, exact_max_n, seed)
-    meta = {"part": part, "view": view, "run_dir": str(run_dir), "data": str(data_parquet), "seed": int(seed),
-            "exact_max_n": int(exact_max_n), "method": "fusion", "lexical": FUSION_LEXICAL, "weight": lam,
-            "normalize": normalize, "weight_file": str(fusion_json)}
+    meta = {
+        "part": part,
+        "view": view,
+        "run_dir": str(run_dir),
+        "data": str(data_parquet),
+        "seed": int(seed),
+        "exact_max_n": int(exact_max_n),
+        "method": "fusion",
+        "lexical": FUSION_LEXICAL,
+        "weight": lam,
+        "normalize": normalize,
+        "weight_file": str(fusion_json),
+    }
     return write_outputs(data["pair_id"].tolist(), local, glob, out_parquet, out_json, meta)
 
 
-def fuse_run(run_dir: str | os.PathLike, data: Mapping[str, str | os.PathLike], level: str,
-             plan: Sequence[tuple[str, str]], out_json: str | os.PathLike, out_dir: str | os.PathLike,
-             weights: Sequence[float], normalize: str, topk: int, exact_max_n: int, seed: int,
-             view: str = "both", batch_size: int = 64) -> dict[str, Any]:
+def fuse_run(
+    run_dir: str | os.PathLike,
+    data: Mapping[str, str | os.PathLike],
+    level: str,
+    plan: Sequence[tuple[str, str]],
+    out_json: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    weights: Sequence[float],
+    normalize: str,
+    topk: int,
+    exact_max_n: int,
+    seed: int,
+    view: str = "both",
+    batch_size: int = 64,
+) -> dict[str, Any]:
     """Both steps for one run in one process (the workflow's ``fuse_run``): its weight chosen on
     the dev part of ``data[level]`` (the run's own level) and written to ``out_json``
     (:func:`fusion_weight`), then each ``(part, test_level)`` of ``plan`` scored at that weight
@@ -158,13 +275,39 @@ def fuse_run(run_dir: str | os.PathLike, data: Mapping[str, str | os.PathLike], 
         raise ValueError(f"no data file for the run's level {level!r} (given: {sorted(data)})")
     parts = level_files(data, plan)
     matcher = _load_matcher(run_dir)
-    info = choose_weight_of(matcher, run_dir, data[level], read_part(data[level], WEIGHT_PART), weights,
-                            normalize, view, batch_size)
+    info = choose_weight_of(
+        matcher,
+        run_dir,
+        data[level],
+        read_part(data[level], WEIGHT_PART),
+        weights,
+        normalize,
+        view,
+        batch_size,
+    )
     write_json(info, out_json)
     weight = read_weight(info)
-    write_folder(data, parts, out_dir, lambda frame, path, part, parquet, json: evaluate_fused_part(
-        matcher, run_dir, weight, out_json, frame, path, part, parquet, json, topk, exact_max_n, seed, view,
-        batch_size))
+    write_folder(
+        data,
+        parts,
+        out_dir,
+        lambda frame, path, part, parquet, json: evaluate_fused_part(
+            matcher,
+            run_dir,
+            weight,
+            out_json,
+            frame,
+            path,
+            part,
+            parquet,
+            json,
+            topk,
+            exact_max_n,
+            seed,
+            view,
+            batch_size,
+        ),
+    )
     log.info("wrote %s and %s", out_json, out_dir)
     return info
 
@@ -175,12 +318,23 @@ def fuse_run(run_dir: str | os.PathLike, data: Mapping[str, str | os.PathLike], 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="step", required=True)
     weight = sub.add_parser("weight", help="choose λ on a run's dev part and write its fusion.json")
-    weight.add_argument("--run-dir", required=True, help="results/runs/{split}/{encoder}-{mode}/{level}-{view}")
-    weight.add_argument("--data", required=True, help="the run's results/replaced/{split}/{level}.parquet")
+    weight.add_argument(
+        "--run-dir", required=True, help="results/runs/{split}/{encoder}-{mode}/{level}-{view}"
+    )
+    weight.add_argument(
+        "--data", required=True, help="the run's results/replaced/{split}/{level}.parquet"
+    )
     weight.add_argument("--out", required=True, help="the run's fusion.json")
-    config.add_option(weight, "--weights", key="fusion.weights", type=float, nargs="+", help="λ tried")
-    config.add_option(weight, "--normalize", key="fusion.normalize", choices=NORMALIZE,
-                      help="z-scores or reciprocal ranks")
+    config.add_option(
+        weight, "--weights", key="fusion.weights", type=float, nargs="+", help="λ tried"
+    )
+    config.add_option(
+        weight,
+        "--normalize",
+        key="fusion.normalize",
+        choices=NORMALIZE,
+        help="z-scores or reciprocal ranks",
+    )
     weight.add_argument("--view", default="both", choices=tok.VIEWS, help="tokens scored")
     weight.add_argument("--batch-size", type=int, default=64, help="pairs encoded at once")
     weight.add_argument("--log", default=None, help="log file")
@@ -195,8 +349,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     setup_logging(args.log)
     if args.step == "weight":
-        fusion_weight(args.run_dir, args.data, args.out, args.weights, args.normalize, args.view, args.batch_size)
+        fusion_weight(
+            args.run_dir,
+            args.data,
+            args.out,
+            args.weights,
+            args.normalize,
+            args.view,
+            args.batch_size,
+        )
     else:
-        evaluate_fusion(args.run_dir, args.weight_file, args.data, args.part, args.out_parquet, args.out_json,
-                        args.topk, args.exact_max_n, args.seed, args.view, args.batch_size)
+        evaluate_fusion(
+            args.run_dir,
+            args.weight_file,
+            args.data,
+            args.part,
+            args.out_parquet,
+            args.out_json,
+            args.topk,
+            args.exact_max_n,
+            args.seed,
+            args.view,
+            args.batch_size,
+        )
     return 0

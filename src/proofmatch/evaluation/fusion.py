@@ -80,13 +80,17 @@ def fuse(learned: np.ndarray, lexical: np.ndarray, weight: float, *, normalize: 
     """``z(learned) + weight · z(lexical)``, row by row (both arrays of one shape); with
     ``normalize="rank"`` the reciprocal ranks instead of z."""
     if np.shape(learned) != np.shape(lexical):
-        raise ValueError(f"fusion needs score arrays of one shape; got {np.shape(learned)} and {np.shape(lexical)}")
+        raise ValueError(
+            f"fusion needs score arrays of one shape; got {np.shape(learned)} and {np.shape(lexical)}"
+        )
     _check_weight(weight)
     norm = normalizer(normalize)
     return norm(learned) + np.float32(weight) * norm(lexical)
 
 
-def fused_scorer(learned: ScoreRows, lexical: ScoreRows, weight: float, *, normalize: str) -> ScoreRows:
+def fused_scorer(
+    learned: ScoreRows, lexical: ScoreRows, weight: float, *, normalize: str
+) -> ScoreRows:
     """The row-chunk score function of the fused scores of two row-chunk score functions."""
     normalizer(normalize)  # an unknown name fails here, not at the first chunk
     _check_weight(weight)
@@ -105,8 +109,15 @@ def gold_ranks(scores: np.ndarray, gold: np.ndarray) -> np.ndarray:
     return 1 + (scores > g).sum(axis=1) + (scores == g).sum(axis=1) - 1
 
 
-def weight_mrr(learned: ScoreRows, lexical: ScoreRows, n: int, weights: Sequence[float],
-               chunk_rows: int = 256, *, normalize: str) -> dict[float, float]:
+def weight_mrr(
+    learned: ScoreRows,
+    lexical: ScoreRows,
+    n: int,
+    weights: Sequence[float],
+    chunk_rows: int = 256,
+    *,
+    normalize: str,
+) -> dict[float, float]:
     """Local MRR of the fused scores for each weight on an n x n pool whose gold is the diagonal.
 
     Each row chunk of both scorers is computed once and normalised once; every weight then costs
@@ -142,5 +153,7 @@ def scorer_mrr(score_rows: ScoreRows, n: int, chunk_rows: int = 256) -> float:
     recip = 0.0
     for start in range(0, n, chunk_rows):
         stop = min(n, start + chunk_rows)
-        recip += float((1.0 / gold_ranks(np.asarray(score_rows(start, stop)), np.arange(start, stop))).sum())
+        recip += float(
+            (1.0 / gold_ranks(np.asarray(score_rows(start, stop)), np.arange(start, stop))).sum()
+        )
     return recip / n

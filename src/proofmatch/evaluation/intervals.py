@@ -56,11 +56,14 @@ def metric_pair(decoding: str) -> tuple[str, str]:
     return ("mrr", "acc") if decoding == "local" else ("", "global_acc")
 
 
-Cell = tuple[int, str, "pd.DataFrame | None", str]  # (row, column of df, per-statement frame, metric)
+Cell = tuple[
+    int, str, "pd.DataFrame | None", str
+]  # (row, column of df, per-statement frame, metric)
 
 
-def bracketed(df: pd.DataFrame, cells: Iterable[Cell], resamples: int, seed: int
-              ) -> tuple[pd.DataFrame, pd.DataFrame]:
+def bracketed(
+    df: pd.DataFrame, cells: Iterable[Cell], resamples: int, seed: int
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(``df`` with a ``<column> lo`` and ``<column> hi`` column (in %) after its scores and before
     its ``Note``, ``df`` as Markdown cells with each score followed by its interval ``[46.1, 54.7]``).
     A cell without a frame or metric (not run, global MRR) keeps empty bounds."""
@@ -72,7 +75,9 @@ def bracketed(df: pd.DataFrame, cells: Iterable[Cell], resamples: int, seed: int
             continue
         iv = B.interval(frame[metric].to_numpy(), resamples, seed)
         lo[row], hi[row] = 100 * iv.low, 100 * iv.high
-        shown.loc[row, column] = f"{shown.loc[row, column]} [{100 * iv.low:.1f}, {100 * iv.high:.1f}]"
+        shown.loc[row, column] = (
+            f"{shown.loc[row, column]} [{100 * iv.low:.1f}, {100 * iv.high:.1f}]"
+        )
     rest = [c for c in df.columns if c != "Note"]
     csv = pd.concat([df[rest], pd.DataFrame(bounds, index=df.index), df[["Note"]]], axis=1)
     return csv, shown
@@ -83,43 +88,67 @@ def signed(d: B.Interval) -> str:
     return f"{100 * d.value:+.1f} [{100 * d.low:+.1f}, {100 * d.high:+.1f}]".replace("-", "−")
 
 
-def with_intervals(df: pd.DataFrame, table: Table, frames: Mapping[Evaluation, pd.DataFrame] | None,
-                   resamples: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+def with_intervals(
+    df: pd.DataFrame,
+    table: Table,
+    frames: Mapping[Evaluation, pd.DataFrame] | None,
+    resamples: int,
+    seed: int,
+) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """(the CSV frame: ``df`` with each score's interval bounds and, per column group, the row's
     paired difference from BM25 on the same statements (``<group> Δ BM25`` with ``lo``/``hi``: local
     rows by MRR, global rows by global accuracy), the Markdown frame), or (``df``, None) without
     per-statement frames."""
     if frames is None:
         return df, None
-    cells = [(i, f"{group} {col}", frames.get(ev), metric)
-             for i, row in enumerate(table.rows) for group, ev in zip(table.groups, row.cells)
-             for col, metric in zip(("MRR", "Acc"), metric_pair(row.decoding))]
+    cells = [
+        (i, f"{group} {col}", frames.get(ev), metric)
+        for i, row in enumerate(table.rows)
+        for group, ev in zip(table.groups, row.cells)
+        for col, metric in zip(("MRR", "Acc"), metric_pair(row.decoding))
+    ]
     csv, shown = bracketed(df, cells, resamples, seed)
     deltas: dict[str, list[Any]] = {}
     for i, row in enumerate(table.rows):
         mrr, acc = metric_pair(row.decoding)
         for group, ev in zip(table.groups, row.cells):
             ref = reference(ev)
-            d = (B.contrast([(1.0, frames[ev]), (-1.0, frames[ref])], mrr or acc, resamples, seed)
-                 if ref is not None and ev in frames and ref in frames else None)
-            for key, value in ((f"{group} {DELTA}", d and d.value), (f"{group} {DELTA} lo", d and d.low),
-                               (f"{group} {DELTA} hi", d and d.high)):
+            d = (
+                B.contrast([(1.0, frames[ev]), (-1.0, frames[ref])], mrr or acc, resamples, seed)
+                if ref is not None and ev in frames and ref in frames
+                else None
+            )
+            for key, value in (
+                (f"{group} {DELTA}", d and d.value),
+                (f"{group} {DELTA} lo", d and d.low),
+                (f"{group} {DELTA} hi", d and d.high),
+            ):
                 deltas.setdefault(key, [np.nan] * len(df))[i] = np.nan if d is None else 100 * value
-            deltas.setdefault(f"shown {group}", ["–"] * len(df))[i] = "–" if d is None else signed(d)
+            deltas.setdefault(f"shown {group}", ["–"] * len(df))[i] = (
+                "–" if d is None else signed(d)
+            )
     numeric = {k: v for k, v in deltas.items() if not k.startswith("shown ")}
     if all(np.isnan(v).all() for v in numeric.values()):  # a table with no learned row (none run)
         return csv, shown
-    csv = pd.concat([csv.drop(columns="Note"), pd.DataFrame(numeric, index=df.index), csv[["Note"]]], axis=1)
-    shown_deltas = pd.DataFrame({f"{g} {DELTA}": deltas[f"shown {g}"] for g in table.groups}, index=df.index)
+    csv = pd.concat(
+        [csv.drop(columns="Note"), pd.DataFrame(numeric, index=df.index), csv[["Note"]]], axis=1
+    )
+    shown_deltas = pd.DataFrame(
+        {f"{g} {DELTA}": deltas[f"shown {g}"] for g in table.groups}, index=df.index
+    )
     shown = pd.concat([shown.drop(columns="Note"), shown_deltas, shown[["Note"]]], axis=1)
     return csv, shown
 
 
 def caption(resamples: int, deltas: bool = True) -> str:
     """What a table with intervals adds to its caption."""
-    text = (f" Brackets: 95 % bootstrap interval over the pool's statements ({resamples} seeded resamples; "
-            "global accuracy resampled under the fixed assignment).")
+    text = (
+        f" Brackets: 95 % bootstrap interval over the pool's statements ({resamples} seeded resamples; "
+        "global accuracy resampled under the fixed assignment)."
+    )
     if deltas:
-        text += (" Δ BM25: the row minus BM25 on the same statements (local rows by MRR, global rows by global "
-                 "accuracy), with its paired interval.")
+        text += (
+            " Δ BM25: the row minus BM25 on the same statements (local rows by MRR, global rows by global "
+            "accuracy), with its paired interval."
+        )
     return text + " One seed per cell (config seed); the headline runs' seed spread is in seeds.md."

@@ -24,8 +24,20 @@ from typing import Hashable, Mapping
 from proofmatch import experiments as X
 
 PAPER_RESULTS = Path(__file__).with_name("paper_results.csv")
-COLUMNS = ("table", "row", "column", "split", "model", "mode", "decoding", "level", "view", "test_level",
-           "metric", "value")
+COLUMNS = (
+    "table",
+    "row",
+    "column",
+    "split",
+    "model",
+    "mode",
+    "decoding",
+    "level",
+    "view",
+    "test_level",
+    "metric",
+    "value",
+)
 TABLES = ("table3", "table4", "table5", "table6")
 METRICS = ("mrr", "acc")
 PART = "test"  # the paper's Tables 3-6 report the test sets
@@ -51,16 +63,35 @@ class PaperCell:
     @property
     def key(self) -> tuple[str, ...]:
         """The project cell: table, evaluation identifiers, decoding and metric."""
-        return (self.table, self.split, self.model, self.mode, self.decoding, self.level, self.view,
-                self.test_level, self.metric)
+        return (
+            self.table,
+            self.split,
+            self.model,
+            self.mode,
+            self.decoding,
+            self.level,
+            self.view,
+            self.test_level,
+            self.metric,
+        )
 
     def evaluation(self, part: str = PART) -> X.Evaluation:
-        return X.Evaluation(self.split, self.model, self.mode, self.level, self.view, part, self.test_level)
+        return X.Evaluation(
+            self.split, self.model, self.mode, self.level, self.view, part, self.test_level
+        )
 
 
 def _check(cell: PaperCell, where: str) -> None:
-    allowed = {"table": TABLES, "split": X.SPLITS, "model": X.ENCODERS, "decoding": X.DECODINGS,
-               "level": X.ALL_LEVELS, "view": X.VIEWS, "test_level": X.ALL_LEVELS, "metric": METRICS}
+    allowed = {
+        "table": TABLES,
+        "split": X.SPLITS,
+        "model": X.ENCODERS,
+        "decoding": X.DECODINGS,
+        "level": X.ALL_LEVELS,
+        "view": X.VIEWS,
+        "test_level": X.ALL_LEVELS,
+        "metric": METRICS,
+    }
     for name, values in allowed.items():
         if getattr(cell, name) not in values:
             raise ValueError(f"{where}: {name} {getattr(cell, name)!r} is not one of {values}")
@@ -84,16 +115,23 @@ def read_paper_cells(path: str | os.PathLike = PAPER_RESULTS) -> list[PaperCell]
             cell = PaperCell(**{**rec, "value": float(rec["value"])})
             _check(cell, f"{path} line {i}")
             cells.append(cell)
-    for what, key in (("project cell", lambda c: c.key), ("paper cell", lambda c: (c.table, c.row, c.column))):
+    for what, key in (
+        ("project cell", lambda c: c.key),
+        ("paper cell", lambda c: (c.table, c.row, c.column)),
+    ):
         seen: dict[tuple, int] = {}
         for i, cell in enumerate(cells, start=2):
             if key(cell) in seen:
-                raise ValueError(f"{path}: line {i} repeats the {what} of line {seen[key(cell)]}: {key(cell)}")
+                raise ValueError(
+                    f"{path}: line {i} repeats the {what} of line {seen[key(cell)]}: {key(cell)}"
+                )
             seen[key(cell)] = i
     return cells
 
 
-def project_cell(cell: PaperCell, tables: Mapping[str, X.Table]) -> tuple[X.Table, X.Row, X.Evaluation]:
+def project_cell(
+    cell: PaperCell, tables: Mapping[str, X.Table]
+) -> tuple[X.Table, X.Row, X.Evaluation]:
     """The project's table, row and evaluation holding ``cell``: the one row of ``cell.table`` that
     is decoded as ``cell.decoding`` and reads the cell's evaluation (on the tables' part)."""
     table = tables[cell.table]
@@ -101,13 +139,16 @@ def project_cell(cell: PaperCell, tables: Mapping[str, X.Table]) -> tuple[X.Tabl
     ev = cell.evaluation(part)
     rows = [row for row in table.rows if row.decoding == cell.decoding and ev in row.cells]
     if len(rows) != 1:
-        raise KeyError(f"{cell.table} has {len(rows)} rows with {ev} decoded {cell.decoding} "
-                       f"(paper: {cell.row}, {cell.column})")
+        raise KeyError(
+            f"{cell.table} has {len(rows)} rows with {ev} decoded {cell.decoding} "
+            f"(paper: {cell.row}, {cell.column})"
+        )
     return table, rows[0], ev
 
 
-def evaluations(cells: list[PaperCell], not_run: Mapping[Hashable, str] | None = None,
-                part: str = PART) -> list[X.Evaluation]:
+def evaluations(
+    cells: list[PaperCell], not_run: Mapping[Hashable, str] | None = None, part: str = PART
+) -> list[X.Evaluation]:
     """The evaluations the comparison reads, each once: those of the cells whose project row is
     not marked in ``not_run``."""
     tables = X.tables(part)
@@ -119,8 +160,11 @@ def evaluations(cells: list[PaperCell], not_run: Mapping[Hashable, str] | None =
     return list(dict.fromkeys(out))
 
 
-def evaluation_inputs(not_run: Mapping[Hashable, str] | None = None, eval_root: str | os.PathLike = X.EVAL_ROOT,
-                      path: str | os.PathLike = PAPER_RESULTS) -> list[str]:
+def evaluation_inputs(
+    not_run: Mapping[Hashable, str] | None = None,
+    eval_root: str | os.PathLike = X.EVAL_ROOT,
+    path: str | os.PathLike = PAPER_RESULTS,
+) -> list[str]:
     """The workflow's inputs of the comparison: the evaluation folders of :func:`evaluations`
     (:func:`proofmatch.experiments.workflow_inputs`)."""
     return X.workflow_inputs(evaluations(read_paper_cells(path), not_run), eval_root)

@@ -43,9 +43,19 @@ def _pct(iv: B.Interval) -> str:
     return f"{100 * iv.value:.2f} [{100 * iv.low:.1f}, {100 * iv.high:.1f}]"
 
 
-def _write(df: pd.DataFrame, out_prefix: str | os.PathLike, caption: str, shown: pd.DataFrame | None = None) -> None:
+def _write(
+    df: pd.DataFrame, out_prefix: str | os.PathLike, caption: str, shown: pd.DataFrame | None = None
+) -> None:
     out = str(out_prefix)
-    write_table(df, f"{out}.md", f"{out}.tex", f"{out}.csv", caption=caption, label=Path(out).name, shown=shown)
+    write_table(
+        df,
+        f"{out}.md",
+        f"{out}.tex",
+        f"{out}.csv",
+        caption=caption,
+        label=Path(out).name,
+        shown=shown,
+    )
     log.info("wrote %s.{md,tex,csv} (%d rows)", out, len(df))
 
 
@@ -60,20 +70,29 @@ def headline_evaluations(config: Mapping[str, Any]) -> list[Evaluation]:
     """Each learned Local run of Table 3 at Conservation (not run ones left out), its fusion when
     configured, and the lexical baselines it is set against."""
     skip = X.not_run(config)
-    runs = [X.Run("mixed", enc, "local", V.HEADLINE_LEVEL) for enc in ("npt", "scratchbert", "mathbert")
-            if enc not in skip]
+    runs = [
+        X.Run("mixed", enc, "local", V.HEADLINE_LEVEL)
+        for enc in ("npt", "scratchbert", "mathbert")
+        if enc not in skip
+    ]
     learned = [ev for r in runs for ev in V.test_evaluations(r, config)]
     return learned + [X.baseline("mixed", m, V.HEADLINE_LEVEL, "test") for m in HEADLINE_LEXICAL]
 
 
-def headline_table(frames: Mapping[Any, pd.DataFrame], config: Mapping[str, Any], resamples: int, seed: int
-                   ) -> pd.DataFrame:
+def headline_table(
+    frames: Mapping[Any, pd.DataFrame], config: Mapping[str, Any], resamples: int, seed: int
+) -> pd.DataFrame:
     """The paper's headline gap here: every learned row minus each lexical baseline (MRR, paired)."""
-    evs = [ev for ev in headline_evaluations(config) if ev in frames]  # a partial tree: what was made
+    evs = [
+        ev for ev in headline_evaluations(config) if ev in frames
+    ]  # a partial tree: what was made
     lexical = [ev for ev in evs if ev.run() is None]
     rows = []
     for ev in (e for e in evs if e.run() is not None):
-        row: dict[str, Any] = {"Model": _label(ev), "MRR": _pct(B.interval(frames[ev]["mrr"].to_numpy(), resamples, seed))}
+        row: dict[str, Any] = {
+            "Model": _label(ev),
+            "MRR": _pct(B.interval(frames[ev]["mrr"].to_numpy(), resamples, seed)),
+        }
         for lex in lexical:
             d = B.contrast([(1.0, frames[ev]), (-1.0, frames[lex])], "mrr", resamples, seed)
             row[f"− {X.METHOD_NAMES[lex.model]}"] = signed(d)
@@ -81,8 +100,12 @@ def headline_table(frames: Mapping[Any, pd.DataFrame], config: Mapping[str, Any]
     return pd.DataFrame(rows)
 
 
-def write_findings(paths: Mapping[Any, str | os.PathLike], config: Mapping[str, Any], out_prefix: str | os.PathLike,
-                   shares_json: str | os.PathLike | None = None) -> pd.DataFrame:
+def write_findings(
+    paths: Mapping[Any, str | os.PathLike],
+    config: Mapping[str, Any],
+    out_prefix: str | os.PathLike,
+    shares_json: str | os.PathLike | None = None,
+) -> pd.DataFrame:
     """``findings.{md,tex,csv}``: the verdicts, then (Markdown only) the headline gap."""
     frames: dict[Any, pd.DataFrame] = dict(load_frames(paths))  # type: ignore[arg-type]
     if shares_json is not None:
@@ -92,11 +115,19 @@ def write_findings(paths: Mapping[Any, str | os.PathLike], config: Mapping[str, 
     _write(df, out_prefix, F.CAPTION.format(resamples=resamples))
     head = headline_table(frames, config, resamples, seed)
     counts = df["Verdict"].value_counts().to_dict()
-    md = (to_markdown(df, F.CAPTION.format(resamples=resamples))
-          + "\nVerdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) + ".\n\n"
-          + "Headline gap (test part, Mixed Conservation, MRR in points, 95 % paired interval; the paper: the "
-          "learned models far above token matching):\n\n" + head.to_markdown(index=False, tablefmt="github") + "\n")
-    write_text(md, f"{out_prefix}.md")  # the Markdown adds the headline gap to what write_table wrote
+    md = (
+        to_markdown(df, F.CAPTION.format(resamples=resamples))
+        + "\nVerdicts: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+        + ".\n\n"
+        + "Headline gap (test part, Mixed Conservation, MRR in points, 95 % paired interval; the paper: the "
+        "learned models far above token matching):\n\n"
+        + head.to_markdown(index=False, tablefmt="github")
+        + "\n"
+    )
+    write_text(
+        md, f"{out_prefix}.md"
+    )  # the Markdown adds the headline gap to what write_table wrote
     return df
 
 
@@ -114,8 +145,11 @@ def seeds_inputs(config: Mapping[str, Any]) -> list[Evaluation]:
     return out
 
 
-def write_seeds(paths: Mapping[Evaluation, str | os.PathLike], config: Mapping[str, Any],
-                out_prefix: str | os.PathLike) -> pd.DataFrame:
+def write_seeds(
+    paths: Mapping[Evaluation, str | os.PathLike],
+    config: Mapping[str, Any],
+    out_prefix: str | os.PathLike,
+) -> pd.DataFrame:
     """``seeds.{md,tex,csv}``: per headline run (and fusion), test MRR and Acc per seed, their mean ±
     SD (ddof 1), and the interval over statements of the config seed's run."""
     resamples, seed = config["report"]["resamples"], config["seed"]
@@ -133,18 +167,37 @@ def write_seeds(paths: Mapping[Evaluation, str | os.PathLike], config: Mapping[s
         iv = B.interval(metrics[own]["mrr"].to_numpy(), resamples, seed)
         sd = lambda a: float(np.std(a, ddof=1)) if a.size > 1 else float("nan")  # noqa: E731
         label = _label(members[0][1])
-        rows.append({"Run": label, "Seeds": " ".join(str(s) for s, _ in members),
-                     "MRR per seed": " ".join(f"{v:.2f}" for v in mrr), "MRR mean": mrr.mean(), "MRR SD": sd(mrr),
-                     "Acc mean": acc.mean(), "Acc SD": sd(acc), f"MRR seed {seed}": 100 * iv.value,
-                     f"MRR seed {seed} lo": 100 * iv.low, f"MRR seed {seed} hi": 100 * iv.high})
-        shown.append({"Run": label, "Seeds": rows[-1]["Seeds"], "MRR per seed": rows[-1]["MRR per seed"],
-                      "MRR mean ± SD": f"{mrr.mean():.2f} ± {sd(mrr):.2f}", "Acc mean ± SD": f"{acc.mean():.2f} ± {sd(acc):.2f}",
-                      f"MRR seed {seed} [95 %]": _pct(iv)})
+        rows.append(
+            {
+                "Run": label,
+                "Seeds": " ".join(str(s) for s, _ in members),
+                "MRR per seed": " ".join(f"{v:.2f}" for v in mrr),
+                "MRR mean": mrr.mean(),
+                "MRR SD": sd(mrr),
+                "Acc mean": acc.mean(),
+                "Acc SD": sd(acc),
+                f"MRR seed {seed}": 100 * iv.value,
+                f"MRR seed {seed} lo": 100 * iv.low,
+                f"MRR seed {seed} hi": 100 * iv.high,
+            }
+        )
+        shown.append(
+            {
+                "Run": label,
+                "Seeds": rows[-1]["Seeds"],
+                "MRR per seed": rows[-1]["MRR per seed"],
+                "MRR mean ± SD": f"{mrr.mean():.2f} ± {sd(mrr):.2f}",
+                "Acc mean ± SD": f"{acc.mean():.2f} ± {sd(acc):.2f}",
+                f"MRR seed {seed} [95 %]": _pct(iv),
+            }
+        )
     df = pd.DataFrame(rows)
-    caption = (f"Seed spread of the headline runs (Mixed, Conservation, test part): trained with each seed of "
-               f"report.seeds (ScratchBERT fine-tuning reseeded; its MLM pretraining is the seed-{seed} one), mean ± "
-               f"SD over seeds (SD with n − 1) beside the bootstrap interval over statements of the seed-{seed} run, "
-               f"the run every other table shows ({resamples} resamples).")
+    caption = (
+        f"Seed spread of the headline runs (Mixed, Conservation, test part): trained with each seed of "
+        f"report.seeds (ScratchBERT fine-tuning reseeded; its MLM pretraining is the seed-{seed} one), mean ± "
+        f"SD over seeds (SD with n − 1) beside the bootstrap interval over statements of the seed-{seed} run, "
+        f"the run every other table shows ({resamples} resamples)."
+    )
     _write(df, out_prefix, caption, pd.DataFrame(shown))
     return df
 
@@ -161,28 +214,48 @@ def train_pairs(data_parquet: str | os.PathLike) -> int:
     return int(pc.sum(pc.equal(table["part"], "train")).as_py())
 
 
-def scaling_rows(paths: Mapping[Evaluation, str | os.PathLike], config: Mapping[str, Any], n_train: int
-                 ) -> pd.DataFrame:
+def scaling_rows(
+    paths: Mapping[Evaluation, str | os.PathLike], config: Mapping[str, Any], n_train: int
+) -> pd.DataFrame:
     """One row per (model, fraction): train pairs, MRR with interval, Acc, and for a learned or fused
     row its paired difference from BM25."""
     resamples, seed = config["report"]["resamples"], config["seed"]
     fractions = [*sorted(config["report"]["fractions"]), 1.0]
     frames = load_frames(paths)  # each file read once (BM25's serves every share)
     bm25 = frames[V.baseline_variant("bm25", 1.0)]
-    entries = [(_label(ev), f, ev) for f, run in V.scaling_runs(config) for ev in V.test_evaluations(run, config)]
-    entries += [(X.METHOD_NAMES[m], f, V.baseline_variant(m, f)) for m in V.SCALING_BASELINES for f in fractions]
+    entries = [
+        (_label(ev), f, ev)
+        for f, run in V.scaling_runs(config)
+        for ev in V.test_evaluations(run, config)
+    ]
+    entries += [
+        (X.METHOD_NAMES[m], f, V.baseline_variant(m, f))
+        for m in V.SCALING_BASELINES
+        for f in fractions
+    ]
     rows = []
     for label, f, ev in entries:
         frame = frames[ev]
         iv = B.interval(frame["mrr"].to_numpy(), resamples, seed)
-        d = (B.contrast([(1.0, frame), (-1.0, bm25)], "mrr", resamples, seed) if ev.run() is not None else None)
-        rows.append({"Model": label, "Fraction": f,
-                     "Train pairs": n_train if f >= 1 else len(kept_train_rows(n_train, f, seed)),
-                     "MRR": 100 * iv.value, "MRR lo": 100 * iv.low, "MRR hi": 100 * iv.high,
-                     "Acc": 100 * frame["acc"].mean(),
-                     "Δ BM25": np.nan if d is None else 100 * d.value,
-                     "Δ BM25 lo": np.nan if d is None else 100 * d.low,
-                     "Δ BM25 hi": np.nan if d is None else 100 * d.high})
+        d = (
+            B.contrast([(1.0, frame), (-1.0, bm25)], "mrr", resamples, seed)
+            if ev.run() is not None
+            else None
+        )
+        rows.append(
+            {
+                "Model": label,
+                "Fraction": f,
+                "Train pairs": n_train if f >= 1 else len(kept_train_rows(n_train, f, seed)),
+                "MRR": 100 * iv.value,
+                "MRR lo": 100 * iv.low,
+                "MRR hi": 100 * iv.high,
+                "Acc": 100 * frame["acc"].mean(),
+                "Δ BM25": np.nan if d is None else 100 * d.value,
+                "Δ BM25 lo": np.nan if d is None else 100 * d.low,
+                "Δ BM25 hi": np.nan if d is None else 100 * d.high,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -192,13 +265,17 @@ def crossing(df: pd.DataFrame, model: str) -> float | None:
     sub = df[df["Model"] == model].dropna(subset=["Δ BM25"])
     if len(sub) < 2:
         return None
-    slope, icept = np.polyfit(np.log(sub["Train pairs"].to_numpy(float)), sub["Δ BM25"].to_numpy(float), 1)
+    slope, icept = np.polyfit(
+        np.log(sub["Train pairs"].to_numpy(float)), sub["Δ BM25"].to_numpy(float), 1
+    )
     if slope <= 0 or sub["Δ BM25"].iloc[-1] >= 0:
         return None
     return float(np.exp(-icept / slope))
 
 
-def scaling_figure(df: pd.DataFrame, out_png: str | os.PathLike, out_pdf: str | os.PathLike) -> None:
+def scaling_figure(
+    df: pd.DataFrame, out_png: str | os.PathLike, out_pdf: str | os.PathLike
+) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -208,7 +285,9 @@ def scaling_figure(df: pd.DataFrame, out_png: str | os.PathLike, out_pdf: str | 
     for model, sub in df.groupby("Model", sort=False):
         x = sub["Train pairs"].to_numpy(float)
         y = sub["MRR"].to_numpy(float)
-        ax.errorbar(x, y, yerr=[y - sub["MRR lo"], sub["MRR hi"] - y], marker="o", capsize=3, label=model)
+        ax.errorbar(
+            x, y, yerr=[y - sub["MRR lo"], sub["MRR hi"] - y], marker="o", capsize=3, label=model
+        )
     ax.set_xscale("log")
     ax.set_xlabel("training pairs (Mixed Conservation train part, log scale)")
     ax.set_ylabel("test MRR (%) with 95 % interval")
@@ -221,24 +300,39 @@ def scaling_figure(df: pd.DataFrame, out_png: str | os.PathLike, out_pdf: str | 
     plt.close(fig)
 
 
-def write_scaling(paths: Mapping[Evaluation, str | os.PathLike], config: Mapping[str, Any],
-                  data_parquet: str | os.PathLike, out_prefix: str | os.PathLike, out_png: str | os.PathLike,
-                  out_pdf: str | os.PathLike) -> pd.DataFrame:
+def write_scaling(
+    paths: Mapping[Evaluation, str | os.PathLike],
+    config: Mapping[str, Any],
+    data_parquet: str | os.PathLike,
+    out_prefix: str | os.PathLike,
+    out_png: str | os.PathLike,
+    out_pdf: str | os.PathLike,
+) -> pd.DataFrame:
     """``scaling.{md,tex,csv}`` and the scaling figure."""
     df = scaling_rows(paths, config, train_pairs(data_parquet))
     crosses = []
     for model in dict.fromkeys(df.loc[df["Δ BM25"].notna(), "Model"]):
         n = crossing(df, model)
-        crosses.append(f"{model}: " + ("no crossing on this trend" if n is None else f"about {n:,.0f} pairs"))
-    caption = ("Data scaling (this project's addition): test MRR (%) on Mixed Conservation with its 95 % bootstrap "
-               "interval, each model trained on a share of the train part (a smaller share is a prefix of a larger "
-               "one; dev and test parts unchanged). BM25 does not read the train part: its rows repeat the full one. "
-               "Δ BM25: paired difference on the same statements. Where the learned − BM25 gap would reach 0 if its "
-               "least-squares trend in log(train pairs) held: " + "; ".join(crosses) + ". One seed (config seed).")
+        crosses.append(
+            f"{model}: " + ("no crossing on this trend" if n is None else f"about {n:,.0f} pairs")
+        )
+    caption = (
+        "Data scaling (this project's addition): test MRR (%) on Mixed Conservation with its 95 % bootstrap "
+        "interval, each model trained on a share of the train part (a smaller share is a prefix of a larger "
+        "one; dev and test parts unchanged). BM25 does not read the train part: its rows repeat the full one. "
+        "Δ BM25: paired difference on the same statements. Where the learned − BM25 gap would reach 0 if its "
+        "least-squares trend in log(train pairs) held: "
+        + "; ".join(crosses)
+        + ". One seed (config seed)."
+    )
     shown = df.copy()
-    shown["MRR"] = [f"{m:.2f} [{lo:.1f}, {hi:.1f}]" for m, lo, hi in zip(df["MRR"], df["MRR lo"], df["MRR hi"])]
-    shown["Δ BM25"] = ["–" if np.isnan(d) else f"{d:+.1f} [{lo:+.1f}, {hi:+.1f}]".replace("-", "−")
-                       for d, lo, hi in zip(df["Δ BM25"], df["Δ BM25 lo"], df["Δ BM25 hi"])]
+    shown["MRR"] = [
+        f"{m:.2f} [{lo:.1f}, {hi:.1f}]" for m, lo, hi in zip(df["MRR"], df["MRR lo"], df["MRR hi"])
+    ]
+    shown["Δ BM25"] = [
+        "–" if np.isnan(d) else f"{d:+.1f} [{lo:+.1f}, {hi:+.1f}]".replace("-", "−")
+        for d, lo, hi in zip(df["Δ BM25"], df["Δ BM25 lo"], df["Δ BM25 hi"])
+    ]
     shown["Fraction"] = [f"{f:g}" for f in df["Fraction"]]
     shown = shown.drop(columns=["MRR lo", "MRR hi", "Δ BM25 lo", "Δ BM25 hi"])
     _write(df, out_prefix, caption, shown)
@@ -246,7 +340,8 @@ def write_scaling(paths: Mapping[Evaluation, str | os.PathLike], config: Mapping
     return df
 
 
-def evaluation_paths(evaluations: Sequence[Evaluation], root: str | os.PathLike = X.EVAL_ROOT
-                     ) -> dict[Evaluation, Path]:
+def evaluation_paths(
+    evaluations: Sequence[Evaluation], root: str | os.PathLike = X.EVAL_ROOT
+) -> dict[Evaluation, Path]:
     """Each evaluation's JSON path (a folder input holds it under the evaluation's file name)."""
     return {ev: ev.path(root) for ev in evaluations}

@@ -21,7 +21,9 @@ log = logging.getLogger(__name__)
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--manifest", help="results/corpus/manifest.parquet (Table 1)")
     parser.add_argument("--articles", help="results/corpus/articles.parquet (Table 1)")
-    parser.add_argument("--pairs", required=True, help="filtered pairs (results/data/pairs.parquet)")
+    parser.add_argument(
+        "--pairs", required=True, help="filtered pairs (results/data/pairs.parquet)"
+    )
     parser.add_argument("--table1", metavar="PREFIX", help="write PREFIX.md/.tex/.csv for Table 1")
     parser.add_argument("--table2", metavar="PREFIX", help="write PREFIX.md/.tex/.csv for Table 2")
     parser.add_argument("--top", type=int, default=13, help="primary categories listed in Table 1")
@@ -37,7 +39,11 @@ def main(args: argparse.Namespace) -> int:
         if not args.manifest or not args.articles:
             log.error("--table1 needs --manifest and --articles")
             return 2
-        print(write_table1(args.manifest, args.articles, args.pairs, args.table1, top=args.top).to_string(index=False))
+        print(
+            write_table1(
+                args.manifest, args.articles, args.pairs, args.table1, top=args.top
+            ).to_string(index=False)
+        )
     if args.table2:
         print(write_table2(args.pairs, args.table2).to_string(index=False))
     return 0

@@ -31,7 +31,13 @@ import pyarrow.parquet as pq
 from proofmatch import experiments as X
 from proofmatch.config import validate_config
 from proofmatch.data.categories import category_label
-from proofmatch.data.stats import TOKEN_STATS_COLUMNS, CorpusStats, corpus_stats, token_stats, token_stats_file
+from proofmatch.data.stats import (
+    TOKEN_STATS_COLUMNS,
+    CorpusStats,
+    corpus_stats,
+    token_stats,
+    token_stats_file,
+)
 from proofmatch.evaluation import intervals as I
 from proofmatch.experiments import HUBNESS_BINS, Evaluation, Run, Table
 from proofmatch.logs import setup_logging
@@ -44,40 +50,50 @@ Source = Union[str, os.PathLike, Mapping[str, Any]]
 NotRun = Mapping[Hashable, str]
 
 HUBNESS_LABELS = {">=20": "≥20", ">=10": "≥10", ">=5": "≥5", ">=2": "≥2", "=1": "=1", "<1": "<1"}
-TITLES = {"table3": "Table 3", "table4": "Table 4", "table5": "Table 5", "table6": "Table 6", "table7": "Table 7",
-          "baselines": "Baselines table"}
+TITLES = {
+    "table3": "Table 3",
+    "table4": "Table 4",
+    "table5": "Table 5",
+    "table6": "Table 6",
+    "table7": "Table 7",
+    "baselines": "Baselines table",
+}
 # What each table's caption says, once: its .md and .tex files and the HTML report (rule params
 # ``caption``, workflow/report/table.rst) show it as :func:`table_caption` fills it from the config.
 CAPTIONS = {
     "table3": "Table 3: MRR and accuracy (%) by encoder, training/decoding and symbol replacement level (trained "
-              "and tested on the same level). No MRR for global decoding. The SPECTER-style rows are this project's "
-              "addition, not in the paper: the same ScratchBERT trained with SPECTER's triplet margin loss (L2 "
-              "distance, margin {margin:g}), one negative proof per statement, from the statement's own article with "
-              "probability {hard_fraction:g} (SPECTER: 2 of 5 negatives, citations of citations), {pooling}.",
+    "and tested on the same level). No MRR for global decoding. The SPECTER-style rows are this project's "
+    "addition, not in the paper: the same ScratchBERT trained with SPECTER's triplet margin loss (L2 "
+    "distance, margin {margin:g}), one negative proof per statement, from the statement's own article with "
+    "probability {hard_fraction:g} (SPECTER: 2 of 5 negatives, citations of citations), {pooling}.",
     "table4": "Table 4: cross-replacement MRR and accuracy (%) of ScratchBERT-Local-Local (rows: training level; "
-              "columns: test level), Mixed and Unmixed splits.",
+    "columns: test level), Mixed and Unmixed splits.",
     "table5": "Table 5: MRR and accuracy (%) of NPT- and ScratchBERT-Local-Local by input type; Both is the "
-              "original, complete input.",
+    "original, complete input.",
     "table6": "Table 6: controlled cross-replacement levels of ScratchBERT-Local-Local on the probability-theory "
-              "domain (the pr split: articles whose primary category is splits.pr_category, split by article as in "
-              "Unmixed), MRR and accuracy (%). Rows: training level; columns: test level (both keep the protected "
-              "symbols). +P: the protected symbols {protected} are not replaced.",
+    "domain (the pr split: articles whose primary category is splits.pr_category, split by article as in "
+    "Unmixed), MRR and accuracy (%). Rows: training level; columns: test level (both keep the protected "
+    "symbols). +P: the protected symbols {protected} are not replaced.",
     "baselines": "Baselines: MRR and accuracy (%) of TF-IDF cosine and BM25 with local and global decoding (no MRR "
-                 "for global decoding). The paper reports only TF-IDF cosine's MRR range (11.4-29.8, §8); TF-IDF on "
-                 "the linearized tokens and BM25 are this project's, TF-IDF (reference code) is the paper's public "
-                 "code's vectorizer (scikit-learn defaults: lowercased, one-character tokens dropped).",
+    "for global decoding). The paper reports only TF-IDF cosine's MRR range (11.4-29.8, §8); TF-IDF on "
+    "the linearized tokens and BM25 are this project's, TF-IDF (reference code) is the paper's public "
+    "code's vectorizer (scikit-learn defaults: lowercased, one-character tokens dropped).",
 }
 # How Table 3's caption names the SPECTER-style text vector (matching.specter.pooling)
-SPECTER_POOLING = {"cls": "the [CLS] vector (SPECTER's)",
-                   "mean": "mean-pooled (not SPECTER's [CLS], which an MLM-only ScratchBERT leaves nearly the same "
-                           "for every input; docs/models.md)"}
+SPECTER_POOLING = {
+    "cls": "the [CLS] vector (SPECTER's)",
+    "mean": "mean-pooled (not SPECTER's [CLS], which an MLM-only ScratchBERT leaves nearly the same "
+    "for every input; docs/models.md)",
+}
 # Added to a table's caption when it has fusion rows (the baselines table, config fusion.runs).
-FUSION_CAPTION = (" The rows 'X + BM25 (fusion, this project)' are this project's addition, not in the paper: "
-                  "per statement, the trained run's scores and BM25's over the candidate proofs are each "
-                  "normalised (zscore: mean 0, SD 1; rank: 1 / (60 + rank)) and added as run + λ · BM25, with λ "
-                  "chosen per trained run on its own dev part by local MRR over the grid fusion.weights (the "
-                  "run's fusion.json), never on the test part; BM25 is fitted on the evaluated part's proofs, as "
-                  "in the BM25 rows.")
+FUSION_CAPTION = (
+    " The rows 'X + BM25 (fusion, this project)' are this project's addition, not in the paper: "
+    "per statement, the trained run's scores and BM25's over the candidate proofs are each "
+    "normalised (zscore: mean 0, SD 1; rank: 1 / (60 + rank)) and added as run + λ · BM25, with λ "
+    "chosen per trained run on its own dev part by local MRR over the grid fusion.weights (the "
+    "run's fusion.json), never on the test part; BM25 is fitted on the evaluated part's proofs, as "
+    "in the BM25 rows."
+)
 
 
 def table_caption(name: str, config: Mapping[str, Any], n: int | None = None) -> str:
@@ -92,9 +108,12 @@ def table_caption(name: str, config: Mapping[str, Any], n: int | None = None) ->
     if name == "table7":
         return hubness_caption(X.table7().rows[0].cells[0].part, n)
     if name not in CAPTIONS:
-        raise ValueError(f"no caption for table {name!r}; expected one of table1, table2, table7, {', '.join(CAPTIONS)}")
-    return (scores_caption(X.tables(fusion=X.fusion_runs(config))[name], config)
-            + I.caption(config["report"]["resamples"]))  # the workflow's tables always carry intervals
+        raise ValueError(
+            f"no caption for table {name!r}; expected one of table1, table2, table7, {', '.join(CAPTIONS)}"
+        )
+    return scores_caption(X.tables(fusion=X.fusion_runs(config))[name], config) + I.caption(
+        config["report"]["resamples"]
+    )  # the workflow's tables always carry intervals
 
 
 def scores_caption(table: Table, config: Mapping[str, Any]) -> str:
@@ -102,16 +121,20 @@ def scores_caption(table: Table, config: Mapping[str, Any]) -> str:
     and how its fusion rows were made when it has any (their λ: :func:`fusion_weights`)."""
     fused = any(ev.fused for row in table.rows for ev in row.cells)
     specter = config["matching"]["specter"]
-    return CAPTIONS[table.name].format(protected=", ".join(config["replace"]["protected"]),
-                                       margin=specter["margin"], hard_fraction=specter["hard_fraction"],
-                                       pooling=SPECTER_POOLING[specter["pooling"]]) + (
-        FUSION_CAPTION if fused else "")
+    return CAPTIONS[table.name].format(
+        protected=", ".join(config["replace"]["protected"]),
+        margin=specter["margin"],
+        hard_fraction=specter["hard_fraction"],
+        pooling=SPECTER_POOLING[specter["pooling"]],
+    ) + (FUSION_CAPTION if fused else "")
 
 
 def hubness_caption(part: str, n: int | None = None) -> str:
     proofs = "the proofs" if n is None else f"the {n} proofs"
-    return (f"Table 7: cumulative distribution of {proofs} of the {part} set by the number of statements to "
-            "which local decoding assigns them.")
+    return (
+        f"Table 7: cumulative distribution of {proofs} of the {part} set by the number of statements to "
+        "which local decoding assigns them."
+    )
 
 
 def _schema_defaults() -> dict[str, Any]:
@@ -152,13 +175,24 @@ def _raise_missing(table: str, missing: list[Evaluation]) -> None:
     if missing:
         missing = list(dict.fromkeys(missing))
         shown = ", ".join(map(str, missing[:8])) + (" ..." if len(missing) > 8 else "")
-        raise KeyError(f"{table}: {len(missing)} result(s) missing and not marked as not run: {shown}")
+        raise KeyError(
+            f"{table}: {len(missing)} result(s) missing and not marked as not run: {shown}"
+        )
 
 
-def _write(df: pd.DataFrame, out_prefix: str | os.PathLike, caption: str, shown: pd.DataFrame | None = None
-           ) -> pd.DataFrame:
+def _write(
+    df: pd.DataFrame, out_prefix: str | os.PathLike, caption: str, shown: pd.DataFrame | None = None
+) -> pd.DataFrame:
     out = str(out_prefix)
-    write_table(df, f"{out}.md", f"{out}.tex", f"{out}.csv", caption=caption, label=Path(out).name, shown=shown)
+    write_table(
+        df,
+        f"{out}.md",
+        f"{out}.tex",
+        f"{out}.csv",
+        caption=caption,
+        label=Path(out).name,
+        shown=shown,
+    )
     log.info("wrote %s.{md,tex,csv} (%d rows)", out, len(df))
     return df
 
@@ -166,8 +200,13 @@ def _write(df: pd.DataFrame, out_prefix: str | os.PathLike, caption: str, shown:
 # ----------------------------------------------------------------------------- tables
 
 
-def render_table(table: Table, results: Mapping[Evaluation, Source], out_prefix: str | os.PathLike,
-                 not_run: NotRun | None = None, config: Mapping[str, Any] | None = None) -> pd.DataFrame:
+def render_table(
+    table: Table,
+    results: Mapping[Evaluation, Source],
+    out_prefix: str | os.PathLike,
+    not_run: NotRun | None = None,
+    config: Mapping[str, Any] | None = None,
+) -> pd.DataFrame:
     """One table from its evaluations' results (a JSON path or a loaded dict per evaluation).
 
     A row marked in ``not_run`` shows its reason (and whatever results exist); a missing
@@ -196,7 +235,11 @@ def render_table(table: Table, results: Mapping[Evaluation, Source], out_prefix:
     cfg = config or _schema_defaults()
     resamples = cfg["report"]["resamples"]  # intervals: proofmatch.evaluation.intervals
     csv, shown = I.with_intervals(df, table, I.load_frames(results), resamples, cfg["seed"])
-    caption = scores_caption(table, cfg) + (I.caption(resamples) if shown is not None else "") + fusion_weights(table, loaded)
+    caption = (
+        scores_caption(table, cfg)
+        + (I.caption(resamples) if shown is not None else "")
+        + fusion_weights(table, loaded)
+    )
     return _write(csv, out_prefix, caption, shown)
 
 
@@ -211,12 +254,17 @@ def fusion_weights(table: Table, loaded: Mapping[Evaluation, Mapping[str, Any]])
         found = [(group, loaded[ev]) for group, ev in zip(table.groups, row.cells) if ev in loaded]
         for (_, m), ev in zip(found, (ev for ev in row.cells if ev in loaded)):
             if "weight" not in m or "normalize" not in m:
-                raise ValueError(f"{ev.path()}: a fusion evaluation without its weight and normalization "
-                                 "(proofmatch.evaluation.fused.evaluate_fusion writes them)")
+                raise ValueError(
+                    f"{ev.path()}: a fusion evaluation without its weight and normalization "
+                    "(proofmatch.evaluation.fused.evaluate_fusion writes them)"
+                )
         if found:
             run = row.labels[0].split(" + ", 1)[0]
             norms = sorted({str(m.get("normalize")) for _, m in found})
-            weights.append(f"{run} ({'/'.join(norms)}): " + ", ".join(f"{g} {float(m['weight']):g}" for g, m in found))
+            weights.append(
+                f"{run} ({'/'.join(norms)}): "
+                + ", ".join(f"{g} {float(m['weight']):g}" for g, m in found)
+            )
     return " λ chosen: " + "; ".join(weights) + "." if weights else ""
 
 
@@ -226,7 +274,9 @@ def hubness_table(result: Source, out_prefix: str | os.PathLike) -> pd.DataFrame
     hub = metrics.get("hubness")
     if not hub or any(b not in hub for b in HUBNESS_BINS):
         raise ValueError("Table 7: the evaluation JSON has no complete 'hubness' entry")
-    rows = [[HUBNESS_LABELS[b], int(hub[b]["proofs"]), float(hub[b]["percent"])] for b in HUBNESS_BINS]
+    rows = [
+        [HUBNESS_LABELS[b], int(hub[b]["proofs"]), float(hub[b]["percent"])] for b in HUBNESS_BINS
+    ]
     df = pd.DataFrame(rows, columns=["Statements", "Proofs", "%"])
     return _write(df, out_prefix, hubness_caption(metrics["part"], metrics["n"]))
 
@@ -237,10 +287,12 @@ TABLE1_CAPTION = "Statistics about the dataset and categories of mathematical ar
 TABLE2_CAPTION = (
     "Number of tokens in statements and proofs: minimum, maximum and mean ± SD of text+math, text only, "
     "math only and the math proportion. Tokens are counted as the length filter counts them (the paper's "
-    "reference code): whitespace-separated words of the text, titles such as \"Lemma 3.2.\" included and "
+    'reference code): whitespace-separated words of the text, titles such as "Lemma 3.2." included and '
     "punctuation attached to its word, plus one token per symbol of the linearized formulas; lone full "
     "stops at the ends of a statement are not counted."
 )
+
+
 def table1(s: CorpusStats) -> pd.DataFrame:
     """Table 1 as a three-column frame (statistic, value, pairs), laid out like the paper."""
     rows: list[tuple[str, object, object]] = [
@@ -251,7 +303,10 @@ def table1(s: CorpusStats) -> pd.DataFrame:
         ("Average number of categories per article", round(s.categories_per_article, 2), None),
         ("Most represented primary categories", "# articles", "# pairs"),
     ]
-    rows += [(category_label(r.category), int(r.articles), int(r.pairs)) for r in s.top_categories.itertuples()]
+    rows += [
+        (category_label(r.category), int(r.articles), int(r.pairs))
+        for r in s.top_categories.itertuples()
+    ]
     return pd.DataFrame(rows, columns=["statistic", "value", "pairs"])
 
 
@@ -278,20 +333,32 @@ def _frame(obj: str | os.PathLike | pd.DataFrame, columns: list[str]) -> pd.Data
     names = obj.columns if isinstance(obj, pd.DataFrame) else pq.read_schema(obj).names
     missing = [c for c in columns if c not in names]
     if missing:
-        raise ValueError(f"{obj if not isinstance(obj, pd.DataFrame) else 'frame'} lacks columns {missing}")
+        raise ValueError(
+            f"{obj if not isinstance(obj, pd.DataFrame) else 'frame'} lacks columns {missing}"
+        )
     return obj if isinstance(obj, pd.DataFrame) else read_parquet(obj, columns=columns)
 
 
-def write_table1(manifest: str | os.PathLike | pd.DataFrame, articles: str | os.PathLike | pd.DataFrame,
-                 pairs: str | os.PathLike | pd.DataFrame, out_prefix: str | os.PathLike, top: int = 13) -> pd.DataFrame:
+def write_table1(
+    manifest: str | os.PathLike | pd.DataFrame,
+    articles: str | os.PathLike | pd.DataFrame,
+    pairs: str | os.PathLike | pd.DataFrame,
+    out_prefix: str | os.PathLike,
+    top: int = 13,
+) -> pd.DataFrame:
     """Write Table 1 to ``{out_prefix}.md/.tex/.csv``; accepts frames or Parquet paths."""
-    s = corpus_stats(_frame(manifest, ["article_id"]),
-                     _frame(articles, ["article_id", "categories", "primary_category"]),
-                     _frame(pairs, ["article_id"]), top=top)
+    s = corpus_stats(
+        _frame(manifest, ["article_id"]),
+        _frame(articles, ["article_id", "categories", "primary_category"]),
+        _frame(pairs, ["article_id"]),
+        top=top,
+    )
     return _write(table1(s), out_prefix, TABLE1_CAPTION)
 
 
-def write_table2(pairs: str | os.PathLike | pd.DataFrame, out_prefix: str | os.PathLike) -> pd.DataFrame:
+def write_table2(
+    pairs: str | os.PathLike | pd.DataFrame, out_prefix: str | os.PathLike
+) -> pd.DataFrame:
     """Write Table 2 to ``{out_prefix}.md/.tex/.csv``; accepts a frame or a Parquet path (read in
     batches: :func:`proofmatch.data.stats.token_stats_file`)."""
     if isinstance(pairs, pd.DataFrame):
@@ -304,10 +371,15 @@ def write_table2(pairs: str | os.PathLike | pd.DataFrame, out_prefix: str | os.P
 # ----------------------------------------------------------------------------- workflow and CLI
 
 
-def table_from_inputs(name: str, inputs: Iterable[str | os.PathLike], out_prefix: str | os.PathLike,
-                      not_run: NotRun | None = None, eval_root: str | os.PathLike = X.EVAL_ROOT,
-                      fusion: Iterable[tuple[str, str]] = X.FUSION_RUNS,
-                      config: Mapping[str, Any] | None = None) -> pd.DataFrame:
+def table_from_inputs(
+    name: str,
+    inputs: Iterable[str | os.PathLike],
+    out_prefix: str | os.PathLike,
+    not_run: NotRun | None = None,
+    eval_root: str | os.PathLike = X.EVAL_ROOT,
+    fusion: Iterable[tuple[str, str]] = X.FUSION_RUNS,
+    config: Mapping[str, Any] | None = None,
+) -> pd.DataFrame:
     """Render table ``name`` from the workflow's inputs: exactly what common.smk names for its
     rows not marked in ``not_run`` (:func:`proofmatch.experiments.workflow_inputs` under ``eval_root``);
     ``fusion``: the runs fused with BM25 (config fusion.runs); captioned from the run's ``config``."""
@@ -322,16 +394,25 @@ def table_from_inputs(name: str, inputs: Iterable[str | os.PathLike], out_prefix
     given = [str(p) for p in inputs]
     unexpected, absent = sorted(set(given) - set(expected)), sorted(set(expected) - set(given))
     if unexpected or absent:
-        raise ValueError(f"{name}: the inputs are not the table's evaluations: {len(unexpected)} unexpected "
-                         f"{unexpected[:3]}, {len(absent)} absent {absent[:3]}")
-    return render_table(table, {ev: path for path, ev in paths.items()}, out_prefix, not_run, config)
+        raise ValueError(
+            f"{name}: the inputs are not the table's evaluations: {len(unexpected)} unexpected "
+            f"{unexpected[:3]}, {len(absent)} absent {absent[:3]}"
+        )
+    return render_table(
+        table, {ev: path for path, ev in paths.items()}, out_prefix, not_run, config
+    )
 
 
-def tables_from_eval_root(eval_root: str | os.PathLike, out_dir: str | os.PathLike, part: str = "test",
-                          hubness_run: Run = X.TABLE7_RUN, not_run: NotRun | None = None,
-                          allow_missing: bool = False,
-                          fusion: Iterable[tuple[str, str]] = X.FUSION_RUNS,
-                          config: Mapping[str, Any] | None = None) -> None:
+def tables_from_eval_root(
+    eval_root: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    part: str = "test",
+    hubness_run: Run = X.TABLE7_RUN,
+    not_run: NotRun | None = None,
+    allow_missing: bool = False,
+    fusion: Iterable[tuple[str, str]] = X.FUSION_RUNS,
+    config: Mapping[str, Any] | None = None,
+) -> None:
     """Render every table from the evaluation tree (path layout of docs/architecture.md).
 
     With ``allow_missing``, a result file that does not exist makes its cell "–" and its row's
@@ -359,10 +440,14 @@ def tables_from_eval_root(eval_root: str | os.PathLike, out_dir: str | os.PathLi
                 elif table.reason(row, nr) is None:
                     absent.append(path)
                     nr[row.keys[0]] = X.no_result(path)
-        found.update({ev: ev.path(eval_root) for ev in I.references(found) if ev.path(eval_root).exists()})
+        found.update(
+            {ev: ev.path(eval_root) for ev in I.references(found) if ev.path(eval_root).exists()}
+        )
         if absent and not allow_missing:
-            raise FileNotFoundError(f"{len(absent)} evaluation JSON(s) missing, e.g. {absent[0]}; "
-                                    "run the workflow first or pass --allow-missing")
+            raise FileNotFoundError(
+                f"{len(absent)} evaluation JSON(s) missing, e.g. {absent[0]}; "
+                "run the workflow first or pass --allow-missing"
+            )
         render_table(table, found, out / table.name, nr, config)
 
 
@@ -371,12 +456,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out-dir", default="results/tables")
     parser.add_argument("--part", default="test", choices=X.PARTS)
     run = X.TABLE7_RUN
-    parser.add_argument("--table7-run", default=f"{run.split}/{run.encoder}/{run.mode}/{run.level}",
-                        help="split/encoder/mode/level of the dev evaluation used for Table 7")
-    parser.add_argument("--config", default=None, help="config YAML: what it leaves out (matching.mathbert null, "
-                        "splits.pr_category null) is marked not run; its fusion.runs are the fusion rows; the "
-                        "captions name its settings")
-    parser.add_argument("--allow-missing", action="store_true", help="render missing results as 'not run'")
+    parser.add_argument(
+        "--table7-run",
+        default=f"{run.split}/{run.encoder}/{run.mode}/{run.level}",
+        help="split/encoder/mode/level of the dev evaluation used for Table 7",
+    )
+    parser.add_argument(
+        "--config",
+        default=None,
+        help="config YAML: what it leaves out (matching.mathbert null, "
+        "splits.pr_category null) is marked not run; its fusion.runs are the fusion rows; the "
+        "captions name its settings",
+    )
+    parser.add_argument(
+        "--allow-missing", action="store_true", help="render missing results as 'not run'"
+    )
     parser.add_argument("--log", default=None)
 
 
@@ -393,6 +487,14 @@ def main(args: argparse.Namespace) -> int:
     parts = args.table7_run.split("/")
     if len(parts) != 4:
         raise SystemExit("--table7-run must be split/encoder/mode/level")
-    tables_from_eval_root(args.eval_root, args.out_dir, args.part, Run(*parts), not_run, args.allow_missing, fusion,
-                          config)
+    tables_from_eval_root(
+        args.eval_root,
+        args.out_dir,
+        args.part,
+        Run(*parts),
+        not_run,
+        args.allow_missing,
+        fusion,
+        config,
+    )
     return 0

@@ -34,8 +34,17 @@ from typing import Any, Iterable, Mapping, Sequence
 import pandas as pd
 import pyarrow as pa
 
-from proofmatch.experiments import (EVAL_ROOT, LEVEL_NAMES, SPLIT_NAMES, Evaluation, Run, baseline, learned_encoder,
-                                    model_label, workflow_input)
+from proofmatch.experiments import (
+    EVAL_ROOT,
+    LEVEL_NAMES,
+    SPLIT_NAMES,
+    Evaluation,
+    Run,
+    baseline,
+    learned_encoder,
+    model_label,
+    workflow_input,
+)
 from proofmatch.experiments import not_run as config_not_run
 from proofmatch.experiments import note as not_run_note
 from proofmatch.data.replace import OUTPUT_SCHEMA
@@ -57,11 +66,20 @@ def transfer_settings(config: Mapping[str, Any]) -> dict[str, Any]:
     ``n_shards``, :func:`proofmatch.corpora.transfer_corpora`; empty when none is configured) and
     why parts of the config are not run (:func:`proofmatch.experiments.not_run`)."""
     block = config["transfer"]
-    corpora = {name: {**c.entry, "n_shards": c.n_shards} for name, c in transfer_corpora(config).items()}
+    corpora = {
+        name: {**c.entry, "n_shards": c.n_shards} for name, c in transfer_corpora(config).items()
+    }
     runs = [tuple(r.split("-", 1)) for r in block["runs"]]  # the schema's "encoder-mode" run names
-    return {"split": block["split"], "level": LEVEL, "runs": runs, "baselines": list(block["baselines"]),
-            "corpora": corpora, "not_run": config_not_run(config),
-            "resamples": config["report"]["resamples"], "seed": config["seed"]}
+    return {
+        "split": block["split"],
+        "level": LEVEL,
+        "runs": runs,
+        "baselines": list(block["baselines"]),
+        "corpora": corpora,
+        "not_run": config_not_run(config),
+        "resamples": config["report"]["resamples"],
+        "seed": config["seed"],
+    }
 
 
 def evaluations(settings: Mapping[str, Any]) -> list[Evaluation]:
@@ -69,9 +87,11 @@ def evaluations(settings: Mapping[str, Any]) -> list[Evaluation]:
     on the split's train part at the transfer level and tested on the test part at the same level."""
     split, level = settings["split"], settings["level"]
     runs = [Run(split, encoder, mode, level) for encoder, mode in settings["runs"]]
-    return ([run.evaluation("test") for run in runs] + [baseline(split, method, level, "test")
-                                                         for method in settings["baselines"]]
-            + [run.fusion("test") for run in runs])
+    return (
+        [run.evaluation("test") for run in runs]
+        + [baseline(split, method, level, "test") for method in settings["baselines"]]
+        + [run.fusion("test") for run in runs]
+    )
 
 
 def row_reason(settings: Mapping[str, Any], ev: Evaluation) -> str | None:
@@ -94,62 +114,110 @@ def table_cells(settings: Mapping[str, Any]) -> dict[tuple[str | None, Evaluatio
     """Every cell's evaluation JSON by (corpus, evaluation): None = the in-corpus test part; the
     rows not run have none."""
     corpora = [None, *settings["corpora"]]
-    return {(c, ev): str(ev.path(eval_root(c))) for c in corpora for ev in evaluations(settings)
-            if row_reason(settings, ev) is None}
+    return {
+        (c, ev): str(ev.path(eval_root(c)))
+        for c in corpora
+        for ev in evaluations(settings)
+        if row_reason(settings, ev) is None
+    }
 
 
 def table_inputs(settings: Mapping[str, Any]) -> list[str]:
     """The transfer table's inputs: each transfer corpus's pool JSON and every cell's evaluation
     (in-corpus, a trained run's is its evaluation folder: :func:`proofmatch.experiments.workflow_input`)."""
     if not settings["corpora"]:
-        raise ValueError("the transfer table needs at least one transfer.corpora entry in the config")
-    cells = [path if corpus is not None else workflow_input(ev) for (corpus, ev), path in table_cells(settings).items()]
+        raise ValueError(
+            "the transfer table needs at least one transfer.corpora entry in the config"
+        )
+    cells = [
+        path if corpus is not None else workflow_input(ev)
+        for (corpus, ev), path in table_cells(settings).items()
+    ]
     return [*(pool_json(settings, c) for c in settings["corpora"]), *dict.fromkeys(cells)]
 
 
 def in_corpus_evaluations(settings: Mapping[str, Any]) -> list[Evaluation]:
     """The in-corpus cells the table reads (the test part of the training corpus), when it is made."""
-    return [ev for corpus, ev in table_cells(settings) if corpus is None] if settings["corpora"] else []
+    return (
+        [ev for corpus, ev in table_cells(settings) if corpus is None]
+        if settings["corpora"]
+        else []
+    )
 
 
-def build_pool(pairs_parquet: str | os.PathLike, train_data_parquet: str | os.PathLike,
-               out_parquet: str | os.PathLike, out_json: str | os.PathLike) -> dict[str, Any]:
+def build_pool(
+    pairs_parquet: str | os.PathLike,
+    train_data_parquet: str | os.PathLike,
+    out_parquet: str | os.PathLike,
+    out_json: str | os.PathLike,
+) -> dict[str, Any]:
     """Write a transfer pool: the training corpus's train part + every transfer pair as ``test``.
 
     The pool is at Conservation, the level the transfer runs are trained on: the transfer pairs
     keep their tokens as linearized (what :mod:`proofmatch.data.replace` gives at that level), with
     the same columns as ``results/replaced/<split>/conservation.parquet`` and an empty mapping.
     """
-    pairs = read_parquet(pairs_parquet, columns=["pair_id", "article_id", "statement_tokens", "proof_tokens"])
+    pairs = read_parquet(
+        pairs_parquet, columns=["pair_id", "article_id", "statement_tokens", "proof_tokens"]
+    )
     if pairs.empty:
-        raise ValueError(f"{pairs_parquet}: the transfer corpus has no pairs left after the filters")
+        raise ValueError(
+            f"{pairs_parquet}: the transfer corpus has no pairs left after the filters"
+        )
     train = read_part(train_data_parquet, "train")
     pool = pairs.assign(part="test", mapping="{}")
     columns = OUTPUT_SCHEMA.names
     both = pd.concat([train[columns], pool[columns]], ignore_index=True)
-    write_parquet(pa.Table.from_pandas(both, schema=OUTPUT_SCHEMA, preserve_index=False), out_parquet)
+    write_parquet(
+        pa.Table.from_pandas(both, schema=OUTPUT_SCHEMA, preserve_index=False), out_parquet
+    )
     shared = sorted(set(pool["article_id"]) & set(train["article_id"]))
     seen = {(tuple(s), tuple(p)) for s, p in zip(train["statement_tokens"], train["proof_tokens"])}
-    duplicates = sum((tuple(s), tuple(p)) in seen for s, p in zip(pool["statement_tokens"], pool["proof_tokens"]))
-    info = {"pairs": len(pool), "articles": int(pool["article_id"].nunique()), "train_pairs": len(train),
-            "level": LEVEL, "shared_articles": len(shared), "shared_article_ids": shared[:20],
-            "duplicate_pairs": int(duplicates), "pairs_file": str(pairs_parquet), "train_file": str(train_data_parquet)}
+    duplicates = sum(
+        (tuple(s), tuple(p)) in seen for s, p in zip(pool["statement_tokens"], pool["proof_tokens"])
+    )
+    info = {
+        "pairs": len(pool),
+        "articles": int(pool["article_id"].nunique()),
+        "train_pairs": len(train),
+        "level": LEVEL,
+        "shared_articles": len(shared),
+        "shared_article_ids": shared[:20],
+        "duplicate_pairs": int(duplicates),
+        "pairs_file": str(pairs_parquet),
+        "train_file": str(train_data_parquet),
+    }
     write_json(info, out_json)
     if shared or duplicates:
-        log.warning("transfer pool %s shares %d article ids and %d identical pairs with the training corpus's "
-                    "train part: not a clean transfer", out_parquet, len(shared), duplicates)
-    log.info("transfer pool %s: %d pairs from %d articles (test) + %d training pairs (train)", out_parquet, len(pool),
-             info["articles"], len(train))
+        log.warning(
+            "transfer pool %s shares %d article ids and %d identical pairs with the training corpus's "
+            "train part: not a clean transfer",
+            out_parquet,
+            len(shared),
+            duplicates,
+        )
+    log.info(
+        "transfer pool %s: %d pairs from %d articles (test) + %d training pairs (train)",
+        out_parquet,
+        len(pool),
+        info["articles"],
+        len(train),
+    )
     return info
 
 
 # ----------------------------------------------------------------------------- the table
 
 
-def transfer_table(results: Mapping[tuple[str | None, Evaluation], Any], pools: Mapping[str, Any],
-                   out_prefix: str | os.PathLike, split: str = "mixed",
-                   not_run: Mapping[Evaluation, str] | None = None,
-                   rows: Sequence[Evaluation] | None = None, bootstrap: tuple[int, int] | None = None) -> pd.DataFrame:
+def transfer_table(
+    results: Mapping[tuple[str | None, Evaluation], Any],
+    pools: Mapping[str, Any],
+    out_prefix: str | os.PathLike,
+    split: str = "mixed",
+    not_run: Mapping[Evaluation, str] | None = None,
+    rows: Sequence[Evaluation] | None = None,
+    bootstrap: tuple[int, int] | None = None,
+) -> pd.DataFrame:
     """MRR and accuracy (%) of every run, baseline and fusion in-corpus and on each transfer pool.
 
     ``results`` maps (None for in-corpus or a corpus name, evaluation) to an evaluation JSON or
@@ -162,8 +230,15 @@ def transfer_table(results: Mapping[tuple[str | None, Evaluation], Any], pools: 
     """
     corpora = list(pools)
     not_run = dict(not_run or {})
-    rows_of = list(dict.fromkeys(rows if rows is not None else [*(ev for _, ev in results), *not_run]))
-    missing = [(c, ev) for ev in rows_of for c in [None, *corpora] if ev not in not_run and (c, ev) not in results]
+    rows_of = list(
+        dict.fromkeys(rows if rows is not None else [*(ev for _, ev in results), *not_run])
+    )
+    missing = [
+        (c, ev)
+        for ev in rows_of
+        for c in [None, *corpora]
+        if ev not in not_run and (c, ev) not in results
+    ]
     if missing:
         raise KeyError(f"transfer table: results missing for {missing[:5]}")
     run_rows = [ev for ev in rows_of if ev not in not_run]
@@ -177,8 +252,13 @@ def transfer_table(results: Mapping[tuple[str | None, Evaluation], Any], pools: 
             values: list[float | None] = []
             for c in [None, *corpora]:
                 values += cells(loaded.get((c, ev)) if ev not in not_run else None, decoding)
-            body.append([model_label(ev.model, ev.mode, decoding), *values,
-                         not_run_note(not_run[ev]) if ev in not_run else ""])
+            body.append(
+                [
+                    model_label(ev.model, ev.mode, decoding),
+                    *values,
+                    not_run_note(not_run[ev]) if ev in not_run else "",
+                ]
+            )
     in_n = loaded[(None, run_rows[0])]["n"]
     columns = ["Model", f"In-corpus MRR (n={in_n})", "In-corpus Acc"]
     for c in corpora:
@@ -188,21 +268,36 @@ def transfer_table(results: Mapping[tuple[str | None, Evaluation], Any], pools: 
     for c, info in pool_info.items():
         note = f"{c}: {info['pairs']} pairs from {info['articles']} articles"
         if info.get("shared_articles") or info.get("duplicate_pairs"):
-            note += (f", NOT a clean transfer: {info['shared_articles']} article ids and "
-                     f"{info['duplicate_pairs']} identical pairs also in the training corpus's train part")
+            note += (
+                f", NOT a clean transfer: {info['shared_articles']} article ids and "
+                f"{info['duplicate_pairs']} identical pairs also in the training corpus's train part"
+            )
         notes.append(note)
     caption = f"{table_caption(split)} Pools: " + "; ".join(notes) + "." + fusion_caption(loaded)
     df, shown = _intervals(df, results, rows_of, corpora, bootstrap)
     if shown is not None:
         caption += I.caption(bootstrap[0], deltas=False)  # type: ignore[index]
     out = str(out_prefix)
-    write_table(df, f"{out}.md", f"{out}.tex", f"{out}.csv", caption=caption, label=Path(out).name, shown=shown)
+    write_table(
+        df,
+        f"{out}.md",
+        f"{out}.tex",
+        f"{out}.csv",
+        caption=caption,
+        label=Path(out).name,
+        shown=shown,
+    )
     log.info("wrote %s.{md,tex,csv} (%d rows, %d transfer corpora)", out, len(df), len(corpora))
     return df
 
 
-def _intervals(df: pd.DataFrame, results: Mapping[tuple[str | None, Evaluation], Any], rows_of: Sequence[Evaluation],
-               corpora: Sequence[str], bootstrap: tuple[int, int] | None) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+def _intervals(
+    df: pd.DataFrame,
+    results: Mapping[tuple[str | None, Evaluation], Any],
+    rows_of: Sequence[Evaluation],
+    corpora: Sequence[str],
+    bootstrap: tuple[int, int] | None,
+) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """The table with each score's 95 % interval (:func:`proofmatch.evaluation.intervals.bracketed`),
     or as it is when no bootstrap is asked for or the results are loaded dicts (no per-statement files)."""
     frames = I.load_frames(results) if bootstrap is not None else None
@@ -211,7 +306,9 @@ def _intervals(df: pd.DataFrame, results: Mapping[tuple[str | None, Evaluation],
     groups = [(None, "In-corpus"), *((c, c) for c in corpora)]
     scored = []
     for i, (ev, decoding) in enumerate((ev, d) for ev in rows_of for d in ("local", "global")):
-        for (corpus, group), (col, metric) in ((g, m) for g in groups for m in zip(("MRR", "Acc"), I.metric_pair(decoding))):
+        for (corpus, group), (col, metric) in (
+            (g, m) for g in groups for m in zip(("MRR", "Acc"), I.metric_pair(decoding))
+        ):
             column = next(c for c in df.columns if c.startswith(f"{group} {col}"))
             scored.append((i, column, frames.get((corpus, ev)), metric))
     return I.bracketed(df, scored, *bootstrap)
@@ -221,24 +318,40 @@ def table_caption(split: str) -> str:
     """The transfer table's caption as the HTML report shows it (rule params ``caption``); the .md
     and .tex files add each pool's size and the fusion rows' λ, known once the run has them."""
     split_name = SPLIT_NAMES[split]
-    return (f"Transfer: MRR and accuracy (%) of models trained on the {split_name} train part of the training "
-            f"corpus ({LEVEL_NAMES[LEVEL]}; baselines fitted on the same part), tested on its {split_name} test "
-            "part (In-corpus) and on every pair of each transfer corpus after the same extraction, filters and "
-            "linearization. No MRR for global decoding.")
+    return (
+        f"Transfer: MRR and accuracy (%) of models trained on the {split_name} train part of the training "
+        f"corpus ({LEVEL_NAMES[LEVEL]}; baselines fitted on the same part), tested on its {split_name} test "
+        "part (In-corpus) and on every pair of each transfer corpus after the same extraction, filters and "
+        "linearization. No MRR for global decoding."
+    )
 
 
-def render_transfer(inputs: Iterable[str | os.PathLike], out_prefix: str | os.PathLike,
-                    settings: Mapping[str, Any]) -> pd.DataFrame:
+def render_transfer(
+    inputs: Iterable[str | os.PathLike], out_prefix: str | os.PathLike, settings: Mapping[str, Any]
+) -> pd.DataFrame:
     """The table from the workflow's inputs, which must be exactly :func:`table_inputs` of
     ``settings`` (workflow/rules/transfer.smk)."""
     given, expected = {str(p) for p in inputs}, set(table_inputs(settings))
     if given != expected:
-        raise ValueError(f"transfer table: the inputs are not the table's files: unexpected "
-                         f"{sorted(given - expected)[:3]}, absent {sorted(expected - given)[:3]}")
+        raise ValueError(
+            f"transfer table: the inputs are not the table's files: unexpected "
+            f"{sorted(given - expected)[:3]}, absent {sorted(expected - given)[:3]}"
+        )
     pools = {c: pool_json(settings, c) for c in settings["corpora"]}
-    reasons = {ev: reason for ev in evaluations(settings) if (reason := row_reason(settings, ev)) is not None}
-    return transfer_table(table_cells(settings), pools, out_prefix, settings["split"], reasons,
-                          evaluations(settings), (settings["resamples"], settings["seed"]))
+    reasons = {
+        ev: reason
+        for ev in evaluations(settings)
+        if (reason := row_reason(settings, ev)) is not None
+    }
+    return transfer_table(
+        table_cells(settings),
+        pools,
+        out_prefix,
+        settings["split"],
+        reasons,
+        evaluations(settings),
+        (settings["resamples"], settings["seed"]),
+    )
 
 
 def fusion_caption(loaded: Mapping[tuple[str | None, Evaluation], Mapping[str, Any]]) -> str:
@@ -252,10 +365,16 @@ def fusion_caption(loaded: Mapping[tuple[str | None, Evaluation], Mapping[str, A
         return ""
     for ev, seen in weights.items():
         if len(seen) != 1:
-            raise ValueError(f"transfer table: {ev.model}-{ev.mode} was fused with different weights {sorted(seen)}; "
-                             "one λ, chosen on the training corpus's dev part, must serve every pool")
-    chosen = "; ".join(f"{model_label(ev.model, ev.mode, 'local').split(' + ', 1)[0]} λ = {w:g} ({norm})"
-                       for ev, ((w, norm),) in weights.items())
-    return (" Rows 'X + BM25 (fusion, this project)' are this project's addition: per statement, the run's and "
-            "BM25's scores over the candidate proofs, each normalised, added as run + λ · BM25, with λ chosen on "
-            "the training corpus's dev part by local MRR and never tuned on a pool: " + chosen + ".")
+            raise ValueError(
+                f"transfer table: {ev.model}-{ev.mode} was fused with different weights {sorted(seen)}; "
+                "one λ, chosen on the training corpus's dev part, must serve every pool"
+            )
+    chosen = "; ".join(
+        f"{model_label(ev.model, ev.mode, 'local').split(' + ', 1)[0]} λ = {w:g} ({norm})"
+        for ev, ((w, norm),) in weights.items()
+    )
+    return (
+        " Rows 'X + BM25 (fusion, this project)' are this project's addition: per statement, the run's and "
+        "BM25's scores over the candidate proofs, each normalised, added as run + λ · BM25, with λ chosen on "
+        "the training corpus's dev part by local MRR and never tuned on a pool: " + chosen + "."
+    )

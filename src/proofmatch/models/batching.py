@@ -28,16 +28,23 @@ class TokenTable:
     """Ids ``[n, L]`` (right-padded to the longest text, on ``device``) and lengths of ``n`` texts."""
 
     ids: torch.Tensor
-    lengths: torch.Tensor       # [n] on the device, for the masks
-    host_lengths: np.ndarray    # [n] on the host, for each batch's width without a device sync
-    positions: torch.Tensor     # [L] 0, 1, ..., L - 1 on the device
+    lengths: torch.Tensor  # [n] on the device, for the masks
+    host_lengths: np.ndarray  # [n] on the host, for each batch's width without a device sync
+    positions: torch.Tensor  # [L] 0, 1, ..., L - 1 on the device
 
     @classmethod
-    def build(cls, rows: Sequence[Sequence[int]], pad_id: int, device: torch.device) -> "TokenTable":
+    def build(
+        cls, rows: Sequence[Sequence[int]], pad_id: int, device: torch.device
+    ) -> "TokenTable":
         """Pad ``rows`` (each at least one id) once and move them to ``device``."""
         ids, mask = pad_batch(rows, pad_id)
         lengths = mask.sum(dim=1)
-        return cls(ids.to(device), lengths.to(device), lengths.numpy(), torch.arange(ids.shape[1], device=device))
+        return cls(
+            ids.to(device),
+            lengths.to(device),
+            lengths.numpy(),
+            torch.arange(ids.shape[1], device=device),
+        )
 
     def __len__(self) -> int:
         return len(self.host_lengths)

@@ -61,22 +61,35 @@ def fingerprint(params: Any, seed: int, pair_ids: Sequence[Any], **fields: Any) 
     digest of their ids), plus any ``fields``. A checkpoint stores it; only a run with the same
     one resumes it."""
     digest = hashlib.sha256("\n".join(map(str, pair_ids)).encode()).hexdigest()[:16]
-    return {**fields, "seed": seed, "n_train": len(pair_ids), "train_ids": digest,
-            "params": json.loads(json.dumps(dataclasses.asdict(params), sort_keys=True))}
+    return {
+        **fields,
+        "seed": seed,
+        "n_train": len(pair_ids),
+        "train_ids": digest,
+        "params": json.loads(json.dumps(dataclasses.asdict(params), sort_keys=True)),
+    }
 
 
 def changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     """The fields (``params.<key>`` inside params) whose values differ between two fingerprints."""
-    keys = [k for k in sorted(old.keys() | new.keys()) if k != "params" and old.get(k) != new.get(k)]
+    keys = [
+        k for k in sorted(old.keys() | new.keys()) if k != "params" and old.get(k) != new.get(k)
+    ]
     p_old, p_new = old.get("params") or {}, new.get("params") or {}
-    keys += [f"params.{k}" for k in sorted(p_old.keys() | p_new.keys()) if p_old.get(k) != p_new.get(k)]
+    keys += [
+        f"params.{k}" for k in sorted(p_old.keys() | p_new.keys()) if p_old.get(k) != p_new.get(k)
+    ]
     return keys
 
 
 def rng_state() -> dict[str, Any]:
     """Every random state a resumed run must restore to continue bit-for-bit."""
-    return {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state(),
-            "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else []}
+    return {
+        "python": random.getstate(),
+        "numpy": np.random.get_state(),
+        "torch": torch.get_rng_state(),
+        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+    }
 
 
 def set_rng_state(state: dict[str, Any]) -> None:
@@ -98,8 +111,13 @@ def set_aside(path: str | os.PathLike, why: str) -> Path:
     the run then starts afresh instead of failing on every rerun."""
     aside = Path(f"{os.fspath(path)}{CORRUPT_SUFFIX}")
     os.replace(path, aside)
-    log.warning("resume state %s is unreadable (%s); set aside as %s, starting the run afresh "
-                "(delete it, or inspect it, as you like)", path, why, aside)
+    log.warning(
+        "resume state %s is unreadable (%s); set aside as %s, starting the run afresh "
+        "(delete it, or inspect it, as you like)",
+        path,
+        why,
+        aside,
+    )
     return aside
 
 
@@ -116,11 +134,17 @@ def load_checkpoint(path: str | os.PathLike, fp: dict[str, Any]) -> dict[str, An
         set_aside(path, f"{type(exc).__name__}: {exc}"[:300])
         return None
     if not isinstance(saved, dict) or any(k not in saved for k in STATE_KEYS):
-        set_aside(path, f"not a resume state: lacks {', '.join(k for k in STATE_KEYS if not isinstance(saved, dict) or k not in saved)}")
+        set_aside(
+            path,
+            f"not a resume state: lacks {', '.join(k for k in STATE_KEYS if not isinstance(saved, dict) or k not in saved)}",
+        )
         return None
     if saved.get("fingerprint") != fp:
-        log.warning("%s is from a different run (changed: %s); starting afresh", path,
-                    ", ".join(changes(saved.get("fingerprint") or {}, fp)))
+        log.warning(
+            "%s is from a different run (changed: %s); starting afresh",
+            path,
+            ", ".join(changes(saved.get("fingerprint") or {}, fp)),
+        )
         return None
     return saved
 
@@ -131,8 +155,13 @@ def save_torch_atomic(obj: Any, path: str | os.PathLike) -> None:
         torch.save(obj, tmp)
 
 
-def resume(path: Path, fp: dict[str, Any], model: torch.nn.Module, optimizer: torch.optim.Optimizer,
-           scheduler: Any) -> dict[str, Any] | None:
+def resume(
+    path: Path,
+    fp: dict[str, Any],
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: Any,
+) -> dict[str, Any] | None:
     """Load this run's checkpoint into ``model``, ``optimizer``, ``scheduler`` and the RNGs;
     return the saved state (its progress entries), or None when there is nothing to resume."""
     saved = load_checkpoint(path, fp)
@@ -144,12 +173,26 @@ def resume(path: Path, fp: dict[str, Any], model: torch.nn.Module, optimizer: to
     return saved
 
 
-def save(path: Path, fp: dict[str, Any], model: torch.nn.Module, optimizer: torch.optim.Optimizer,
-         scheduler: Any, **progress: Any) -> None:
+def save(
+    path: Path,
+    fp: dict[str, Any],
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: Any,
+    **progress: Any,
+) -> None:
     """Atomically replace the checkpoint at ``path`` with the current state and ``progress``."""
-    save_torch_atomic({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                       "scheduler": scheduler.state_dict(), "rng": rng_state(), **progress,
-                       "fingerprint": fp}, path)
+    save_torch_atomic(
+        {
+            "model": model.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "scheduler": scheduler.state_dict(),
+            "rng": rng_state(),
+            **progress,
+            "fingerprint": fp,
+        },
+        path,
+    )
 
 
 def remove_temporaries(folder: Path, patterns: Sequence[str]) -> None:

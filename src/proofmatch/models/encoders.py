@@ -50,8 +50,10 @@ def pad_batch(rows: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor,
     """Right-pad id lists into ``(ids [B, L], mask [B, L] bool)``: at least one row, each with at
     least one id."""
     ids = [torch.as_tensor(r, dtype=torch.long) for r in rows]
-    return (pad_sequence(ids, batch_first=True, padding_value=pad_id),
-            pad_sequence([torch.ones(len(r), dtype=torch.bool) for r in ids], batch_first=True))
+    return (
+        pad_sequence(ids, batch_first=True, padding_value=pad_id),
+        pad_sequence([torch.ones(len(r), dtype=torch.bool) for r in ids], batch_first=True),
+    )
 
 
 class WordVocab:
@@ -75,8 +77,10 @@ class WordVocab:
     def build(cls, sequences: Iterable[Sequence[str]], min_count: int) -> "WordVocab":
         """Tokens seen at least ``min_count`` times, most frequent first (ties by token: deterministic)."""
         counts = Counter(t for seq in sequences for t in seq)
-        kept = sorted((t for t, c in counts.items() if c >= min_count and t not in (PAD, UNK, CLS)),
-                      key=lambda t: (-counts[t], t))
+        kept = sorted(
+            (t for t, c in counts.items() if c >= min_count and t not in (PAD, UNK, CLS)),
+            key=lambda t: (-counts[t], t),
+        )
         return cls([PAD, UNK, CLS, *kept])
 
     def __len__(self) -> int:
@@ -90,7 +94,9 @@ class WordVocab:
         get = self.stoi.get
         return [[cls_, *(get(t, unk) for t in seq[: max_length - 1])] for seq in sequences]
 
-    def encode(self, sequences: Sequence[Sequence[str]], max_length: int) -> tuple[torch.Tensor, torch.Tensor]:
+    def encode(
+        self, sequences: Sequence[Sequence[str]], max_length: int
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Right-padded ids ``[B, L]`` and a bool mask."""
         return pad_batch(self.ids(sequences, max_length), self.pad_id)
 
@@ -105,7 +111,7 @@ class WordVocab:
 def plain_math(tokens: Sequence[str]) -> list[str]:
     """Drop the ``$`` type prefix (for an external checkpoint such as MathBERT, whose vocabulary
     was not built on typed tokens: ``$x`` would cost two word pieces ``$``, ``x`` per symbol)."""
-    return [t[len(MATH_PREFIX):] if is_math(t) else t for t in tokens]
+    return [t[len(MATH_PREFIX) :] if is_math(t) else t for t in tokens]
 
 
 class WordPieceCodec:
@@ -123,7 +129,9 @@ class WordPieceCodec:
         texts = [to_text(plain_math(s) if self.plain else s) for s in sequences]
         return self.tokenizer(texts, truncation=True, max_length=max_length)["input_ids"]
 
-    def encode(self, sequences: Sequence[Sequence[str]], max_length: int) -> tuple[torch.Tensor, torch.Tensor]:
+    def encode(
+        self, sequences: Sequence[Sequence[str]], max_length: int
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         return pad_batch(self.ids(sequences, max_length), self.pad_id)
 
     def save(self, out_dir: str | os.PathLike) -> None:
@@ -144,7 +152,9 @@ class Encoder(nn.Module):
 
     dim: int
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:  # pragma: no cover
+    def forward(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor
+    ) -> torch.Tensor:  # pragma: no cover
         raise NotImplementedError
 
 
@@ -189,8 +199,15 @@ def sinusoidal_table(n_positions: int, dim: int) -> torch.Tensor:
 class SelfAttentionLayer(nn.Module):
     """Post-LN transformer layer whose query/key size ``d_k`` per head is independent of ``d_model``."""
 
-    def __init__(self, d_model: int, n_heads: int, d_k: int, d_ff: int, dropout: float,
-                 attention_dropout: float):
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        d_k: int,
+        d_ff: int,
+        dropout: float,
+        attention_dropout: float,
+    ):
         super().__init__()
         self.n_heads, self.d_k, self.attention_dropout = n_heads, d_k, attention_dropout
         self.q = nn.Linear(d_model, n_heads * d_k)
@@ -207,8 +224,12 @@ class SelfAttentionLayer(nn.Module):
         q, k, v = heads(self.q(x)), heads(self.k(x)), heads(self.v(x))
         # keys at pad positions are hidden from every query; a query always sees its [CLS] key
         attn = F.scaled_dot_product_attention(
-            q, k, v, attn_mask=mask[:, None, None, :],
-            dropout_p=self.attention_dropout if self.training else 0.0)
+            q,
+            k,
+            v,
+            attn_mask=mask[:, None, None, :],
+            dropout_p=self.attention_dropout if self.training else 0.0,
+        )
         x = self.norm1(x + self.drop(self.out(attn.transpose(1, 2).reshape(b, n, -1))))
         return self.norm2(x + self.drop(self.ff(x)))
 
@@ -222,13 +243,21 @@ class NPTEncoder(Encoder):
         self.dim = config.d_model
         d_ff = config.d_ff or config.d_model
         self.embed = nn.Embedding(config.vocab_size, config.d_model, padding_idx=0)
-        self.register_buffer("positions", sinusoidal_table(config.max_length, config.d_model),
-                             persistent=False)
+        self.register_buffer(
+            "positions", sinusoidal_table(config.max_length, config.d_model), persistent=False
+        )
         self.drop = nn.Dropout(config.dropout)
         self.layers = nn.ModuleList(
-            SelfAttentionLayer(config.d_model, config.n_heads, config.d_k, d_ff, config.dropout,
-                               config.attention_dropout)
-            for _ in range(config.n_layers))
+            SelfAttentionLayer(
+                config.d_model,
+                config.n_heads,
+                config.d_k,
+                d_ff,
+                config.dropout,
+                config.attention_dropout,
+            )
+            for _ in range(config.n_layers)
+        )
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         mask = attention_mask.bool()

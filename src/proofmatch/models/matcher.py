@@ -36,8 +36,14 @@ from torch import nn
 
 from proofmatch.artifacts import atomic_dir, verify
 from proofmatch.models import runtime
-from proofmatch.models.encoders import (BertEncoder, Encoder, NPTConfig, NPTEncoder, WordPieceCodec,
-                                 WordVocab)
+from proofmatch.models.encoders import (
+    BertEncoder,
+    Encoder,
+    NPTConfig,
+    NPTEncoder,
+    WordPieceCodec,
+    WordVocab,
+)
 from proofmatch.experiments import ENCODERS, MODES
 from proofmatch.data.views import VIEWS, view as token_view
 
@@ -86,7 +92,9 @@ def global_loss(scores: torch.Tensor) -> tuple[torch.Tensor, float]:
     return loss, float(np.mean(x == np.arange(n)))
 
 
-def triplet_loss(s: torch.Tensor, p_pos: torch.Tensor, p_neg: torch.Tensor, margin: float) -> torch.Tensor:
+def triplet_loss(
+    s: torch.Tensor, p_pos: torch.Tensor, p_neg: torch.Tensor, margin: float
+) -> torch.Tensor:
     """SPECTER's triplet margin loss with L2 (not squared) distances."""
     return F.triplet_margin_loss(s, p_pos, p_neg, margin=margin, p=2)
 
@@ -119,21 +127,20 @@ def bilinear_start(d: int, w_init: str) -> tuple[nn.Parameter, nn.Parameter]:
     return nn.Parameter(W), nn.Parameter(torch.empty(()).uniform_(-bound, bound))
 
 
-
 @dataclass
 class MatcherConfig:
     """Everything needed to rebuild a Matcher without its training inputs (saved as config.json)."""
 
-    encoder: str                 # npt | scratchbert | mathbert | specter
-    scorer: str                  # bilinear | distance
-    view: str                    # text | math | both
-    max_length: int              # token positions per text (ids, [CLS]/[SEP] included)
-    plain_math: bool = False     # strip the `$` type prefix before an external tokenizer
-    npt: dict | None = None      # NPTConfig fields
-    bert: dict | None = None     # BertConfig.to_dict()
-    pooling: str = "cls"         # BERT encoders: cls | mean
-    score_scale: float = 1.0     # bilinear scores are (sᵀWp)·score_scale + b (1/d: `scale_scores`)
-    w_init: str = "identity"     # start of the bilinear W (W_INITS); irrelevant once trained
+    encoder: str  # npt | scratchbert | mathbert | specter
+    scorer: str  # bilinear | distance
+    view: str  # text | math | both
+    max_length: int  # token positions per text (ids, [CLS]/[SEP] included)
+    plain_math: bool = False  # strip the `$` type prefix before an external tokenizer
+    npt: dict | None = None  # NPTConfig fields
+    bert: dict | None = None  # BertConfig.to_dict()
+    pooling: str = "cls"  # BERT encoders: cls | mean
+    score_scale: float = 1.0  # bilinear scores are (sᵀWp)·score_scale + b (1/d: `scale_scores`)
+    w_init: str = "identity"  # start of the bilinear W (W_INITS); irrelevant once trained
 
     def __post_init__(self):
         if self.encoder not in ENCODERS:
@@ -168,9 +175,11 @@ class Matcher(nn.Module):
                 return (S @ self.W.float()) @ P.T * self.config.score_scale + self.b.float()
             return 2.0 * S @ P.T - (S * S).sum(1)[:, None] - (P * P).sum(1)[None, :]
 
-    def forward(self, groups: Sequence[tuple[torch.Tensor, torch.Tensor]],
-                gather: Callable[[torch.Tensor], torch.Tensor] | None = None
-                ) -> tuple[list[torch.Tensor], torch.Tensor]:
+    def forward(
+        self,
+        groups: Sequence[tuple[torch.Tensor, torch.Tensor]],
+        gather: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    ) -> tuple[list[torch.Tensor], torch.Tensor]:
         """Encode the groups of a batch (statements, proofs, [negative proofs]; each ``(ids,
         mask)`` right-padded to its own longest text) with the shared encoder, and return their
         vectors and ``score_matrix`` of the first two.
@@ -195,12 +204,14 @@ class Matcher(nn.Module):
 
     def tensors(self, sequences: Sequence[Sequence[str]]) -> tuple[torch.Tensor, torch.Tensor]:
         """Apply the input view and the codec: token lists -> padded ``(ids, mask)`` on CPU."""
-        return self.codec.encode([token_view(s, self.config.view) for s in sequences],
-                                 self.config.max_length)
+        return self.codec.encode(
+            [token_view(s, self.config.view) for s in sequences], self.config.max_length
+        )
 
     @torch.no_grad()
-    def embed(self, sequences: Sequence[Sequence[str]], batch_size: int = 64,
-              progress: bool = False) -> torch.Tensor:
+    def embed(
+        self, sequences: Sequence[Sequence[str]], batch_size: int = 64, progress: bool = False
+    ) -> torch.Tensor:
         """Embeddings ``[n, d]`` (float32, CPU) in eval mode; batches are formed by length so
         that padding stays small, and the output is in input order."""
         from tqdm.auto import tqdm
@@ -212,7 +223,7 @@ class Matcher(nn.Module):
         dev = self.device
         starts = range(0, len(order), batch_size)
         for start in tqdm(starts, desc="encode", disable=not progress, leave=False):
-            idx = order[start:start + batch_size]
+            idx = order[start : start + batch_size]
             ids, mask = self.tensors([sequences[i] for i in idx])
             with runtime.autocast(dev):
                 emb = self.encoder(ids.to(dev), mask.to(dev))
@@ -221,9 +232,13 @@ class Matcher(nn.Module):
         return out
 
     @torch.no_grad()
-    def factors(self, statement_tokens: Sequence[Sequence[str]], proof_tokens: Sequence[Sequence[str]],
-                batch_size: int = 64, progress: bool = False
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def factors(
+        self,
+        statement_tokens: Sequence[Sequence[str]],
+        proof_tokens: Sequence[Sequence[str]],
+        batch_size: int = 64,
+        progress: bool = False,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(A, B, row_bias, col_bias)`` float32 with scores ``= A @ B.T + row_bias[:, None] + col_bias[None, :]``."""
         S = self.embed(statement_tokens, batch_size, progress).double()
         P = self.embed(proof_tokens, batch_size, progress).double()
@@ -238,13 +253,19 @@ class Matcher(nn.Module):
         return tuple(t.float().numpy() for t in (A, B, row, col))  # type: ignore[return-value]
 
     @torch.no_grad()
-    def score_pairs(self, statement_tokens: Sequence[Sequence[str]],
-                    proof_tokens: Sequence[Sequence[str]], batch_size: int = 64) -> np.ndarray:
+    def score_pairs(
+        self,
+        statement_tokens: Sequence[Sequence[str]],
+        proof_tokens: Sequence[Sequence[str]],
+        batch_size: int = 64,
+    ) -> np.ndarray:
         """Scores of aligned pairs ``(statement_i, proof_i)``; a side of length 1 is broadcast
         (LIME: many perturbed statements against one proof, encoded once)."""
         n_s, n_p = len(statement_tokens), len(proof_tokens)
         if n_s != n_p and 1 not in (n_s, n_p):
-            raise ValueError(f"score_pairs needs equal lengths or one side of length 1; got {n_s}, {n_p}")
+            raise ValueError(
+                f"score_pairs needs equal lengths or one side of length 1; got {n_s}, {n_p}"
+            )
         S = self.embed(statement_tokens, batch_size).to(self.device)
         P = self.embed(proof_tokens, batch_size).to(self.device)
         n = max(n_s, n_p)
@@ -262,13 +283,17 @@ class Matcher(nn.Module):
         from safetensors.torch import save_file
 
         with atomic_dir(out_dir) as staging:
-            (staging / CONFIG_FILE).write_text(json.dumps(self.config.to_dict(), indent=2, sort_keys=True) + "\n")
+            (staging / CONFIG_FILE).write_text(
+                json.dumps(self.config.to_dict(), indent=2, sort_keys=True) + "\n"
+            )
             state = {k: v.detach().cpu().contiguous() for k, v in self.state_dict().items()}
             save_file(state, str(staging / WEIGHTS_FILE))
             self.codec.save(staging)
 
     @classmethod
-    def from_pretrained(cls, model_dir: str | os.PathLike, device: str | torch.device | None = None) -> "Matcher":
+    def from_pretrained(
+        cls, model_dir: str | os.PathLike, device: str | torch.device | None = None
+    ) -> "Matcher":
         from safetensors.torch import load_file
 
         model_dir = Path(model_dir)
@@ -322,8 +347,10 @@ def npt_vocab(train: "pd.DataFrame", view: str, min_count: int) -> WordVocab:
     Symbol replacement touches only math, so a text-only model's vocabulary, and with it the
     model, is the same at every replacement level (Table 5: the paper's Text rows are equal
     under Conservation and Full); a vocabulary of both views would change size with the level."""
-    return WordVocab.build((token_view(t, view) for col in ("statement_tokens", "proof_tokens")
-                            for t in train[col]), min_count=min_count)
+    return WordVocab.build(
+        (token_view(t, view) for col in ("statement_tokens", "proof_tokens") for t in train[col]),
+        min_count=min_count,
+    )
 
 
 def check_run(encoder: str, mode: str, view: str) -> None:
@@ -335,53 +362,97 @@ def check_run(encoder: str, mode: str, view: str) -> None:
     if view not in VIEWS:
         raise ValueError(f"unknown view {view!r}; expected one of {VIEWS}")
     if (encoder == "specter") != (mode == "triplet"):
-        raise ValueError("the specter encoder is trained in triplet mode, and triplet mode is specter's")
+        raise ValueError(
+            "the specter encoder is trained in triplet mode, and triplet mode is specter's"
+        )
 
 
-def build_matcher(encoder: str, mode: str, view: str, p: "TrainParams", train: "pd.DataFrame",
-                  tokenizer_dir: str | os.PathLike | None = None,
-                  pretrained_dir: str | os.PathLike | None = None) -> Matcher:
+def build_matcher(
+    encoder: str,
+    mode: str,
+    view: str,
+    p: "TrainParams",
+    train: "pd.DataFrame",
+    tokenizer_dir: str | os.PathLike | None = None,
+    pretrained_dir: str | os.PathLike | None = None,
+) -> Matcher:
     """A fresh Matcher for a run of ``mode`` with the settings ``p``: NPT with random weights and
     a vocabulary of ``train``, a BERT encoder from the checkpoint ``pretrained_dir``."""
     scorer = "distance" if mode == "triplet" else "bilinear"
     if encoder == "npt":
         if tokenizer_dir is not None:
-            log.info("NPT builds its own word vocabulary; tokenizer_dir %s is not used", tokenizer_dir)
+            log.info(
+                "NPT builds its own word vocabulary; tokenizer_dir %s is not used", tokenizer_dir
+            )
         vocab = npt_vocab(train, view, p.min_count)
-        npt = NPTConfig(vocab_size=len(vocab), d_model=p.d_model, n_layers=p.n_layers, n_heads=p.n_heads,
-                        d_k=p.d_k, dropout=p.dropout, attention_dropout=p.attention_dropout,
-                        max_length=p.max_length, positions=p.positions)
-        config = MatcherConfig(encoder, scorer, view, p.max_length, npt=npt.to_dict(),
-                               score_scale=score_scale(p.scale_scores, npt.d_model, scorer), w_init=p.w_init)
+        npt = NPTConfig(
+            vocab_size=len(vocab),
+            d_model=p.d_model,
+            n_layers=p.n_layers,
+            n_heads=p.n_heads,
+            d_k=p.d_k,
+            dropout=p.dropout,
+            attention_dropout=p.attention_dropout,
+            max_length=p.max_length,
+            positions=p.positions,
+        )
+        config = MatcherConfig(
+            encoder,
+            scorer,
+            view,
+            p.max_length,
+            npt=npt.to_dict(),
+            score_scale=score_scale(p.scale_scores, npt.d_model, scorer),
+            w_init=p.w_init,
+        )
         return Matcher(config, NPTEncoder(npt), vocab)
     if encoder == "mathbert" and tokenizer_dir is not None:
-        log.info("mathbert keeps its own vocabulary (paper §8); tokenizer_dir %s is not used", tokenizer_dir)
+        log.info(
+            "mathbert keeps its own vocabulary (paper §8); tokenizer_dir %s is not used",
+            tokenizer_dir,
+        )
         tokenizer_dir = None
     if pretrained_dir is None:
-        what = {"mathbert": "matching.mathbert (a MathBERT path or hub id)",
-                "scratchbert": "the ScratchBERT checkpoint (proofmatch pretrain)",
-                "specter": "the BERT checkpoint SPECTER starts from"}[encoder]
+        what = {
+            "mathbert": "matching.mathbert (a MathBERT path or hub id)",
+            "scratchbert": "the ScratchBERT checkpoint (proofmatch pretrain)",
+            "specter": "the BERT checkpoint SPECTER starts from",
+        }[encoder]
         raise NotConfigured(f"encoder {encoder!r} needs {what}; none was given")
     # p.pooling: matching.bert.pooling, for SPECTER-style matching.specter.pooling (run_params)
     bert = BertEncoder.from_checkpoint(pretrained_dir, p.pooling)
     codec = _checked_codec(bert, tokenizer_dir or pretrained_dir, p.max_length)
-    config = MatcherConfig(encoder, scorer, view, p.max_length, plain_math=codec.plain,
-                           bert=bert.config_dict(), pooling=bert.pooling,
-                           score_scale=score_scale(p.scale_scores, bert.dim, scorer), w_init=p.w_init)
+    config = MatcherConfig(
+        encoder,
+        scorer,
+        view,
+        p.max_length,
+        plain_math=codec.plain,
+        bert=bert.config_dict(),
+        pooling=bert.pooling,
+        score_scale=score_scale(p.scale_scores, bert.dim, scorer),
+        w_init=p.w_init,
+    )
     return Matcher(config, bert, codec)
 
 
-def _checked_codec(bert: BertEncoder, tokenizer_dir: str | os.PathLike, max_length: int) -> WordPieceCodec:
+def _checked_codec(
+    bert: BertEncoder, tokenizer_dir: str | os.PathLike, max_length: int
+) -> WordPieceCodec:
     """The WordPiece codec of a BERT checkpoint, after checking that it fits the checkpoint; math
     tokens lose their ``$`` prefix unless the vocabulary was built on typed tokens (``$x``)."""
     from proofmatch.models.tokenizer import load_tokenizer
 
     tokenizer = load_tokenizer(tokenizer_dir)
     if len(tokenizer) > bert.bert.config.vocab_size:
-        raise ValueError(f"tokenizer {tokenizer_dir} has {len(tokenizer)} entries but the checkpoint "
-                         f"only {bert.bert.config.vocab_size}: not its tokenizer")
+        raise ValueError(
+            f"tokenizer {tokenizer_dir} has {len(tokenizer)} entries but the checkpoint "
+            f"only {bert.bert.config.vocab_size}: not its tokenizer"
+        )
     if max_length > bert.bert.config.max_position_embeddings:
-        raise ValueError(f"max_length {max_length} exceeds the checkpoint's "
-                         f"max_position_embeddings {bert.bert.config.max_position_embeddings}")
+        raise ValueError(
+            f"max_length {max_length} exceeds the checkpoint's "
+            f"max_position_embeddings {bert.bert.config.max_position_embeddings}"
+        )
     typed = any(len(t) > 1 and t[0] == "$" for t in tokenizer.get_vocab())
     return WordPieceCodec(tokenizer, plain=not typed)

@@ -44,7 +44,7 @@ def pack(sequences: Sequence[Sequence[int]], max_length: int) -> list[list[int]]
     """Concatenate id sequences and cut the stream into chunks of ``max_length`` (the last one
     may be shorter; the collator pads it)."""
     stream = np.fromiter((i for seq in sequences for i in seq), dtype=np.int64)
-    return [stream[i:i + max_length].tolist() for i in range(0, len(stream), max_length)]
+    return [stream[i : i + max_length].tolist() for i in range(0, len(stream), max_length)]
 
 
 def packed_chunks(tokenizer, texts: list[str], max_length: int) -> list[list[int]]:
@@ -62,8 +62,10 @@ def validation_batches(collator, chunks: list[list[int]], batch_size: int, seed:
     """Masked validation batches drawn once from their own seeded stream (not the training one),
     so every evaluation scores the same masked positions."""
     with sampling.forked_rng(seed + 1):
-        return [collator([{"input_ids": c} for c in chunks[i:i + batch_size]])
-                for i in range(0, len(chunks), batch_size)]
+        return [
+            collator([{"input_ids": c} for c in chunks[i : i + batch_size]])
+            for i in range(0, len(chunks), batch_size)
+        ]
 
 
 @torch.no_grad()
@@ -86,15 +88,18 @@ def validation_loss(model, batches: list[dict[str, torch.Tensor]], rt: runtime.R
     return total / count
 
 
-def masked_batch(collator, chunks: list[list[int]], idx: np.ndarray, seed: int, epoch: int,
-                 step: int) -> dict[str, torch.Tensor]:
+def masked_batch(
+    collator, chunks: list[list[int]], idx: np.ndarray, seed: int, epoch: int, step: int
+) -> dict[str, torch.Tensor]:
     """The masked training batch ``idx`` of a step: its masks depend only on ``(seed, epoch,
     step)``, so every process draws the same ones and a resumed run draws them again."""
     with sampling.forked_rng(sampling.derived_seed(seed, epoch, step)):
         return collator([{"input_ids": chunks[i]} for i in idx])
 
 
-def mlm_step(ddp, batch: dict[str, torch.Tensor], rt: runtime.Runtime, micro_batch_size: int | None) -> float:
+def mlm_step(
+    ddp, batch: dict[str, torch.Tensor], rt: runtime.Runtime, micro_batch_size: int | None
+) -> float:
     """Forward and backward of this process's rows of the global ``batch``; return the batch's
     mean MLM loss per masked token (the same on every process).
 
@@ -107,21 +112,22 @@ def mlm_step(ddp, batch: dict[str, torch.Tensor], rt: runtime.Runtime, micro_bat
     n = len(batch["input_ids"])
     rows = torch.as_tensor(rt.share(np.arange(n)))
     mine = {k: v[rows] for k, v in batch.items()}
-    mine["labels"][rt.n_real(n):] = -100  # rows that only pad this process's share
+    mine["labels"][rt.n_real(n) :] = -100  # rows that only pad this process's share
     n_masked = max(int((batch["labels"] != -100).sum()), 1)
     step = micro_batch_size or len(rows)
     starts = range(0, len(rows), step)
     total = 0.0
     for start in starts:
-        part = {k: v[start:start + step].to(rt.device) for k, v in mine.items()}
+        part = {k: v[start : start + step].to(rt.device) for k, v in mine.items()}
         labels = part.pop("labels")
         last = start == starts[-1]
         sync = contextlib.nullcontext() if last or not rt.distributed else ddp.no_sync()
         with sync:
             with rt.autocast():
                 logits = ddp(**part).logits
-            ce = F.cross_entropy(logits.float().flatten(0, 1), labels.flatten(), ignore_index=-100,
-                                 reduction="sum")
+            ce = F.cross_entropy(
+                logits.float().flatten(0, 1), labels.flatten(), ignore_index=-100, reduction="sum"
+            )
             (ce * (rt.world_size / n_masked)).backward()
         total += float(ce.detach())
     return rt.all_sum(total) / n_masked

@@ -15,7 +15,9 @@ OPTIMIZERS = ("asgd", "adamw")
 ASGD_T0 = 1e4  # the reference's t0: ASGD averages from this step on
 
 
-def make_optimizer(name: str, parameters: Iterable[torch.nn.Parameter], lr: float) -> torch.optim.Optimizer:
+def make_optimizer(
+    name: str, parameters: Iterable[torch.nn.Parameter], lr: float
+) -> torch.optim.Optimizer:
     """ASGD (paper §8) with the reference's t0 = 1e4 and no weight decay, or AdamW (torch defaults).
 
     ASGD is plain SGD until step t0: the paper's 400 epochs over 147k pairs give it about a million
@@ -28,8 +30,9 @@ def make_optimizer(name: str, parameters: Iterable[torch.nn.Parameter], lr: floa
     """
     parameters = list(parameters)
     if name == "asgd":
-        return torch.optim.ASGD(parameters, lr=lr, t0=ASGD_T0, weight_decay=0.0,
-                                capturable=_on_gpu(parameters))
+        return torch.optim.ASGD(
+            parameters, lr=lr, t0=ASGD_T0, weight_decay=0.0, capturable=_on_gpu(parameters)
+        )
     if name == "adamw":
         return torch.optim.AdamW(parameters, lr=lr)
     raise ValueError(f"unknown optimizer {name!r}; expected one of {OPTIMIZERS}")

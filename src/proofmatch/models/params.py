@@ -39,8 +39,9 @@ def run_params(matching: Mapping[str, Any], encoder: str) -> dict[str, Any]:
     return params
 
 
-def start_checkpoint(matching: Mapping[str, Any], encoder: str,
-                     given: str | os.PathLike | None) -> str | os.PathLike | None:
+def start_checkpoint(
+    matching: Mapping[str, Any], encoder: str, given: str | os.PathLike | None
+) -> str | os.PathLike | None:
     """The BERT checkpoint a run of ``encoder`` starts from: ``given`` (the workflow's ScratchBERT
     input, ``--pretrained-dir``), else for MathBERT the config's ``matching.mathbert`` (None: the
     run is reported as not configured); NPT starts from none."""
@@ -55,8 +56,17 @@ def start_checkpoint(matching: Mapping[str, Any], encoder: str,
 # fields before TrainParams was built from the config, so a run's fingerprint, and with it the
 # resume state it may have left, is the same as then.
 UNREAD: dict[str, Any] = {
-    "d_model": None, "n_layers": None, "n_heads": None, "d_k": None, "min_count": 2, "dropout": 0.1,
-    "attention_dropout": 0.1, "positions": True, "pooling": "cls", "margin": 1.0, "hard_fraction": 0.0,
+    "d_model": None,
+    "n_layers": None,
+    "n_heads": None,
+    "d_k": None,
+    "min_count": 2,
+    "dropout": 0.1,
+    "attention_dropout": 0.1,
+    "positions": True,
+    "pooling": "cls",
+    "margin": 1.0,
+    "hard_fraction": 0.0,
 }
 
 
@@ -66,29 +76,29 @@ class TrainParams:
     what its checkpoint's fingerprint hashes. Build it with :meth:`from_config`."""
 
     epochs: int
-    batch_size: int                  # the global batch, whatever the number of processes
+    batch_size: int  # the global batch, whatever the number of processes
     learning_rate: float
-    lr_decay: float                  # the rate is multiplied by this after each epoch ...
-    lr_decay_start: int              # ... from this epoch on (counted from 1)
-    eval_every: int                  # dev evaluation every this many epochs, and after the last
-    max_length: int                  # token positions per text
-    optimizer: str                   # asgd | adamw
-    scale_scores: bool               # bilinear scores divided by d (model.score_scale)
-    w_init: str                      # start of the bilinear W (matcher.W_INITS)
-    d_model: int | None              # NPT: width, layers, heads, query/key size per head
+    lr_decay: float  # the rate is multiplied by this after each epoch ...
+    lr_decay_start: int  # ... from this epoch on (counted from 1)
+    eval_every: int  # dev evaluation every this many epochs, and after the last
+    max_length: int  # token positions per text
+    optimizer: str  # asgd | adamw
+    scale_scores: bool  # bilinear scores divided by d (model.score_scale)
+    w_init: str  # start of the bilinear W (matcher.W_INITS)
+    d_model: int | None  # NPT: width, layers, heads, query/key size per head
     n_layers: int | None
     n_heads: int | None
     d_k: int | None
-    min_count: int                   # NPT vocabulary: tokens seen at least this often
-    dropout: float                   # NPT: on embeddings and layer outputs ...
-    attention_dropout: float         # ... and on attention probabilities
-    positions: bool                  # NPT: sinusoidal position table
-    pooling: str                     # ScratchBERT/MathBERT: cls | mean
-    margin: float                    # SPECTER triplets: margin and share of same-article negatives
+    min_count: int  # NPT vocabulary: tokens seen at least this often
+    dropout: float  # NPT: on embeddings and layer outputs ...
+    attention_dropout: float  # ... and on attention probabilities
+    positions: bool  # NPT: sinusoidal position table
+    pooling: str  # ScratchBERT/MathBERT: cls | mean
+    margin: float  # SPECTER triplets: margin and share of same-article negatives
     hard_fraction: float
-    eval_weights: str                # ASGD: dev evaluation and model/ read its average or the raw weights
-    select_metric: str               # model selection on dev MRR or dev accuracy (local decoding) ...
-    hybrid_selection: str            # ... or, for hybrid runs, "global": dev accuracy of global decoding
+    eval_weights: str  # ASGD: dev evaluation and model/ read its average or the raw weights
+    select_metric: str  # model selection on dev MRR or dev accuracy (local decoding) ...
+    hybrid_selection: str  # ... or, for hybrid runs, "global": dev accuracy of global decoding
 
     @classmethod
     def from_config(cls, matching: Mapping[str, Any], encoder: str) -> TrainParams:
@@ -109,24 +119,32 @@ class PretrainParams:
     num_hidden_layers: int
     num_attention_heads: int
     intermediate_size: int
-    max_length: int                  # tokens per packed chunk
+    max_length: int  # tokens per packed chunk
     epochs: int
-    batch_size: int                  # chunks per step: the global batch, whatever the processes
+    batch_size: int  # chunks per step: the global batch, whatever the processes
     learning_rate: float
-    eval_every_steps: int            # validation (and a checkpoint) every this many steps
+    eval_every_steps: int  # validation (and a checkpoint) every this many steps
     mlm_probability: float = config.default("pretrain.mlm_probability")
-    warmup_fraction: float = config.default("pretrain.warmup_fraction")  # linear warm-up share, then linear decay
+    warmup_fraction: float = config.default(
+        "pretrain.warmup_fraction"
+    )  # linear warm-up share, then linear decay
     weight_decay: float = config.default("pretrain.weight_decay")
     dropout: float = config.default("pretrain.dropout")
-    micro_batch_size: int | None = config.default("pretrain.micro_batch_size")  # None: a process's whole share
-    compile: bool = config.default("pretrain.compile")  # torch.compile the model on a GPU (ignored on a CPU)
+    micro_batch_size: int | None = config.default(
+        "pretrain.micro_batch_size"
+    )  # None: a process's whole share
+    compile: bool = config.default(
+        "pretrain.compile"
+    )  # torch.compile the model on a GPU (ignored on a CPU)
     max_position_embeddings: int | None = None  # not a config key; None: max(512, max_length)
 
     @classmethod
     def from_config(cls, pretrain: Mapping[str, Any]) -> PretrainParams:
         """The params of the validated config's ``pretrain`` block (``eval_every_unit`` and
         ``text`` left out: :func:`proofmatch.models.pretrain.pretrain` reads them)."""
-        return typed_params(cls, {k: v for k, v in pretrain.items() if k not in ("eval_every_unit", "text")})
+        return typed_params(
+            cls, {k: v for k, v in pretrain.items() if k not in ("eval_every_unit", "text")}
+        )
 
 
 def typed_params(cls: type[P], values: Mapping[str, Any]) -> P:
@@ -137,12 +155,19 @@ def typed_params(cls: type[P], values: Mapping[str, Any]) -> P:
     fields = {f.name: f for f in dataclasses.fields(cls)}
     unknown = sorted(set(values) - set(fields))
     if unknown:
-        raise ValueError(f"unknown {cls.__name__} keys {unknown}; expected some of {sorted(fields)}")
-    required = {n for n, f in fields.items()
-                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
+        raise ValueError(
+            f"unknown {cls.__name__} keys {unknown}; expected some of {sorted(fields)}"
+        )
+    required = {
+        n
+        for n, f in fields.items()
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    }
     missing = sorted(required - set(values))
     if missing:
-        raise ValueError(f"missing {cls.__name__} keys {missing}; {cls.__name__}.from_config reads them from the config")
+        raise ValueError(
+            f"missing {cls.__name__} keys {missing}; {cls.__name__}.from_config reads them from the config"
+        )
     nulls = sorted(k for k, v in values.items() if v is None and "None" not in str(fields[k].type))
     if nulls:
         raise ValueError(f"{cls.__name__} keys {nulls} cannot be None")

@@ -125,17 +125,19 @@ class Pretraining:
     p: PretrainParams
     seed: int
     tokenizer: Any
-    train_chunks: list[list[int]]   # packed token ids of the train part
+    train_chunks: list[list[int]]  # packed token ids of the train part
     dev_chunks: list[list[int]]
-    collator: Any                   # masks a list of chunks (DataCollatorForLanguageModeling)
-    dev_batches: list[dict]         # masked once: every validation scores the same positions
-    model: Any                      # BertForMaskedLM
-    ddp: torch.nn.Module            # the model, or its DDP wrapper
+    collator: Any  # masks a list of chunks (DataCollatorForLanguageModeling)
+    dev_batches: list[dict]  # masked once: every validation scores the same positions
+    model: Any  # BertForMaskedLM
+    ddp: torch.nn.Module  # the model, or its DDP wrapper
     optimizer: torch.optim.Optimizer
     scheduler: torch.optim.lr_scheduler.LRScheduler
     steps_per_epoch: int
     fingerprint: dict[str, Any]
-    eval_every_unit: str = config.default("pretrain.eval_every_unit")  # what eval_every_steps counts (check_due)
+    eval_every_unit: str = config.default(
+        "pretrain.eval_every_unit"
+    )  # what eval_every_steps counts (check_due)
 
     @property
     def resume_dir(self) -> Path:
@@ -154,20 +156,28 @@ class Pretraining:
 class Progress:
     """What changes as pretraining goes on, and what its checkpoint saves."""
 
-    epoch: int = 0          # epochs done
+    epoch: int = 0  # epochs done
     step_in_epoch: int = 0  # steps done in the current epoch
-    step: int = 0           # steps done in all
+    step: int = 0  # steps done in all
     best: float = float("inf")  # best validation loss so far, and its step
     best_step: int = -1
-    log: list[dict[str, Any]] = field(default_factory=list)  # one row per validation (pretrain_log.csv)
-    loss_sum: float = 0.0   # training loss since the last validation
+    log: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # one row per validation (pretrain_log.csv)
+    loss_sum: float = 0.0  # training loss since the last validation
     loss_n: int = 0
 
 
-def build_pretraining(data_parquet: str | os.PathLike, tokenizer_dir: str | os.PathLike, out: Path,
-                      rt: runtime.Runtime, p: PretrainParams, seed: int,
-                      eval_every_unit: str = config.default("pretrain.eval_every_unit"),
-                      text_parquet: str | os.PathLike | None = None) -> Pretraining:
+def build_pretraining(
+    data_parquet: str | os.PathLike,
+    tokenizer_dir: str | os.PathLike,
+    out: Path,
+    rt: runtime.Runtime,
+    p: PretrainParams,
+    seed: int,
+    eval_every_unit: str = config.default("pretrain.eval_every_unit"),
+    text_parquet: str | os.PathLike | None = None,
+) -> Pretraining:
     """Pack the texts, draw the validation masks, build the model, its optimizer and schedule.
 
     The training text is the train part's statements and proofs, or with ``text_parquet`` (an
@@ -184,21 +194,47 @@ def build_pretraining(data_parquet: str | os.PathLike, tokenizer_dir: str | os.P
     train_chunks = packed_chunks(tokenizer, train_texts, p.max_length)
     dev_chunks = packed_chunks(tokenizer, corpus_texts(dev), p.max_length)
     if not train_chunks or not dev_chunks:
-        raise ValueError(f"{text_parquet or data_parquet}: pretraining needs non-empty train text and dev part")
+        raise ValueError(
+            f"{text_parquet or data_parquet}: pretraining needs non-empty train text and dev part"
+        )
     collator = mlm_collator(tokenizer, p.mlm_probability)
     dev_batches = validation_batches(collator, dev_chunks, p.batch_size, seed)
     model = BertForMaskedLM(bert_config(p, tokenizer)).to(rt.device)
     steps_per_epoch = len(sampling.shuffled_batches(len(train_chunks), p.batch_size, seed, 0))
-    optimizer = torch.optim.AdamW(model.parameters(), lr=p.learning_rate, weight_decay=p.weight_decay)
-    total = p.epochs * steps_per_epoch  # linear warm-up over warmup_fraction of the steps, then linear decay
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=p.learning_rate, weight_decay=p.weight_decay
+    )
+    total = (
+        p.epochs * steps_per_epoch
+    )  # linear warm-up over warmup_fraction of the steps, then linear decay
     scheduler = get_linear_schedule_with_warmup(optimizer, int(p.warmup_fraction * total), total)
-    unit = {} if eval_every_unit == "steps" else {"eval_every_unit": eval_every_unit}  # steps: fingerprints as before
-    fp = checkpoint.fingerprint(p, seed, train_ids, n_dev=len(dev), vocab_size=len(tokenizer), **unit, **text)
+    unit = (
+        {} if eval_every_unit == "steps" else {"eval_every_unit": eval_every_unit}
+    )  # steps: fingerprints as before
+    fp = checkpoint.fingerprint(
+        p, seed, train_ids, n_dev=len(dev), vocab_size=len(tokenizer), **unit, **text
+    )
     ddp = runtime.wrap_ddp(model, rt)
     if p.compile and rt.device.type == "cuda":  # the saved weights stay those of ``model``
         ddp = torch.compile(ddp)
-    return Pretraining(out, rt, p, seed, tokenizer, train_chunks, dev_chunks, collator, dev_batches, model,
-                       ddp, optimizer, scheduler, steps_per_epoch, fp, eval_every_unit)
+    return Pretraining(
+        out,
+        rt,
+        p,
+        seed,
+        tokenizer,
+        train_chunks,
+        dev_chunks,
+        collator,
+        dev_batches,
+        model,
+        ddp,
+        optimizer,
+        scheduler,
+        steps_per_epoch,
+        fp,
+        eval_every_unit,
+    )
 
 
 def resume_pretraining(run: Pretraining) -> Progress:
@@ -206,8 +242,12 @@ def resume_pretraining(run: Pretraining) -> Progress:
     folder of another run, if any, is removed)."""
     if run.rt.is_main:
         checkpoint.remove_temporaries(run.resume_dir, TEMPORARIES)
-        checkpoint.remove_temporaries(run.out.parent, (f".{run.out.name}.*",))  # a killed finish's staging
-    saved = checkpoint.resume(run.state_path, run.fingerprint, run.model, run.optimizer, run.scheduler)
+        checkpoint.remove_temporaries(
+            run.out.parent, (f".{run.out.name}.*",)
+        )  # a killed finish's staging
+    saved = checkpoint.resume(
+        run.state_path, run.fingerprint, run.model, run.optimizer, run.scheduler
+    )
     if saved is not None:
         progress = Progress(**saved["progress"])
         log.info("pretrain: resuming at epoch %d, step %d", progress.epoch, progress.step)
@@ -220,10 +260,14 @@ def resume_pretraining(run: Pretraining) -> Progress:
 
 def pretrain_step(run: Pretraining, progress: Progress, idx: np.ndarray) -> None:
     """One optimizer step on the chunks ``idx`` (masks drawn from the step's own seed)."""
-    batch = masked_batch(run.collator, run.train_chunks, idx, run.seed, progress.epoch, progress.step_in_epoch)
+    batch = masked_batch(
+        run.collator, run.train_chunks, idx, run.seed, progress.epoch, progress.step_in_epoch
+    )
     loss = mlm_step(run.ddp, batch, run.rt, run.p.micro_batch_size or None)
     if not np.isfinite(loss):
-        raise FloatingPointError(f"MLM loss is {loss} at step {progress.step + 1}; lower learning_rate")
+        raise FloatingPointError(
+            f"MLM loss is {loss} at step {progress.step + 1}; lower learning_rate"
+        )
     run.optimizer.step()
     run.scheduler.step()
     run.optimizer.zero_grad(set_to_none=True)
@@ -237,8 +281,9 @@ EVAL_UNITS = ("steps", "examples")
 TEXTS = ("pairs", "corpus")  # pretrain.text
 
 
-def check_due(step: int, batch_size: int, every: int,
-              unit: str = config.default("pretrain.eval_every_unit")) -> bool:
+def check_due(
+    step: int, batch_size: int, every: int, unit: str = config.default("pretrain.eval_every_unit")
+) -> bool:
     """Whether a validation is due after optimizer step ``step`` (counted from 1).
 
     ``steps``: every ``every`` optimizer steps. ``examples``: the paper's (§8) "every 500 steps,
@@ -266,8 +311,10 @@ def pretrain_epoch(run: Pretraining, progress: Progress, bar) -> None:
     """The rest of the current epoch (a shuffled pass over the chunks), validating every
     ``eval_every_steps`` steps (:func:`check_due`), saving the resume state every
     ``eval_every_steps`` optimizer steps (:func:`save_due`), and both at its end."""
-    batches = sampling.shuffled_batches(len(run.train_chunks), run.p.batch_size, run.seed, progress.epoch)
-    for idx in batches[progress.step_in_epoch:]:
+    batches = sampling.shuffled_batches(
+        len(run.train_chunks), run.p.batch_size, run.seed, progress.epoch
+    )
+    for idx in batches[progress.step_in_epoch :]:
         pretrain_step(run, progress, idx)
         bar.update(1)
         if check_due(progress.step, run.p.batch_size, run.p.eval_every_steps, run.eval_every_unit):
@@ -292,20 +339,38 @@ def validate(run: Pretraining, progress: Progress) -> None:
         if run.rt.is_main:
             with atomic_dir(run.best_dir) as staging:
                 run.model.save_pretrained(str(staging))
-    progress.log.append({"step": progress.step, "epoch": round(progress.step / run.steps_per_epoch, 3),
-                         "train_loss": train_loss, "val_loss": val, "lr": run.scheduler.get_last_lr()[0],
-                         "best": improved})
+    progress.log.append(
+        {
+            "step": progress.step,
+            "epoch": round(progress.step / run.steps_per_epoch, 3),
+            "train_loss": train_loss,
+            "val_loss": val,
+            "lr": run.scheduler.get_last_lr()[0],
+            "best": improved,
+        }
+    )
     progress.loss_sum, progress.loss_n = 0.0, 0
-    log.info("pretrain step %d: train %.4f  val %.4f%s", progress.step, train_loss, val,
-             "  (best)" if improved else "")
+    log.info(
+        "pretrain step %d: train %.4f  val %.4f%s",
+        progress.step,
+        train_loss,
+        val,
+        "  (best)" if improved else "",
+    )
 
 
 def save_progress(run: Pretraining, progress: Progress) -> None:
     """The validation log so far and the checkpoint (rank 0), then every process waits for it."""
     if run.rt.is_main:
         write_csv(pd.DataFrame(progress.log), run.resume_dir / LOG_FILE)
-        checkpoint.save(run.state_path, run.fingerprint, run.model, run.optimizer, run.scheduler,
-                        progress=asdict(progress))
+        checkpoint.save(
+            run.state_path,
+            run.fingerprint,
+            run.model,
+            run.optimizer,
+            run.scheduler,
+            progress=asdict(progress),
+        )
     run.rt.barrier()
 
 
@@ -316,8 +381,10 @@ def finish_pretraining(run: Pretraining, progress: Progress) -> None:
     if not run.rt.is_main:
         return
     if not (run.best_dir / "model.safetensors").exists():
-        raise FileNotFoundError(f"{run.best_dir}/model.safetensors (the best model) is missing; delete "
-                                f"{run.resume_dir} and pretrain again")
+        raise FileNotFoundError(
+            f"{run.best_dir}/model.safetensors (the best model) is missing; delete "
+            f"{run.resume_dir} and pretrain again"
+        )
     run.model.config.architectures = [type(run.model).__name__]
     run.model.config.dtype = run.model.dtype  # what save_pretrained records
     with atomic_dir(run.out) as staging:
@@ -325,16 +392,30 @@ def finish_pretraining(run: Pretraining, progress: Progress) -> None:
         run.model.config.save_pretrained(str(staging))
         run.tokenizer.save_pretrained(str(staging))
         write_csv(pd.DataFrame(progress.log), staging / LOG_FILE)
-        write_json({"best_val_loss": progress.best, "best_step": progress.best_step, "steps": progress.step,
-                    "epochs": run.p.epochs, "train_chunks": len(run.train_chunks),
-                    "dev_chunks": len(run.dev_chunks), "max_length": run.p.max_length, "seed": run.seed},
-                   staging / METRICS_FILE)
+        write_json(
+            {
+                "best_val_loss": progress.best,
+                "best_step": progress.best_step,
+                "steps": progress.step,
+                "epochs": run.p.epochs,
+                "train_chunks": len(run.train_chunks),
+                "dev_chunks": len(run.dev_chunks),
+                "max_length": run.p.max_length,
+                "seed": run.seed,
+            },
+            staging / METRICS_FILE,
+        )
     checkpoint.discard(run.resume_dir)
 
 
-def pretrain(data_parquet: str | os.PathLike, tokenizer_dir: str | os.PathLike,
-             out_dir: str | os.PathLike, params: dict[str, Any], seed: int,
-             text_parquet: str | os.PathLike | None = None) -> None:
+def pretrain(
+    data_parquet: str | os.PathLike,
+    tokenizer_dir: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    params: dict[str, Any],
+    seed: int,
+    text_parquet: str | os.PathLike | None = None,
+) -> None:
     """Pretrain ``BertForMaskedLM`` from scratch with MLM; resume from :func:`resume_dir`.
 
     ``params``: the config's ``pretrain`` block (:meth:`proofmatch.models.params.PretrainParams.from_config`;
@@ -350,15 +431,29 @@ def pretrain(data_parquet: str | os.PathLike, tokenizer_dir: str | os.PathLike,
     if text not in TEXTS:
         raise ValueError(f"pretrain.text must be one of {TEXTS}, not {text!r}")
     if text == "corpus" and text_parquet is None:
-        raise ValueError("pretrain.text: corpus needs the article text table (results/data/article_text.parquet)")
+        raise ValueError(
+            "pretrain.text: corpus needs the article text table (results/data/article_text.parquet)"
+        )
     p = PretrainParams.from_config(params)
     rt = runtime.init_runtime()
     sampling.seed_everything(seed, deterministic=rt.device.type == "cpu")
-    run = build_pretraining(data_parquet, tokenizer_dir, Path(out_dir), rt, p, seed, eval_every_unit=unit,
-                            text_parquet=text_parquet if text == "corpus" else None)
+    run = build_pretraining(
+        data_parquet,
+        tokenizer_dir,
+        Path(out_dir),
+        rt,
+        p,
+        seed,
+        eval_every_unit=unit,
+        text_parquet=text_parquet if text == "corpus" else None,
+    )
     progress = resume_pretraining(run)
-    with tqdm(total=p.epochs * run.steps_per_epoch, initial=progress.step, desc="pretrain",
-              disable=not rt.is_main) as bar:
+    with tqdm(
+        total=p.epochs * run.steps_per_epoch,
+        initial=progress.step,
+        desc="pretrain",
+        disable=not rt.is_main,
+    ) as bar:
         run.model.train()
         while progress.epoch < p.epochs:
             pretrain_epoch(run, progress, bar)
@@ -370,9 +465,16 @@ def pretrain(data_parquet: str | os.PathLike, tokenizer_dir: str | os.PathLike,
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("data", help="replaced-split Parquet (train part = corpus, dev part = validation)")
-    parser.add_argument("--tokenizer", required=True, help="tokenizer folder (proofmatch tokenizer)")
-    parser.add_argument("--text", help="article text table (proofmatch article-text): the MLM text under pretrain.text: corpus")
+    parser.add_argument(
+        "data", help="replaced-split Parquet (train part = corpus, dev part = validation)"
+    )
+    parser.add_argument(
+        "--tokenizer", required=True, help="tokenizer folder (proofmatch tokenizer)"
+    )
+    parser.add_argument(
+        "--text",
+        help="article text table (proofmatch article-text): the MLM text under pretrain.text: corpus",
+    )
     parser.add_argument("--out", required=True, help="output folder (the ScratchBERT checkpoint)")
     parser.add_argument("--config", default="config/config.yaml", help="config file")
     parser.add_argument("--seed", type=int, help="overrides the config seed")

@@ -57,7 +57,7 @@ class Runtime:
         if not self.distributed:
             return batch
         m = -(-len(batch) // self.world_size)
-        mine = batch[self.rank * m:(self.rank + 1) * m]
+        mine = batch[self.rank * m : (self.rank + 1) * m]
         return np.concatenate([mine, np.resize(batch, m - len(mine))]) if len(mine) < m else mine
 
     def n_real(self, n: int) -> int:
@@ -78,7 +78,9 @@ class Runtime:
         import torch.distributed.nn.functional as dist_fn
 
         with warnings.catch_warnings():  # the public autograd gather; its successor is private
-            warnings.filterwarnings("ignore", message=".*all_gather.*deprecated", category=FutureWarning)
+            warnings.filterwarnings(
+                "ignore", message=".*all_gather.*deprecated", category=FutureWarning
+            )
             parts = dist_fn.all_gather(x.contiguous())
         return torch.cat(parts)[:n]
 
@@ -159,9 +161,16 @@ def launch(nprocs: int, fn, *args, **kwargs):
 
     from torch.distributed.launcher.api import LaunchConfig, elastic_launch
 
-    config = LaunchConfig(min_nodes=1, max_nodes=1, nproc_per_node=nprocs, rdzv_backend="c10d",
-                          rdzv_endpoint="localhost:0", run_id=uuid.uuid4().hex, max_restarts=0,
-                          start_method="spawn")
+    config = LaunchConfig(
+        min_nodes=1,
+        max_nodes=1,
+        nproc_per_node=nprocs,
+        rdzv_backend="c10d",
+        rdzv_endpoint="localhost:0",
+        run_id=uuid.uuid4().hex,
+        max_restarts=0,
+        start_method="spawn",
+    )
     threads = max(1, torch.get_num_threads() // nprocs)  # the job's threads, shared by its ranks
     # a plain function as the entry point: the launcher names the job after its __name__
     return elastic_launch(config, _rank_main)(threads, fn, args, kwargs)[0]

@@ -36,7 +36,7 @@ def epoch_rng(seed: int, epoch: int, stream: int = 0) -> np.random.Generator:
 def shuffled_batches(n: int, batch_size: int, seed: int, epoch: int) -> list[np.ndarray]:
     """One shuffled pass over ``n`` items in batches, a function of ``(seed, epoch)`` only."""
     order = epoch_rng(seed, epoch).permutation(n)
-    return [order[i:i + batch_size] for i in range(0, n, batch_size)]
+    return [order[i : i + batch_size] for i in range(0, n, batch_size)]
 
 
 def epoch_batches(n: int, batch_size: int, seed: int, epoch: int) -> list[np.ndarray]:
@@ -45,8 +45,9 @@ def epoch_batches(n: int, batch_size: int, seed: int, epoch: int) -> list[np.nda
     return [b for b in shuffled_batches(n, batch_size, seed, epoch) if len(b) >= 2]
 
 
-def sample_negatives(batch: np.ndarray, article_codes: np.ndarray, hard_fraction: float,
-                     rng: np.random.Generator) -> np.ndarray:
+def sample_negatives(
+    batch: np.ndarray, article_codes: np.ndarray, hard_fraction: float, rng: np.random.Generator
+) -> np.ndarray:
     """One negative proof per anchor: with probability ``hard_fraction`` another proof of the same
     article (SPECTER's hard negative) when the article has one, else a random other proof."""
     n = len(article_codes)

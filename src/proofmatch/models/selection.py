@@ -18,9 +18,9 @@ from proofmatch.decoding.local import factor_scorer, local_decode
 from proofmatch.models.matcher import Matcher
 from proofmatch.models.params import TrainParams
 
-EVAL_WEIGHTS = ("average", "raw")        # ASGD's averaged parameters, or the parameters themselves
+EVAL_WEIGHTS = ("average", "raw")  # ASGD's averaged parameters, or the parameters themselves
 SELECT_METRICS = {"mrr": "dev_mrr", "accuracy": "dev_acc"}  # select_metric -> metrics.csv column
-HYBRID_SELECTION = ("local", "global")   # global: hybrid runs select on dev_global_acc
+HYBRID_SELECTION = ("local", "global")  # global: hybrid runs select on dev_global_acc
 # Dev decoding during training (global accuracy, for hybrid_selection: global) uses the config's
 # decode settings where the run's params carry them (config.run_matching adds them only under
 # hybrid_selection: global), else the schema's.
@@ -29,10 +29,16 @@ DEFAULT_EXACT_MAX_N = config.default("decode.exact_max_n")
 
 
 @torch.no_grad()
-def rank_metrics(matcher: Matcher, statements: Sequence[Sequence[str]], proofs: Sequence[Sequence[str]],
-                 batch_size: int = 64, global_decoding: bool = False,
-                 seed: int = config.default("seed"), topk: int = DEFAULT_TOPK,
-                 exact_max_n: int = DEFAULT_EXACT_MAX_N) -> dict[str, float]:
+def rank_metrics(
+    matcher: Matcher,
+    statements: Sequence[Sequence[str]],
+    proofs: Sequence[Sequence[str]],
+    batch_size: int = 64,
+    global_decoding: bool = False,
+    seed: int = config.default("seed"),
+    topk: int = DEFAULT_TOPK,
+    exact_max_n: int = DEFAULT_EXACT_MAX_N,
+) -> dict[str, float]:
     """MRR and accuracy of local decoding (:func:`proofmatch.decoding.local.local_decode`, a tie with the
     gold counts against it) of aligned statements/proofs (gold = same index); with
     ``global_decoding`` also ``global_acc`` (:func:`decoded_metrics`)."""
@@ -40,9 +46,14 @@ def rank_metrics(matcher: Matcher, statements: Sequence[Sequence[str]], proofs: 
     return decoded_metrics(scorer, len(statements), global_decoding, seed, topk, exact_max_n)
 
 
-def decoded_metrics(scorer, n: int, global_decoding: bool = False,
-                    seed: int = config.default("seed"), topk: int = DEFAULT_TOPK,
-                    exact_max_n: int = DEFAULT_EXACT_MAX_N) -> dict[str, float]:
+def decoded_metrics(
+    scorer,
+    n: int,
+    global_decoding: bool = False,
+    seed: int = config.default("seed"),
+    topk: int = DEFAULT_TOPK,
+    exact_max_n: int = DEFAULT_EXACT_MAX_N,
+) -> dict[str, float]:
     """Local MRR and accuracy of the score function ``scorer`` over n aligned pairs, and with
     ``global_decoding`` the accuracy of global decoding as the evaluation stage does it: exact
     ``lapjv`` on the score matrix (assembled by row-chunk matrix products) up to
@@ -62,9 +73,13 @@ def selection_column(p: TrainParams, mode: str) -> str:
     a hybrid run with ``hybrid_selection: global`` (the reference's ``-G`` runs), else ``dev_mrr``
     or ``dev_acc`` (``select_metric``). Refuses unknown values of the selection keys."""
     if p.select_metric not in SELECT_METRICS:
-        raise ValueError(f"unknown select_metric {p.select_metric!r}; expected one of {tuple(SELECT_METRICS)}")
+        raise ValueError(
+            f"unknown select_metric {p.select_metric!r}; expected one of {tuple(SELECT_METRICS)}"
+        )
     if p.hybrid_selection not in HYBRID_SELECTION:
-        raise ValueError(f"unknown hybrid_selection {p.hybrid_selection!r}; expected one of {HYBRID_SELECTION}")
+        raise ValueError(
+            f"unknown hybrid_selection {p.hybrid_selection!r}; expected one of {HYBRID_SELECTION}"
+        )
     if p.eval_weights not in EVAL_WEIGHTS:
         raise ValueError(f"unknown eval_weights {p.eval_weights!r}; expected one of {EVAL_WEIGHTS}")
     if mode == "hybrid" and p.hybrid_selection == "global":
@@ -72,7 +87,9 @@ def selection_column(p: TrainParams, mode: str) -> str:
     return SELECT_METRICS[p.select_metric]
 
 
-def evaluation_weights(optimizer: torch.optim.Optimizer, weights: str) -> contextlib.AbstractContextManager:
+def evaluation_weights(
+    optimizer: torch.optim.Optimizer, weights: str
+) -> contextlib.AbstractContextManager:
     """The weights dev evaluation reads and ``model/`` keeps: ASGD's averages (``average``; the
     parameters themselves under AdamW, and under ASGD for its first t0 steps, where the average
     is the last iterate) or the parameters themselves (``raw``, the reference code)."""

@@ -70,7 +70,9 @@ def _continuation_table(texts: Iterable[str]) -> tuple[dict[str, str], list[str]
         while chr(code) in used:
             code += 1
         if code > 0x10FFFD:
-            raise ValueError(f"{len(later)} distinct continuation characters: more than the private-use planes hold")
+            raise ValueError(
+                f"{len(later)} distinct continuation characters: more than the private-use planes hold"
+            )
         table[char] = chr(code)
         code += 1
     return table, sorted(used)
@@ -96,9 +98,13 @@ def build_tokenizer(texts: Callable[[], Iterator[str]], vocab_size: int, min_fre
     bpe = Tokenizer(models.BPE(unk_token="[UNK]"))
     bpe.normalizer = None
     bpe.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency,
-                                  special_tokens=SPECIAL_TOKENS, initial_alphabet=alphabet,
-                                  show_progress=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        min_frequency=min_frequency,
+        special_tokens=SPECIAL_TOKENS,
+        initial_alphabet=alphabet,
+        show_progress=False,
+    )
     bpe.train_from_iterator((mapped(t) for t in texts()), trainer=trainer)
     vocab: dict[str, int] = {}
     for piece, _ in sorted(bpe.get_vocab().items(), key=lambda kv: kv[1]):
@@ -108,8 +114,14 @@ def build_tokenizer(texts: Callable[[], Iterator[str]], vocab_size: int, min_fre
             piece = piece[0] + "".join(back[c] for c in piece[1:])
         vocab[piece] = len(vocab)
 
-    tok = Tokenizer(models.WordPiece(vocab=vocab, unk_token="[UNK]", continuing_subword_prefix="##",
-                                     max_input_chars_per_word=100))
+    tok = Tokenizer(
+        models.WordPiece(
+            vocab=vocab,
+            unk_token="[UNK]",
+            continuing_subword_prefix="##",
+            max_input_chars_per_word=100,
+        )
+    )
     tok.normalizer = None  # keep case and accents exactly as linearized
     tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     cls_id, sep_id = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
@@ -129,13 +141,18 @@ def wrap_fast(tok, model_max_length: int | None = None):
     kwargs = {"model_max_length": model_max_length} if model_max_length else {}
     return PreTrainedTokenizerFast(
         tokenizer_object=tok,
-        unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]",
-        mask_token="[MASK]", **kwargs,
+        unk_token="[UNK]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        mask_token="[MASK]",
+        **kwargs,
     )
 
 
-def train_tokenizer(data_parquet: str | os.PathLike, out_dir: str | os.PathLike,
-                    vocab_size: int, min_frequency: int) -> None:
+def train_tokenizer(
+    data_parquet: str | os.PathLike, out_dir: str | os.PathLike, vocab_size: int, min_frequency: int
+) -> None:
     """Train WordPiece on the train part (statements and proofs) and save it as ``out_dir`` (the
     folder is replaced as a whole).
 
@@ -150,7 +167,9 @@ def train_tokenizer(data_parquet: str | os.PathLike, out_dir: str | os.PathLike,
     with atomic_dir(out_dir) as staging:
         wrap_fast(tok).save_pretrained(str(staging))
         tok.save(str(staging / "tokenizer.json"))  # the raw file replaces the wrapper's copy
-    log.info("tokenizer: %d train pairs, vocabulary %d -> %s", len(train), tok.get_vocab_size(), out_dir)
+    log.info(
+        "tokenizer: %d train pairs, vocabulary %d -> %s", len(train), tok.get_vocab_size(), out_dir
+    )
 
 
 def load_tokenizer(tokenizer_dir: str | os.PathLike):
@@ -179,7 +198,10 @@ def main(args: argparse.Namespace) -> int:
 
     setup_logging(args.log)
     cfg = load_config(args.config)["tokenizer"]
-    train_tokenizer(args.data, args.out,
-                    vocab_size=args.vocab_size or cfg["vocab_size"],
-                    min_frequency=args.min_frequency or cfg["min_frequency"])
+    train_tokenizer(
+        args.data,
+        args.out,
+        vocab_size=args.vocab_size or cfg["vocab_size"],
+        min_frequency=args.min_frequency or cfg["min_frequency"],
+    )
     return 0

@@ -59,7 +59,15 @@ from proofmatch import config
 from proofmatch.models.batching import TokenTable
 from proofmatch.models.optim import make_optimizer, place_optimizer_state
 from proofmatch.models.selection import evaluation_weights, rank_metrics, selection_column
-from proofmatch.models.matcher import (MODES, Matcher, build_matcher, check_run, global_loss, local_loss, triplet_loss)
+from proofmatch.models.matcher import (
+    MODES,
+    Matcher,
+    build_matcher,
+    check_run,
+    global_loss,
+    local_loss,
+    triplet_loss,
+)
 from proofmatch.data.splits import read_parts
 from proofmatch.models.params import TrainParams
 from proofmatch.artifacts import atomic_dir, atomic_path, write_csv, write_json
@@ -68,12 +76,18 @@ from proofmatch.data.views import view as token_view
 log = logging.getLogger(__name__)
 
 STEPS = {"local": ("local",), "hybrid": ("local", "global"), "triplet": ("triplet",)}
-RESUME_DIR = "checkpoint"  # the resume state (checkpoint and best model so far) of an unfinished run
-BEST_DIR = "model"        # the best model: in the resume folder during the run, in the run folder after
+RESUME_DIR = (
+    "checkpoint"  # the resume state (checkpoint and best model so far) of an unfinished run
+)
+BEST_DIR = "model"  # the best model: in the resume folder during the run, in the run folder after
 # what a killed run leaves in its folder
-TEMPORARIES = (".model.*", ".metrics.*", ".curve.png.*", f"{RESUME_DIR}/.{BEST_DIR}.*",
-               *(f"{RESUME_DIR}/{t}" for t in checkpoint.TEMPORARIES))
-
+TEMPORARIES = (
+    ".model.*",
+    ".metrics.*",
+    ".curve.png.*",
+    f"{RESUME_DIR}/.{BEST_DIR}.*",
+    *(f"{RESUME_DIR}/{t}" for t in checkpoint.TEMPORARIES),
+)
 
 
 def step_schedule(mode: str, batches: Sequence[np.ndarray]) -> list[tuple[str, np.ndarray]]:
@@ -87,16 +101,26 @@ def step_schedule(mode: str, batches: Sequence[np.ndarray]) -> list[tuple[str, n
 # ---------------------------------------------------------------- the loss of a batch
 
 
-def batch_loss(model: torch.nn.Module, rt: runtime.Runtime, kind: str, idx: np.ndarray,
-               statements: TokenTable, proofs: TokenTable, negatives: np.ndarray | None = None,
-               margin: float = config.default("matching.specter.margin")) -> tuple[torch.Tensor, float]:
+def batch_loss(
+    model: torch.nn.Module,
+    rt: runtime.Runtime,
+    kind: str,
+    idx: np.ndarray,
+    statements: TokenTable,
+    proofs: TokenTable,
+    negatives: np.ndarray | None = None,
+    margin: float = config.default("matching.specter.margin"),
+) -> tuple[torch.Tensor, float]:
     """The ``kind`` loss of the global batch ``idx`` (train rows of the ``statements`` and
     ``proofs`` tables; ``negatives``: one negative proof per row, triplet only) and the batch
     accuracy of the global step's assignment (NaN for the others). ``model`` is the Matcher, or
     its DDP wrapper: each rank then encodes its share of the rows, and the scores and the loss
     are those of the whole batch on every rank."""
     mine = rt.share(idx)
-    padded = [statements.batch(mine), proofs.batch(mine)]  # statements, their gold proofs; each its own length
+    padded = [
+        statements.batch(mine),
+        proofs.batch(mine),
+    ]  # statements, their gold proofs; each its own length
     if kind == "triplet":
         if negatives is None:
             raise ValueError("a triplet step needs one negative proof per statement")
@@ -135,9 +159,11 @@ class Training:
     scheduler: torch.optim.lr_scheduler.ExponentialLR
     fingerprint: dict[str, Any]
     statements: TokenTable  # token ids of the train statements on the device (view and codec fixed)
-    proofs: TokenTable      # ... and of their proofs
-    articles: np.ndarray    # article code of each train pair (SPECTER's hard negatives)
-    decode: dict[str, int] | None = None  # topk, exact_max_n of dev global decoding (None: the schema's)
+    proofs: TokenTable  # ... and of their proofs
+    articles: np.ndarray  # article code of each train pair (SPECTER's hard negatives)
+    decode: dict[str, int] | None = (
+        None  # topk, exact_max_n of dev global decoding (None: the schema's)
+    )
 
     @property
     def resume_dir(self) -> Path:
@@ -158,36 +184,73 @@ class Progress:
     """What changes as a run goes on, and what its checkpoint saves."""
 
     epoch: int = 0  # epochs done
-    best: dict[str, Any] = field(default_factory=lambda: {"mrr": -1.0, "acc": 0.0, "score": -1.0, "epoch": -1})
+    best: dict[str, Any] = field(
+        default_factory=lambda: {"mrr": -1.0, "acc": 0.0, "score": -1.0, "epoch": -1}
+    )
     history: list[dict[str, Any]] = field(default_factory=list)  # one row per epoch (metrics.csv)
 
 
-def build_run(data_parquet: str | os.PathLike, out: Path, rt: runtime.Runtime, encoder: str, mode: str,
-              view: str, p: TrainParams, seed: int, tokenizer_dir: str | os.PathLike | None,
-              pretrained_dir: str | os.PathLike | None) -> Training:
+def build_run(
+    data_parquet: str | os.PathLike,
+    out: Path,
+    rt: runtime.Runtime,
+    encoder: str,
+    mode: str,
+    view: str,
+    p: TrainParams,
+    seed: int,
+    tokenizer_dir: str | os.PathLike | None,
+    pretrained_dir: str | os.PathLike | None,
+) -> Training:
     """Read the data, build the model, its optimizer and schedule (seeded weights)."""
     selection_column(p, mode)  # unknown selection keys fail before any work
     train, dev = read_parts(data_parquet, ["train", "dev"])
     if len(train) < 2:  # read_parts already refuses an empty part
-        raise ValueError(f"{data_parquet}: need at least 2 train pairs for in-batch negatives "
-                         f"(got {len(train)})")
-    fp = checkpoint.fingerprint(p, seed, train["pair_id"].tolist(), encoder=encoder, mode=mode, view=view,
-                                n_dev=len(dev))
-    matcher = build_matcher(encoder, mode, view, p, train, tokenizer_dir, pretrained_dir).to(rt.device)
+        raise ValueError(
+            f"{data_parquet}: need at least 2 train pairs for in-batch negatives (got {len(train)})"
+        )
+    fp = checkpoint.fingerprint(
+        p, seed, train["pair_id"].tolist(), encoder=encoder, mode=mode, view=view, n_dev=len(dev)
+    )
+    matcher = build_matcher(encoder, mode, view, p, train, tokenizer_dir, pretrained_dir).to(
+        rt.device
+    )
     optimizer = make_optimizer(p.optimizer, matcher.parameters(), p.learning_rate)
     scheduler = torch.optim.lr_scheduler.ExponentialLR(optimizer, gamma=p.lr_decay)
     statements, proofs = (
-        TokenTable.build(matcher.codec.ids([token_view(t, view) for t in train[col]], p.max_length),
-                         matcher.codec.pad_id, rt.device) for col in ("statement_tokens", "proof_tokens"))
-    return Training(out, rt, p, seed, mode, train, dev, matcher, runtime.wrap_ddp(matcher, rt), optimizer,
-                    scheduler, fp, statements, proofs, pd.factorize(train["article_id"])[0])
+        TokenTable.build(
+            matcher.codec.ids([token_view(t, view) for t in train[col]], p.max_length),
+            matcher.codec.pad_id,
+            rt.device,
+        )
+        for col in ("statement_tokens", "proof_tokens")
+    )
+    return Training(
+        out,
+        rt,
+        p,
+        seed,
+        mode,
+        train,
+        dev,
+        matcher,
+        runtime.wrap_ddp(matcher, rt),
+        optimizer,
+        scheduler,
+        fp,
+        statements,
+        proofs,
+        pd.factorize(train["article_id"])[0],
+    )
 
 
 def resume(run: Training) -> Progress:
     """Where the run starts: after the last epoch of this run's checkpoint, or at the beginning."""
     if run.rt.is_main:
         checkpoint.remove_temporaries(run.out, TEMPORARIES)
-    saved = checkpoint.resume(run.state_path, run.fingerprint, run.matcher, run.optimizer, run.scheduler)
+    saved = checkpoint.resume(
+        run.state_path, run.fingerprint, run.matcher, run.optimizer, run.scheduler
+    )
     if saved is None:
         if run.rt.is_main:
             checkpoint.discard(run.resume_dir)  # another run's state, if any
@@ -198,15 +261,18 @@ def resume(run: Training) -> Progress:
     return Progress(saved["epoch"], saved["best"], saved["history"])
 
 
-def train_step(run: Training, kind: str, idx: np.ndarray, epoch: int, k: int) -> tuple[torch.Tensor, float]:
+def train_step(
+    run: Training, kind: str, idx: np.ndarray, epoch: int, k: int
+) -> tuple[torch.Tensor, float]:
     """One optimizer step of the ``kind`` loss on batch ``idx`` (the ``k``-th step of ``epoch``);
     its loss stays on the device (reading it would make the host wait for the step)."""
     negatives = None
     if kind == "triplet":  # drawn for the whole batch, the same on every rank
         rng = sampling.epoch_rng(run.seed, epoch, 1 + k)
         negatives = sampling.sample_negatives(idx, run.articles, run.p.hard_fraction, rng)
-    loss, batch_acc = batch_loss(run.model, run.rt, kind, idx, run.statements, run.proofs, negatives,
-                                 run.p.margin)
+    loss, batch_acc = batch_loss(
+        run.model, run.rt, kind, idx, run.statements, run.proofs, negatives, run.p.margin
+    )
     run.optimizer.zero_grad(set_to_none=True)
     loss.backward()
     run.optimizer.step()
@@ -220,8 +286,10 @@ def step_losses(losses: Sequence[torch.Tensor], kinds: Sequence[str], epoch: int
     bad = np.flatnonzero(~np.isfinite(values))
     if len(bad):
         k = int(bad[0])
-        raise FloatingPointError(f"{kinds[k]} loss is {values[k]} at epoch {epoch + 1}, step {k + 1}; "
-                                 f"lower learning_rate")
+        raise FloatingPointError(
+            f"{kinds[k]} loss is {values[k]} at epoch {epoch + 1}, step {k + 1}; "
+            f"lower learning_rate"
+        )
     return values
 
 
@@ -245,12 +313,21 @@ def train_epoch(run: Training, epoch: int, bar) -> dict[str, Any]:
     if epoch + 1 >= run.p.lr_decay_start:
         run.scheduler.step()
     mean = lambda xs: float(np.mean(xs)) if len(xs) else float("nan")  # noqa: E731 (the same on every rank)
-    return {"epoch": epoch + 1, "lr": lr, "loss": mean(values),
-            "local_loss": mean(values[kinds == "local"]), "global_loss": mean(values[kinds == "global"]),
-            "triplet_loss": mean(values[kinds == "triplet"]), "global_batch_acc": mean(accs),
-            "dev_mrr": float("nan"), "dev_acc": float("nan"), "dev_global_acc": float("nan"),
-            "select_on": selection_column(run.p, run.mode), "best": False,
-            "train_seconds": time.perf_counter() - t0}
+    return {
+        "epoch": epoch + 1,
+        "lr": lr,
+        "loss": mean(values),
+        "local_loss": mean(values[kinds == "local"]),
+        "global_loss": mean(values[kinds == "global"]),
+        "triplet_loss": mean(values[kinds == "triplet"]),
+        "global_batch_acc": mean(accs),
+        "dev_mrr": float("nan"),
+        "dev_acc": float("nan"),
+        "dev_global_acc": float("nan"),
+        "select_on": selection_column(run.p, run.mode),
+        "best": False,
+        "train_seconds": time.perf_counter() - t0,
+    }
 
 
 def evaluate_dev(run: Training, progress: Progress, row: dict[str, Any]) -> None:
@@ -260,27 +337,57 @@ def evaluate_dev(run: Training, progress: Progress, row: dict[str, Any]) -> None
     if run.rt.is_main:
         column = row["select_on"]
         with evaluation_weights(run.optimizer, run.p.eval_weights):
-            m = rank_metrics(run.matcher, list(run.dev["statement_tokens"]), list(run.dev["proof_tokens"]),
-                             batch_size=max(run.p.batch_size, 64),
-                             global_decoding=column == "dev_global_acc", seed=run.seed, **(run.decode or {}))
-            row.update(dev_mrr=m["mrr"], dev_acc=m["acc"], dev_global_acc=m.get("global_acc", float("nan")))
-            if row[column] > progress.best["score"] + 1e-9:  # ties (float noise) keep the earlier model
-                progress.best = {"mrr": m["mrr"], "acc": m["acc"], "score": row[column], "epoch": row["epoch"]}
+            m = rank_metrics(
+                run.matcher,
+                list(run.dev["statement_tokens"]),
+                list(run.dev["proof_tokens"]),
+                batch_size=max(run.p.batch_size, 64),
+                global_decoding=column == "dev_global_acc",
+                seed=run.seed,
+                **(run.decode or {}),
+            )
+            row.update(
+                dev_mrr=m["mrr"], dev_acc=m["acc"], dev_global_acc=m.get("global_acc", float("nan"))
+            )
+            if (
+                row[column] > progress.best["score"] + 1e-9
+            ):  # ties (float noise) keep the earlier model
+                progress.best = {
+                    "mrr": m["mrr"],
+                    "acc": m["acc"],
+                    "score": row[column],
+                    "epoch": row["epoch"],
+                }
                 if "global_acc" in m:
                     progress.best["global_acc"] = m["global_acc"]
                 row["best"] = True
                 run.matcher.save_pretrained(run.best_dir)
         run.matcher.train()
-    log.info("epoch %d: loss %.4f  dev MRR %.4f  acc %.4f  global acc %.4f%s", row["epoch"], row["loss"],
-             row["dev_mrr"], row["dev_acc"], row["dev_global_acc"], "  (best)" if row["best"] else "")
+    log.info(
+        "epoch %d: loss %.4f  dev MRR %.4f  acc %.4f  global acc %.4f%s",
+        row["epoch"],
+        row["loss"],
+        row["dev_mrr"],
+        row["dev_acc"],
+        row["dev_global_acc"],
+        "  (best)" if row["best"] else "",
+    )
 
 
 def save_progress(run: Training, progress: Progress) -> None:
     """``metrics.csv`` and the checkpoint (rank 0), then every rank waits for them."""
     if run.rt.is_main:
         write_csv(pd.DataFrame(progress.history), run.out / "metrics.csv")
-        checkpoint.save(run.state_path, run.fingerprint, run.matcher, run.optimizer, run.scheduler,
-                        epoch=progress.epoch, best=progress.best, history=progress.history)
+        checkpoint.save(
+            run.state_path,
+            run.fingerprint,
+            run.matcher,
+            run.optimizer,
+            run.scheduler,
+            epoch=progress.epoch,
+            best=progress.best,
+            history=progress.history,
+        )
     run.rt.barrier()
 
 
@@ -291,14 +398,23 @@ def finish(run: Training, progress: Progress, encoder: str, view: str) -> dict[s
     failed job's outputs: a run killed after its last epoch resumes straight into this."""
     best = run.rt.broadcast(progress.best)  # only rank 0 evaluates
     history = progress.history
-    result = {"encoder": encoder, "mode": run.mode, "view": view, "seed": run.seed,
-              "epochs": run.p.epochs,
-              "best_epoch": best["epoch"], "dev_mrr": best["mrr"], "dev_acc": best["acc"],
-              "dev_global_acc": best.get("global_acc"), "select_on": selection_column(run.p, run.mode),
-              "final_loss": history[-1]["loss"] if history else float("nan"),
-              "n_train": len(run.train), "n_dev": len(run.dev),
-              "n_parameters": int(sum(p.numel() for p in run.matcher.parameters())),
-              "fingerprint": run.fingerprint}
+    result = {
+        "encoder": encoder,
+        "mode": run.mode,
+        "view": view,
+        "seed": run.seed,
+        "epochs": run.p.epochs,
+        "best_epoch": best["epoch"],
+        "dev_mrr": best["mrr"],
+        "dev_acc": best["acc"],
+        "dev_global_acc": best.get("global_acc"),
+        "select_on": selection_column(run.p, run.mode),
+        "final_loss": history[-1]["loss"] if history else float("nan"),
+        "n_train": len(run.train),
+        "n_dev": len(run.dev),
+        "n_parameters": int(sum(p.numel() for p in run.matcher.parameters())),
+        "fingerprint": run.fingerprint,
+    }
     if run.rt.is_main:
         publish_best(run)
         write_csv(pd.DataFrame(history), run.out / "metrics.csv")
@@ -315,17 +431,25 @@ def publish_best(run: Training) -> None:
     from proofmatch.models.matcher import CONFIG_FILE
 
     if not (run.best_dir / CONFIG_FILE).exists():
-        raise FileNotFoundError(f"{run.best_dir} (the best model) is missing; delete {run.resume_dir} "
-                                f"and train again")
+        raise FileNotFoundError(
+            f"{run.best_dir} (the best model) is missing; delete {run.resume_dir} and train again"
+        )
     with atomic_dir(run.out / BEST_DIR) as staging:
         shutil.copytree(run.best_dir, staging, dirs_exist_ok=True)
 
 
-def train_run(data_parquet: str | os.PathLike, out_dir: str | os.PathLike, encoder: str, mode: str,
-              view: str, p: TrainParams, seed: int,
-              tokenizer_dir: str | os.PathLike | None = None,
-              pretrained_dir: str | os.PathLike | None = None,
-              decode: Mapping[str, int] | None = None) -> dict[str, Any]:
+def train_run(
+    data_parquet: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    encoder: str,
+    mode: str,
+    view: str,
+    p: TrainParams,
+    seed: int,
+    tokenizer_dir: str | os.PathLike | None = None,
+    pretrained_dir: str | os.PathLike | None = None,
+    decode: Mapping[str, int] | None = None,
+) -> dict[str, Any]:
     """Train (or resume) one matching model; return the final metrics (also ``metrics.json``).
 
     ``p``: the run's settings, :meth:`TrainParams.from_config` of the config's ``matching`` block.
@@ -339,18 +463,27 @@ def train_run(data_parquet: str | os.PathLike, out_dir: str | os.PathLike, encod
     from tqdm.auto import tqdm
 
     if not isinstance(p, TrainParams):
-        raise TypeError(f"train_run takes TrainParams (TrainParams.from_config), not {type(p).__name__}")
+        raise TypeError(
+            f"train_run takes TrainParams (TrainParams.from_config), not {type(p).__name__}"
+        )
     check_run(encoder, mode, view)
     rt = runtime.init_runtime()
     sampling.seed_everything(seed, deterministic=rt.device.type == "cpu")
-    run = build_run(data_parquet, Path(out_dir), rt, encoder, mode, view, p, seed, tokenizer_dir,
-                    pretrained_dir)
+    run = build_run(
+        data_parquet, Path(out_dir), rt, encoder, mode, view, p, seed, tokenizer_dir, pretrained_dir
+    )
     if decode is not None:
         run.decode = {"topk": int(decode["topk"]), "exact_max_n": int(decode["exact_max_n"])}
     progress = resume(run)
-    n_steps = len(step_schedule(mode, sampling.epoch_batches(len(run.train), p.batch_size, seed, 0)))
-    with tqdm(total=p.epochs * n_steps, initial=progress.epoch * n_steps, desc=f"train {encoder}-{mode}",
-              disable=not rt.is_main) as bar:
+    n_steps = len(
+        step_schedule(mode, sampling.epoch_batches(len(run.train), p.batch_size, seed, 0))
+    )
+    with tqdm(
+        total=p.epochs * n_steps,
+        initial=progress.epoch * n_steps,
+        desc=f"train {encoder}-{mode}",
+        disable=not rt.is_main,
+    ) as bar:
         run.matcher.train()
         for epoch in range(progress.epoch, p.epochs):
             row = train_epoch(run, epoch, bar)

@@ -56,8 +56,13 @@ def build_ivf(vectors: np.ndarray, seed: int) -> Any:
     t0 = time.perf_counter()
     index.train(np.ascontiguousarray(sample))
     index.add(vectors)
-    log.info("FAISS IVF index: %d vectors, d=%d, %d lists, built in %.1fs", n, d, nlist,
-             time.perf_counter() - t0)
+    log.info(
+        "FAISS IVF index: %d vectors, d=%d, %d lists, built in %.1fs",
+        n,
+        d,
+        nlist,
+        time.perf_counter() - t0,
+    )
     return index
 
 
@@ -68,9 +73,9 @@ def exact_topk(queries: np.ndarray, vectors: np.ndarray, k: int, chunk: int = 32
     out = np.empty((len(queries), k), np.int64)
     VT = np.ascontiguousarray(vectors.T)
     for s in range(0, len(queries), chunk):
-        S = queries[s:s + chunk] @ VT
+        S = queries[s : s + chunk] @ VT
         part = np.argpartition(-S, k - 1, axis=1)[:, :k]
-        out[s:s + chunk] = part
+        out[s : s + chunk] = part
     return out
 
 
@@ -80,8 +85,9 @@ def recall_at(approx: np.ndarray, exact: np.ndarray) -> float:
     return float(np.mean(hits) / exact.shape[1])
 
 
-def calibrate(index: Any, queries: np.ndarray, vectors: np.ndarray, target: float, k: int = 10
-              ) -> dict[str, Any]:
+def calibrate(
+    index: Any, queries: np.ndarray, vectors: np.ndarray, target: float, k: int = 10
+) -> dict[str, Any]:
     """Smallest power-of-two ``nprobe`` with recall@k >= ``target`` on ``queries`` (module docstring)."""
     import faiss
 
@@ -96,14 +102,27 @@ def calibrate(index: Any, queries: np.ndarray, vectors: np.ndarray, target: floa
         if rec >= target or nprobe >= index.nlist:
             break
         nprobe *= 2
-    log.info("FAISS nprobe %d of %d lists: recall@%d %.4f on %d calibration queries", nprobe,
-             index.nlist, k, rec, len(queries))
-    return {"nprobe": nprobe, "nlist": int(index.nlist), "recall_at_10": rec, "target_recall": target,
-            "calibration_queries": int(len(queries)), "curve": curve}
+    log.info(
+        "FAISS nprobe %d of %d lists: recall@%d %.4f on %d calibration queries",
+        nprobe,
+        index.nlist,
+        k,
+        rec,
+        len(queries),
+    )
+    return {
+        "nprobe": nprobe,
+        "nlist": int(index.nlist),
+        "recall_at_10": rec,
+        "target_recall": target,
+        "calibration_queries": int(len(queries)),
+        "curve": curve,
+    }
 
 
-def search(index: Any, queries: np.ndarray, k: int, nprobe: int, rows: np.ndarray | None = None
-           ) -> tuple[np.ndarray, np.ndarray]:
+def search(
+    index: Any, queries: np.ndarray, k: int, nprobe: int, rows: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """(inner products, ids) of the k best vectors, optionally only among ``rows``."""
     import faiss
 

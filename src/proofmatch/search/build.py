@@ -46,8 +46,18 @@ from proofmatch.data.splits import PARTS, read_parts
 from proofmatch.logs import setup_logging
 from proofmatch.search import ann
 from proofmatch.search.display import fragment_text
-from proofmatch.search.folder import (ARRAYS, BM25_IDF_FILE, FORMAT, FUSION_NORMALIZE, META_FILE, MODEL_DIR,
-                                      PROOFS_FILE, as_is, files_digest, tfidf_vectors)
+from proofmatch.search.folder import (
+    ARRAYS,
+    BM25_IDF_FILE,
+    FORMAT,
+    FUSION_NORMALIZE,
+    META_FILE,
+    MODEL_DIR,
+    PROOFS_FILE,
+    as_is,
+    files_digest,
+    tfidf_vectors,
+)
 
 log = logging.getLogger(__name__)
 
@@ -72,10 +82,15 @@ def run_identity(run_dir: str | os.PathLike) -> dict[str, Any]:
     """What names a training run: its folder, model digest, and from its ``metrics.json`` its
     training fingerprint and metrics (a bare model folder has neither)."""
     run_dir = Path(run_dir)
-    ident: dict[str, Any] = {"run_dir": str(run_dir), "model_digest": files_digest(_model_dir(run_dir))}
+    ident: dict[str, Any] = {
+        "run_dir": str(run_dir),
+        "model_digest": files_digest(_model_dir(run_dir)),
+    }
     if (run_dir / "metrics.json").exists():
         metrics = read_json(run_dir / "metrics.json")
-        ident["fingerprint"] = metrics.pop("fingerprint", None)  # None: a run trained before it was recorded
+        ident["fingerprint"] = metrics.pop(
+            "fingerprint", None
+        )  # None: a run trained before it was recorded
         ident["metrics"] = metrics
     return ident
 
@@ -95,27 +110,43 @@ def fusion_weight(run_dir: str | os.PathLike, weight: float | None = None) -> di
         try:
             recorded = read_json(path)
         except ValueError as err:
-            raise ValueError(f"{path} is not JSON ({err}); rebuild it or pass a fusion weight by hand") from None
+            raise ValueError(
+                f"{path} is not JSON ({err}); rebuild it or pass a fusion weight by hand"
+            ) from None
         if not isinstance(recorded, dict):
             raise ValueError(f"{path} holds no JSON object with a 'weight'")
     if weight is None:
         if recorded is None:
-            raise ValueError(f"{path} does not exist: choose the fusion weight on the run's dev part first "
-                             "(the workflow's fusion rule writes it) or pass --fusion-weight X")
+            raise ValueError(
+                f"{path} does not exist: choose the fusion weight on the run's dev part first "
+                "(the workflow's fusion rule writes it) or pass --fusion-weight X"
+            )
         if "weight" not in recorded:
             raise ValueError(f"{path} has no 'weight'")
         weight, source = recorded["weight"], "run"
     else:
         source = "hand"
     if source == "run" and recorded.get("normalize", FUSION_NORMALIZE) != FUSION_NORMALIZE:
-        raise ValueError(f"{path}: λ was chosen for {recorded['normalize']!r} fusion; search fuses z-scores "
-                         f"({FUSION_NORMALIZE!r}, whose pool statistics an explanation holds fixed): choose the "
-                         "run's weight with fusion.normalize: zscore or pass --fusion-weight X")
-    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not np.isfinite(weight) or weight < 0:
-        raise ValueError(f"fusion weight must be a finite number >= 0; got {weight!r}"
-                         + (f" in {path}" if source == "run" else ""))
-    out: dict[str, Any] = {"weight": float(weight), "source": source,
-                           "file": str(path) if recorded is not None else None}
+        raise ValueError(
+            f"{path}: λ was chosen for {recorded['normalize']!r} fusion; search fuses z-scores "
+            f"({FUSION_NORMALIZE!r}, whose pool statistics an explanation holds fixed): choose the "
+            "run's weight with fusion.normalize: zscore or pass --fusion-weight X"
+        )
+    if (
+        isinstance(weight, bool)
+        or not isinstance(weight, (int, float))
+        or not np.isfinite(weight)
+        or weight < 0
+    ):
+        raise ValueError(
+            f"fusion weight must be a finite number >= 0; got {weight!r}"
+            + (f" in {path}" if source == "run" else "")
+        )
+    out: dict[str, Any] = {
+        "weight": float(weight),
+        "source": source,
+        "file": str(path) if recorded is not None else None,
+    }
     if recorded is not None:
         out["file_sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
         out["run_weight"] = recorded.get("weight")
@@ -126,46 +157,67 @@ def fusion_weight(run_dir: str | os.PathLike, weight: float | None = None) -> di
 # ----------------------------------------------------------------------------- building
 
 
-def _display_columns(data: pd.DataFrame, pairs_parquet: str | os.PathLike | None,
-                     articles_parquet: str | os.PathLike | None) -> pd.DataFrame:
+def _display_columns(
+    data: pd.DataFrame,
+    pairs_parquet: str | os.PathLike | None,
+    articles_parquet: str | os.PathLike | None,
+) -> pd.DataFrame:
     """kind, statement/proof XHTML and title for every indexed pair (None where not given)."""
     out = pd.DataFrame({"pair_id": data["pair_id"].astype(str)})
     if pairs_parquet is not None:
         wanted = out["pair_id"].tolist()
         verify(pairs_parquet)
-        pairs = pd.read_parquet(pairs_parquet, columns=["pair_id", "kind", "statement_xml", "proof_xml"],
-                                filters=[("pair_id", "in", wanted)])
+        pairs = pd.read_parquet(
+            pairs_parquet,
+            columns=["pair_id", "kind", "statement_xml", "proof_xml"],
+            filters=[("pair_id", "in", wanted)],
+        )
         pairs = pairs.drop_duplicates("pair_id")
         missing = set(wanted) - set(pairs["pair_id"])
         if missing:
-            raise ValueError(f"{pairs_parquet}: {len(missing)} indexed pairs have no XHTML, e.g. "
-                             f"{sorted(missing)[0]!r}; is the pairs file from the same run?")
+            raise ValueError(
+                f"{pairs_parquet}: {len(missing)} indexed pairs have no XHTML, e.g. "
+                f"{sorted(missing)[0]!r}; is the pairs file from the same run?"
+            )
         out = out.merge(pairs, on="pair_id", how="left")
     else:
         out["kind"], out["statement_xml"], out["proof_xml"] = None, None, None
     out["title"] = None
     if articles_parquet is not None:
-        titles = read_parquet(articles_parquet, columns=["article_id", "title"]).drop_duplicates("article_id")
+        titles = read_parquet(articles_parquet, columns=["article_id", "title"]).drop_duplicates(
+            "article_id"
+        )
         out["title"] = data["article_id"].map(titles.set_index("article_id")["title"]).to_numpy()
     return out
 
 
-def _proofs_table(data: pd.DataFrame, pairs_parquet: str | os.PathLike | None,
-                  articles_parquet: str | os.PathLike | None) -> pd.DataFrame:
+def _proofs_table(
+    data: pd.DataFrame,
+    pairs_parquet: str | os.PathLike | None,
+    articles_parquet: str | os.PathLike | None,
+) -> pd.DataFrame:
     """The rows of ``proofs.parquet``: display columns, ids, part, statement and proof text, statement and
     proof tokens."""
     table = _display_columns(data, pairs_parquet, articles_parquet)
     table.insert(1, "article_id", data["article_id"].astype(str).to_numpy())
     table.insert(2, "part", data["part"].astype(str).to_numpy())
-    table["statement_text"] = [fragment_text(x, t) for x, t in zip(table["statement_xml"], data["statement_tokens"])]
+    table["statement_text"] = [
+        fragment_text(x, t) for x, t in zip(table["statement_xml"], data["statement_tokens"])
+    ]
     # the proof as one line of text, read once here rather than per search result (an XHTML parse each)
-    table["proof_text"] = [fragment_text(x) if isinstance(x, str) else "" for x in table["proof_xml"]]
+    table["proof_text"] = [
+        fragment_text(x) if isinstance(x, str) else "" for x in table["proof_xml"]
+    ]
     table["statement_tokens"] = [list(map(str, t)) for t in data["statement_tokens"]]
-    table["proof_tokens"] = [list(map(str, t)) for t in data["proof_tokens"]]  # what an explanation masks
+    table["proof_tokens"] = [
+        list(map(str, t)) for t in data["proof_tokens"]
+    ]  # what an explanation masks
     return table
 
 
-def _model_arrays(run_dir: Path, frames: Sequence[pd.DataFrame], batch_size: int) -> tuple[dict, Any]:
+def _model_arrays(
+    run_dir: Path, frames: Sequence[pd.DataFrame], batch_size: int
+) -> tuple[dict, Any]:
     """Per part, one ``Matcher.factors`` call as evaluation makes it; the arrays concatenated."""
     from proofmatch.evaluation.evaluate import token_lists
     from proofmatch.models.matcher import load_matcher
@@ -174,15 +226,21 @@ def _model_arrays(run_dir: Path, frames: Sequence[pd.DataFrame], batch_size: int
     view = matcher.config.view
     got: dict[str, list[np.ndarray]] = {k: [] for k in ARRAYS}
     for df in frames:
-        A, B, row, col = matcher.factors(token_lists(df["statement_tokens"], view),
-                                         token_lists(df["proof_tokens"], view), batch_size=batch_size)
+        A, B, row, col = matcher.factors(
+            token_lists(df["statement_tokens"], view),
+            token_lists(df["proof_tokens"], view),
+            batch_size=batch_size,
+        )
         for key, value in zip(ARRAYS, (A, row, B, col)):
             got[key].append(value)
-    return {k: np.ascontiguousarray(np.concatenate(v), dtype=np.float32) for k, v in got.items()}, matcher
+    return {
+        k: np.ascontiguousarray(np.concatenate(v), dtype=np.float32) for k, v in got.items()
+    }, matcher
 
 
-
-def _tfidf_fit(statements: list[list[str]], proofs: list[list[str]]) -> tuple[dict[str, int], np.ndarray]:
+def _tfidf_fit(
+    statements: list[list[str]], proofs: list[list[str]]
+) -> tuple[dict[str, int], np.ndarray]:
     """Vocabulary and idf of scikit-learn's TfidfVectorizer fitted on the indexed statements and proofs."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 
@@ -191,13 +249,22 @@ def _tfidf_fit(statements: list[list[str]], proofs: list[list[str]]) -> tuple[di
     return vocab, np.asarray(vec.idf_, np.float64)
 
 
-def build_index(out_dir: str | os.PathLike, data_parquet: str | os.PathLike, *,
-                run_dir: str | os.PathLike | None = None,
-                method: str = "model", pairs_parquet: str | os.PathLike | None = None,
-                articles_parquet: str | os.PathLike | None = None, parts: Sequence[str] = PARTS,
-                backend: str = "auto", batch_size: int = 64, seed: int = config.default("seed"),
-                target_recall: float = 0.95, faiss_above: int = FAISS_ABOVE,
-                fusion_weight_by_hand: float | None = None) -> dict[str, Any]:
+def build_index(
+    out_dir: str | os.PathLike,
+    data_parquet: str | os.PathLike,
+    *,
+    run_dir: str | os.PathLike | None = None,
+    method: str = "model",
+    pairs_parquet: str | os.PathLike | None = None,
+    articles_parquet: str | os.PathLike | None = None,
+    parts: Sequence[str] = PARTS,
+    backend: str = "auto",
+    batch_size: int = 64,
+    seed: int = config.default("seed"),
+    target_recall: float = 0.95,
+    faiss_above: int = FAISS_ABOVE,
+    fusion_weight_by_hand: float | None = None,
+) -> dict[str, Any]:
     """Build an index folder (module docstring) atomically; return its ``index.json`` content.
 
     ``fusion_weight_by_hand``: a fusion index's λ instead of ``run_dir/fusion.json``'s (recorded as
@@ -207,25 +274,38 @@ def build_index(out_dir: str | os.PathLike, data_parquet: str | os.PathLike, *,
     parts = list(dict.fromkeys(parts))
     frames, data = _indexed_pairs(data_parquet, parts)
     if method == "fusion" and backend == "auto" and len(data) > faiss_above:
-        raise ValueError(f"a fusion index of {len(data)} proofs is above the exact limit ({faiss_above}): fusion "
-                         "standardises the learned and BM25 scores over every candidate, which FAISS's top-k "
-                         "does not give. Pass backend exact (--backend exact) to build it with exact search "
-                         "(every query then scores every proof), or raise --faiss-above")
+        raise ValueError(
+            f"a fusion index of {len(data)} proofs is above the exact limit ({faiss_above}): fusion "
+            "standardises the learned and BM25 scores over every candidate, which FAISS's top-k "
+            "does not give. Pass backend exact (--backend exact) to build it with exact search "
+            "(every query then scores every proof), or raise --faiss-above"
+        )
     t0 = time.perf_counter()
     target = Path(out_dir)
     with atomic_dir(target) as staging:
         table = _proofs_table(data, pairs_parquet, articles_parquet)
         meta: dict[str, Any] = {
-            "format": FORMAT, "method": method, "n": len(data), "parts": parts,
+            "format": FORMAT,
+            "method": method,
+            "n": len(data),
+            "parts": parts,
             "part_sizes": {p: len(f) for p, f in zip(parts, frames)},
-            "data": str(data_parquet), "pairs": None if pairs_parquet is None else str(pairs_parquet),
+            "data": str(data_parquet),
+            "pairs": None if pairs_parquet is None else str(pairs_parquet),
             "articles": None if articles_parquet is None else str(articles_parquet),
             "pair_ids_sha256": hashlib.sha256("\n".join(table["pair_id"]).encode()).hexdigest(),
-            "backend": "exact", "seed": int(seed),
+            "backend": "exact",
+            "seed": int(seed),
         }
         if method in LEARNED:
-            use_faiss = method == "model" and (backend == "faiss" or (backend == "auto" and len(data) > faiss_above))
-            meta.update(_write_learned(staging, Path(run_dir), frames, batch_size, use_faiss, seed, target_recall))
+            use_faiss = method == "model" and (
+                backend == "faiss" or (backend == "auto" and len(data) > faiss_above)
+            )
+            meta.update(
+                _write_learned(
+                    staging, Path(run_dir), frames, batch_size, use_faiss, seed, target_recall
+                )
+            )
         if method in ("tfidf", "bm25", "fusion"):
             meta.update(_write_lexical(staging, method, data))
         if fusion is not None:
@@ -237,23 +317,33 @@ def build_index(out_dir: str | os.PathLike, data_parquet: str | os.PathLike, *,
     return meta
 
 
-def _check_request(method: str, run_dir: str | os.PathLike | None, backend: str,
-                   fusion_weight_by_hand: float | None) -> None:
+def _check_request(
+    method: str,
+    run_dir: str | os.PathLike | None,
+    backend: str,
+    fusion_weight_by_hand: float | None,
+) -> None:
     """Refuse a method, backend and run that do not go together, before anything is read."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; expected one of {METHODS}")
     if (method in LEARNED) != (run_dir is not None):
-        raise ValueError("a model or fusion index needs run_dir (a training run); tfidf and bm25 need none")
+        raise ValueError(
+            "a model or fusion index needs run_dir (a training run); tfidf and bm25 need none"
+        )
     if fusion_weight_by_hand is not None and method != "fusion":
         raise ValueError("a fusion weight is for --method fusion only")
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; expected one of {BACKENDS}")
     if backend == "faiss" and method != "model":
-        raise ValueError("the FAISS backend is for model vectors: tfidf/bm25 search is a sparse product, and "
-                         "fusion standardises the scores of every candidate, which FAISS's top-k does not give")
+        raise ValueError(
+            "the FAISS backend is for model vectors: tfidf/bm25 search is a sparse product, and "
+            "fusion standardises the scores of every candidate, which FAISS's top-k does not give"
+        )
 
 
-def _indexed_pairs(data_parquet: str | os.PathLike, parts: list[str]) -> tuple[list[pd.DataFrame], pd.DataFrame]:
+def _indexed_pairs(
+    data_parquet: str | os.PathLike, parts: list[str]
+) -> tuple[list[pd.DataFrame], pd.DataFrame]:
     """The parts' rows (one frame per part, as each is encoded) and all of them in one frame; a pair
     in two parts is an error (its row would be ambiguous)."""
     frames = read_parts(data_parquet, parts)
@@ -264,8 +354,15 @@ def _indexed_pairs(data_parquet: str | os.PathLike, parts: list[str]) -> tuple[l
     return frames, data
 
 
-def _write_learned(staging: Path, run_dir: Path, frames: Sequence[pd.DataFrame], batch_size: int, use_faiss: bool,
-                   seed: int, target_recall: float) -> dict[str, Any]:
+def _write_learned(
+    staging: Path,
+    run_dir: Path,
+    frames: Sequence[pd.DataFrame],
+    batch_size: int,
+    use_faiss: bool,
+    seed: int,
+    target_recall: float,
+) -> dict[str, Any]:
     """A model or fusion index's half: the factor arrays, the model copy and, above the exact limit,
     the FAISS index; returns its ``index.json`` fields (``run``, ``model``, ``view``, ``dim``, FAISS's)."""
     arrays, matcher = _model_arrays(run_dir, frames, batch_size)
@@ -302,32 +399,52 @@ def _write_lexical(staging: Path, method: str, data: pd.DataFrame) -> dict[str, 
     (staging / "vocabulary.json").write_text(json.dumps(fit.vocab, ensure_ascii=False))
     sp.save_npz(staging / "proof_weights.npz", sp.csr_matrix(W))
     np.save(staging / BM25_IDF_FILE, fit.idf)
-    return {"bm25": {"k1": fit.k1, "b": fit.b, "avgdl": fit.avgdl, "idf": BM25_IDF_FILE,
-                     "idf_over": "the indexed proofs"}}
+    return {
+        "bm25": {
+            "k1": fit.k1,
+            "b": fit.b,
+            "avgdl": fit.avgdl,
+            "idf": BM25_IDF_FILE,
+            "idf_over": "the indexed proofs",
+        }
+    }
 
 
 def _log_built(target: Path, meta: dict[str, Any], fusion: dict[str, Any] | None) -> None:
-    log.info("index %s: %d proofs (%s, %s backend) in %.1fs", target, meta["n"], meta["method"], meta["backend"],
-             meta["build_seconds"])
+    log.info(
+        "index %s: %d proofs (%s, %s backend) in %.1fs",
+        target,
+        meta["n"],
+        meta["method"],
+        meta["backend"],
+        meta["build_seconds"],
+    )
     if fusion is not None:
         by_hand = fusion["source"] == "hand"
-        log.info("fusion weight %.4g (%s%s)", fusion["weight"], "given by hand" if by_hand else "from ",
-                 "" if by_hand else fusion["file"])
+        log.info(
+            "fusion weight %.4g (%s%s)",
+            fusion["weight"],
+            "given by hand" if by_hand else "from ",
+            "" if by_hand else fusion["file"],
+        )
 
 
-def _build_faiss(staging: Path, arrays: dict[str, np.ndarray], seed: int, target_recall: float) -> dict:
+def _build_faiss(
+    staging: Path, arrays: dict[str, np.ndarray], seed: int, target_recall: float
+) -> dict:
     col = arrays["proof_bias"]
     extra = None if not np.any(col) else col
     vectors = ann.augment(arrays["proof_vectors"], extra)
     index = ann.build_ivf(vectors, seed)
     A = arrays["statement_vectors"]
-    pick = np.sort(np.random.default_rng(seed).choice(len(A), min(len(A), CALIBRATION_QUERIES), replace=False))
+    pick = np.sort(
+        np.random.default_rng(seed).choice(len(A), min(len(A), CALIBRATION_QUERIES), replace=False)
+    )
     queries = ann.augment(A[pick], None if extra is None else np.ones(len(pick), np.float32))
     info = ann.calibrate(index, queries, vectors, target_recall)
     info["augmented"] = extra is not None
     ann.save(index, str(staging / ann.INDEX_FILE))
     return info
-
 
 
 # ----------------------------------------------------------------------------- CLI
@@ -341,45 +458,102 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "holds the run's model arrays and the proofs' BM25 weights (idf over the indexed proofs); λ is RUN/"
         f"{FUSION_FILE}'s 'weight' (chosen on the run's dev part) unless --fusion-weight gives one, which the "
         "index records as given by hand. Fusion search is exact: above --exact-max-n proofs a fusion index is "
-        "refused unless --backend exact.")
-    parser.add_argument("data", help="replaced-split Parquet, e.g. results/replaced/mixed/conservation.parquet")
+        "refused unless --backend exact."
+    )
+    parser.add_argument(
+        "data", help="replaced-split Parquet, e.g. results/replaced/mixed/conservation.parquet"
+    )
     parser.add_argument("--out", required=True, help="index folder to write")
-    parser.add_argument("--run", "--run-dir", dest="run",
-                        help="training run folder (results/runs/...); required for --method model and fusion")
-    parser.add_argument("--method", default="model", choices=METHODS,
-                        help="model, tfidf, bm25, or fusion (model + BM25; needs --run and RUN/"
-                             f"{FUSION_FILE} or --fusion-weight)")
-    parser.add_argument("--fusion", action="store_const", const="fusion", dest="method",
-                        help="the same as --method fusion")
-    parser.add_argument("--fusion-weight", type=float, default=None, metavar="λ",
-                        help=f"fusion: this λ instead of RUN/{FUSION_FILE}'s (recorded in index.json as given "
-                             "by hand)")
-    parser.add_argument("--pairs", help="results/data/pairs.parquet: the XHTML fragments to display")
+    parser.add_argument(
+        "--run",
+        "--run-dir",
+        dest="run",
+        help="training run folder (results/runs/...); required for --method model and fusion",
+    )
+    parser.add_argument(
+        "--method",
+        default="model",
+        choices=METHODS,
+        help="model, tfidf, bm25, or fusion (model + BM25; needs --run and RUN/"
+        f"{FUSION_FILE} or --fusion-weight)",
+    )
+    parser.add_argument(
+        "--fusion",
+        action="store_const",
+        const="fusion",
+        dest="method",
+        help="the same as --method fusion",
+    )
+    parser.add_argument(
+        "--fusion-weight",
+        type=float,
+        default=None,
+        metavar="λ",
+        help=f"fusion: this λ instead of RUN/{FUSION_FILE}'s (recorded in index.json as given "
+        "by hand)",
+    )
+    parser.add_argument(
+        "--pairs", help="results/data/pairs.parquet: the XHTML fragments to display"
+    )
     parser.add_argument("--articles", help="results/corpus/articles.parquet: article titles")
-    parser.add_argument("--parts", nargs="+", default=list(PARTS), choices=PARTS, help="parts whose proofs are indexed")
-    parser.add_argument("--backend", default="auto", choices=BACKENDS,
-                        help=f"auto: exact up to --faiss-above proofs, FAISS above (default {FAISS_ABOVE}); "
-                             "a fusion index is always exact (above the limit only with --backend exact)")
-    parser.add_argument("--faiss-above", "--exact-max-n", dest="faiss_above", type=int, default=FAISS_ABOVE,
-                        help="backend auto: FAISS above this many proofs (--exact-max-n: its former name)")
-    parser.add_argument("--recall", type=float, default=0.95, help="FAISS: target recall@10 for nprobe")
+    parser.add_argument(
+        "--parts",
+        nargs="+",
+        default=list(PARTS),
+        choices=PARTS,
+        help="parts whose proofs are indexed",
+    )
+    parser.add_argument(
+        "--backend",
+        default="auto",
+        choices=BACKENDS,
+        help=f"auto: exact up to --faiss-above proofs, FAISS above (default {FAISS_ABOVE}); "
+        "a fusion index is always exact (above the limit only with --backend exact)",
+    )
+    parser.add_argument(
+        "--faiss-above",
+        "--exact-max-n",
+        dest="faiss_above",
+        type=int,
+        default=FAISS_ABOVE,
+        help="backend auto: FAISS above this many proofs (--exact-max-n: its former name)",
+    )
+    parser.add_argument(
+        "--recall", type=float, default=0.95, help="FAISS: target recall@10 for nprobe"
+    )
     parser.add_argument("--batch-size", type=int, default=64, help="proofs encoded at once")
-    config.add_option(parser, "--seed", key="seed", type=int, help="seed of the FAISS training and calibration")
+    config.add_option(
+        parser, "--seed", key="seed", type=int, help="seed of the FAISS training and calibration"
+    )
     parser.add_argument("--log", default=None, help="log file (default: stderr only)")
 
 
 def main(args: argparse.Namespace) -> int:
     setup_logging(args.log)
     try:
-        meta = build_index(args.out, args.data, run_dir=args.run, method=args.method, pairs_parquet=args.pairs,
-                           articles_parquet=args.articles, parts=args.parts, backend=args.backend,
-                           batch_size=args.batch_size, seed=args.seed, target_recall=args.recall,
-                           faiss_above=args.faiss_above, fusion_weight_by_hand=args.fusion_weight)
+        meta = build_index(
+            args.out,
+            args.data,
+            run_dir=args.run,
+            method=args.method,
+            pairs_parquet=args.pairs,
+            articles_parquet=args.articles,
+            parts=args.parts,
+            backend=args.backend,
+            batch_size=args.batch_size,
+            seed=args.seed,
+            target_recall=args.recall,
+            faiss_above=args.faiss_above,
+            fusion_weight_by_hand=args.fusion_weight,
+        )
     except (ValueError, FileNotFoundError) as err:
         print(f"proofmatch index: {err}", file=sys.stderr)
         return 2
     summary = {k: meta[k] for k in ("method", "n", "parts", "backend")}
     if "fusion" in meta:
-        summary["fusion_weight"], summary["fusion_weight_source"] = meta["fusion"]["weight"], meta["fusion"]["source"]
+        summary["fusion_weight"], summary["fusion_weight_source"] = (
+            meta["fusion"]["weight"],
+            meta["fusion"]["source"],
+        )
     print(json.dumps(summary, sort_keys=True))
     return 0

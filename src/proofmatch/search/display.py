@@ -33,25 +33,103 @@ from proofmatch.data.mathml_names import local_name
 from proofmatch.data.views import split_math
 
 #: Text elements kept (LaTeXML/arXMLiv write div/p/span/h6 and a few inline styles).
-TEXT_TAGS = frozenset({"div", "p", "span", "h6", "em", "i", "b", "strong", "sub", "sup", "br", "ul", "ol",
-                       "li", "blockquote", "cite", "small", "table", "tbody", "tr", "td", "th"})
+TEXT_TAGS = frozenset(
+    {
+        "div",
+        "p",
+        "span",
+        "h6",
+        "em",
+        "i",
+        "b",
+        "strong",
+        "sub",
+        "sup",
+        "br",
+        "ul",
+        "ol",
+        "li",
+        "blockquote",
+        "cite",
+        "small",
+        "table",
+        "tbody",
+        "tr",
+        "td",
+        "th",
+    }
+)
 #: MathML Core elements (https://www.w3.org/TR/mathml-core/), without ``semantics``/annotations.
-MATH_TAGS = frozenset({"math", "mi", "mo", "mn", "mtext", "ms", "mspace", "mrow", "mfrac", "msqrt",
-                       "mroot", "mstyle", "merror", "mpadded", "mphantom", "msub", "msup", "msubsup",
-                       "munder", "mover", "munderover", "mmultiscripts", "mprescripts", "none",
-                       "mtable", "mtr", "mtd"})
+MATH_TAGS = frozenset(
+    {
+        "math",
+        "mi",
+        "mo",
+        "mn",
+        "mtext",
+        "ms",
+        "mspace",
+        "mrow",
+        "mfrac",
+        "msqrt",
+        "mroot",
+        "mstyle",
+        "merror",
+        "mpadded",
+        "mphantom",
+        "msub",
+        "msup",
+        "msubsup",
+        "munder",
+        "mover",
+        "munderover",
+        "mmultiscripts",
+        "mprescripts",
+        "none",
+        "mtable",
+        "mtr",
+        "mtd",
+    }
+)
 ALLOWED_TAGS = TEXT_TAGS | MATH_TAGS
 #: Presentational attributes only: nothing that names a URL, a script or a style sheet.
-_MATH_ATTRS = {"mathvariant", "displaystyle", "scriptlevel", "stretchy", "fence", "separator",
-               "lspace", "rspace", "form", "largeop", "movablelimits", "accent", "accentunder",
-               "linethickness", "columnspan", "rowspan"}
+_MATH_ATTRS = {
+    "mathvariant",
+    "displaystyle",
+    "scriptlevel",
+    "stretchy",
+    "fence",
+    "separator",
+    "lspace",
+    "rspace",
+    "form",
+    "largeop",
+    "movablelimits",
+    "accent",
+    "accentunder",
+    "linethickness",
+    "columnspan",
+    "rowspan",
+}
 ALLOWED_ATTRIBUTES: dict[str, set[str]] = {
     **{t: set(_MATH_ATTRS) for t in MATH_TAGS},
     "math": {"display", "displaystyle", "mathvariant"},
     "td": {"colspan", "rowspan"},
 }
-DROPPED_WITH_CONTENT = frozenset({"script", "style", "annotation", "annotation-xml", "svg", "iframe",
-                                  "object", "embed", "template", "noscript"})
+DROPPED_WITH_CONTENT = frozenset(
+    {
+        "script",
+        "style",
+        "annotation",
+        "annotation-xml",
+        "svg",
+        "iframe",
+        "object",
+        "embed",
+        "template",
+        "noscript",
+    }
+)
 
 
 def _mfenced_to_mrow(el: etree._Element) -> None:
@@ -103,8 +181,12 @@ def to_html(xml: Any) -> str:
     if local_name(root) == "math":
         root = _display_math(root)
     else:
-        for m in [e for e in root.iter() if local_name(e) == "math" and
-                  not any(local_name(a) == "math" for a in e.iterancestors())]:
+        for m in [
+            e
+            for e in root.iter()
+            if local_name(e) == "math"
+            and not any(local_name(a) == "math" for a in e.iterancestors())
+        ]:
             parent = m.getparent()
             pres = _display_math(m)
             pres.tail = m.tail
@@ -114,9 +196,15 @@ def to_html(xml: Any) -> str:
 
 def sanitize(html: str) -> str:
     """Step 4: the allow-list sanitizer (also what the web page applies to anything it shows)."""
-    return nh3.clean(html, tags=set(ALLOWED_TAGS), attributes=ALLOWED_ATTRIBUTES,
-                     clean_content_tags=set(DROPPED_WITH_CONTENT), url_schemes=set(), link_rel=None,
-                     strip_comments=True)
+    return nh3.clean(
+        html,
+        tags=set(ALLOWED_TAGS),
+        attributes=ALLOWED_ATTRIBUTES,
+        clean_content_tags=set(DROPPED_WITH_CONTENT),
+        url_schemes=set(),
+        link_rel=None,
+        strip_comments=True,
+    )
 
 
 def safe_html(xml: Any) -> str:

@@ -62,7 +62,9 @@ def files_digest(folder: str | os.PathLike) -> str:
     files are not the model's (Snakemake's ``.snakemake_timestamp`` in a declared folder)."""
     h = hashlib.sha256()
     files = (p for p in Path(folder).rglob("*") if p.is_file())
-    for path in sorted(p for p in files if not any(n.startswith(".") for n in p.relative_to(folder).parts)):
+    for path in sorted(
+        p for p in files if not any(n.startswith(".") for n in p.relative_to(folder).parts)
+    ):
         h.update(str(path.relative_to(folder)).encode() + b"\0")
         with open(path, "rb") as f:
             for block in iter(lambda: f.read(1 << 20), b""):
@@ -83,7 +85,9 @@ def count_vectors(docs: Sequence[list[str]], vocab: dict[str, int]) -> sp.csr_ma
     return sp.csr_matrix(cv.transform(list(docs)), dtype=np.float64)
 
 
-def tfidf_vectors(docs: Sequence[list[str]], vocab: dict[str, int], idf: np.ndarray) -> sp.csr_matrix:
+def tfidf_vectors(
+    docs: Sequence[list[str]], vocab: dict[str, int], idf: np.ndarray
+) -> sp.csr_matrix:
     """scikit-learn's TfidfVectorizer transform (raw counts x idf, rows L2-normalised)."""
     from sklearn.preprocessing import normalize
 

@@ -38,8 +38,17 @@ import scipy.sparse as sp
 from proofmatch.artifacts import read_json, verify
 from proofmatch.search import ann
 from proofmatch.search.display import fragment_text, safe_html
-from proofmatch.search.folder import (ARRAYS, FORMAT, FUSION_NORMALIZE, META_FILE, MODEL_DIR, PROOFS_FILE,
-                                      count_vectors, files_digest, tfidf_vectors)
+from proofmatch.search.folder import (
+    ARRAYS,
+    FORMAT,
+    FUSION_NORMALIZE,
+    META_FILE,
+    MODEL_DIR,
+    PROOFS_FILE,
+    count_vectors,
+    files_digest,
+    tfidf_vectors,
+)
 from proofmatch.search.query import MAX_QUERY_CHARS, Query, QueryError, parse_query
 
 MAX_RESULTS = 1000  # deepest rank a search may page to
@@ -81,10 +90,10 @@ class Hit:
 class Candidates:
     """The proofs one search ranks (all, or one part) and their matrices, cached per part."""
 
-    rows: np.ndarray | None           # index rows of the part; None: every proof
-    dense: np.ndarray | None          # learned: proof vectors transposed (d x n); None with FAISS
-    col_bias: np.ndarray | None       # learned: the proofs' column bias
-    sparse: sp.csr_matrix | None      # tfidf/bm25: vocabulary x n
+    rows: np.ndarray | None  # index rows of the part; None: every proof
+    dense: np.ndarray | None  # learned: proof vectors transposed (d x n); None with FAISS
+    col_bias: np.ndarray | None  # learned: the proofs' column bias
+    sparse: sp.csr_matrix | None  # tfidf/bm25: vocabulary x n
 
     @property
     def n(self) -> int:
@@ -108,12 +117,16 @@ class SearchIndex:
     def __init__(self, path: str | os.PathLike, device: str | None = "cpu"):
         self.path = Path(path)
         if not (self.path / META_FILE).exists():
-            raise FileNotFoundError(f"{self.path}: no {META_FILE}; build one with `proofmatch index`")
+            raise FileNotFoundError(
+                f"{self.path}: no {META_FILE}; build one with `proofmatch index`"
+            )
         verify(self.path)  # every file of the folder against the digest written with it
         self.meta = read_json(self.path / META_FILE)
         if self.meta.get("format") != FORMAT:
-            raise ValueError(f"{self.path}: index format {self.meta.get('format')}, this proofmatch reads {FORMAT}; "
-                             "rebuild it with `proofmatch index`")
+            raise ValueError(
+                f"{self.path}: index format {self.meta.get('format')}, this proofmatch reads {FORMAT}; "
+                "rebuild it with `proofmatch index`"
+            )
         self.method: str = self.meta["method"]
         self.table = pd.read_parquet(self.path / PROOFS_FILE)  # checked with the folder above
         self.ids = pd.Index(self.table["pair_id"])
@@ -124,7 +137,9 @@ class SearchIndex:
         self.matcher = None
         self.faiss = None
         if self.method not in SCORERS:
-            raise ValueError(f"{self.path}: unknown index method {self.method!r}; this proofmatch reads {SCORERS}")
+            raise ValueError(
+                f"{self.path}: unknown index method {self.method!r}; this proofmatch reads {SCORERS}"
+            )
         self.learned = self.method in ("model", "fusion")
         self.lexical = self.method in ("tfidf", "bm25", "fusion")
         if self.learned:
@@ -132,27 +147,38 @@ class SearchIndex:
                 setattr(self, key, np.load(self.path / f"{key}.npy"))
             digest = files_digest(self.path / MODEL_DIR)
             if digest != self.meta["model"]["digest"]:
-                raise ValueError(f"{self.path}/{MODEL_DIR} is not the model this index was built with "
-                                 "(digest differs); rebuild the index")
+                raise ValueError(
+                    f"{self.path}/{MODEL_DIR} is not the model this index was built with "
+                    "(digest differs); rebuild the index"
+                )
             from proofmatch.models.matcher import load_matcher
 
             self.matcher = load_matcher(self.path / MODEL_DIR, device)
             if self.meta["backend"] == "faiss":
                 if self.method == "fusion":
-                    raise ValueError(f"{self.path}: a fusion index cannot use FAISS (its scores are standardised "
-                                     "over every candidate); rebuild it with --backend exact")
+                    raise ValueError(
+                        f"{self.path}: a fusion index cannot use FAISS (its scores are standardised "
+                        "over every candidate); rebuild it with --backend exact"
+                    )
                 self.faiss = ann.load(str(self.path / ann.INDEX_FILE))
         if self.lexical:
             self.vocab = json.loads((self.path / "vocabulary.json").read_text())
             self.weights_t = sp.load_npz(self.path / "proof_weights.npz").T.tocsr()
             self.idf = np.load(self.path / "idf.npy") if self.method == "tfidf" else None
-        self.bm25_fit = None  # BM25's statistics, to weight a changed proof (an explanation's masked one)
+        self.bm25_fit = (
+            None  # BM25's statistics, to weight a changed proof (an explanation's masked one)
+        )
         if self.method in ("bm25", "fusion") and "bm25" in self.meta:
             from proofmatch.evaluation.baselines import BM25Fit
 
             info = self.meta["bm25"]
-            self.bm25_fit = BM25Fit(self.vocab, np.load(self.path / info["idf"]), float(info["k1"]),
-                                    float(info["b"]), float(info["avgdl"]))
+            self.bm25_fit = BM25Fit(
+                self.vocab,
+                np.load(self.path / info["idf"]),
+                float(info["k1"]),
+                float(info["b"]),
+                float(info["avgdl"]),
+            )
         if self.method == "fusion":
             self.fusion_weight = float(self.meta["fusion"]["weight"])
 
@@ -194,7 +220,9 @@ class SearchIndex:
             rows = None
             if part is not None:
                 if part not in self.meta["parts"]:
-                    raise QueryError(f"part {part!r} is not in this index (parts: {', '.join(self.meta['parts'])})")
+                    raise QueryError(
+                        f"part {part!r} is not in this index (parts: {', '.join(self.meta['parts'])})"
+                    )
                 rows = np.flatnonzero(self.table["part"].to_numpy() == part)
             dense = col = sparse = None
             if self.learned:
@@ -213,7 +241,9 @@ class SearchIndex:
         vec, rb = self._learned_query(q)
         mat = c.dense
         if mat is None:  # FAISS index: the exact scores on request
-            mat = np.ascontiguousarray((self.proof_vectors if c.rows is None else self.proof_vectors[c.rows]).T)
+            mat = np.ascontiguousarray(
+                (self.proof_vectors if c.rows is None else self.proof_vectors[c.rows]).T
+            )
         S = np.asarray(vec, np.float32)[None, :] @ mat
         S += np.float32(rb)
         S += c.col_bias[None, :]
@@ -232,7 +262,13 @@ class SearchIndex:
         from proofmatch.evaluation.fusion import fuse
 
         learned, bm25 = self.learned_scores(q, part), self.lexical_scores(q, part)
-        return Halves(learned, bm25, fuse(learned[None, :], bm25[None, :], self.fusion_weight, normalize=FUSION_NORMALIZE)[0])
+        return Halves(
+            learned,
+            bm25,
+            fuse(learned[None, :], bm25[None, :], self.fusion_weight, normalize=FUSION_NORMALIZE)[
+                0
+            ],
+        )
 
     def scores(self, q: Query, part: str | None = None) -> np.ndarray:
         """All candidate scores of a query (exact), float32, in candidate order: the scores that rank
@@ -243,13 +279,22 @@ class SearchIndex:
             return self.learned_scores(q, part)
         return self.lexical_scores(q, part)
 
-    def search(self, text: "str | Query", k: int = 10, offset: int = 0, part: str | None = None, kind: str = "auto",
-               max_chars: int = MAX_QUERY_CHARS) -> tuple[Query, list[Hit]]:
+    def search(
+        self,
+        text: "str | Query",
+        k: int = 10,
+        offset: int = 0,
+        part: str | None = None,
+        kind: str = "auto",
+        max_chars: int = MAX_QUERY_CHARS,
+    ) -> tuple[Query, list[Hit]]:
         """The proofs ranked ``offset+1 .. offset+k`` for a query (``part``: only that part's proofs);
         ``text`` may be a query parsed already (:meth:`parse`: the server converts formulas first,
         outside its lock)."""
         if k < 1 or offset < 0 or offset + k > MAX_RESULTS:
-            raise QueryError(f"results 1-{MAX_RESULTS} can be shown; asked for {offset + 1}-{offset + k}")
+            raise QueryError(
+                f"results 1-{MAX_RESULTS} can be shown; asked for {offset + 1}-{offset + k}"
+            )
         q = text if isinstance(text, Query) else self.parse(text, kind, max_chars)
         self._warn_unmatched(q)
         rows = self._candidates(part).rows
@@ -273,12 +318,22 @@ class SearchIndex:
             S = S[order]
         if self.faiss is not None:
             order_rows, S = order_rows[offset:], S[offset:]
-        hits = [Hit(offset + r + 1, int(i), str(self.table["pair_id"].iat[int(i)]), float(s), int(i) == gold_row)
-                for r, (i, s) in enumerate(zip(order_rows, S))]
+        hits = [
+            Hit(
+                offset + r + 1,
+                int(i),
+                str(self.table["pair_id"].iat[int(i)]),
+                float(s),
+                int(i) == gold_row,
+            )
+            for r, (i, s) in enumerate(zip(order_rows, S))
+        ]
         if halves is not None and hits:
             for name, scores in (("learned", halves.learned), ("bm25", halves.bm25)):
                 mine = scores[order]
-                ranks = 1 + (scores[None, :] > mine[:, None]).sum(axis=1)  # one comparison matrix, k x n
+                ranks = 1 + (scores[None, :] > mine[:, None]).sum(
+                    axis=1
+                )  # one comparison matrix, k x n
                 for h, value, rank in zip(hits, mine, ranks):
                     setattr(h, name, float(value))
                     setattr(h, f"{name}_rank", int(rank))
@@ -290,8 +345,11 @@ class SearchIndex:
         if self.lexical:
             return self.vocab
         if getattr(self, "_proof_vocab", None) is None:
-            self._proof_vocab = ({str(t) for toks in self.table["proof_tokens"] for t in toks}
-                                 if "proof_tokens" in self.table.columns else set())
+            self._proof_vocab = (
+                {str(t) for toks in self.table["proof_tokens"] for t in toks}
+                if "proof_tokens" in self.table.columns
+                else set()
+            )
         return self._proof_vocab
 
     def _warn_unmatched(self, q: Query) -> None:
@@ -302,16 +360,27 @@ class SearchIndex:
         vocab = self.proof_vocabulary()
         if not vocab or any(t in vocab for t in q.tokens):
             return
-        why = ("every TF-IDF/BM25 score is 0 and the order is arbitrary" if self.method in ("tfidf", "bm25")
-               else "BM25 scores are all 0; the order is the model's alone" if self.method == "fusion"
-               else "the order is the model's guess from its embeddings alone")
-        q.warnings.append(f"no word or symbol of the query occurs in any proof of this index: {why}")
+        why = (
+            "every TF-IDF/BM25 score is 0 and the order is arbitrary"
+            if self.method in ("tfidf", "bm25")
+            else "BM25 scores are all 0; the order is the model's alone"
+            if self.method == "fusion"
+            else "the order is the model's guess from its embeddings alone"
+        )
+        q.warnings.append(
+            f"no word or symbol of the query occurs in any proof of this index: {why}"
+        )
 
-    def _faiss_top(self, q: Query, k: int, rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    def _faiss_top(
+        self, q: Query, k: int, rows: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """FAISS candidates, rescored exactly in float32 and ordered like the exact path."""
         vec, rb = self._learned_query(q)
         info = self.meta["faiss"]
-        qv = ann.augment(np.asarray(vec, np.float32)[None, :], np.ones(1, np.float32) if info["augmented"] else None)
+        qv = ann.augment(
+            np.asarray(vec, np.float32)[None, :],
+            np.ones(1, np.float32) if info["augmented"] else None,
+        )
         _, ids = ann.search(self.faiss, qv, k, info["nprobe"], rows)
         ids = ids[0][ids[0] >= 0]
         S = np.asarray(vec, np.float32)[None, :] @ np.ascontiguousarray(self.proof_vectors[ids].T)
@@ -334,7 +403,11 @@ class SearchIndex:
             if xml is None:
                 from html import escape
 
-                text = self.table["statement_text"].iat[row] if side == "statement" else "(no XHTML in this index)"
+                text = (
+                    self.table["statement_text"].iat[row]
+                    if side == "statement"
+                    else "(no XHTML in this index)"
+                )
                 self._html[key] = f"<p>{escape(str(text))}</p>"
             else:
                 self._html[key] = safe_html(xml)
@@ -349,15 +422,30 @@ class SearchIndex:
         if "proof_text" in t.columns:
             proof = t["proof_text"].iat[i]
         else:  # an index built before the text was stored: read it from the XHTML
-            proof = fragment_text(t["proof_xml"].iat[i]) if t["proof_xml"].iat[i] is not None else ""
+            proof = (
+                fragment_text(t["proof_xml"].iat[i]) if t["proof_xml"].iat[i] is not None else ""
+            )
         if proof_chars is not None and len(proof) > proof_chars:
             proof = proof[:proof_chars].rsplit(" ", 1)[0] + " …"
-        out = {"rank": hit.rank, "pair_id": hit.pair_id, "score": hit.score, "article_id": t["article_id"].iat[i],
-               "title": t["title"].iat[i], "kind": t["kind"].iat[i], "part": t["part"].iat[i],
-               "statement": t["statement_text"].iat[i], "proof": proof, "is_own_proof": hit.is_own_proof}
+        out = {
+            "rank": hit.rank,
+            "pair_id": hit.pair_id,
+            "score": hit.score,
+            "article_id": t["article_id"].iat[i],
+            "title": t["title"].iat[i],
+            "kind": t["kind"].iat[i],
+            "part": t["part"].iat[i],
+            "statement": t["statement_text"].iat[i],
+            "proof": proof,
+            "is_own_proof": hit.is_own_proof,
+        }
         if hit.learned is not None:
-            out.update(learned_score=hit.learned, bm25_score=hit.bm25, learned_rank=hit.learned_rank,
-                       bm25_rank=hit.bm25_rank)
+            out.update(
+                learned_score=hit.learned,
+                bm25_score=hit.bm25,
+                learned_rank=hit.learned_rank,
+                bm25_rank=hit.bm25_rank,
+            )
         return out
 
     def size(self, part: str | None = None) -> int:
@@ -368,7 +456,13 @@ class SearchIndex:
         """The index in a few fields (the page's header, the API's ``index``); ``scorer`` names what
         answers a query (the method)."""
         m = self.meta
-        out = {"method": m["method"], "scorer": m["method"], "n": m["n"], "parts": m["parts"], "backend": m["backend"]}
+        out = {
+            "method": m["method"],
+            "scorer": m["method"],
+            "n": m["n"],
+            "parts": m["parts"],
+            "backend": m["backend"],
+        }
         if m["method"] in ("model", "fusion"):
             out["run_dir"] = m["run"]["run_dir"]
             out["encoder"] = m["model"]["config"]["encoder"]

@@ -45,8 +45,10 @@ MAX_FORMULAS = 64
 LATEXML_TIMEOUT_S = 20
 
 # $$..$$ before $..$; \$ is an escaped dollar (kept as text)
-_MATH = re.compile(r"\$\$(?P<d>.+?)\$\$|(?<!\\)\$(?P<i>.+?)(?<!\\)\$|\\\((?P<p>.+?)\\\)|\\\[(?P<b>.+?)\\\]",
-                   re.DOTALL)
+_MATH = re.compile(
+    r"\$\$(?P<d>.+?)\$\$|(?<!\\)\$(?P<i>.+?)(?<!\\)\$|\\\((?P<p>.+?)\\\)|\\\[(?P<b>.+?)\\\]",
+    re.DOTALL,
+)
 _SAFE_PARSER = dict(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
 
 
@@ -62,18 +64,26 @@ class Query:
     text: str
     tokens: list[str] = field(default_factory=list)
     pair_id: str | None = None
-    converters: list[str] = field(default_factory=list)  # per formula: texmath | texmath-tolerant | latexml
-    warnings: list[str] = field(default_factory=list)  # what was degraded (unknown commands), for the person
+    converters: list[str] = field(
+        default_factory=list
+    )  # per formula: texmath | texmath-tolerant | latexml
+    warnings: list[str] = field(
+        default_factory=list
+    )  # what was degraded (unknown commands), for the person
 
 
 def check_size(text: str, max_chars: int = MAX_QUERY_CHARS) -> str:
     """The stripped query, or QueryError when it is empty or longer than ``max_chars``."""
     if not isinstance(text, str) or not text.strip():
-        raise QueryError("empty query: type a statement (formulas between $...$), paste an XHTML "
-                         "fragment, or give a statement id")
+        raise QueryError(
+            "empty query: type a statement (formulas between $...$), paste an XHTML "
+            "fragment, or give a statement id"
+        )
     if len(text) > max_chars:
-        raise QueryError(f"query too long: {len(text)} characters (limit {max_chars}); search with the "
-                         "statement alone")
+        raise QueryError(
+            f"query too long: {len(text)} characters (limit {max_chars}); search with the "
+            "statement alone"
+        )
     return text.strip()
 
 
@@ -86,7 +96,9 @@ def _latexml_math(tex: str, display: bool) -> etree._Element:
     """``latexmlmath``'s presentation MathML of one formula (its ``merror`` marks what it did not know)."""
     args = ["latexmlmath", "--quiet", "--pmml=-", "--", tex]
     try:
-        run = subprocess.run(args, capture_output=True, text=True, timeout=LATEXML_TIMEOUT_S, check=False)
+        run = subprocess.run(
+            args, capture_output=True, text=True, timeout=LATEXML_TIMEOUT_S, check=False
+        )
     except subprocess.TimeoutExpired as exc:
         raise QueryError(f"LaTeXML took longer than {LATEXML_TIMEOUT_S} s on ${tex}$") from exc
     try:
@@ -108,7 +120,9 @@ def formula_tokens(tex: str, display: bool = False) -> tuple[list[str], str, lis
         raise QueryError("empty formula ($$): write the formula between the dollars")
     opened, closed = len(re.findall(r"(?<!\\){", tex)), len(re.findall(r"(?<!\\)}", tex))
     if opened != closed:
-        raise QueryError(f"formula ${tex}$ could not be read: unbalanced braces ({opened} {{ and {closed} }})")
+        raise QueryError(
+            f"formula ${tex}$ could not be read: unbalanced braces ({opened} {{ and {closed} }})"
+        )
     try:
         xml, converter, unknown = render_query_math(tex, "q", display)
         el = etree.fromstring(xml.encode(), etree.XMLParser(**_SAFE_PARSER))
@@ -128,13 +142,21 @@ def formula_tokens(tex: str, display: bool = False) -> tuple[list[str], str, lis
 def check_dollars(text: str) -> None:
     """QueryError when the unescaped ``$`` signs (``$$`` pairs aside) do not pair up."""
     bare = re.sub(r"\\\$", "  ", text)
-    singles = [m.start() for m in re.finditer(r"(?<!\$)\$(?!\$)", re.sub(r"\$\$.+?\$\$", lambda m: " " * len(m.group(0)), bare, flags=re.DOTALL))]
+    singles = [
+        m.start()
+        for m in re.finditer(
+            r"(?<!\$)\$(?!\$)",
+            re.sub(r"\$\$.+?\$\$", lambda m: " " * len(m.group(0)), bare, flags=re.DOTALL),
+        )
+    ]
     if len(singles) % 2:
         last = singles[-1]
         where = text[max(0, last - 20) : last + 20].replace("\n", " ")
-        raise QueryError(f"unbalanced $: the query has {len(singles)} $ signs, an odd number, so one formula "
-                         f"is not closed (the last $ is at character {last + 1}: …{where}…); every formula "
-                         "needs an opening and a closing $ (write \\$ for a dollar sign)")
+        raise QueryError(
+            f"unbalanced $: the query has {len(singles)} $ signs, an odd number, so one formula "
+            f"is not closed (the last $ is at character {last + 1}: …{where}…); every formula "
+            "needs an opening and a closing $ (write \\$ for a dollar sign)"
+        )
 
 
 def tex_tokens(text: str) -> tuple[list[str], list[str], list[str]]:
@@ -148,14 +170,16 @@ def tex_tokens(text: str) -> tuple[list[str], list[str], list[str]]:
     if len(matches) > MAX_FORMULAS:
         raise QueryError(f"{len(matches)} formulas; at most {MAX_FORMULAS} per query")
     for m in matches:
-        out.extend(_text_part(text[pos:m.start()]))
+        out.extend(_text_part(text[pos : m.start()]))
         display = m.group("d") is not None or m.group("b") is not None
         tex = next(g for g in m.groups() if g is not None)
         toks, conv, unknown = formula_tokens(tex, display)
         if unknown:
-            warnings.append(f"formula ${tex.strip()}$: unknown TeX command{'s' if len(unknown) > 1 else ''} "
-                            f"{', '.join(unknown)}, kept as {'symbols' if len(unknown) > 1 else 'a symbol'} "
-                            "(a proof matches it only if it was written the same way)")
+            warnings.append(
+                f"formula ${tex.strip()}$: unknown TeX command{'s' if len(unknown) > 1 else ''} "
+                f"{', '.join(unknown)}, kept as {'symbols' if len(unknown) > 1 else 'a symbol'} "
+                "(a proof matches it only if it was written the same way)"
+            )
         out.extend(toks)
         converters.append(conv)
         pos = m.end()
@@ -165,13 +189,19 @@ def tex_tokens(text: str) -> tuple[list[str], list[str], list[str]]:
 
 def _text_part(text: str) -> list[str]:
     if re.search(r"(?<!\\)\$", text):
-        raise QueryError("unbalanced $: every formula needs an opening and a closing $ (write \\$ for a "
-                         "dollar sign)")
+        raise QueryError(
+            "unbalanced $: every formula needs an opening and a closing $ (write \\$ for a "
+            "dollar sign)"
+        )
     return text_tokens(text.replace("\\$", "$"))
 
 
-def parse_query(text: str, ids: "set[str] | dict | None" = None, kind: str = "auto",
-                max_chars: int = MAX_QUERY_CHARS) -> Query:
+def parse_query(
+    text: str,
+    ids: "set[str] | dict | None" = None,
+    kind: str = "auto",
+    max_chars: int = MAX_QUERY_CHARS,
+) -> Query:
     """Classify and tokenize a query. ``ids`` holds the index's statement ids (``kind='auto'``:
     an exact id wins, then a leading ``<`` means XHTML, else LaTeX-flavoured text)."""
     text = check_size(text, max_chars)

@@ -21,35 +21,60 @@ from proofmatch.data.splits import PARTS
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("index", help="index folder (proofmatch index)")
-    parser.add_argument("query", help="statement id, XHTML fragment, or text with $...$ formulas; - reads stdin")
+    parser.add_argument(
+        "query", help="statement id, XHTML fragment, or text with $...$ formulas; - reads stdin"
+    )
     parser.add_argument("-k", type=int, default=10, help="results per page")
     parser.add_argument("--page", type=int, default=1, help="page of results (1 is the top k)")
-    parser.add_argument("--part", choices=PARTS, help="only the proofs of this part (default: all parts)")
-    parser.add_argument("--kind", default="auto", choices=("auto", "id", "xhtml", "tex"),
-                        help="how to read the query; auto: an id of the index, else XHTML if it starts with <, else text")
-    parser.add_argument("--max-chars", type=int, default=MAX_QUERY_CHARS, help="longest query accepted, in characters")
+    parser.add_argument(
+        "--part", choices=PARTS, help="only the proofs of this part (default: all parts)"
+    )
+    parser.add_argument(
+        "--kind",
+        default="auto",
+        choices=("auto", "id", "xhtml", "tex"),
+        help="how to read the query; auto: an id of the index, else XHTML if it starts with <, else text",
+    )
+    parser.add_argument(
+        "--max-chars",
+        type=int,
+        default=MAX_QUERY_CHARS,
+        help="longest query accepted, in characters",
+    )
     parser.add_argument("--lines", type=int, default=3, help="proof lines shown per result")
     parser.add_argument("--json", action="store_true", help="print JSON")
-    parser.add_argument("--explain", metavar="PAIR_ID",
-                        help="instead of the results: why this proof matches the query (each token's contribution "
-                             "to the score that ranks it; proofmatch.search.explain)")
+    parser.add_argument(
+        "--explain",
+        metavar="PAIR_ID",
+        help="instead of the results: why this proof matches the query (each token's contribution "
+        "to the score that ranks it; proofmatch.search.explain)",
+    )
 
 
 def _print_text(index, q, hits, lines: int) -> None:
     d = index.describe()
     scorer = d["scorer"]
     if scorer == "fusion":
-        scorer = (f"fusion ({d['encoder']} + BM25, λ = {d['fusion_weight']:g}, "
-                  f"{'given by hand' if d['fusion_weight_source'] == 'hand' else 'chosen on dev'})")
-    print(f"{len(hits)} proofs for a {q.kind} query, {scorer} index of {d['n']} proofs ({d['backend']})")
+        scorer = (
+            f"fusion ({d['encoder']} + BM25, λ = {d['fusion_weight']:g}, "
+            f"{'given by hand' if d['fusion_weight_source'] == 'hand' else 'chosen on dev'})"
+        )
+    print(
+        f"{len(hits)} proofs for a {q.kind} query, {scorer} index of {d['n']} proofs ({d['backend']})"
+    )
     for h in hits:
         rec = index.record(h, proof_chars=None)
         title = f" — {rec['title']}" if rec["title"] else ""
         own = "  [its own proof]" if h.is_own_proof else ""
-        halves = (f"  learned {h.learned:.4f} (#{h.learned_rank}), BM25 {h.bm25:.4f} (#{h.bm25_rank})"
-                  if h.learned is not None else "")
-        print(f"\n{h.rank:>3}. {h.score:9.4f}  {rec['pair_id']}  ({rec['kind'] or 'proof'}, {rec['part']})"
-              f"{own}{halves}")
+        halves = (
+            f"  learned {h.learned:.4f} (#{h.learned_rank}), BM25 {h.bm25:.4f} (#{h.bm25_rank})"
+            if h.learned is not None
+            else ""
+        )
+        print(
+            f"\n{h.rank:>3}. {h.score:9.4f}  {rec['pair_id']}  ({rec['kind'] or 'proof'}, {rec['part']})"
+            f"{own}{halves}"
+        )
         print(f"     {rec['article_id']}{title}")
         wrapped = textwrap.wrap(rec["proof"], width=96)
         for line in wrapped[:lines]:
@@ -59,8 +84,10 @@ def _print_text(index, q, hits, lines: int) -> None:
 
 
 def _print_explanation(e: dict) -> None:
-    print(f"why {e['pair_id']}: {e['method']} of {e['budget']['tokens']} tokens, {e['seconds']:.2f} s; "
-          f"it explains {e['explains']} = {e['score']:.4f}")
+    print(
+        f"why {e['pair_id']}: {e['method']} of {e['budget']['tokens']} tokens, {e['seconds']:.2f} s; "
+        f"it explains {e['explains']} = {e['score']:.4f}"
+    )
     for side in ("statement", "proof"):
         top = sorted(e[side], key=lambda t: -abs(t["weight"]))[:8]
         print(f"  {side}: " + ", ".join(f"{t['shown']} {t['weight']:+.3f}" for t in top))
@@ -86,7 +113,9 @@ def _open_index(path: str):
     except FileNotFoundError as err:
         return None, f"cannot open index {path}: {err}"
     except (ValueError, KeyError, OSError) as err:
-        hint = "" if "rebuild" in str(err) else "; rebuild it with `proofmatch index` (docs/search.md)"
+        hint = (
+            "" if "rebuild" in str(err) else "; rebuild it with `proofmatch index` (docs/search.md)"
+        )
         return None, f"index {path} is stale or incomplete for this proofmatch: {err}{hint}"
 
 
@@ -105,23 +134,41 @@ def main(args: argparse.Namespace) -> int:
         if args.explain is not None:
             from proofmatch.search.explain import explain
 
-            e = explain(index, text, args.explain, part=args.part, kind=args.kind, max_chars=args.max_chars)
+            e = explain(
+                index, text, args.explain, part=args.part, kind=args.kind, max_chars=args.max_chars
+            )
             if args.json:
                 print(json.dumps({"index": index.describe(), **e}, ensure_ascii=False, indent=2))
             else:
                 _print_explanation(e)
             return 0
-        q, hits = index.search(text, k=args.k, offset=(args.page - 1) * args.k, part=args.part,
-                               kind=args.kind, max_chars=args.max_chars)
+        q, hits = index.search(
+            text,
+            k=args.k,
+            offset=(args.page - 1) * args.k,
+            part=args.part,
+            kind=args.kind,
+            max_chars=args.max_chars,
+        )
     except QueryError as err:
         print(f"proofmatch search: {err}", file=sys.stderr)
         return 2
     if args.json:
-        out = {"index": index.describe(), "scorer": index.method,
-               "query": {"kind": q.kind, "n_tokens": len(q.tokens), "pair_id": q.pair_id, "converters": q.converters,
-                         "warnings": q.warnings},
-               "page": args.page, "k": args.k, "part": args.part,
-               "results": [index.record(h) for h in hits]}
+        out = {
+            "index": index.describe(),
+            "scorer": index.method,
+            "query": {
+                "kind": q.kind,
+                "n_tokens": len(q.tokens),
+                "pair_id": q.pair_id,
+                "converters": q.converters,
+                "warnings": q.warnings,
+            },
+            "page": args.page,
+            "k": args.k,
+            "part": args.part,
+            "results": [index.record(h) for h in hits],
+        }
         print(json.dumps(out, ensure_ascii=False, indent=2))
     else:
         for warning in q.warnings:

@@ -44,11 +44,16 @@ from urllib.parse import urlencode
 
 import numpy as np
 
-from fastapi import FastAPI, Request  # at module level: the endpoints' string annotations resolve here
+from fastapi import (
+    FastAPI,
+    Request,
+)  # at module level: the endpoints' string annotations resolve here
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.templating import Jinja2Templates
 
-from proofmatch.search.folder import MAX_EXPLAIN_TOKENS  # search.explain (torch) is imported on the first explanation
+from proofmatch.search.folder import (
+    MAX_EXPLAIN_TOKENS,
+)  # search.explain (torch) is imported on the first explanation
 from proofmatch.search.index import MAX_RESULTS
 from proofmatch.search.query import QueryError
 from proofmatch.data.splits import PARTS
@@ -59,8 +64,10 @@ HERE = Path(__file__).resolve().parent
 PAGE_SIZE = 10
 MAX_PAGE_SIZE = 50
 DEFAULT_MAX_QUERY_CHARS = 4000
-CSP = ("default-src 'none'; style-src 'self'; img-src 'none'; script-src 'none'; form-action 'self'; "
-       "base-uri 'none'; frame-ancestors 'none'")
+CSP = (
+    "default-src 'none'; style-src 'self'; img-src 'none'; script-src 'none'; form-action 'self'; "
+    "base-uri 'none'; frame-ancestors 'none'"
+)
 EXAMPLE = r"Let $f$ be continuous on $[a, b]$. Then $f$ attains its maximum."
 BUSY_RETRY_S = 5  # Retry-After of a 503 when the explanation pool is full
 HIGHLIGHT_LEVELS = 5  # colour steps per sign (style.css: .tok.pos1-5, .tok.neg1-5)
@@ -78,8 +85,13 @@ def highlight(explanation: dict[str, Any]) -> dict[str, Any]:
         level = max(1, min(HIGHLIGHT_LEVELS, int(np.ceil(HIGHLIGHT_LEVELS * abs(w) / top - 1e-9))))
         return f"{'pos' if w > 0 else 'neg'}{level}"
 
-    return {**explanation, **{side: [{**t, "cls": cls(t["weight"])} for t in explanation[side]]
-                              for side in ("statement", "proof")}}
+    return {
+        **explanation,
+        **{
+            side: [{**t, "cls": cls(t["weight"])} for t in explanation[side]]
+            for side in ("statement", "proof")
+        },
+    }
 
 
 class RateLimiter:
@@ -111,9 +123,18 @@ class Busy(Exception):
     """Every explanation worker is busy and the queue is full (a 503 with ``Retry-After``)."""
 
 
-def create_app(index: Any, *, max_query_chars: int = DEFAULT_MAX_QUERY_CHARS, rate_per_minute: float = 60,
-               burst: int = 20, max_explain_tokens: int = MAX_EXPLAIN_TOKENS, explain_workers: int = 1,
-               explain_queue: int = 2, explain_rate_per_minute: float = 6, explain_burst: int = 3):
+def create_app(
+    index: Any,
+    *,
+    max_query_chars: int = DEFAULT_MAX_QUERY_CHARS,
+    rate_per_minute: float = 60,
+    burst: int = 20,
+    max_explain_tokens: int = MAX_EXPLAIN_TOKENS,
+    explain_workers: int = 1,
+    explain_queue: int = 2,
+    explain_rate_per_minute: float = 6,
+    explain_burst: int = 3,
+):
     """The FastAPI application over a loaded :class:`proofmatch.search.index.SearchIndex`."""
     app = FastAPI(title="proofmatch search", docs_url=None, redoc_url=None, openapi_url=None)
     templates = Jinja2Templates(directory=str(HERE / "templates"))
@@ -131,8 +152,14 @@ class Searcher:
     part); searches scored one at a time under :attr:`lock` (one model, two cores), queries parsed
     (formulas converted) before it; explanations in their own bounded pool, never under the lock."""
 
-    def __init__(self, index: Any, max_query_chars: int, max_explain_tokens: int, explain_workers: int = 1,
-                 explain_queue: int = 2) -> None:
+    def __init__(
+        self,
+        index: Any,
+        max_query_chars: int,
+        max_explain_tokens: int,
+        explain_workers: int = 1,
+        explain_queue: int = 2,
+    ) -> None:
         if explain_workers < 1 or explain_queue < 0:
             raise ValueError("explain_workers must be >= 1 and explain_queue >= 0")
         self.index = index
@@ -155,7 +182,9 @@ class Searcher:
         if page < 1:
             raise QueryError("pages start at 1")
         self._check_part(part)
-        query = self.index.parse(q, "auto", self.max_query_chars)  # formulas converted outside the lock
+        query = self.index.parse(
+            q, "auto", self.max_query_chars
+        )  # formulas converted outside the lock
         with self.lock:
             return self.index.search(query, k=k, offset=(page - 1) * k, part=part or None)
 
@@ -170,7 +199,13 @@ class Searcher:
         try:
             query = self.index.parse(q, "auto", self.max_query_chars)
             with self.explain_running:  # not the search lock: searches go on meanwhile
-                return explain(self.index, query, pair_id, part=part or None, max_tokens=self.max_explain_tokens)
+                return explain(
+                    self.index,
+                    query,
+                    pair_id,
+                    part=part or None,
+                    max_tokens=self.max_explain_tokens,
+                )
         finally:
             self.explain_admitted.release()
 
@@ -183,12 +218,17 @@ def _add_guard(app: FastAPI, limiter: RateLimiter, explain_limiter: RateLimiter)
     async def guard(request: Request, call_next):
         client = request.client.host if request.client else "?"
         wait = 0.0 if request.url.path.startswith("/static/") else limiter.take(client)
-        explaining = request.url.path == "/api/explain" or (request.url.path == "/" and request.query_params.get("explain"))
+        explaining = request.url.path == "/api/explain" or (
+            request.url.path == "/" and request.query_params.get("explain")
+        )
         if wait <= 0 and explaining:
             wait = explain_limiter.take(client)
         if wait > 0:
-            response = JSONResponse({"error": f"too many requests; retry in {wait:.0f} s"}, status_code=429,
-                                    headers={"Retry-After": str(max(1, round(wait)))})
+            response = JSONResponse(
+                {"error": f"too many requests; retry in {wait:.0f} s"},
+                status_code=429,
+                headers={"Retry-After": str(max(1, round(wait)))},
+            )
         else:
             response = await call_next(request)
         response.headers["Content-Security-Policy"] = CSP
@@ -211,11 +251,21 @@ def _add_api_routes(app: FastAPI, searcher: Searcher) -> None:
             query, hits = searcher.run(q, k, page, part)
         except QueryError as err:
             return JSONResponse({"error": str(err)}, status_code=400)
-        return {"index": info, "scorer": info["scorer"],
-                "query": {"kind": query.kind, "n_tokens": len(query.tokens),
-                          "pair_id": query.pair_id, "converters": query.converters,
-                          "warnings": query.warnings},
-                "page": page, "k": k, "part": part or None, "results": [index.record(h) for h in hits]}
+        return {
+            "index": info,
+            "scorer": info["scorer"],
+            "query": {
+                "kind": query.kind,
+                "n_tokens": len(query.tokens),
+                "pair_id": query.pair_id,
+                "converters": query.converters,
+                "warnings": query.warnings,
+            },
+            "page": page,
+            "k": k,
+            "part": part or None,
+            "results": [index.record(h) for h in hits],
+        }
 
     @app.get("/api/explain")
     def api_explain(q: str = "", id: str = "", part: str = ""):
@@ -224,7 +274,9 @@ def _add_api_routes(app: FastAPI, searcher: Searcher) -> None:
         except QueryError as err:
             return JSONResponse({"error": str(err)}, status_code=400)
         except Busy as err:
-            return JSONResponse({"error": str(err)}, status_code=503, headers={"Retry-After": str(BUSY_RETRY_S)})
+            return JSONResponse(
+                {"error": str(err)}, status_code=503, headers={"Retry-After": str(BUSY_RETRY_S)}
+            )
         return {"index": info, **out}
 
 
@@ -237,14 +289,29 @@ def _add_page_route(app: FastAPI, searcher: Searcher, templates: Jinja2Templates
         return templates.TemplateResponse(request, "search.html", ctx, status_code=status)
 
 
-def _page_context(searcher: Searcher, q: str, page: int, part: str, explain_id: str) -> tuple[dict[str, Any], int]:
+def _page_context(
+    searcher: Searcher, q: str, page: int, part: str, explain_id: str
+) -> tuple[dict[str, Any], int]:
     """The search page's template context and HTTP status: the hits with their HTML, links to the
     previous and next page, and the explanation asked for (a bad query or id: its error, 400)."""
     index = searcher.index
-    ctx: dict[str, Any] = {"q": q, "part": part, "parts": searcher.parts, "info": searcher.info, "hits": [],
-                           "error": None, "max_chars": searcher.max_query_chars, "example": EXAMPLE, "page": page,
-                           "query": None, "prev_url": None, "next_url": None, "explanation": None,
-                           "explain_error": None, "explain_on_page": False}
+    ctx: dict[str, Any] = {
+        "q": q,
+        "part": part,
+        "parts": searcher.parts,
+        "info": searcher.info,
+        "hits": [],
+        "error": None,
+        "max_chars": searcher.max_query_chars,
+        "example": EXAMPLE,
+        "page": page,
+        "query": None,
+        "prev_url": None,
+        "next_url": None,
+        "explanation": None,
+        "explain_error": None,
+        "explain_on_page": False,
+    }
     status = 200
     if not q.strip():
         return ctx, status
@@ -254,8 +321,14 @@ def _page_context(searcher: Searcher, q: str, page: int, part: str, explain_id: 
         ctx["error"], status = str(err), 400
         return ctx, status
     ctx["query"] = query
-    ctx["hits"] = [{**index.record(h), "statement_html": index.html(h.row, "statement"),
-                    "proof_html": index.html(h.row, "proof")} for h in hits]
+    ctx["hits"] = [
+        {
+            **index.record(h),
+            "statement_html": index.html(h.row, "statement"),
+            "proof_html": index.html(h.row, "proof"),
+        }
+        for h in hits
+    ]
     base = {"q": q, "part": part}
     if page > 1:
         ctx["prev_url"] = "/?" + urlencode({**base, "page": page - 1})
@@ -281,18 +354,50 @@ def is_loopback(host: str) -> bool:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("index", help="index folder (proofmatch index)")
-    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: this machine only)")
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="address to bind (default: this machine only)"
+    )
     parser.add_argument("--port", type=int, default=8000, help="port to listen on")
-    parser.add_argument("--max-query-chars", type=int, default=DEFAULT_MAX_QUERY_CHARS, help="longest query accepted")
-    parser.add_argument("--rate-per-minute", type=float, default=60, help="searches per minute per client")
-    parser.add_argument("--burst", type=int, default=20, help="searches a client may make at once before the rate applies")
-    parser.add_argument("--max-explain-tokens", type=int, default=MAX_EXPLAIN_TOKENS,
-                        help="explanations: most query + proof tokens masked (one rescoring each)")
+    parser.add_argument(
+        "--max-query-chars",
+        type=int,
+        default=DEFAULT_MAX_QUERY_CHARS,
+        help="longest query accepted",
+    )
+    parser.add_argument(
+        "--rate-per-minute", type=float, default=60, help="searches per minute per client"
+    )
+    parser.add_argument(
+        "--burst",
+        type=int,
+        default=20,
+        help="searches a client may make at once before the rate applies",
+    )
+    parser.add_argument(
+        "--max-explain-tokens",
+        type=int,
+        default=MAX_EXPLAIN_TOKENS,
+        help="explanations: most query + proof tokens masked (one rescoring each)",
+    )
     parser.add_argument("--threads", type=int, default=1, help="torch threads for encoding queries")
-    parser.add_argument("--explain-workers", type=int, default=1, help="explanations computed at once")
-    parser.add_argument("--explain-queue", type=int, default=2, help="explanations waiting; beyond: 503")
-    parser.add_argument("--explain-rate-per-minute", type=float, default=6, help="explanations per minute per client")
-    parser.add_argument("--explain-burst", type=int, default=3, help="explanations a client may ask at once before its rate applies")
+    parser.add_argument(
+        "--explain-workers", type=int, default=1, help="explanations computed at once"
+    )
+    parser.add_argument(
+        "--explain-queue", type=int, default=2, help="explanations waiting; beyond: 503"
+    )
+    parser.add_argument(
+        "--explain-rate-per-minute",
+        type=float,
+        default=6,
+        help="explanations per minute per client",
+    )
+    parser.add_argument(
+        "--explain-burst",
+        type=int,
+        default=3,
+        help="explanations a client may ask at once before its rate applies",
+    )
 
 
 def main(args: argparse.Namespace) -> int:
@@ -307,10 +412,17 @@ def main(args: argparse.Namespace) -> int:
     if not is_loopback(args.host):
         log.warning("binding %s: the page is reachable from other machines", args.host)
     index = SearchIndex(args.index)
-    app = create_app(index, max_query_chars=args.max_query_chars, rate_per_minute=args.rate_per_minute,
-                     burst=args.burst, max_explain_tokens=args.max_explain_tokens,
-                     explain_workers=args.explain_workers, explain_queue=args.explain_queue,
-                     explain_rate_per_minute=args.explain_rate_per_minute, explain_burst=args.explain_burst)
+    app = create_app(
+        index,
+        max_query_chars=args.max_query_chars,
+        rate_per_minute=args.rate_per_minute,
+        burst=args.burst,
+        max_explain_tokens=args.max_explain_tokens,
+        explain_workers=args.explain_workers,
+        explain_queue=args.explain_queue,
+        explain_rate_per_minute=args.explain_rate_per_minute,
+        explain_burst=args.explain_burst,
+    )
     log.info("serving %s (%d proofs) on http://%s:%d/", args.index, index.n, args.host, args.port)
     uvicorn.run(app, host=args.host, port=args.port, log_level="info", server_header=False)
     return 0

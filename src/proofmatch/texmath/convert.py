@@ -47,7 +47,9 @@ def _render_math(tex: str, dialect: str, display: bool, form: str) -> str:
         cont = w.cont(tree)
         # LaTeXML 0.8.7 drops the TeX annotation when the TeX is exactly "0" (alttext stays).
         tex_ann = (
-            "" if tex.strip() == "0" else f'<annotation encoding="application/x-tex">{xml_escape(tex)}</annotation>'
+            ""
+            if tex.strip() == "0"
+            else f'<annotation encoding="application/x-tex">{xml_escape(tex)}</annotation>'
         )
         return (
             f'<math xmlns="http://www.w3.org/1998/Math/MathML" id="{math_id}" class="ltx_Math" '

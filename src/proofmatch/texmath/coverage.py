@@ -37,8 +37,11 @@ def statement_tex(folders: list[Path]) -> Iterator[tuple[str, list[str]]]:
             for div in root.iter("{*}div"):
                 if "ltx_theorem" not in (div.get("class") or "").split():
                     continue
-                tex = [a.text or "" for a in div.iter(_MATHML + "annotation")
-                       if a.get("encoding") == "application/x-tex"]
+                tex = [
+                    a.text or ""
+                    for a in div.iter(_MATHML + "annotation")
+                    if a.get("encoding") == "application/x-tex"
+                ]
                 yield f"{path.name.split('.')[0]}/{div.get('id')}", tex
 
 
@@ -57,10 +60,16 @@ class Coverage:
         return self.converted / self.statements if self.statements else 0.0
 
     def as_dict(self) -> dict:
-        return {"statements": self.statements, "converted": self.converted, "share": round(self.share, 5),
-                "strict_subset": self.strict, "formulas": self.formulas,
-                "formulas_converted": self.formulas_converted, "unknown": dict(self.unknown.most_common()),
-                "failed": self.failed[:50]}
+        return {
+            "statements": self.statements,
+            "converted": self.converted,
+            "share": round(self.share, 5),
+            "strict_subset": self.strict,
+            "formulas": self.formulas,
+            "formulas_converted": self.formulas_converted,
+            "unknown": dict(self.unknown.most_common()),
+            "failed": self.failed[:50],
+        }
 
 
 def measure(statements: Iterator[tuple[str, list[str]]]) -> Coverage:
@@ -88,7 +97,9 @@ def measure(statements: Iterator[tuple[str, list[str]]]) -> Coverage:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m proofmatch.texmath.coverage", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m proofmatch.texmath.coverage", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("folders", nargs="+", type=Path, help="folders of LaTeXML XHTML articles")
     parser.add_argument("--json", action="store_true", help="print the counts as JSON")
     args = parser.parse_args(argv)
@@ -96,9 +107,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(cov.as_dict(), ensure_ascii=False, indent=2))
         return 0
-    print(f"{cov.converted} of {cov.statements} statements converted without LaTeXML ({100 * cov.share:.2f} %); "
-          f"{cov.strict} ({100 * cov.strict / max(cov.statements, 1):.2f} %) inside the strict subset alone; "
-          f"{cov.formulas_converted} of {cov.formulas} formulas")
+    print(
+        f"{cov.converted} of {cov.statements} statements converted without LaTeXML ({100 * cov.share:.2f} %); "
+        f"{cov.strict} ({100 * cov.strict / max(cov.statements, 1):.2f} %) inside the strict subset alone; "
+        f"{cov.formulas_converted} of {cov.formulas} formulas"
+    )
     for name, n in cov.unknown.most_common(20):
         print(f"  unknown {name}: {n} formulas")
     return 0

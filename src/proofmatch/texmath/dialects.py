@@ -24,7 +24,9 @@ def attr_escape(text: str) -> str:
     return xml_escape(text).replace('"', "&quot;")
 
 
-_ITALIC_LOWER = {c: chr(0x1D44E + i) for i, c in enumerate("abcdefghijklmnopqrstuvwxyz")} | {"h": "ℎ"}
+_ITALIC_LOWER = {c: chr(0x1D44E + i) for i, c in enumerate("abcdefghijklmnopqrstuvwxyz")} | {
+    "h": "ℎ"
+}
 _ITALIC_UPPER = {c: chr(0x1D434 + i) for i, c in enumerate("ABCDEFGHIJKLMNOPQRSTUVWXYZ")}
 _ITALIC_GREEK = {c: chr(0x1D6FC + i) for i, c in enumerate("αβγδεζηθικλμνξοπρςστυφχψω")}
 _ITALIC_GREEK |= {"ϵ": "𝜖", "ϕ": "𝜙", "φ": "𝜑", "ϑ": "𝜗"}
@@ -120,7 +122,9 @@ class MathMarkup:
     def _el(self, tag: str, attrs: str, body: str) -> str:
         return f"<{self.p}{tag}{attrs}>{body}</{self.p}{tag}>"
 
-    def _mo(self, char: str, extra: str = "", node: Node | None = None, key: str | None = None) -> str:
+    def _mo(
+        self, char: str, extra: str = "", node: Node | None = None, key: str | None = None
+    ) -> str:
         return self._el("mo", extra + self._pid(node, key), xml_escape(char))
 
     def _empty(self, tag: str, node: Node | None, key: str | None = None) -> str:

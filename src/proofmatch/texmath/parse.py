@@ -103,7 +103,11 @@ class _TexParser:
             if nxt is None or nxt[0] in ("}", "close", ","):
                 return Node("mo", text=op)  # a lone operator: X^{*}, L^{\vee}
             operand = self.multiplicative()
-            left = Node("neg", kids=[operand]) if op == "-" else Node("prefix", text=op, kids=[operand])
+            left = (
+                Node("neg", kids=[operand])
+                if op == "-"
+                else Node("prefix", text=op, kids=[operand])
+            )
         else:
             left = self.multiplicative()
         while self.op_class(self.peek()) == "add":

@@ -157,8 +157,14 @@ MATRIX_FENCES = {"pmatrix": ("(", ")"), "bmatrix": ("[", "]"), "Bmatrix": ("{", 
 #: Characters LaTeXML writes as another code point.
 _CHARACTERS = {"-": "−"}
 #: Text commands in a font of their own.
-_TEXT_FONTS = {"textit": "italic", "textbf": "bold", "textsl": "italic", "emph": "italic",
-               "textsf": "sans-serif", "texttt": "monospace"}
+_TEXT_FONTS = {
+    "textit": "italic",
+    "textbf": "bold",
+    "textsl": "italic",
+    "emph": "italic",
+    "textsf": "sans-serif",
+    "texttt": "monospace",
+}
 
 _TOKEN = re.compile(r"\\[A-Za-z]+\*?|\\.|%[^\n]*|[0-9]+(?:\.[0-9]+)?|\s+|.", re.DOTALL)
 MAX_DEPTH = 60
@@ -367,7 +373,9 @@ class _Reader:
                     self.take()
             return ""
         if base in GREEK:
-            return _mi(GREEK[base], "normal" if GREEK[base].isupper() and variant is None else variant)
+            return _mi(
+                GREEK[base], "normal" if GREEK[base].isupper() and variant is None else variant
+            )
         if base in UPRIGHT_SYMBOLS and base not in ("ldots", "cdots"):
             return f'<mi mathvariant="normal">{xml_escape(UPRIGHT_SYMBOLS[base])}</mi>'
         if base in IDENTIFIERS:
@@ -377,9 +385,20 @@ class _Reader:
         if base in BIG:
             return f'<mo largeop="true" movablelimits="false" symmetric="true">{BIG[base]}</mo>'
         if base in NAMED:
-            word = {"limsup": "lim sup", "liminf": "lim inf", "bmod": "mod", "varinjlim": "lim",
-                    "varprojlim": "lim", "injlim": "inj lim", "projlim": "proj lim"}.get(base, base)
-            return f'<mi movablelimits="false">{word}</mi>' if base in ("lim", "limsup", "liminf", "max", "min", "sup", "inf") else f"<mi>{word}</mi>"
+            word = {
+                "limsup": "lim sup",
+                "liminf": "lim inf",
+                "bmod": "mod",
+                "varinjlim": "lim",
+                "varprojlim": "lim",
+                "injlim": "inj lim",
+                "projlim": "proj lim",
+            }.get(base, base)
+            return (
+                f'<mi movablelimits="false">{word}</mi>'
+                if base in ("lim", "limsup", "liminf", "max", "min", "sup", "inf")
+                else f"<mi>{word}</mi>"
+            )
         if base in ("pmod", "pod", "mod"):
             arg = self.group()
             word = "" if base == "pod" else "<mi>mod</mi>"
@@ -402,7 +421,9 @@ class _Reader:
                 self.optional()
                 self.raw_group()
             if base in ("hskip", "kern", "mkern", "mskip"):
-                while self.peek() is not None and (self.peek()[0].isdigit() or self.peek().isalpha() or self.peek() in ".-"):
+                while self.peek() is not None and (
+                    self.peek()[0].isdigit() or self.peek().isalpha() or self.peek() in ".-"
+                ):
                     self.take()
             return ""
         if base == "not":
@@ -411,14 +432,18 @@ class _Reader:
                 self.take()
                 return f"<mo>{NEGATED[nxt]}</mo>"
             following = self.atom(variant)
-            return following.replace("</mo>", "\u0338</mo>", 1) if following.startswith("<mo") else following
+            return (
+                following.replace("</mo>", "\u0338</mo>", 1)
+                if following.startswith("<mo")
+                else following
+            )
         if base in FRACTIONS:
             if base == "genfrac":
                 for _ in range(4):
                     self.raw_group()
             num, den = self.group(), self.group()
             if base.endswith("binom"):
-                return (f'<mrow><mo>(</mo><mfrac linethickness="0pt">{num}{den}</mfrac><mo>)</mo></mrow>')
+                return f'<mrow><mo>(</mo><mfrac linethickness="0pt">{num}{den}</mfrac><mo>)</mo></mrow>'
             return f"<mfrac>{num}{den}</mfrac>"
         if base == "sqrt":
             index = self.optional()
@@ -479,9 +504,11 @@ class _Reader:
                 rows.append([])
         if rows and rows[-1] == ["<mrow></mrow>"]:
             rows.pop()
-        table = "<mtable>" + "".join(
-            "<mtr>" + "".join(f"<mtd>{c}</mtd>" for c in row) + "</mtr>" for row in rows
-        ) + "</mtable>"
+        table = (
+            "<mtable>"
+            + "".join("<mtr>" + "".join(f"<mtd>{c}</mtd>" for c in row) + "</mtr>" for row in rows)
+            + "</mtable>"
+        )
         fences = MATRIX_FENCES.get(env)
         if fences:
             open_, close = (f"<mo>{xml_escape(f)}</mo>" if f else "" for f in fences)
@@ -533,7 +560,9 @@ class _Reader:
             if self.peek() == "}":
                 self.take()  # unbalanced closing brace: dropped
         body = items[0] if len(items) == 1 else f"<mrow>{''.join(items)}</mrow>"
-        body = body.replace("<mo>′</mo><mo>′</mo>", "<mo>′′</mo>")  # ^{\prime\prime}: LaTeXML's one ″ symbol
+        body = body.replace(
+            "<mo>′</mo><mo>′</mo>", "<mo>′′</mo>"
+        )  # ^{\prime\prime}: LaTeXML's one ″ symbol
         return Reading(body, self.unknown)
 
 
@@ -560,8 +589,14 @@ def _mergeable(prev: str, atom: str, variant: str | None) -> bool:
     if variant not in ("normal", "italic", "bold", "sans-serif", "monospace"):
         return False
     head = f'<mi mathvariant="{variant}">' if variant != "italic" else "<mi"
-    return (prev.startswith(head) and atom.startswith(head) and prev.count("<mi") == 1
-            and atom.count("<mi") == 1 and _mi_text(atom).isalpha() and _mi_text(prev).isalpha())
+    return (
+        prev.startswith(head)
+        and atom.startswith(head)
+        and prev.count("<mi") == 1
+        and atom.count("<mi") == 1
+        and _mi_text(atom).isalpha()
+        and _mi_text(prev).isalpha()
+    )
 
 
 _TEXT_MACRO = re.compile(r"\\([A-Za-z]+)\s*")

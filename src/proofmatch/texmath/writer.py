@@ -12,11 +12,23 @@ from __future__ import annotations
 from typing import Callable
 
 from proofmatch.texmath.dialects import MathMarkup, math_alphabet, math_italic, xml_escape
-from proofmatch.texmath.lexer import ASSOCIATIVE, BIG_OPERATORS, CONTENT_FUNCTIONS, FENCE_CHARS, LIMIT_LIKE, OPERATORS
+from proofmatch.texmath.lexer import (
+    ASSOCIATIVE,
+    BIG_OPERATORS,
+    CONTENT_FUNCTIONS,
+    FENCE_CHARS,
+    LIMIT_LIKE,
+    OPERATORS,
+)
 from proofmatch.texmath.parse import Node
 
 _SCRIPT_TAGS = {"sub": "msub", "sup": "msup", "subsup": "msubsup"}
-_INTERVAL_CLOSURES = {("(", ")"): "open", ("[", "]"): "closed", ("[", ")"): "closed-open", ("(", "]"): "open-closed"}
+_INTERVAL_CLOSURES = {
+    ("(", ")"): "open",
+    ("[", "]"): "closed",
+    ("[", ")"): "closed-open",
+    ("(", "]"): "open-closed",
+}
 
 
 class MathWriter(MathMarkup):
@@ -55,7 +67,13 @@ class MathWriter(MathMarkup):
             if i and _one_head(n) and self.latexml:
                 # a + b + c has one <plus/>: every '+' points at it, as in LaTeXML
                 twin = self.ids[(id(n), "op0")]
-                parts.append(self._el("mo", f' id="{self._new_id()}" xref="{twin}.cmml"', xml_escape(OPERATORS[op][0])))
+                parts.append(
+                    self._el(
+                        "mo",
+                        f' id="{self._new_id()}" xref="{twin}.cmml"',
+                        xml_escape(OPERATORS[op][0]),
+                    )
+                )
             else:
                 parts.append(self._mo(OPERATORS[op][0], node=n, key=f"op{i}"))
             parts.append(self.pres(kid))
@@ -82,12 +100,18 @@ class MathWriter(MathMarkup):
 
     def _pres_restrict(self, n: Node) -> str:
         attrs = self._pid(n)
-        inner = self._el("mrow", "", self.pres(n.kids[0]) + self._mo("|", ' fence="false"', node=n, key="op"))
+        inner = self._el(
+            "mrow", "", self.pres(n.kids[0]) + self._mo("|", ' fence="false"', node=n, key="op")
+        )
         return self._el("msub", attrs, inner + self.pres(n.kids[1]))
 
     def _pres_call(self, n: Node) -> str:
         attrs = self._pid(n)
-        return self._el("mrow", attrs, self.pres(n.kids[0]) + self._mo("\u2061") + self._args(n.arg, n.open, n.close))
+        return self._el(
+            "mrow",
+            attrs,
+            self.pres(n.kids[0]) + self._mo("\u2061") + self._args(n.arg, n.open, n.close),
+        )
 
     def _pres_fence(self, n: Node) -> str:
         inner = n.kids[0]
@@ -105,7 +129,9 @@ class MathWriter(MathMarkup):
 
     def _pres_binom(self, n: Node) -> str:
         attrs = self._pid(n)
-        inner = self._el("mfrac", ' linethickness="0pt"', self.pres(n.kids[0]) + self.pres(n.kids[1]))
+        inner = self._el(
+            "mfrac", ' linethickness="0pt"', self.pres(n.kids[0]) + self.pres(n.kids[1])
+        )
         return self._el("mrow", attrs, self._mo("(") + inner + self._mo(")"))
 
     def _pres_sqrt(self, n: Node) -> str:
@@ -113,13 +139,24 @@ class MathWriter(MathMarkup):
 
     def _pres_accent(self, n: Node) -> str:
         attrs = self._pid(n)
-        return self._el("mover", ' accent="true"' + attrs, self.pres(n.kids[0]) + self._mo(n.text, node=n, key="op"))
+        return self._el(
+            "mover",
+            ' accent="true"' + attrs,
+            self.pres(n.kids[0]) + self._mo(n.text, node=n, key="op"),
+        )
 
     def _pres_big(self, n: Node) -> str:
         attrs = self._pid(n)
-        op = self._el("mo", ' largeop="true" symmetric="true"' + self._pid(n, "op"), BIG_OPERATORS[n.text][0])
+        op = self._el(
+            "mo", ' largeop="true" symmetric="true"' + self._pid(n, "op"), BIG_OPERATORS[n.text][0]
+        )
         if n.sub is not None or n.sup is not None:
-            op = self._scripts(op, n.sub, n.sup, "munderover" if n.sub is not None and n.sup is not None else "munder")
+            op = self._scripts(
+                op,
+                n.sub,
+                n.sup,
+                "munderover" if n.sub is not None and n.sup is not None else "munder",
+            )
         return self._el("mrow", attrs, op + self.pres(n.kids[0]))
 
     def _mi(self, n: Node) -> str:
@@ -130,14 +167,24 @@ class MathWriter(MathMarkup):
                 return self._el("mi", cls + self._pid(n), xml_escape(math_alphabet(ch, variant)))
             normal = ' mathvariant="normal"' if variant == "normal" and len(ch) == 1 else ""
             return self._el("mi", normal + self._pid(n), xml_escape(ch))
-        mv = f' mathvariant="{variant}"' if variant and not (variant == "normal" and len(ch) > 1) else ""
+        mv = (
+            f' mathvariant="{variant}"'
+            if variant and not (variant == "normal" and len(ch) > 1)
+            else ""
+        )
         return self._el("mi", mv, xml_escape(ch))
 
     def _scripts(self, base: str, sub: Node | None, sup: Node | None, tag: str) -> str:
         if sub is not None and sup is not None:
-            return self._el(tag if tag.startswith("munder") else "msubsup", "", base + self.pres(sub) + self.pres(sup))
+            return self._el(
+                tag if tag.startswith("munder") else "msubsup",
+                "",
+                base + self.pres(sub) + self.pres(sup),
+            )
         if sub is not None:
-            return self._el("munder" if tag.startswith("munder") else "msub", "", base + self.pres(sub))
+            return self._el(
+                "munder" if tag.startswith("munder") else "msub", "", base + self.pres(sub)
+            )
         return self._el("mover" if tag.startswith("munder") else "msup", "", base + self.pres(sup))
 
     def _joined(self, items: list[Node]) -> str:
@@ -161,10 +208,14 @@ class MathWriter(MathMarkup):
     def _fn(self, n: Node) -> str:
         attrs = self._pid(n) if n.arg else ""
         head = self._el(
-            "mi", self._pid(n, "head"), xml_escape(n.text.replace("limsup", "lim sup").replace("liminf", "lim inf"))
+            "mi",
+            self._pid(n, "head"),
+            xml_escape(n.text.replace("limsup", "lim sup").replace("liminf", "lim inf")),
         )
         if n.sub is not None or n.sup is not None:
-            head = self._scripts(head, n.sub, n.sup, "munderover" if n.text in LIMIT_LIKE else "msubsup")
+            head = self._scripts(
+                head, n.sub, n.sup, "munderover" if n.text in LIMIT_LIKE else "msubsup"
+            )
         if not n.arg:
             return head
         body = self._args(n.arg) if n.delim else self.pres(n.arg[0])
@@ -184,9 +235,13 @@ class MathWriter(MathMarkup):
     def _scripted_head(self, head: str, n: Node) -> str:
         """``head`` with the sub- and superscript of ``n`` applied to it (a big operator's or a named function's)."""
         if n.sub is not None:
-            head = self._el("apply", "", self._csym("subscript", "ambiguous") + head + self.cont(n.sub))
+            head = self._el(
+                "apply", "", self._csym("subscript", "ambiguous") + head + self.cont(n.sub)
+            )
         if n.sup is not None:
-            head = self._el("apply", "", self._csym("superscript", "ambiguous") + head + self.cont(n.sup))
+            head = self._el(
+                "apply", "", self._csym("superscript", "ambiguous") + head + self.cont(n.sup)
+            )
         return head
 
     def _cont_ci(self, n: Node) -> str:
@@ -219,9 +274,13 @@ class MathWriter(MathMarkup):
     def _cont_sub_or_sup(self, n: Node) -> str:
         """A one-script node: a power when a number raises an identifier, else LaTeXML's ambiguous script."""
         if n.kind == "sup" and n.kids[1].kind == "cn" and n.kids[0].kind == "ci":
-            return self._apply(n, self._empty("power", None) + self.cont(n.kids[0]) + self.cont(n.kids[1]))
+            return self._apply(
+                n, self._empty("power", None) + self.cont(n.kids[0]) + self.cont(n.kids[1])
+            )
         role = "subscript" if n.kind == "sub" else "superscript"
-        return self._apply(n, self._csym(role, "ambiguous") + self.cont(n.kids[0]) + self.cont(n.kids[1]))
+        return self._apply(
+            n, self._csym(role, "ambiguous") + self.cont(n.kids[0]) + self.cont(n.kids[1])
+        )
 
     def _cont_subsup(self, n: Node) -> str:
         base = self.cont(n.kids[0]) + self.cont(n.kids[1])
@@ -230,7 +289,10 @@ class MathWriter(MathMarkup):
 
     def _cont_prime(self, n: Node) -> str:
         return self._apply(
-            n, self._csym("superscript", "ambiguous") + self.cont(n.kids[0]) + self._el("ci", self._cid(n, "op"), "′")
+            n,
+            self._csym("superscript", "ambiguous")
+            + self.cont(n.kids[0])
+            + self._el("ci", self._cid(n, "op"), "′"),
         )
 
     def _cont_factorial(self, n: Node) -> str:
@@ -247,16 +309,22 @@ class MathWriter(MathMarkup):
         return self._el("list", self._cid(n), "".join(self.cont(c) for c in n.kids))
 
     def _cont_frac(self, n: Node) -> str:
-        return self._apply(n, self._empty("divide", None) + self.cont(n.kids[0]) + self.cont(n.kids[1]))
+        return self._apply(
+            n, self._empty("divide", None) + self.cont(n.kids[0]) + self.cont(n.kids[1])
+        )
 
     def _cont_binom(self, n: Node) -> str:
-        return self._apply(n, self._csym("binomial", "latexml") + self.cont(n.kids[0]) + self.cont(n.kids[1]))
+        return self._apply(
+            n, self._csym("binomial", "latexml") + self.cont(n.kids[0]) + self.cont(n.kids[1])
+        )
 
     def _cont_sqrt(self, n: Node) -> str:
         return self._apply(n, self._empty("root", None) + self.cont(n.kids[0]))
 
     def _cont_accent(self, n: Node) -> str:
-        return self._apply(n, self._el("ci", self._cid(n, "op"), xml_escape(n.text)) + self.cont(n.kids[0]))
+        return self._apply(
+            n, self._el("ci", self._cid(n, "op"), xml_escape(n.text)) + self.cont(n.kids[0])
+        )
 
     def _cont_big(self, n: Node) -> str:
         head = self._scripted_head(self._empty(BIG_OPERATORS[n.text][1], n, "op"), n)
@@ -272,9 +340,15 @@ class MathWriter(MathMarkup):
     def _head(self, op: str, node: Node | None, key: str | None) -> str:
         char, head, _ = OPERATORS[op]
         if head == "@ci":
-            return self._el("ci", self._cid(node, key) if node is not None else "", xml_escape(char))
+            return self._el(
+                "ci", self._cid(node, key) if node is not None else "", xml_escape(char)
+            )
         if head.startswith("@"):
-            return self._el("csymbol", ' cd="latexml"' + (self._cid(node, key) if node is not None else ""), head[1:])
+            return self._el(
+                "csymbol",
+                ' cd="latexml"' + (self._cid(node, key) if node is not None else ""),
+                head[1:],
+            )
         return self._empty(head, node, key)
 
     def _fence_content(self, n: Node) -> str:
