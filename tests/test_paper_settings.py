@@ -218,8 +218,8 @@ def test_credit_detection():
         ),
         (
             "src/proofmatch/evaluation/baselines.py",
-            'log.info("TF-IDF (reference code) vocabulary:',
-            'log.info("TF-IDF (paper) vocabulary:',
+            '"TF-IDF (reference code) vocabulary:',
+            '"TF-IDF (paper) vocabulary:',
             "a bare '(paper)' label",
         ),
     ],
