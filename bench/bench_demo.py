@@ -24,8 +24,8 @@ import csv
 import re
 import statistics
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 from datetime import datetime
 from pathlib import Path
 

@@ -34,8 +34,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
 from proofmatch.artifacts import write_parquet  # noqa: E402
-from proofmatch.data import extract, listing, filter_rules, linearize  # noqa: E402
-
+from proofmatch.data import extract, filter_rules, linearize, listing  # noqa: E402
 
 Timing = tuple[float, float]  # (wall seconds, CPU seconds of this process)
 

@@ -21,7 +21,7 @@ import argparse
 import json
 import time
 import traceback
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 

@@ -45,13 +45,12 @@ from urllib.parse import urlencode
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 import torch
 
-import scipy.sparse as sp
-
 from proofmatch.search import ann
-from proofmatch.search.display import fragment_text
 from proofmatch.search.build import FAISS_ABOVE
+from proofmatch.search.display import fragment_text
 from proofmatch.search.explain import explain
 from proofmatch.search.index import SearchIndex
 
@@ -204,7 +203,7 @@ class Served:
                     return self.port
             except OSError:
                 if time.monotonic() > deadline or not self.proc.is_alive():
-                    raise RuntimeError("the benchmark's server did not start")
+                    raise RuntimeError("the benchmark's server did not start") from None
                 time.sleep(0.1)
 
     def __exit__(self, *exc) -> None:

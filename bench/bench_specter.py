@@ -16,16 +16,21 @@ appended to ``results.jsonl`` in the working directory; read dev MRR only (docs/
     PYTHONPATH=src python bench/bench_specter.py mean-k5 '{"pool": "mean", "k": 5, "hard_fraction": 0.4}'
 """
 
-import json, sys, time
+import json
+import sys
+import time
 from pathlib import Path
+
 import torch
 
 torch.set_num_threads(1)
 import numpy as np
 import torch.nn.functional as F
+
 from proofmatch.config import load_config
+from proofmatch.models import encoders, sampling
+from proofmatch.models import train as T
 from proofmatch.models.params import TrainParams
-from proofmatch.models import train as T, sampling, encoders, matcher as M
 
 name, over = sys.argv[1], json.loads(sys.argv[2])
 data = over.pop("data", "results/replaced/mixed/conservation.parquet")

@@ -24,13 +24,13 @@ import numpy as np
 import pandas as pd
 import torch
 
+from proofmatch.config import validate_config
 from proofmatch.models import runtime
 from proofmatch.models.batching import TokenTable
-from proofmatch.config import validate_config
-from proofmatch.models.params import TrainParams
 from proofmatch.models.encoders import NPTConfig, NPTEncoder
 from proofmatch.models.matcher import Matcher, MatcherConfig, global_loss, local_loss
 from proofmatch.models.optim import make_optimizer
+from proofmatch.models.params import TrainParams
 from proofmatch.models.train import Training, train_epoch
 
 # (vocab, d_model, n_layers, n_heads, d_k, batch, statement length, proof length, max_length);

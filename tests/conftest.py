@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -62,6 +62,7 @@ def search_index(search_demo):
 def fusion_index(search_demo, tmp_path_factory):
     """A fusion index (NPT + BM25, λ from the run's fusion.json) of the small demo build."""
     from searchdata import fusion_index as build
+
     from proofmatch.search.index import SearchIndex
 
     return SearchIndex(build(search_demo, tmp_path_factory.mktemp("fusion")))

@@ -13,23 +13,12 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from proofmatch.data import corpus
-
-from proofmatch.demo import generate as demo
-
-from proofmatch.data import extract
-
-from proofmatch.data import filters
-
-from proofmatch.data import linearize
-
-from proofmatch.data import replace
-
-from proofmatch.data import splits
+from proofmatch.artifacts import write_parquet
 from proofmatch.config import load_config
+from proofmatch.data import corpus, extract, filters, linearize, replace, splits
+from proofmatch.demo import generate as demo
 from proofmatch.evaluation.evaluate import evaluate_run
 from proofmatch.search.build import build_index
-from proofmatch.artifacts import write_parquet
 
 REPO = Path(__file__).resolve().parents[1]
 EPOCHS = 3

@@ -145,13 +145,13 @@ PRETRAIN = dict(
 @pytest.mark.usefixtures("one_thread")
 def test_pretraining_reads_the_article_text_under_corpus(tmp_path):
     import torch
+    from toydata import toy_pairs
 
     from proofmatch.artifacts import write_parquet
     from proofmatch.models import pretrain as pt
     from proofmatch.models.mlm import packed_chunks
     from proofmatch.models.params import PretrainParams, typed_params
     from proofmatch.models.tokenizer import train_tokenizer
-    from toydata import toy_pairs
 
     pairs = toy_pairs(n_articles=12, pairs_per_article=5, seed=4)
     write_parquet(pairs, tmp_path / "data.parquet")

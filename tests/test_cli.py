@@ -16,12 +16,12 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-
 from artifacts import check_eval_json, check_eval_table, check_figure, check_table7, eval_path
-from proofmatch import cli
-from proofmatch.config import deep_merge, load_config
-from proofmatch.artifacts import write_parquet
 from toydata import toy_pairs
+
+from proofmatch import cli
+from proofmatch.artifacts import write_parquet
+from proofmatch.config import deep_merge, load_config
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = {

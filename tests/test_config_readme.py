@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from proofmatch.config_readme import schema_markdown
 from proofmatch.config import (
     ConfigError,
     default,
@@ -19,6 +18,7 @@ from proofmatch.config import (
     schema_keys,
     validate_config,
 )
+from proofmatch.config_readme import schema_markdown
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -12,7 +12,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from proofmatch import cli, corpora
-
 from proofmatch.data import corpus, listing
 
 DOC = b'<html xmlns="http://www.w3.org/1999/xhtml"><body><p>x</p></body></html>'

@@ -18,10 +18,10 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-
-from proofmatch.models import runtime, sampling
-from proofmatch.artifacts import write_parquet
 from toydata import toy_pairs, train_params
+
+from proofmatch.artifacts import write_parquet
+from proofmatch.models import runtime, sampling
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -162,9 +162,7 @@ def _instrumented(record: str, target: str, *args, **kwargs):
     touches under the run's output folder (Python audit events); write the record beside."""
     import importlib
 
-    from proofmatch.models import pretrain
-
-    from proofmatch.models import train
+    from proofmatch.models import pretrain, train
 
     rank = int(os.environ.get("RANK", "0"))
     out = str(Path(kwargs.pop("watch")).resolve())

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import tracemalloc
 import zlib
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -16,8 +17,8 @@ from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
 from proofmatch.decoding import assign as G
 from proofmatch.decoding import local as D
-from proofmatch.evaluation import evaluate as E
 from proofmatch.decoding import topk as K
+from proofmatch.evaluation import evaluate as E
 
 
 def matrix_scorer(S: np.ndarray) -> D.ScoreRows:
@@ -485,6 +486,7 @@ def test_evaluate_view_filters_tokens(tmp_path, monkeypatch):
 def saved_npt_run(tmp_path, data) -> Path:
     """An untrained NPT saved as a run's model (the real loading and encoding path)."""
     import torch
+
     from proofmatch.models.encoders import NPTConfig, NPTEncoder, WordVocab
     from proofmatch.models.matcher import Matcher, MatcherConfig
 

@@ -16,7 +16,8 @@ import dataclasses
 import importlib
 import inspect
 import pkgutil
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -383,7 +384,12 @@ def test_a_planted_wrong_default_is_caught():
     """What the checks above do with a retyped default that drifted (``seed=0`` against the
     schema's 13), one under a watched name, and a CLI option typed by hand."""
 
-    def planted(data, seed=0, min_tokens=config.default("filter.min_tokens"), batch_size=64):
+    def planted(
+        data,
+        seed=0,
+        min_tokens=config.default("filter.min_tokens"),  # noqa: B008 (the planted drift reads the schema)
+        batch_size=64,
+    ):
         return data
 
     assert mismatches(

@@ -14,19 +14,14 @@ import pytest
 from lxml import etree
 
 from proofmatch import cli
-
+from proofmatch.data import extract, linearize, statements
+from proofmatch.data.views import text_tokens
 from proofmatch.demo import article, hostile, markup, plan, templates
 from proofmatch.demo import generate as demo
-
-from proofmatch.data import extract, statements
-
-from proofmatch.data import linearize
-
 from proofmatch.texmath.convert import render_math
 from proofmatch.texmath.dialects import DIALECTS
 from proofmatch.texmath.lexer import TexError
 from proofmatch.texmath.parse import parse_tex
-from proofmatch.data.views import text_tokens
 
 MATHML = "http://www.w3.org/1998/Math/MathML"
 XHTML = "http://www.w3.org/1999/xhtml"
@@ -513,9 +508,7 @@ def test_tfidf_baseline_is_hard_but_not_hopeless(corpus: Path) -> None:
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     from proofmatch.data import corpus as corpus_mod
-    from proofmatch.data import extract, listing
-    from proofmatch.data import filter_rules
-    from proofmatch.data import linearize
+    from proofmatch.data import extract, filter_rules, linearize, listing
 
     paths = listing.list_articles(corpus / "xhtml")
     ids = corpus_mod.assign_article_ids(paths, corpus_mod.read_metadata(corpus / "metadata.csv"))

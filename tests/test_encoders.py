@@ -17,7 +17,6 @@ from proofmatch.models.encoders import (
 )
 from proofmatch.models.matcher import Matcher, MatcherConfig, load_matcher
 
-
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 

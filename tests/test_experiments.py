@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from proofmatch import experiments as X
-from proofmatch.evaluation import intervals as I
 from proofmatch.config import schema, validate_config
+from proofmatch.evaluation import intervals as I
 
 REPO = Path(__file__).resolve().parents[1]
 

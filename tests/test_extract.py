@@ -12,10 +12,7 @@ import pytest
 from lxml import etree
 
 from proofmatch import cli
-
-from proofmatch.data import corpus
-
-from proofmatch.data import extract, statements, xmlsafe
+from proofmatch.data import corpus, extract, statements, xmlsafe
 
 XHTML = "http://www.w3.org/1999/xhtml"
 MATHML = "http://www.w3.org/1998/Math/MathML"

@@ -8,11 +8,11 @@ from xml.sax.saxutils import escape
 import pandas as pd
 import pytest
 
+from proofmatch.artifacts import read_json, read_parquet
 from proofmatch.data import filter_rules, filters
 from proofmatch.data.filter_rules import EXAMPLES, REASONS, classify, match_omitted, match_reference
 from proofmatch.data.filters import filter_pairs, read_extraction_reports
 from proofmatch.data.linearize import linearize_pair
-from proofmatch.artifacts import read_json, read_parquet
 
 XHTML = "http://www.w3.org/1999/xhtml"
 MML = "http://www.w3.org/1998/Math/MathML"

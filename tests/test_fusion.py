@@ -15,11 +15,11 @@ import pandas as pd
 import pytest
 
 from proofmatch.config import validate_config
+from proofmatch.decoding.assign import decode_all
+from proofmatch.decoding.local import dense_scores
 from proofmatch.evaluation import fused as FD
 from proofmatch.evaluation import fusion as F
-from proofmatch.decoding.assign import decode_all
 from proofmatch.evaluation.baselines import bm25_scorer
-from proofmatch.decoding.local import dense_scores
 
 
 def rows_of(M: np.ndarray):

@@ -277,9 +277,8 @@ def test_search_answers_within_a_second_under_explain_load(search_index, monkeyp
 
     from fastapi.testclient import TestClient
 
-    from proofmatch.search import web
-
     from proofmatch.search import explain as explain_module
+    from proofmatch.search import web
 
     real = explain_module.explain
 

@@ -26,10 +26,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from test_workflow import copy_workflow
 
 from proofmatch.data import archives, latex, latex_inventory, latexml
 from proofmatch.data.archives import ArticleError, Limits
-from test_workflow import copy_workflow
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data" / "latex"

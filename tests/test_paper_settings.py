@@ -238,7 +238,10 @@ def test_a_planted_false_credit_in_prose_fails(tmp_path, path, old, new, expecte
 def test_prose_credit_detection():
     numbers = ps.paper_numbers()
     assert {184094.0, 18408.0, 400.0, 500.0, 69.26, 73.73} <= numbers and 30522.0 not in numbers
-    found = lambda text: [p for _, p in ps.prose_credits(text, numbers)]
+
+    def found(text):
+        return [p for _, p in ps.prose_credits(text, numbers)]
+
     # the paper's numbers, to their shown precision (63.22 printed as 63.2), pass; others fail
     assert (
         found("the paper's 400 epochs; paper: 500; the paper's 63.2; the paper's 184,094 pairs")

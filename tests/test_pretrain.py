@@ -8,14 +8,14 @@ import logging
 import pandas as pd
 import pytest
 import torch
+from toydata import toy_pairs
 
+from proofmatch.artifacts import write_parquet
+from proofmatch.data.splits import read_part
 from proofmatch.models import mlm
 from proofmatch.models import pretrain as pt
 from proofmatch.models.params import PretrainParams, typed_params
-from proofmatch.data.splits import read_part
-from proofmatch.artifacts import write_parquet
 from proofmatch.models.tokenizer import train_tokenizer
-from toydata import toy_pairs
 
 PARAMS = dict(
     hidden_size=32,
@@ -110,9 +110,10 @@ def test_changed_params_start_afresh_instead_of_resuming(corpus, caplog, monkeyp
 
 def test_check_interval_counts_steps_or_examples():
     """§8: "every 500 steps, where one step stands for training on one example"."""
-    due = lambda n, batch, every, unit: [
-        s for s in range(1, n + 1) if pt.check_due(s, batch, every, unit)
-    ]
+
+    def due(n, batch, every, unit):
+        return [s for s in range(1, n + 1) if pt.check_due(s, batch, every, unit)]
+
     assert due(1000, 4, 500, "steps") == [500, 1000]
     assert due(400, 4, 500, "examples") == [125, 250, 375]  # 500 examples = 125 steps of 4
     assert due(8, 256, 500, "examples") == [2, 4, 6, 8]  # 500 / 256 = 1.95 steps

@@ -27,8 +27,8 @@ from proofmatch.data.symbols import (
     glyph_of,
     pair_rng,
     plan_mapping,
-    script_of,
     renamed_count,
+    script_of,
     unchanged_reason,
 )
 from proofmatch.data.views import is_math, split_math

@@ -25,9 +25,9 @@ import pandas as pd
 import pytest
 import torch
 import yaml
+from toydata import toy_pairs
 
 from proofmatch.artifacts import write_parquet
-from toydata import toy_pairs
 
 ROOT = Path(__file__).resolve().parents[1]
 EPOCHS = 6

@@ -10,19 +10,19 @@ import stat
 import numpy as np
 import pandas as pd
 import pytest
+from searchdata import hostile_row
 
 from proofmatch import cli
-from proofmatch.evaluation.baselines import bm25_scorer, tfidf_scorer
+from proofmatch.data.splits import read_part
 from proofmatch.decoding.local import local_decode
+from proofmatch.evaluation.baselines import bm25_scorer, tfidf_scorer
 from proofmatch.evaluation.evaluate import token_lists
 from proofmatch.search import query as Q
-from proofmatch.search.display import fragment_text, safe_html
 from proofmatch.search.build import build_index
+from proofmatch.search.display import fragment_text, safe_html
 from proofmatch.search.explain import explain
 from proofmatch.search.folder import files_digest
 from proofmatch.search.index import SearchIndex, top_order
-from proofmatch.data.splits import read_part
-from searchdata import hostile_row
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -476,11 +476,12 @@ def test_fusion_search_is_evaluations_fused_row(search_demo, tmp_path):
     """An index of the test part alone: searching a test statement by id returns the top 10 of its
     row of ``fusion.fused_scorer`` over the model's factors and the BM25 baseline, as evaluation
     scores the test part."""
-    from proofmatch.evaluation.baselines import bm25_scorer
+    from searchdata import fusion_index as build
+
     from proofmatch.decoding.local import factor_scorer
+    from proofmatch.evaluation.baselines import bm25_scorer
     from proofmatch.evaluation.fusion import fused_scorer
     from proofmatch.models.matcher import load_matcher
-    from searchdata import fusion_index as build
 
     ix = SearchIndex(build(search_demo, tmp_path, parts=("test",)))
     test = read_part(search_demo["data"], "test")

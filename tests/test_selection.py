@@ -13,19 +13,18 @@ import pandas as pd
 import pytest
 import torch
 from safetensors.torch import load_file
+from toydata import toy_pairs, train_params
 
 from proofmatch.artifacts import write_parquet
 from proofmatch.config import ConfigError, default, load_config, run_matching, validate_config
 from proofmatch.decoding.local import factor_scorer
 from proofmatch.evaluation.evaluate import evaluate_run
 from proofmatch.models import optim as optim_mod
-from proofmatch.models import selection as selection_mod
 from proofmatch.models import train as train_mod
 from proofmatch.models.matcher import load_matcher
 from proofmatch.models.params import TrainParams
 from proofmatch.models.selection import decoded_metrics, selection_column
 from proofmatch.models.train import train_run
-from toydata import toy_pairs, train_params
 
 CONFIG = Path(__file__).resolve().parents[1] / "config"
 # what these tests change of the schema's NPT settings (asgd, unscaled scores and dropout 0.1:

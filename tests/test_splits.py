@@ -52,7 +52,7 @@ def test_fractions_disjointness_and_coverage():
     pairs, articles = corpus()
     s = make_splits(pairs, articles, seed=3)
     assert set(s) == {"mixed", "unmixed", "pr"}
-    for name, df in s.items():
+    for _name, df in s.items():
         assert df.columns.tolist() == ["pair_id", "article_id", "part"]
         assert df["pair_id"].is_unique and set(df["part"]) == set(PARTS)
     mixed = s["mixed"]

@@ -14,9 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from proofmatch.data import corpus
-
-from proofmatch.data import extract
+from proofmatch.data import corpus, extract
 
 pytestmark = pytest.mark.stacks
 

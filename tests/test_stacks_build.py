@@ -13,7 +13,6 @@ import gzip
 import json
 import os
 import shutil
-import stat
 from pathlib import Path
 
 import pytest

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from proofmatch import experiments as X
-from proofmatch.evaluation import tables as T
-from pathlib import Path
-
 from proofmatch.artifacts import write_json, write_parquet
-from proofmatch.evaluation import intervals as I
 from proofmatch.config import validate_config
+from proofmatch.evaluation import intervals as I
+from proofmatch.evaluation import tables as T
 
 
 def metrics(mrr: float, acc: float, gacc: float) -> dict:

@@ -12,22 +12,17 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from toydata import toy_pairs, train_params
 
 from proofmatch import cli
-
-from proofmatch.models import runtime
-from proofmatch.models.params import (
-    UNREAD,
-    PretrainParams,
-    TrainParams,
-    run_params,
-    start_checkpoint,
-    typed_params,
-)
+from proofmatch.artifacts import write_parquet
 from proofmatch.config import run_matching
-from proofmatch.models.sampling import epoch_batches, sample_negatives
-from proofmatch.models.encoders import NPTConfig, NPTEncoder, WordVocab, pad_batch
 from proofmatch.evaluation.evaluate import evaluate_run
+from proofmatch.models import optim as optim_mod
+from proofmatch.models import runtime
+from proofmatch.models import train as train_mod
+from proofmatch.models.batching import TokenTable
+from proofmatch.models.encoders import NPTConfig, NPTEncoder, WordVocab, pad_batch
 from proofmatch.models.matcher import (
     Matcher,
     MatcherConfig,
@@ -39,14 +34,18 @@ from proofmatch.models.matcher import (
     npt_vocab,
     triplet_loss,
 )
-from proofmatch.artifacts import write_parquet
-from proofmatch.models import optim as optim_mod
-from proofmatch.models import train as train_mod
-from proofmatch.models.batching import TokenTable
 from proofmatch.models.optim import make_optimizer
+from proofmatch.models.params import (
+    UNREAD,
+    PretrainParams,
+    TrainParams,
+    run_params,
+    start_checkpoint,
+    typed_params,
+)
+from proofmatch.models.sampling import epoch_batches, sample_negatives
 from proofmatch.models.selection import rank_metrics
 from proofmatch.models.train import step_schedule, train_run
-from toydata import toy_pairs, train_params
 
 CONFIG = Path(__file__).resolve().parents[1] / "config"  # independent of the working directory
 

@@ -16,14 +16,14 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-
-from proofmatch import experiments as X
-from proofmatch.evaluation import transfer
-from proofmatch.config import validate_config
-from proofmatch.demo.generate import generate
-from proofmatch.data.splits import read_parts
 from test_workflow import copy_workflow
 from toydata import toy_pairs
+
+from proofmatch import experiments as X
+from proofmatch.config import validate_config
+from proofmatch.data.splits import read_parts
+from proofmatch.demo.generate import generate
+from proofmatch.evaluation import transfer
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
@@ -258,7 +258,7 @@ def test_rows_of_a_run_not_made_say_not_run(tmp_path, monkeypatch):
     inputs = transfer.table_inputs(settings)
     assert not any("mathbert" in p for p in inputs) and len(inputs) == 1 + 2 * 3
     monkeypatch.chdir(tmp_path)
-    for (corpus, ev), path in transfer.table_cells(settings).items():
+    for (_corpus, ev), path in transfer.table_cells(settings).items():
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         fake_eval(Path(path), 0.4, 0.3, 0.3, 60, weight=1.0 if ev.fused else None)
     pool = Path(transfer.pool_json(settings, "pr"))

@@ -15,13 +15,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from fastapi.testclient import TestClient
+from searchdata import hostile_row
 
-from proofmatch.search.display import fragment_text
 from proofmatch.search.build import build_index
+from proofmatch.search.display import fragment_text
 from proofmatch.search.explain import explain
 from proofmatch.search.index import SearchIndex
 from proofmatch.search.web import CSP, RateLimiter, create_app, is_loopback
-from searchdata import hostile_row
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

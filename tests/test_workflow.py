@@ -30,8 +30,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from artifacts import check_eval_tables, check_figure
+
 from proofmatch import experiments as X
 from proofmatch.config import load_config
 from proofmatch.evaluation import tables as T

@@ -55,8 +55,9 @@ import sys
 import tarfile
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "bench" / "gpu" / "data"
@@ -422,8 +423,8 @@ def matching_run(
     workflow's model and step (build_run, train_step) stepped by bench_paper_train.step_curve;
     dev MRR every ``eval_every`` steps; test MRR of the final weights."""
     import torch
-
     from bench_paper_train import step_curve
+
     from proofmatch.data.splits import read_parts
     from proofmatch.models import sampling
     from proofmatch.models.params import TrainParams, run_params

@@ -17,9 +17,10 @@ import copy
 import functools
 import os
 import re
+from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import jsonschema
 import yaml

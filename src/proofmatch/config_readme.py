@@ -7,13 +7,11 @@ tests/test_config_readme.py fails when the file and the schema differ).
 
 from __future__ import annotations
 
-from typing import Any
-
-import json
-
 import argparse
+import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import yaml
 

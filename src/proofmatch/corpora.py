@@ -17,8 +17,9 @@ config check (:mod:`proofmatch.config`) pairs a corpus's folders with their tabl
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from proofmatch import experiments as X
 

@@ -14,9 +14,10 @@ fused with BM25, this project's addition: model ``{encoder}+bm25``, its weight i
 from __future__ import annotations
 
 import re
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Hashable, Iterable, Mapping
+from typing import Any
 
 # ----------------------------------------------------------------------------- wildcard values
 
@@ -202,7 +203,7 @@ class Run:
         """The symbol-replaced split it is trained on."""
         return replaced_data(self.split, self.level)
 
-    def evaluation(self, part: str, test_level: str | None = None) -> "Evaluation":
+    def evaluation(self, part: str, test_level: str | None = None) -> Evaluation:
         return Evaluation(
             self.split,
             self.encoder,
@@ -218,7 +219,7 @@ class Run:
         """The fusion weight chosen on the run's dev part (``fusion.json``, beside ``model/``)."""
         return self.dir(root) / FUSION_FILE
 
-    def fusion(self, part: str, test_level: str | None = None) -> "Evaluation":
+    def fusion(self, part: str, test_level: str | None = None) -> Evaluation:
         """The run fused with BM25 (its stored weight), scored on ``part`` at ``test_level``."""
         return Evaluation(
             self.split,

@@ -13,7 +13,8 @@ run's own. Pure Python: the Snakefile imports it.
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from proofmatch import experiments as X
 

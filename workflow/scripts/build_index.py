@@ -3,8 +3,8 @@ the run's model and BM25, fused with the λ of the run's fusion.json (a declared
 
 from pathlib import Path
 
-from proofmatch.models.runtime import set_threads
 from proofmatch.logs import run_logged
+from proofmatch.models.runtime import set_threads
 from proofmatch.search.build import build_index
 
 set_threads(snakemake.threads)

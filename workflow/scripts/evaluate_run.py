@@ -3,9 +3,9 @@ written into the run's evaluation folder (thin wrapper around proofmatch.evaluat
 
 from pathlib import Path
 
-from proofmatch.models.runtime import set_threads
 from proofmatch.evaluation.evaluate import evaluate_folder
 from proofmatch.logs import run_logged
+from proofmatch.models.runtime import set_threads
 
 set_threads(snakemake.threads)
 data = {

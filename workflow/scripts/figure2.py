@@ -2,9 +2,9 @@
 
 from pathlib import Path
 
-from proofmatch.models.runtime import set_threads
 from proofmatch.evaluation.figure import figure2
 from proofmatch.logs import run_logged
+from proofmatch.models.runtime import set_threads
 
 set_threads(snakemake.threads)
 run_logged(

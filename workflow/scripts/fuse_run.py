@@ -4,9 +4,9 @@ evaluation folder (thin wrapper around proofmatch.evaluation.fused)."""
 
 from pathlib import Path
 
-from proofmatch.models.runtime import set_threads
 from proofmatch.evaluation.fused import fuse_run
 from proofmatch.logs import run_logged
+from proofmatch.models.runtime import set_threads
 
 set_threads(snakemake.threads)
 w = snakemake.wildcards

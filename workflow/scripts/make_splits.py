@@ -1,7 +1,7 @@
 """Mixed, Unmixed and probability-domain splits (thin wrapper around proofmatch.data.splits)."""
 
-from proofmatch.logs import run_logged
 from proofmatch.data.splits import write_splits
+from proofmatch.logs import run_logged
 
 run_logged(
     snakemake.log[0],

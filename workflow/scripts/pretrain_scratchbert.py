@@ -5,9 +5,9 @@ With ``resources.gpu`` > 1 the job trains as one DDP run across its GPUs (``runt
 not the experiment.
 """
 
-from proofmatch.models.runtime import launch, set_threads
 from proofmatch.logs import run_logged
 from proofmatch.models.pretrain import pretrain
+from proofmatch.models.runtime import launch, set_threads
 
 if __name__ == "__main__":
     set_threads(snakemake.threads)

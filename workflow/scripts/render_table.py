@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from proofmatch.logs import run_logged
 from proofmatch.evaluation.tables import table_from_inputs
+from proofmatch.logs import run_logged
 
 md = Path(snakemake.output.md)
 run_logged(

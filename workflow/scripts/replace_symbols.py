@@ -1,7 +1,7 @@
 """Symbol replacement at one level for every pair, with its summary (thin wrapper around proofmatch.data.replace)."""
 
-from proofmatch.logs import run_logged
 from proofmatch.data.replace import replace_level_file
+from proofmatch.logs import run_logged
 
 run_logged(
     snakemake.log[0],

@@ -1,7 +1,7 @@
 """One split's rows of a replacement level (thin wrapper around proofmatch.data.replace.select_split)."""
 
-from proofmatch.logs import run_logged
 from proofmatch.data.replace import select_split
+from proofmatch.logs import run_logged
 
 run_logged(
     snakemake.log[0],

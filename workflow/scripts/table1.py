@@ -1,7 +1,7 @@
 """Table 1: corpus and category statistics (thin wrapper around proofmatch.evaluation.tables)."""
 
-from proofmatch.logs import run_logged
 from proofmatch.evaluation.tables import write_table1
+from proofmatch.logs import run_logged
 
 run_logged(
     snakemake.log[0],

@@ -7,9 +7,9 @@ not the experiment.
 
 from pathlib import Path
 
+from proofmatch.logs import run_logged
 from proofmatch.models.params import TrainParams, start_checkpoint
 from proofmatch.models.runtime import launch, set_threads
-from proofmatch.logs import run_logged
 from proofmatch.models.train import train_run
 
 if __name__ == "__main__":

@@ -3,9 +3,9 @@ proofmatch.evaluation.evaluate)."""
 
 from pathlib import Path
 
-from proofmatch.models.runtime import set_threads
 from proofmatch.evaluation.evaluate import evaluate_run
 from proofmatch.logs import run_logged
+from proofmatch.models.runtime import set_threads
 
 set_threads(snakemake.threads)
 w = snakemake.wildcards

@@ -3,9 +3,9 @@ a job (thin wrapper around proofmatch.evaluation.fused)."""
 
 from pathlib import Path
 
-from proofmatch.models.runtime import set_threads
 from proofmatch.evaluation.fused import evaluate_fusion
 from proofmatch.logs import run_logged
+from proofmatch.models.runtime import set_threads
 
 set_threads(snakemake.threads)
 w = snakemake.wildcards

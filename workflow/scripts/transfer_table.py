@@ -1,7 +1,7 @@
 """The transfer table: in-corpus and cross-corpus MRR and accuracy (thin wrapper around proofmatch.evaluation.transfer)."""
 
-from proofmatch.logs import run_logged
 from proofmatch.evaluation.transfer import render_transfer
+from proofmatch.logs import run_logged
 
 run_logged(
     snakemake.log[0],

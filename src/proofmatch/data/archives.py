@@ -34,9 +34,10 @@ import shutil
 import stat
 import tarfile
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from proofmatch import config
 from proofmatch.artifacts import atomic_path
@@ -79,7 +80,7 @@ class Limits:
         return int(self.max_archive_mb * (1 << 20))
 
     @classmethod
-    def from_config(cls, cfg: Mapping[str, Any] | None) -> "Limits":
+    def from_config(cls, cfg: Mapping[str, Any] | None) -> Limits:
         """The limits of a validated ``latex`` config block (``corpus.latex`` or a transfer
         corpus's; every key filled in by validation); None: the schema's defaults."""
         if cfg is None:

@@ -28,7 +28,8 @@ import argparse
 import logging
 import os
 from collections import Counter
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa

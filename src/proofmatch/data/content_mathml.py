@@ -18,7 +18,7 @@ reader sees instead. The symbol tables live in :mod:`proofmatch.data.content_sym
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from lxml import etree
 

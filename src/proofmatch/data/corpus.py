@@ -23,18 +23,19 @@ import json
 import logging
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from proofmatch.logs import setup_logging
 from proofmatch.artifacts import read_table, write_parquet
 from proofmatch.corpora import CorpusError, PathLike, corpus_folders
 from proofmatch.data.listing import display_path, scan_articles, skipped_entry, strip_article_suffix
+from proofmatch.logs import setup_logging
 
 log = logging.getLogger(__name__)
 

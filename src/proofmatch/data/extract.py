@@ -17,13 +17,15 @@ import logging
 import math
 import os
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import pyarrow as pa
 from tqdm import tqdm
 
 from proofmatch import config
+from proofmatch.artifacts import atomic_path, write_json, write_parquet
 from proofmatch.data import corpus, listing
 from proofmatch.data.statements import ArticleResult, OutputTooLarge, find_pairs, output_budget
 from proofmatch.data.xmlsafe import (
@@ -35,7 +37,6 @@ from proofmatch.data.xmlsafe import (
     replace_html_entities,
 )
 from proofmatch.logs import setup_logging
-from proofmatch.artifacts import atomic_path, write_json, write_parquet
 
 log = logging.getLogger(__name__)
 

@@ -16,8 +16,9 @@ import logging
 import os
 import tempfile
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -27,15 +28,6 @@ import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
 from proofmatch import config
-from proofmatch.logs import setup_logging
-from proofmatch.data.filter_rules import (
-    AUDIT_COLUMNS,
-    EXAMPLES,
-    MIN_LANGUAGE_WORDS,
-    REASONS,
-    REQUIRED_COLUMNS,
-    classify,
-)
 from proofmatch.artifacts import (
     atomic_path,
     read_json,
@@ -44,6 +36,15 @@ from proofmatch.artifacts import (
     write_json,
     write_parquet,
 )
+from proofmatch.data.filter_rules import (
+    AUDIT_COLUMNS,
+    EXAMPLES,
+    MIN_LANGUAGE_WORDS,
+    REASONS,
+    REQUIRED_COLUMNS,
+    classify,
+)
+from proofmatch.logs import setup_logging
 
 log = logging.getLogger(__name__)
 

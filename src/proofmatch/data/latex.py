@@ -35,20 +35,21 @@ import logging
 import os
 import shutil
 import time
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 from tqdm import tqdm
 
 from proofmatch import config
+from proofmatch.artifacts import atomic_dir, atomic_path, read_json, write_csv, write_json
 from proofmatch.data.archives import REASONS, ArticleError, Limits, source_stem, unpack
 from proofmatch.data.corpus import read_metadata
 from proofmatch.data.latex_inventory import read_inventory, write_inventory
 from proofmatch.data.latexml import find_main_file, latexmlc_path, options_fingerprint, run_latexml
 from proofmatch.logs import setup_logging
 from proofmatch.render import write_table as write_result_table
-from proofmatch.artifacts import atomic_dir, atomic_path, read_json, write_csv, write_json
 
 log = logging.getLogger(__name__)
 

@@ -24,19 +24,20 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-from typing import Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
 from lxml import etree
 from tqdm import tqdm
 
-from proofmatch.data.statements import TITLE_CLASSES
-from proofmatch.logs import setup_logging
+from proofmatch.artifacts import read_parquet, write_parquet
 from proofmatch.data.mathml import math_tokens, tokens_of_presentation
 from proofmatch.data.mathml_names import local_name
-from proofmatch.artifacts import read_parquet, write_parquet
+from proofmatch.data.statements import TITLE_CLASSES
 from proofmatch.data.views import text_tokens
+from proofmatch.logs import setup_logging
 
 log = logging.getLogger(__name__)
 

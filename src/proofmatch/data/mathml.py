@@ -35,7 +35,7 @@ juxtaposition) and zero-width spaces carry no symbol and are dropped.
 from __future__ import annotations
 
 import copy
-from typing import Iterator
+from collections.abc import Iterator
 
 from lxml import etree
 

@@ -24,19 +24,19 @@ import logging
 import os
 import tempfile
 from collections import Counter
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Collection, Iterable, Sequence
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from tqdm import tqdm
 
-from proofmatch.data.linearize import FragmentError
 from proofmatch import config
-from proofmatch.logs import setup_logging
-from proofmatch.experiments import ALL_LEVELS
+from proofmatch.artifacts import atomic_path, read_table, verify, write_json, write_parquet
+from proofmatch.data.linearize import FragmentError
 from proofmatch.data.slots import analyze_pair, apply_mapping
 from proofmatch.data.symbols import (
     DEFAULT_ALPHA,
@@ -53,7 +53,8 @@ from proofmatch.data.symbols import (
     shared_groups,
     unchanged_reason,
 )
-from proofmatch.artifacts import atomic_path, read_table, verify, write_json, write_parquet
+from proofmatch.experiments import ALL_LEVELS
+from proofmatch.logs import setup_logging
 
 log = logging.getLogger(__name__)
 

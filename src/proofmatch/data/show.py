@@ -14,7 +14,8 @@ import argparse
 import json
 import os
 import sys
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import pandas as pd
 

@@ -16,8 +16,8 @@ file, a split's rows). This is what lies between: one pair's fragments to symbol
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 from lxml import etree
 

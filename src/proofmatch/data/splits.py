@@ -26,15 +26,15 @@ import argparse
 import json
 import logging
 import os
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
 from proofmatch import config
+from proofmatch.artifacts import read_parquet, write_parquet
 from proofmatch.experiments import SPLITS
 from proofmatch.logs import setup_logging
-from proofmatch.artifacts import read_parquet, write_parquet
 
 log = logging.getLogger(__name__)
 

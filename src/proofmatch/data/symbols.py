@@ -62,9 +62,9 @@ import hashlib
 import math
 import random
 import string
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Callable, Iterable, Sequence
 
 from lxml import etree
 
@@ -181,7 +181,7 @@ def classify(trees: Iterable[etree._Element]) -> tuple[Symbols, list[tuple[etree
 
 def pair_rng(seed: int, level: str, pair_id: str) -> random.Random:
     """A generator that depends only on (seed, level, pair_id): stable across runs and row orders."""
-    digest = hashlib.sha256(f"{seed}\x1f{level}\x1f{pair_id}".encode("utf-8")).digest()
+    digest = hashlib.sha256(f"{seed}\x1f{level}\x1f{pair_id}".encode()).digest()
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 

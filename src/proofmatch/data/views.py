@@ -13,7 +13,8 @@ The three input views of Table 5 (text only, math only, both) are filters over o
 from __future__ import annotations
 
 import re
-from typing import Iterable, Literal
+from collections.abc import Iterable
+from typing import Literal
 
 from proofmatch.experiments import VIEWS
 

@@ -33,8 +33,9 @@ import html.entities
 import os
 import re
 import zlib
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any
 
 from lxml import etree
 
@@ -293,10 +294,10 @@ def parse_document(
                 "bad_encoding" if isinstance(exc, LookupError) else "malformed", str(exc)
             ) from None
         if root is None:
-            raise SkipFile("malformed", "HTML parser found no document")
+            raise SkipFile("malformed", "HTML parser found no document") from None
         limited = [e for e in hparser.error_log if e.type_name == "ERR_RESOURCE_LIMIT"]
         if limited:
-            raise SkipFile(*classify_errors(limited, data))
+            raise SkipFile(*classify_errors(limited, data)) from None
         kind = "html"
     if root is None:
         raise SkipFile("malformed", "no root element")

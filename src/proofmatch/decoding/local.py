@@ -27,10 +27,10 @@ proof is a local top-1 (Table 7, Appendix B).
 from __future__ import annotations
 
 import queue
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import nullcontext
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import torch

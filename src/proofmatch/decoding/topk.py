@@ -22,8 +22,8 @@ result, tests/test_decode.py). ``bench/bench_decode.py`` times this against the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable
 
 import numpy as np
 import torch

@@ -11,8 +11,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from proofmatch.texmath.dialects import DIALECTS
 from proofmatch.demo.templates import load_language
+from proofmatch.texmath.dialects import DIALECTS
 
 #: Non-English articles: article index -> (language, primary category). Indices past
 #: ``n_articles`` are simply not generated.

@@ -8,8 +8,8 @@ it writes into sections.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from proofmatch.demo.article import Block, Spec
 from proofmatch.demo.templates import (

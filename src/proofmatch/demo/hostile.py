@@ -43,7 +43,7 @@ def hostile_files(seed: int, donor: Article, donor_fr: Article) -> dict[str, byt
         + "</body></html>\n"
     )
     bomb = ['<?xml version="1.0" encoding="utf-8"?>\n<!DOCTYPE html [\n<!ENTITY e0 "proof">']
-    bomb += [f'<!ENTITY e{i} "{("&e%d;" % (i - 1)) * 10}">' for i in range(1, 11)]
+    bomb += [f'<!ENTITY e{i} "{f"&e{i - 1};" * 10}">' for i in range(1, 11)]
     bomb.append(
         ']>\n<html xmlns="http://www.w3.org/1999/xhtml"><head><title>Entities</title></head><body>'
         '<div class="ltx_theorem ltx_theorem_lemma"><p>&e10;</p></div><div class="ltx_proof"><p>&e10;</p></div></body></html>\n'

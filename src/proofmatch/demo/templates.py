@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import random
 import re
-from functools import lru_cache
+from collections.abc import Callable
+from functools import cache
 from importlib import resources
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 
@@ -22,7 +23,7 @@ from proofmatch.texmath.lexer import TexError
 LANGUAGES = ("en", "fr", "de", "ru")
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_language(lang: str) -> dict[str, Any]:
     """The templates of one language (``demo_data/<lang>.yaml``), roles resolved from English."""
     if lang not in LANGUAGES:

@@ -32,20 +32,21 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 
+from proofmatch.data.splits import read_parts
+from proofmatch.data.views import is_math, split_math
 from proofmatch.decoding.assign import decode_all
 from proofmatch.decoding.local import ScoreRows
 from proofmatch.evaluation.evaluate import add_decode_arguments, token_lists, write_outputs
-from proofmatch.logs import setup_logging
 from proofmatch.experiments import METHODS
-from proofmatch.data.splits import read_parts
-from proofmatch.data.views import is_math, split_math
+from proofmatch.logs import setup_logging
 
 log = logging.getLogger(__name__)
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -26,8 +27,8 @@ from proofmatch import experiments as X
 from proofmatch.artifacts import read_json, write_csv, write_text
 from proofmatch.evaluation import intervals as I
 from proofmatch.evaluation import paper as P
-from proofmatch.render import to_markdown
 from proofmatch.evaluation.tables import TITLES, Source, cells, load_metrics
+from proofmatch.render import to_markdown
 
 log = logging.getLogger(__name__)
 

@@ -19,20 +19,21 @@ import argparse
 import logging
 import os
 import time
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Mapping, Protocol, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
 from proofmatch import config
+from proofmatch.artifacts import atomic_dir, write_json, write_parquet
 from proofmatch.data import views as tok
+from proofmatch.data.splits import PARTS, read_part, read_parts
 from proofmatch.decoding.assign import GlobalResult, decode_all, decode_metrics
 from proofmatch.decoding.local import LocalResult, factor_scorer
 from proofmatch.logs import setup_logging
-from proofmatch.data.splits import PARTS, read_part, read_parts
-from proofmatch.artifacts import atomic_dir, write_json, write_parquet
 
 log = logging.getLogger(__name__)
 

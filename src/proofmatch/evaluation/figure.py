@@ -43,19 +43,20 @@ import argparse
 import logging
 import os
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
 from proofmatch import config
+from proofmatch.artifacts import atomic_path, write_json
 from proofmatch.data import views as tok
+from proofmatch.data.splits import read_part
 from proofmatch.evaluation.evaluate import PairScorer, token_lists
 from proofmatch.logs import setup_logging
-from proofmatch.data.splits import read_part
-from proofmatch.artifacts import atomic_path, write_json
 
 log = logging.getLogger(__name__)
 

@@ -27,7 +27,8 @@ import argparse
 import logging
 import os
 import time
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -36,8 +37,8 @@ from proofmatch.artifacts import read_json, write_json
 from proofmatch.data import views as tok
 from proofmatch.data.splits import read_part
 from proofmatch.decoding.assign import decode_all
-from proofmatch.evaluation.baselines import bm25_scorer
 from proofmatch.decoding.local import ScoreRows, factor_scorer
+from proofmatch.evaluation.baselines import bm25_scorer
 from proofmatch.evaluation.evaluate import (
     PairScorer,
     _load_matcher,

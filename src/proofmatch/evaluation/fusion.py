@@ -25,7 +25,7 @@ the output files are those of the models and the baselines.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from scipy.stats import rankdata

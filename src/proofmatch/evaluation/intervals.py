@@ -10,8 +10,9 @@ interval of that difference is what says whether a gap is more than the pool's n
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import csv
 import os
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Hashable, Mapping
 
 from proofmatch import experiments as X
 

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -159,7 +160,7 @@ def write_seeds(
         for ev in V.test_evaluations(run, config):
             groups.setdefault((run.encoder, run.mode, ev.fused), []).append((s, ev))
     rows, shown = [], []
-    for (enc, mode, fused), members in groups.items():
+    for (_enc, _mode, _fused), members in groups.items():
         metrics = [frames[ev] for _, ev in members]
         mrr = np.array([100 * m["mrr"].mean() for m in metrics])
         acc = np.array([100 * m["acc"].mean() for m in metrics])

@@ -21,14 +21,16 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+from collections.abc import Hashable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Hashable, Iterable, Mapping, Union
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
 from proofmatch import experiments as X
+from proofmatch.artifacts import read_json, read_parquet
 from proofmatch.config import validate_config
 from proofmatch.data.categories import category_label
 from proofmatch.data.stats import (
@@ -42,11 +44,10 @@ from proofmatch.evaluation import intervals as I
 from proofmatch.experiments import HUBNESS_BINS, Evaluation, Run, Table
 from proofmatch.logs import setup_logging
 from proofmatch.render import write_table
-from proofmatch.artifacts import read_json, read_parquet
 
 log = logging.getLogger(__name__)
 
-Source = Union[str, os.PathLike, Mapping[str, Any]]
+Source = str | os.PathLike | Mapping[str, Any]
 NotRun = Mapping[Hashable, str]
 
 HUBNESS_LABELS = {">=20": "≥20", ">=10": "≥10", ">=5": "≥5", ">=2": "≥2", "=1": "=1", "<1": "<1"}

@@ -28,12 +28,19 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
 
+from proofmatch.artifacts import read_json, read_parquet, write_json, write_parquet
+from proofmatch.corpora import transfer_corpora, transfer_root
+from proofmatch.data.replace import OUTPUT_SCHEMA
+from proofmatch.data.splits import read_part
+from proofmatch.evaluation import intervals as I
+from proofmatch.evaluation.tables import cells, load_metrics
 from proofmatch.experiments import (
     EVAL_ROOT,
     LEVEL_NAMES,
@@ -47,13 +54,7 @@ from proofmatch.experiments import (
 )
 from proofmatch.experiments import not_run as config_not_run
 from proofmatch.experiments import note as not_run_note
-from proofmatch.data.replace import OUTPUT_SCHEMA
-from proofmatch.evaluation import intervals as I
 from proofmatch.render import write_table
-from proofmatch.data.splits import read_part
-from proofmatch.artifacts import read_json, read_parquet, write_json, write_parquet
-from proofmatch.corpora import transfer_corpora, transfer_root
-from proofmatch.evaluation.tables import cells, load_metrics
 
 log = logging.getLogger(__name__)
 

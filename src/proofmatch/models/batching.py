@@ -14,8 +14,8 @@ right-padded to the batch's longest text, a mask that is true on the text's posi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import torch
@@ -33,9 +33,7 @@ class TokenTable:
     positions: torch.Tensor  # [L] 0, 1, ..., L - 1 on the device
 
     @classmethod
-    def build(
-        cls, rows: Sequence[Sequence[int]], pad_id: int, device: torch.device
-    ) -> "TokenTable":
+    def build(cls, rows: Sequence[Sequence[int]], pad_id: int, device: torch.device) -> TokenTable:
         """Pad ``rows`` (each at least one id) once and move them to ``device``."""
         ids, mask = pad_batch(rows, pad_id)
         lengths = mask.sum(dim=1)

@@ -27,9 +27,9 @@ import json
 import math
 import os
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -37,8 +37,8 @@ from torch import nn
 from torch.nn.utils.rnn import pad_sequence
 
 from proofmatch.artifacts import verify, write_json
-from proofmatch.models.tokenizer import to_text
 from proofmatch.data.views import MATH_PREFIX, is_math
+from proofmatch.models.tokenizer import to_text
 
 PAD, UNK, CLS = "[PAD]", "[UNK]", "[CLS]"
 
@@ -74,7 +74,7 @@ class WordVocab:
             raise ValueError("duplicate tokens in vocabulary")
 
     @classmethod
-    def build(cls, sequences: Iterable[Sequence[str]], min_count: int) -> "WordVocab":
+    def build(cls, sequences: Iterable[Sequence[str]], min_count: int) -> WordVocab:
         """Tokens seen at least ``min_count`` times, most frequent first (ties by token: deterministic)."""
         counts = Counter(t for seq in sequences for t in seq)
         kept = sorted(
@@ -104,7 +104,7 @@ class WordVocab:
         write_json({"itos": self.itos}, Path(out_dir) / self.FILE)
 
     @classmethod
-    def load(cls, model_dir: str | os.PathLike) -> "WordVocab":
+    def load(cls, model_dir: str | os.PathLike) -> WordVocab:
         return cls(json.loads((Path(model_dir) / cls.FILE).read_text())["itos"])
 
 
@@ -138,7 +138,7 @@ class WordPieceCodec:
         self.tokenizer.save_pretrained(str(out_dir))
 
     @classmethod
-    def load(cls, model_dir: str | os.PathLike, plain: bool = False) -> "WordPieceCodec":
+    def load(cls, model_dir: str | os.PathLike, plain: bool = False) -> WordPieceCodec:
         from proofmatch.models.tokenizer import load_tokenizer
 
         return cls(load_tokenizer(model_dir), plain=plain)
@@ -292,7 +292,7 @@ class BertEncoder(Encoder):
         self.dim = bert.config.hidden_size
 
     @classmethod
-    def from_checkpoint(cls, path: str | os.PathLike, pooling: str = "cls") -> "BertEncoder":
+    def from_checkpoint(cls, path: str | os.PathLike, pooling: str = "cls") -> BertEncoder:
         """Load pretrained weights (a local folder, e.g. ScratchBERT, or a hub id, e.g. MathBERT).
 
         An MLM checkpoint (``BertForMaskedLM``) loads fine: its ``bert.*`` weights are the encoder.
@@ -306,7 +306,7 @@ class BertEncoder(Encoder):
         return cls(bert, pooling)
 
     @classmethod
-    def from_config(cls, config: dict, pooling: str = "cls") -> "BertEncoder":
+    def from_config(cls, config: dict, pooling: str = "cls") -> BertEncoder:
         """An untrained encoder of the given architecture (weights are loaded afterwards)."""
         from transformers import BertConfig, BertModel
 

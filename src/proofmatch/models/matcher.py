@@ -24,9 +24,10 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING
 
 import lap
 import numpy as np
@@ -35,6 +36,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from proofmatch.artifacts import atomic_dir, verify
+from proofmatch.data.views import VIEWS
+from proofmatch.data.views import view as token_view
+from proofmatch.experiments import ENCODERS, MODES
 from proofmatch.models import runtime
 from proofmatch.models.encoders import (
     BertEncoder,
@@ -44,8 +48,6 @@ from proofmatch.models.encoders import (
     WordPieceCodec,
     WordVocab,
 )
-from proofmatch.experiments import ENCODERS, MODES
-from proofmatch.data.views import VIEWS, view as token_view
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -293,7 +295,7 @@ class Matcher(nn.Module):
     @classmethod
     def from_pretrained(
         cls, model_dir: str | os.PathLike, device: str | torch.device | None = None
-    ) -> "Matcher":
+    ) -> Matcher:
         from safetensors.torch import load_file
 
         model_dir = Path(model_dir)
@@ -341,7 +343,7 @@ def score_scale(scale_scores: bool, dim: int, scorer: str) -> float:
     return 1.0 / dim if scorer == "bilinear" and scale_scores else 1.0
 
 
-def npt_vocab(train: "pd.DataFrame", view: str, min_count: int) -> WordVocab:
+def npt_vocab(train: pd.DataFrame, view: str, min_count: int) -> WordVocab:
     """NPT's word vocabulary: the tokens of the trained ``view`` in the train part.
 
     Symbol replacement touches only math, so a text-only model's vocabulary, and with it the
@@ -371,8 +373,8 @@ def build_matcher(
     encoder: str,
     mode: str,
     view: str,
-    p: "TrainParams",
-    train: "pd.DataFrame",
+    p: TrainParams,
+    train: pd.DataFrame,
     tokenizer_dir: str | os.PathLike | None = None,
     pretrained_dir: str | os.PathLike | None = None,
 ) -> Matcher:

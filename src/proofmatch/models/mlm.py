@@ -15,7 +15,7 @@ schedule, validation interval, checkpoints, the output folder).
 from __future__ import annotations
 
 import contextlib
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd

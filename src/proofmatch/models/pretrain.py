@@ -62,13 +62,10 @@ import pandas as pd
 import torch
 
 from proofmatch import config
-from proofmatch.models import checkpoint
-from proofmatch.models.params import PretrainParams
-
-from proofmatch.models import runtime, sampling
+from proofmatch.artifacts import atomic_dir, write_csv, write_json
 from proofmatch.data.article_text import read_article_text
 from proofmatch.data.splits import read_parts
-from proofmatch.artifacts import atomic_dir, write_csv, write_json
+from proofmatch.models import checkpoint, runtime, sampling
 from proofmatch.models.mlm import (
     corpus_texts,
     masked_batch,
@@ -79,6 +76,7 @@ from proofmatch.models.mlm import (
     validation_batches,
     validation_loss,
 )
+from proofmatch.models.params import PretrainParams
 from proofmatch.models.tokenizer import load_tokenizer
 
 log = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ model is evaluated, and kept, with its averaged weights unless ``eval_weights: r
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 import torch
 

@@ -18,13 +18,13 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Sequence
 
 import pandas as pd
 
-from proofmatch.data.splits import read_part
 from proofmatch.artifacts import atomic_dir
+from proofmatch.data.splits import read_part
 
 log = logging.getLogger(__name__)
 

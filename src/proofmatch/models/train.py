@@ -44,21 +44,21 @@ import logging
 import os
 import shutil
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import torch
 
-from proofmatch.models import checkpoint
-
-from proofmatch.models import runtime, sampling
 from proofmatch import config
+from proofmatch.artifacts import atomic_dir, atomic_path, write_csv, write_json
+from proofmatch.data.splits import read_parts
+from proofmatch.data.views import view as token_view
+from proofmatch.models import checkpoint, runtime, sampling
 from proofmatch.models.batching import TokenTable
-from proofmatch.models.optim import make_optimizer, place_optimizer_state
-from proofmatch.models.selection import evaluation_weights, rank_metrics, selection_column
 from proofmatch.models.matcher import (
     MODES,
     Matcher,
@@ -68,10 +68,9 @@ from proofmatch.models.matcher import (
     local_loss,
     triplet_loss,
 )
-from proofmatch.data.splits import read_parts
+from proofmatch.models.optim import make_optimizer, place_optimizer_state
 from proofmatch.models.params import TrainParams
-from proofmatch.artifacts import atomic_dir, atomic_path, write_csv, write_json
-from proofmatch.data.views import view as token_view
+from proofmatch.models.selection import evaluation_weights, rank_metrics, selection_column
 
 log = logging.getLogger(__name__)
 

@@ -112,7 +112,7 @@ def _z(x: np.ndarray, mean: float, std: float) -> np.ndarray:
 
 def explain(
     index: SearchIndex,
-    text: "str | Query",
+    text: str | Query,
     pair_id: str,
     part: str | None = None,
     kind: str = "auto",

@@ -281,7 +281,7 @@ class SearchIndex:
 
     def search(
         self,
-        text: "str | Query",
+        text: str | Query,
         k: int = 10,
         offset: int = 0,
         part: str | None = None,

@@ -34,11 +34,11 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
-from proofmatch.texmath.convert import render_query_math
 from proofmatch.data.linearize import FragmentError, linearize_element, parse_fragment
 from proofmatch.data.mathml import math_tokens
 from proofmatch.data.mathml_names import local_name
 from proofmatch.data.views import text_tokens
+from proofmatch.texmath.convert import render_query_math
 
 MAX_QUERY_CHARS = 8000
 MAX_FORMULAS = 64
@@ -198,7 +198,7 @@ def _text_part(text: str) -> list[str]:
 
 def parse_query(
     text: str,
-    ids: "set[str] | dict | None" = None,
+    ids: set[str] | dict | None = None,
     kind: str = "auto",
     max_chars: int = MAX_QUERY_CHARS,
 ) -> Query:

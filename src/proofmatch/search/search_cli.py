@@ -15,8 +15,8 @@ import json
 import sys
 import textwrap
 
-from proofmatch.search.query import MAX_QUERY_CHARS, QueryError, check_dollars, check_size
 from proofmatch.data.splits import PARTS
+from proofmatch.search.query import MAX_QUERY_CHARS, QueryError, check_dollars, check_size
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

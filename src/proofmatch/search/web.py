@@ -43,7 +43,6 @@ from typing import Any
 from urllib.parse import urlencode
 
 import numpy as np
-
 from fastapi import (
     FastAPI,
     Request,
@@ -51,12 +50,12 @@ from fastapi import (
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.templating import Jinja2Templates
 
+from proofmatch.data.splits import PARTS
 from proofmatch.search.folder import (
     MAX_EXPLAIN_TOKENS,
 )  # search.explain (torch) is imported on the first explanation
 from proofmatch.search.index import MAX_RESULTS
 from proofmatch.search.query import QueryError
-from proofmatch.data.splits import PARTS
 
 log = logging.getLogger(__name__)
 

@@ -16,9 +16,9 @@ import gzip
 import json
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 from proofmatch.texmath.convert import render_query_math
 

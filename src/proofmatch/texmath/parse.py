@@ -25,14 +25,14 @@ class Node:
 
     kind: str
     text: str = ""
-    kids: list["Node"] = field(default_factory=list)
+    kids: list[Node] = field(default_factory=list)
     variant: str | None = None
     ops: list[str] = field(default_factory=list)
     open: str = ""
     close: str = ""
-    sub: "Node | None" = None
-    sup: "Node | None" = None
-    arg: list["Node"] | None = None
+    sub: Node | None = None
+    sup: Node | None = None
+    arg: list[Node] | None = None
     delim: bool = False
 
 

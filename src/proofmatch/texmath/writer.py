@@ -9,7 +9,7 @@ queries must not change when this module does.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from proofmatch.texmath.dialects import MathMarkup, math_alphabet, math_italic, xml_escape
 from proofmatch.texmath.lexer import (
