@@ -5,6 +5,9 @@
 from proofmatch.data import latex, latex_inventory
 
 LATEX_CORPORA = C.latex_corpora(config)
+LATEX = SOURCES["latex"].root(
+    "{lcorpus}"
+)  # results/latex/{lcorpus}: the source's folder
 LATEX_TARGETS = ["results/tables/conversion.md"] if LATEX_CORPORA else []
 
 
@@ -16,7 +19,7 @@ rule latex_inventory:
     input:
         unpack(lambda w: C.latex_corpus(config, w.lcorpus).latex_inputs("inventory")),
     output:
-        "results/latex/{lcorpus}/inventory.parquet",
+        f"{LATEX}/inventory.parquet",
     log:
         "results/logs/latex/{lcorpus}/inventory.log",
     conda:
@@ -37,9 +40,9 @@ rule latex_inventory:
 
 rule convert_latex:
     input:
-        inventory="results/latex/{lcorpus}/inventory.parquet",
+        inventory=f"{LATEX}/inventory.parquet",
     output:
-        "results/latex/{lcorpus}/shards/shard-{shard}.json",
+        f"{LATEX}/shards/shard-{{shard}}.json",
     log:
         "results/logs/latex/{lcorpus}/shard-{shard}.log",
     benchmark:
@@ -60,9 +63,9 @@ rule latex_corpus:
     input:
         unpack(lambda w: C.latex_corpus(config, w.lcorpus).latex_inputs("corpus")),
     output:
-        xhtml=directory("results/latex/{lcorpus}/xhtml"),
-        metadata="results/latex/{lcorpus}/metadata.csv",
-        report="results/latex/{lcorpus}/report.json",
+        xhtml=directory(f"{LATEX}/xhtml"),
+        metadata=f"{LATEX}/metadata.csv",
+        report=f"{LATEX}/report.json",
     log:
         "results/logs/latex/{lcorpus}/corpus.log",
     conda:

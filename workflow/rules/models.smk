@@ -62,24 +62,24 @@ rule train_matcher:
     input:
         unpack(train_inputs),
     output:
-        "results/runs/{split}/{encoder}-{mode}/{level}-{view}/metrics.json",
-        model=directory("results/runs/{split}/{encoder}-{mode}/{level}-{view}/model"),
-        history="results/runs/{split}/{encoder}-{mode}/{level}-{view}/metrics.csv",
+        f"{RUN}/metrics.json",
+        model=directory(f"{RUN}/model"),
+        history=f"{RUN}/metrics.csv",
         curve=report(
-            "results/runs/{split}/{encoder}-{mode}/{level}-{view}/curve.png",
+            f"{RUN}/curve.png",
             caption="../report/curve.rst",
             category="Training curves",
             subcategory="{split}",
             labels={
-                "run": "{encoder}-{mode}",
+                "run": X.run_name("{encoder}", "{mode}"),
                 "level": "{level}",
                 "view": "{view}",
             },
         ),
     log:
-        "results/logs/train_matcher/{split}/{encoder}-{mode}/{level}-{view}.log",
+        run_pattern("results/logs/train_matcher", suffix=".log"),
     benchmark:
-        "results/benchmarks/train_matcher/{split}/{encoder}-{mode}/{level}-{view}.tsv"
+        run_pattern("results/benchmarks/train_matcher", suffix=".tsv")
     conda:
         CONDA
     threads: 1
