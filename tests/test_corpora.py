@@ -83,8 +83,9 @@ def test_transfer_corpora_roots_shards_and_errors():
         "results/transfer/x/linearize/shard-001.parquet",
     ]
     assert C.transfer_root("x") == found["x"].root
-    with pytest.raises(ValueError, match="no transfer corpus named 'y'"):
-        C.transfer_corpus(cfg, "y")
+    assert list(C.source_corpora(cfg, "demo")) == ["main", "d"]  # both read the one demo corpus
+    with pytest.raises(ValueError, match="no dir corpus named 'y'"):
+        C.source_corpus(cfg, "dir", "y")
     with pytest.raises(ValueError, match="'d' is used twice"):
         C.transfer_corpora(config({"source": "demo"}, [{"name": "d", "source": "demo"}] * 2))
 
@@ -103,13 +104,13 @@ def test_latex_corpora_of_both_roles():
             {"name": "d", "source": "demo"},
         ],
     )
-    assert list(C.latex_corpora(cfg)) == ["main", "other"]
+    assert list(C.source_corpora(cfg, "latex")) == ["main", "other"]
     assert (
-        C.latex_corpus(cfg, "main").latex_shards == 3
-        and C.latex_corpus(cfg, "other").latex_shards == 2
+        C.source_corpus(cfg, "latex", "main").latex_shards == 3
+        and C.source_corpus(cfg, "latex", "other").latex_shards == 2
     )
-    assert C.latex_corpus(cfg, "main").latex_inputs("inventory") == {"sources": "src"}
-    assert C.latex_corpus(cfg, "other").latex_inputs("corpus") == {
+    assert C.source_corpus(cfg, "latex", "main").latex_inputs("inventory") == {"sources": "src"}
+    assert C.source_corpus(cfg, "latex", "other").latex_inputs("corpus") == {
         "inventory": "results/latex/other/inventory.parquet",
         "metadata": "o.csv",
         "shards": [
@@ -121,8 +122,8 @@ def test_latex_corpora_of_both_roles():
         "main": "results/latex/main/report.json",
         "other": "results/latex/other/report.json",
     }
-    with pytest.raises(ValueError, match="no LaTeX corpus named 'd'"):
-        C.latex_corpus(cfg, "d")
+    with pytest.raises(ValueError, match="no latex corpus named 'd'.*source: latex"):
+        C.source_corpus(cfg, "latex", "d")
     with pytest.raises(ValueError, match="needs a LaTeX corpus"):
         C.conversion_reports(config({"source": "demo"}))
 

@@ -189,13 +189,6 @@ def transfer_corpora(config: Mapping[str, Any]) -> dict[str, Corpus]:
     return found
 
 
-def transfer_corpus(config: Mapping[str, Any], name: str) -> Corpus:
-    corpora = transfer_corpora(config)
-    if name not in corpora:
-        raise ValueError(f"no transfer corpus named {name!r} in config transfer.corpora")
-    return corpora[name]
-
-
 def all_corpora(config: Mapping[str, Any]) -> dict[str, Corpus]:
     """Every corpus of the config by its ``{corpus}`` wildcard (:attr:`Corpus.wildcard`): the
     training corpus first, then the transfer corpora in config order. The corpus rules
@@ -203,26 +196,28 @@ def all_corpora(config: Mapping[str, Any]) -> dict[str, Corpus]:
     return {c.wildcard: c for c in [main_corpus(config), *transfer_corpora(config).values()]}
 
 
-def latex_corpora(config: Mapping[str, Any]) -> dict[str, Corpus]:
-    """The corpora converted from LaTeX sources, by the name of their ``results/latex/<name>/``:
-    :data:`MAIN` when ``corpus.source`` is ``latex``, then every transfer corpus with ``source: latex``
-    (the schema keeps "main" for the training corpus: no transfer corpus takes its folder)."""
-    return {c.name: c for c in all_corpora(config).values() if c.source == "latex"}
+def source_corpora(config: Mapping[str, Any], source: str) -> dict[str, Corpus]:
+    """The corpora of one source kind, by name: what that source's rule writes
+    (:attr:`SourceSpec.rule`, one job per name: ``results/latex/<name>/``). :data:`MAIN` first
+    when ``corpus.source`` is ``source``, then the transfer corpora with it (the schema keeps
+    "main" for the training corpus: no transfer corpus takes its folder)."""
+    return {c.name: c for c in all_corpora(config).values() if c.source == source}
 
 
-def latex_corpus(config: Mapping[str, Any], name: str) -> Corpus:
-    corpora = latex_corpora(config)
+def source_corpus(config: Mapping[str, Any], source: str, name: str) -> Corpus:
+    """The corpus ``name`` of :func:`source_corpora` (a source rule's wildcard value)."""
+    corpora = source_corpora(config, source)
     if name not in corpora:
         raise ValueError(
-            f"no LaTeX corpus named {name!r}: set corpus.source: latex, or add a "
-            "transfer.corpora entry with source: latex"
+            f"no {source} corpus named {name!r}: set corpus.source: {source}, or add a "
+            f"transfer.corpora entry with source: {source}"
         )
     return corpora[name]
 
 
 def conversion_reports(config: Mapping[str, Any]) -> dict[str, str]:
     """The conversion table's inputs: each LaTeX corpus's ``report.json``, by corpus name."""
-    corpora = latex_corpora(config)
+    corpora = source_corpora(config, "latex")
     if not corpora:
         raise ValueError(
             "the conversion table needs a LaTeX corpus: corpus.source: latex, or a transfer "

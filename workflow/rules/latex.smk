@@ -4,7 +4,7 @@
 # Which corpora are LaTeX corpora, their inputs and folders: proofmatch.corpora.
 from proofmatch.data import latex, latex_inventory
 
-LATEX_CORPORA = C.latex_corpora(config)
+LATEX_CORPORA = C.source_corpora(config, "latex")
 LATEX = SOURCES["latex"].root(
     "{lcorpus}"
 )  # results/latex/{lcorpus}: the source's folder
@@ -17,7 +17,11 @@ wildcard_constraints:
 
 rule latex_inventory:
     input:
-        unpack(lambda w: C.latex_corpus(config, w.lcorpus).latex_inputs("inventory")),
+        unpack(
+            lambda w: C.source_corpus(config, "latex", w.lcorpus).latex_inputs(
+                "inventory"
+            )
+        ),
     output:
         f"{LATEX}/inventory.parquet",
     log:
@@ -31,9 +35,9 @@ rule latex_inventory:
         # Any added, edited or removed source file reruns the inventory; the conversion cache then
         # converts only the new or changed articles.
         fingerprint=lambda w: latex_inventory.source_fingerprint(
-            C.latex_corpus(config, w.lcorpus).entry["dir"]
+            C.source_corpus(config, "latex", w.lcorpus).entry["dir"]
         ),
-        n_shards=lambda w: C.latex_corpus(config, w.lcorpus).latex_shards,
+        n_shards=lambda w: C.source_corpus(config, "latex", w.lcorpus).latex_shards,
     script:
         "../scripts/convert_latex.py"
 
@@ -54,14 +58,18 @@ rule convert_latex:
         mem_mb=4000,
         runtime=2880,
     params:
-        limits=lambda w: C.latex_corpus(config, w.lcorpus).entry["latex"],
+        limits=lambda w: C.source_corpus(config, "latex", w.lcorpus).entry["latex"],
     script:
         "../scripts/convert_latex.py"
 
 
 rule latex_corpus:
     input:
-        unpack(lambda w: C.latex_corpus(config, w.lcorpus).latex_inputs("corpus")),
+        unpack(
+            lambda w: C.source_corpus(config, "latex", w.lcorpus).latex_inputs(
+                "corpus"
+            )
+        ),
     output:
         xhtml=directory(f"{LATEX}/xhtml"),
         metadata=f"{LATEX}/metadata.csv",
