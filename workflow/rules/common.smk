@@ -75,10 +75,10 @@ BASELINE = {"model": "{method}", "mode": X.BASELINE_MODE, "view": "both"}
 def train_inputs(wildcards):
     """ScratchBERT and SPECTER start from the family's ScratchBERT (tokenizer included); NPT builds
     its own vocabulary and MathBERT comes from matching.mathbert."""
-    inputs = {"data": f"results/replaced/{wildcards.split}/{wildcards.level}.parquet"}
+    inputs = {"data": X.replaced_data(wildcards.split, wildcards.level)}
     if wildcards.encoder in X.PRETRAINED_ENCODERS:
         fam = X.family(wildcards.split)
-        inputs["pretrained"] = f"results/models/scratchbert/{fam}"
+        inputs["pretrained"] = f"{X.SCRATCHBERT_ROOT}/{fam}"
     return inputs
 
 
@@ -87,8 +87,8 @@ def pretrain_inputs(wildcards):
     train part is the MLM text) and tokenizer; under pretrain.text: corpus also the article text
     (every paragraph of the dataset's articles), which is then the MLM text."""
     inputs = {
-        "data": f"results/replaced/{wildcards.family}/conservation.parquet",
-        "tokenizer": f"results/models/tokenizer/{wildcards.family}",
+        "data": X.replaced_data(wildcards.family, "conservation"),
+        "tokenizer": f"{X.TOKENIZER_ROOT}/{wildcards.family}",
     }
     if config["pretrain"]["text"] == "corpus":
         inputs["text"] = "results/data/article_text.parquet"

@@ -2,9 +2,8 @@
 # One rule each for every corpus, over the {corpus} wildcard (common.smk, CORPORA): "" for the
 # training corpus (results/corpus/, results/extract/, ...), transfer/NAME/ for a transfer corpus.
 # Where a source kind's rule writes xhtml/ + metadata.csv: proofmatch.spec.sources.
-DEMO_CORPUS = SOURCES["demo"].root(
-    C.MAIN
-)  # one folder, whichever corpus names the demo
+# The demo source's folder: one, whichever corpus names the demo.
+DEMO_CORPUS = SOURCES["demo"].root(C.MAIN)
 
 
 rule demo_corpus:

@@ -159,7 +159,7 @@ rule replaced_split:
         data="results/replaced/{level}.parquet",
         split="results/splits/{split}.parquet",
     output:
-        data="results/replaced/{split}/{level}.parquet",
+        data=X.replaced_data("{split}", "{level}"),
     log:
         "results/logs/replaced_split/{split}-{level}.log",
     benchmark:

@@ -5,9 +5,8 @@
 from proofmatch.data import latex, latex_inventory
 
 LATEX_CORPORA = C.source_corpora(config, "latex")
-LATEX = SOURCES["latex"].root(
-    "{lcorpus}"
-)  # results/latex/{lcorpus}: the source's folder
+# The latex source's folder of each corpus (results/latex/{lcorpus}), from its registry entry.
+LATEX = SOURCES["latex"].root("{lcorpus}")
 LATEX_TARGETS = ["results/tables/conversion.md"] if LATEX_CORPORA else []
 
 

@@ -16,9 +16,9 @@ MODEL_TARGETS = X.model_folders(
 
 rule train_tokenizer:
     input:
-        data="results/replaced/{family}/conservation.parquet",
+        data=X.replaced_data("{family}", "conservation"),
     output:
-        directory("results/models/tokenizer/{family}"),
+        directory(f"{X.TOKENIZER_ROOT}/{{family}}"),
     log:
         "results/logs/train_tokenizer/{family}.log",
     benchmark:
@@ -39,7 +39,7 @@ rule pretrain_scratchbert:
     input:
         unpack(pretrain_inputs),
     output:
-        directory("results/models/scratchbert/{family}"),
+        directory(f"{X.SCRATCHBERT_ROOT}/{{family}}"),
     log:
         "results/logs/pretrain_scratchbert/{family}.log",
     benchmark:

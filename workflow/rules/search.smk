@@ -10,7 +10,7 @@ rule search_index:
         model=f"{RUN}/model",
         run=f"{RUN}/metrics.json",
         fusion=f"{RUN}/{X.FUSION_FILE}",
-        data="results/replaced/{split}/{level}.parquet",
+        data=X.replaced_data("{split}", "{level}"),
         pairs="results/data/pairs.parquet",
         articles="results/corpus/articles.parquet",
     output:

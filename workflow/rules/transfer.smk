@@ -14,7 +14,7 @@ wildcard_constraints:
 rule transfer_pool:
     input:
         pairs="results/transfer/{tname}/data/pairs.parquet",
-        train=f"results/replaced/{{split}}/{transfer.LEVEL}.parquet",
+        train=X.replaced_data("{split}", transfer.LEVEL),
     output:
         data=f"results/transfer/{{tname}}/pool/{{split}}/{transfer.LEVEL}.parquet",
         info=f"results/transfer/{{tname}}/pool/{{split}}/{transfer.LEVEL}.json",

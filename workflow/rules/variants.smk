@@ -6,7 +6,7 @@
 
 rule subsample_train:
     input:
-        data="results/replaced/{split}/{level}.parquet",
+        data=X.replaced_data("{split}", "{level}"),
     output:
         "results/scaling/{split}/{level}-{variant}.parquet",
     log:
