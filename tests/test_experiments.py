@@ -281,3 +281,20 @@ def test_evaluation_plan_holds_every_part_and_level_a_table_reads():
         X.workflow_input(t7.fusion("test"), "r")
         == "r/mixed/scratchbert+bm25-local/conservation-both"
     )
+
+
+def test_rules_take_run_paths_from_run_path():
+    """One spelling of the run layout (:func:`X.run_path`): :class:`X.Run` and
+    :class:`X.Evaluation` build their folders with it, and the rules declare its wildcard pattern
+    (common.smk's ``run_pattern``) instead of spelling ``{encoder}-{mode}/{level}-{view}`` again."""
+    run = X.Run("pr", "npt", "hybrid", "full_p", "math", "seed14")
+    assert run.dir() == Path("results/runs/pr/npt-hybrid/full_p-math-seed14")
+    assert run.fusion("dev").folder() == Path("results/eval/pr/npt+bm25-hybrid/full_p-math-seed14")
+    wild = ("{split}", "{encoder}", "{mode}", "{level}", "{view}")
+    assert X.run_path(*wild, root="r") == "r/{split}/{encoder}-{mode}/{level}-{view}"
+    spelled = {
+        path.name: text.count("{encoder}-{mode}") + text.count("{method}-none")
+        for path in sorted((REPO / "workflow" / "rules").glob("*.smk"))
+        for text in [path.read_text(encoding="utf-8")]
+    }
+    assert sum(spelled.values()) <= 1, spelled

@@ -26,6 +26,7 @@ import jsonschema
 import yaml
 
 from proofmatch.corpora import CorpusError, corpus_folders
+from proofmatch.spec.sources import SOURCES
 
 
 class ConfigError(ValueError):
@@ -162,7 +163,8 @@ def check_paths(cfg: dict[str, Any]) -> None:
         for i, e in enumerate(cfg.get("transfer", {}).get("corpora", []))
     ]
     for key, entry in entries:
-        if entry["source"] not in ("dir", "latex"):
+        reads = SOURCES[entry["source"]].reads  # what its folders hold; None: it reads none
+        if reads is None:
             continue
         dirs = entry["dir"] if isinstance(entry["dir"], list) else [entry["dir"]]
         for j, d in enumerate(dirs):
@@ -170,8 +172,7 @@ def check_paths(cfg: dict[str, Any]) -> None:
                 sub = f"{key}.dir" + (f".{j}" if isinstance(entry["dir"], list) else "")
                 errors.append(
                     f"config key {sub}: folder {d} does not exist; fix: the folder of the "
-                    f"{'LaTeX sources' if entry['source'] == 'latex' else 'XHTML articles'} "
-                    f"(relative paths start at the working folder)"
+                    f"{reads} (relative paths start at the working folder)"
                 )
     mathbert = cfg["matching"]["mathbert"]
     if (
@@ -237,13 +238,15 @@ def load_yaml(path: str | os.PathLike) -> Any:
 
 
 def _check_corpus(entry: dict[str, Any], key: str) -> None:
-    """Several folders only for XHTML (source dir), each with at most one metadata table."""
-    if entry["source"] == "latex" and isinstance(entry["dir"], list):
+    """Several folders only where the source allows them (dir), each with at most one metadata
+    table where the manifest reads the folders as they are (proofmatch.spec.sources)."""
+    spec = SOURCES[entry["source"]]
+    if spec.reads is not None and not spec.several and isinstance(entry["dir"], list):
         raise ConfigError(
-            f"config key {key}.dir: source latex reads one folder of LaTeX sources; "
+            f"config key {key}.dir: source {spec.name} reads one folder of {spec.reads}; "
             f"fix: one folder (convert several into one, or use source dir on their XHTML)"
         )
-    if entry["source"] == "dir":
+    if spec.reads is not None and spec.folder is None:
         try:
             corpus_folders(entry["dir"], entry["metadata"], key)
         except CorpusError as exc:

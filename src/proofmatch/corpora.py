@@ -1,12 +1,14 @@
 """Which corpus feeds what: the training corpus, the transfer corpora and the LaTeX corpora of a
 config, the files each is read from and the folders its results go to.
 
-Why one module: a corpus comes in three source forms (``demo``: the generated demo corpus;
-``latex``: LaTeX sources converted with LaTeXML; ``dir``: folders of XHTML with their metadata
-tables), in two roles (the training corpus ``corpus``, and each entry of ``transfer.corpora``), and
-a LaTeX corpus of either role is converted under ``results/latex/<name>/`` first. The manifest
-rules, the LaTeX rules, the transfer table and ``rule all`` all ask the same questions (which
-folders and tables, how many shards, which files); answered here once, they cannot drift apart.
+Why one module: a corpus comes in one of the source forms of :mod:`proofmatch.spec.sources`
+(``demo``: the generated demo corpus; ``latex``: LaTeX sources converted with LaTeXML; ``dir``:
+folders of XHTML with their metadata tables), in two roles (the training corpus ``corpus``, and
+each entry of ``transfer.corpora``), and a generated corpus of either role is written by its
+source's rule first (a LaTeX corpus under ``results/latex/<name>/``). The corpus rules (one set for
+every corpus, over the ``{corpus}`` wildcard: :attr:`Corpus.wildcard`), the LaTeX rules, the
+transfer table and ``rule all`` all ask the same questions (which folders and tables, how many
+shards, which files); answered here once, they cannot drift apart.
 
 Pure Python on purpose (no pandas, numpy or torch): the Snakefile imports it while it parses,
 before any job runs. It stands on the ground floor (docs/architecture.md, "Floors") because the
@@ -22,11 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from proofmatch import experiments as X
+from proofmatch.spec.sources import SOURCES, SourceSpec
 
-DEMO_ROOT = "results/demo_corpus"  # rule demo_corpus: xhtml/ and metadata.csv
-LATEX_ROOT = (
-    "results/latex"  # results/latex/<name>/: one LaTeX corpus converted to xhtml/ + metadata.csv
-)
 TRANSFER_ROOT = "results/transfer"  # results/transfer/<name>/: a transfer corpus's results
 INDEX_ROOT = "results/index"  # search indexes, laid out as results/runs
 MAIN = "main"  # the training corpus's name (its LaTeX folder: results/latex/main)
@@ -92,17 +91,26 @@ class Corpus:
     def source(self) -> str:
         return self.entry["source"]
 
+    @property
+    def spec(self) -> SourceSpec:
+        """Its source kind (:data:`proofmatch.spec.sources.SOURCES`)."""
+        return SOURCES[self.source]
+
+    @property
+    def wildcard(self) -> str:
+        """The value of the corpus rules' ``{corpus}`` wildcard (``results/{corpus}extract/...``):
+        the corpus's folder below ``results/`` with a trailing slash, ``transfer/<name>/``, and
+        empty for the training corpus, whose folders sit in ``results/`` itself (so its paths,
+        and a results tree made before the rules were shared, stay as they were)."""
+        return f"{self.root}/".removeprefix(f"{MAIN_ROOT}/")
+
     def inputs(self) -> dict[str, Any]:
         """The manifest rule's inputs: ``corpus`` (a folder, or the configured folders in order)
-        and ``metadata`` (a table, or the configured tables that exist). A ``latex`` corpus is
-        read from what rule ``latex_corpus`` writes, the demo corpus from rule ``demo_corpus``."""
-        if self.source == "demo":
-            return {"corpus": f"{DEMO_ROOT}/xhtml", "metadata": f"{DEMO_ROOT}/metadata.csv"}
-        if self.source == "latex":
-            return {
-                "corpus": f"{self.latex_root}/xhtml",
-                "metadata": f"{self.latex_root}/metadata.csv",
-            }
+        and ``metadata`` (a table, or the configured tables that exist). A generated corpus (demo,
+        LaTeX) is read from what its source's rule writes (``demo_corpus``, ``latex_corpus``)."""
+        generated = self.spec.root(self.name)
+        if generated is not None:
+            return {"corpus": f"{generated}/xhtml", "metadata": f"{generated}/metadata.csv"}
         folders = corpus_folders(self.entry["dir"], self.entry["metadata"])
         return {"corpus": [d for d, _ in folders], "metadata": [t for _, t in folders if t]}
 
@@ -110,9 +118,17 @@ class Corpus:
         """The manifest rule's ``tables`` parameter: the metadata table of each folder of a ``dir``
         corpus (None: that folder has none), since the ``metadata`` input leaves out the folders
         without one; None for a generated corpus (demo, LaTeX), whose one table is that input."""
-        if self.source != "dir":
+        if self.spec.root(self.name) is not None:
             return None
         return [t for _, t in corpus_folders(self.entry["dir"], self.entry["metadata"])]
+
+    def test_data(self, split: str, level: str) -> str:
+        """What a baseline fitted on ``split``'s train part is scored on at ``level``: the training
+        corpus's replaced split, or a transfer corpus's pool (that train part, and every pair of
+        the corpus as its test part: rule ``transfer_pool``)."""
+        if self.name == MAIN:
+            return X.replaced_data(split, level)
+        return f"{self.root}/pool/{split}/{level}.parquet"
 
     def shard_files(self, stage: str, suffix: str) -> list[str]:
         """Every shard's file of ``stage`` (``extract``, ``linearize``): what the filter reads."""
@@ -122,7 +138,7 @@ class Corpus:
 
     @property
     def latex_root(self) -> str:
-        return f"{LATEX_ROOT}/{self.name}"
+        return str(SOURCES["latex"].root(self.name))
 
     @property
     def latex_shards(self) -> int:
@@ -173,35 +189,35 @@ def transfer_corpora(config: Mapping[str, Any]) -> dict[str, Corpus]:
     return found
 
 
-def transfer_corpus(config: Mapping[str, Any], name: str) -> Corpus:
-    corpora = transfer_corpora(config)
-    if name not in corpora:
-        raise ValueError(f"no transfer corpus named {name!r} in config transfer.corpora")
-    return corpora[name]
+def all_corpora(config: Mapping[str, Any]) -> dict[str, Corpus]:
+    """Every corpus of the config by its ``{corpus}`` wildcard (:attr:`Corpus.wildcard`): the
+    training corpus first, then the transfer corpora in config order. The corpus rules
+    (manifest, extract, linearize, filter_pairs, baseline) are constrained to these values."""
+    return {c.wildcard: c for c in [main_corpus(config), *transfer_corpora(config).values()]}
 
 
-def latex_corpora(config: Mapping[str, Any]) -> dict[str, Corpus]:
-    """The corpora converted from LaTeX sources, by the name of their ``results/latex/<name>/``:
-    :data:`MAIN` when ``corpus.source`` is ``latex``, then every transfer corpus with ``source: latex``."""
-    found = {MAIN: main_corpus(config)} if config["corpus"]["source"] == "latex" else {}
-    # the schema keeps "main" for the training corpus: no transfer corpus takes its folder
-    found.update((name, c) for name, c in transfer_corpora(config).items() if c.source == "latex")
-    return found
+def source_corpora(config: Mapping[str, Any], source: str) -> dict[str, Corpus]:
+    """The corpora of one source kind, by name: what that source's rule writes
+    (:attr:`SourceSpec.rule`, one job per name: ``results/latex/<name>/``). :data:`MAIN` first
+    when ``corpus.source`` is ``source``, then the transfer corpora with it (the schema keeps
+    "main" for the training corpus: no transfer corpus takes its folder)."""
+    return {c.name: c for c in all_corpora(config).values() if c.source == source}
 
 
-def latex_corpus(config: Mapping[str, Any], name: str) -> Corpus:
-    corpora = latex_corpora(config)
+def source_corpus(config: Mapping[str, Any], source: str, name: str) -> Corpus:
+    """The corpus ``name`` of :func:`source_corpora` (a source rule's wildcard value)."""
+    corpora = source_corpora(config, source)
     if name not in corpora:
         raise ValueError(
-            f"no LaTeX corpus named {name!r}: set corpus.source: latex, or add a "
-            "transfer.corpora entry with source: latex"
+            f"no {source} corpus named {name!r}: set corpus.source: {source}, or add a "
+            f"transfer.corpora entry with source: {source}"
         )
     return corpora[name]
 
 
 def conversion_reports(config: Mapping[str, Any]) -> dict[str, str]:
     """The conversion table's inputs: each LaTeX corpus's ``report.json``, by corpus name."""
-    corpora = latex_corpora(config)
+    corpora = source_corpora(config, "latex")
     if not corpora:
         raise ValueError(
             "the conversion table needs a LaTeX corpus: corpus.source: latex, or a transfer "

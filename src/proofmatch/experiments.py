@@ -87,6 +87,28 @@ def run_leaf(level: str, view: str, variant: str = "") -> str:
     return f"{level}-{view}-{variant}" if variant else f"{level}-{view}"
 
 
+def run_name(model: str, mode: str) -> str:
+    """A run's middle folder, ``{model}-{mode}``: also how the config names a run (``npt-local``)."""
+    return f"{model}-{mode}"
+
+
+def run_path(
+    split: str,
+    model: str,
+    mode: str,
+    level: str,
+    view: str,
+    variant: str = "",
+    root: str | Path = RUNS_ROOT,
+) -> str:
+    """``{root}/{split}/{model}-{mode}/{level}-{view}[-{variant}]``: the one spelling of the run
+    layout, for a run's folder (``root`` results/runs), its evaluations' (results/eval; ``model``
+    may be a fusion or a baseline method, mode ``none``), its search index, logs and benchmarks.
+    Called with wildcard names (``"{split}"``, ``"{encoder}"``, ...) it is the pattern a rule
+    declares (workflow/rules/common.smk, ``run_pattern``), so the rules and :class:`Run` agree."""
+    return f"{root}/{split}/{run_name(model, mode)}/{run_leaf(level, view, variant)}"
+
+
 def pattern(values: Iterable[str]) -> str:
     """A wildcard constraint matching exactly ``values``."""
     return "|".join(map(re.escape, values))
@@ -188,12 +210,8 @@ class Run:
     )
 
     def dir(self, root: str | Path = RUNS_ROOT) -> Path:
-        return (
-            Path(root)
-            / self.split
-            / f"{self.encoder}-{self.mode}"
-            / run_leaf(self.level, self.view, self.variant)
-        )
+        w = self
+        return Path(run_path(w.split, w.encoder, w.mode, w.level, w.view, w.variant, root))
 
     def model(self, root: str | Path = RUNS_ROOT) -> Path:
         """The run's best model, the folder every rule that uses the trained model names as input."""
@@ -252,12 +270,8 @@ class Evaluation:
 
     def folder(self, root: str | Path = EVAL_ROOT) -> Path:
         """The folder of every evaluation of the same model (a run, its fusion, or a baseline)."""
-        return (
-            Path(root)
-            / self.split
-            / f"{self.model}-{self.mode}"
-            / run_leaf(self.level, self.view, self.variant)
-        )
+        w = self
+        return Path(run_path(w.split, w.model, w.mode, w.level, w.view, w.variant, root))
 
     @property
     def fused(self) -> bool:

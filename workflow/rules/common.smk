@@ -1,7 +1,8 @@
 # Shared definitions: config validation (once, before any job runs; it fills in every default),
-# wildcard constraints, and the input functions that decide which runs the tables need. The
-# wildcard values and the tables' cells are defined in proofmatch.experiments, which corpus feeds
-# what (training, transfer and LaTeX corpora, their inputs and folders) in proofmatch.corpora.
+# wildcard constraints, the run layout's patterns, and the input functions that decide which runs
+# the tables need. The wildcard values, the run layout and the tables' cells are defined in
+# proofmatch.experiments, which corpus feeds what (training, transfer and LaTeX corpora, their
+# inputs and folders) in proofmatch.corpora.
 from proofmatch import corpora as C
 from proofmatch import experiments as X
 from proofmatch import variants as V
@@ -9,6 +10,7 @@ from proofmatch.config import check_paths, run_matching, validate_config
 from proofmatch.evaluation import intervals as INTERVALS
 from proofmatch.evaluation import paper as PAPER
 from proofmatch.evaluation import transfer
+from proofmatch.spec.sources import SOURCES
 
 validate_config(config)
 # the corpus folders and the MathBERT path it names exist: checked before any job, not in one
@@ -16,6 +18,10 @@ check_paths(config)
 
 SEED = config["seed"]
 MAIN_CORPUS = C.main_corpus(config)
+# Every corpus by its {corpus} wildcard: "" for the training corpus (results/extract/...), then
+# transfer/NAME/ for each transfer corpus (results/transfer/NAME/extract/...): the corpus rules
+# (manifest, extract, linearize, filter_pairs, baseline) serve them all.
+CORPORA = C.all_corpora(config)
 SPLITS = X.configured_splits(config)
 # Why a table part was not run (rendered in the table instead of numbers).
 NOT_RUN = X.not_run(config)
@@ -37,15 +43,42 @@ wildcard_constraints:
     method=X.pattern(X.METHODS),
     n=r"\d",
     variant=V.PATTERN,
+    # in a group: with the training corpus alone the pattern is "", which would mean no constraint
+    corpus=f"(?:{X.pattern(CORPORA)})",
+
+
+def run_pattern(
+    root,
+    model="{encoder}",
+    mode="{mode}",
+    view="{view}",
+    variant="",
+    suffix="",
+    file="",
+):
+    """The run layout (proofmatch.experiments.run_path) with the rules' wildcards, under ``root``
+    (runs, evaluations, indexes, logs, benchmarks): every rule's run paths. ``suffix`` ends the
+    folder's name (a log's ``.log``), ``file`` names a file in the folder."""
+    path = X.run_path("{split}", model, mode, "{level}", view, variant, root)
+    return f"{path}{suffix}/{file}" if file else f"{path}{suffix}"
+
+
+# A trained run's folder (model/, metrics.json, fusion.json), and a variant's beside it.
+RUN = run_pattern(X.RUNS_ROOT)
+VARIANT_RUN = run_pattern(X.RUNS_ROOT, variant="{variant}")
+# The model name of a run fused with BM25 in evaluation paths (no encoder or method matches it).
+FUSED = X.FUSION_JOIN.join(["{encoder}", X.FUSION_LEXICAL])
+# A baseline's names in the run layout: its method as the model, mode none, both inputs.
+BASELINE = {"model": "{method}", "mode": X.BASELINE_MODE, "view": "both"}
 
 
 def train_inputs(wildcards):
     """ScratchBERT and SPECTER start from the family's ScratchBERT (tokenizer included); NPT builds
     its own vocabulary and MathBERT comes from matching.mathbert."""
-    inputs = {"data": f"results/replaced/{wildcards.split}/{wildcards.level}.parquet"}
+    inputs = {"data": X.replaced_data(wildcards.split, wildcards.level)}
     if wildcards.encoder in X.PRETRAINED_ENCODERS:
         fam = X.family(wildcards.split)
-        inputs["pretrained"] = f"results/models/scratchbert/{fam}"
+        inputs["pretrained"] = f"{X.SCRATCHBERT_ROOT}/{fam}"
     return inputs
 
 
@@ -54,8 +87,8 @@ def pretrain_inputs(wildcards):
     train part is the MLM text) and tokenizer; under pretrain.text: corpus also the article text
     (every paragraph of the dataset's articles), which is then the MLM text."""
     inputs = {
-        "data": f"results/replaced/{wildcards.family}/conservation.parquet",
-        "tokenizer": f"results/models/tokenizer/{wildcards.family}",
+        "data": X.replaced_data(wildcards.family, "conservation"),
+        "tokenizer": f"{X.TOKENIZER_ROOT}/{wildcards.family}",
     }
     if config["pretrain"]["text"] == "corpus":
         inputs["text"] = "results/data/article_text.parquet"

@@ -1,10 +1,15 @@
 # Corpus input and extraction: demo corpus (optional), manifest + sharding, extraction, linearization.
+# One rule each for every corpus, over the {corpus} wildcard (common.smk, CORPORA): "" for the
+# training corpus (results/corpus/, results/extract/, ...), transfer/NAME/ for a transfer corpus.
+# Where a source kind's rule writes xhtml/ + metadata.csv: proofmatch.spec.sources.
+# The demo source's folder: one, whichever corpus names the demo.
+DEMO_CORPUS = SOURCES["demo"].root(C.MAIN)
 
 
 rule demo_corpus:
     output:
-        xhtml=directory("results/demo_corpus/xhtml"),
-        metadata="results/demo_corpus/metadata.csv",
+        xhtml=directory(f"{DEMO_CORPUS}/xhtml"),
+        metadata=f"{DEMO_CORPUS}/metadata.csv",
     log:
         "results/logs/demo_corpus.log",
     benchmark:
@@ -23,36 +28,36 @@ rule demo_corpus:
 
 rule manifest:
     input:
-        unpack(lambda w: MAIN_CORPUS.inputs()),
+        unpack(lambda w: CORPORA[w.corpus].inputs()),
     output:
-        manifest="results/corpus/manifest.parquet",
-        articles="results/corpus/articles.parquet",
+        manifest="results/{corpus}corpus/manifest.parquet",
+        articles="results/{corpus}corpus/articles.parquet",
     log:
-        "results/logs/manifest.log",
+        "results/logs/{corpus}manifest.log",
     benchmark:
-        "results/benchmarks/manifest.tsv"
+        "results/benchmarks/{corpus}manifest.tsv"
     conda:
         CONDA
     resources:
         mem_mb=2000,
         runtime=30,
     params:
-        n_shards=config["corpus"]["n_shards"],
-        tables=MAIN_CORPUS.tables(),
+        n_shards=lambda w: CORPORA[w.corpus].n_shards,
+        tables=lambda w: CORPORA[w.corpus].tables(),
     script:
         "../scripts/manifest.py"
 
 
 rule extract:
     input:
-        manifest="results/corpus/manifest.parquet",
+        manifest="results/{corpus}corpus/manifest.parquet",
     output:
-        pairs="results/extract/shard-{shard}.parquet",
-        report="results/extract/shard-{shard}.report.json",
+        pairs="results/{corpus}extract/shard-{shard}.parquet",
+        report="results/{corpus}extract/shard-{shard}.report.json",
     log:
-        "results/logs/extract/shard-{shard}.log",
+        "results/logs/{corpus}extract/shard-{shard}.log",
     benchmark:
-        "results/benchmarks/extract/shard-{shard}.tsv"
+        "results/benchmarks/{corpus}extract/shard-{shard}.tsv"
     conda:
         CONDA
     resources:
@@ -67,13 +72,13 @@ rule extract:
 
 rule linearize:
     input:
-        pairs="results/extract/shard-{shard}.parquet",
+        pairs="results/{corpus}extract/shard-{shard}.parquet",
     output:
-        pairs="results/linearize/shard-{shard}.parquet",
+        pairs="results/{corpus}linearize/shard-{shard}.parquet",
     log:
-        "results/logs/linearize/shard-{shard}.log",
+        "results/logs/{corpus}linearize/shard-{shard}.log",
     benchmark:
-        "results/benchmarks/linearize/shard-{shard}.tsv"
+        "results/benchmarks/{corpus}linearize/shard-{shard}.tsv"
     conda:
         CONDA
     resources:

@@ -1,22 +1,24 @@
 # Filtering (Appendix A), splits (Mixed / Unmixed / probability domain), symbol replacement (§5).
 
 
+# Every corpus's (the {corpus} wildcard, as in corpus.smk); a transfer corpus's pairs are then its
+# test pool (transfer.smk), the training corpus's are split and replaced.
 rule filter_pairs:
     input:
-        shards=MAIN_CORPUS.shard_files("linearize", ".parquet"),
-        reports=MAIN_CORPUS.shard_files("extract", ".report.json"),
+        shards=lambda w: CORPORA[w.corpus].shard_files("linearize", ".parquet"),
+        reports=lambda w: CORPORA[w.corpus].shard_files("extract", ".report.json"),
     output:
-        pairs="results/data/pairs.parquet",
-        audit="results/data/filter_audit.parquet",
+        pairs="results/{corpus}data/pairs.parquet",
+        audit="results/{corpus}data/filter_audit.parquet",
         report=report(
-            "results/data/filter_report.json",
+            "results/{corpus}data/filter_report.json",
             caption="../report/filter_report.rst",
             category="Data",
         ),
     log:
-        "results/logs/filter_pairs.log",
+        "results/logs/{corpus}filter_pairs.log",
     benchmark:
-        "results/benchmarks/filter_pairs.tsv"
+        "results/benchmarks/{corpus}filter_pairs.tsv"
     conda:
         CONDA
     resources:
@@ -157,7 +159,7 @@ rule replaced_split:
         data="results/replaced/{level}.parquet",
         split="results/splits/{split}.parquet",
     output:
-        data="results/replaced/{split}/{level}.parquet",
+        data=X.replaced_data("{split}", "{level}"),
     log:
         "results/logs/replaced_split/{split}-{level}.log",
     benchmark:

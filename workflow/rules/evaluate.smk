@@ -10,11 +10,11 @@ rule evaluate_run:
     input:
         unpack(evaluation_inputs),
     output:
-        directory("results/eval/{split}/{encoder}-{mode}/{level}-{view}"),
+        directory(run_pattern(X.EVAL_ROOT)),
     log:
-        "results/logs/evaluate_run/{split}/{encoder}-{mode}/{level}-{view}.log",
+        run_pattern("results/logs/evaluate_run", suffix=".log"),
     benchmark:
-        "results/benchmarks/evaluate_run/{split}/{encoder}-{mode}/{level}-{view}.tsv"
+        run_pattern("results/benchmarks/evaluate_run", suffix=".tsv")
     conda:
         CONDA
     threads: 1
@@ -31,16 +31,22 @@ rule evaluate_run:
         "../scripts/evaluate_run.py"
 
 
+# On every corpus (the {corpus} wildcard, common.smk): fitted on the split's train part, scored on
+# its test part or, for a transfer corpus, on the corpus's pool (proofmatch.corpora.Corpus.test_data).
 rule baseline:
     input:
-        data="results/replaced/{split}/{level}.parquet",
+        data=lambda w: CORPORA[w.corpus].test_data(w.split, w.level),
     output:
-        ranks="results/eval/{split}/{method}-none/{level}-both/{part}-{level}.parquet",
-        summary="results/eval/{split}/{method}-none/{level}-both/{part}-{level}.json",
+        ranks=run_pattern(
+            "results/{corpus}eval", **BASELINE, file="{part}-{level}.parquet"
+        ),
+        summary=run_pattern(
+            "results/{corpus}eval", **BASELINE, file="{part}-{level}.json"
+        ),
     log:
-        "results/logs/baseline/{split}/{method}/{part}-{level}.log",
+        "results/logs/{corpus}baseline/{split}/{method}/{part}-{level}.log",
     benchmark:
-        "results/benchmarks/baseline/{split}/{method}/{part}-{level}.tsv"
+        "results/benchmarks/{corpus}baseline/{split}/{method}/{part}-{level}.tsv"
     conda:
         CONDA
     resources:
@@ -62,14 +68,12 @@ rule fuse_run:
     input:
         unpack(lambda w: evaluation_inputs(w, fused=True)),
     output:
-        weight="results/runs/{split}/{encoder}-{mode}/{level}-{view}/fusion.json",
-        evaluations=directory(
-            "results/eval/{split}/{encoder}+bm25-{mode}/{level}-{view}"
-        ),
+        weight=f"{RUN}/{X.FUSION_FILE}",
+        evaluations=directory(run_pattern(X.EVAL_ROOT, model=FUSED)),
     log:
-        "results/logs/fuse_run/{split}/{encoder}-{mode}/{level}-{view}.log",
+        run_pattern("results/logs/fuse_run", suffix=".log"),
     benchmark:
-        "results/benchmarks/fuse_run/{split}/{encoder}-{mode}/{level}-{view}.tsv"
+        run_pattern("results/benchmarks/fuse_run", suffix=".tsv")
     conda:
         CONDA
     threads: 1

@@ -4,7 +4,9 @@
 # Which corpora are LaTeX corpora, their inputs and folders: proofmatch.corpora.
 from proofmatch.data import latex, latex_inventory
 
-LATEX_CORPORA = C.latex_corpora(config)
+LATEX_CORPORA = C.source_corpora(config, "latex")
+# The latex source's folder of each corpus (results/latex/{lcorpus}), from its registry entry.
+LATEX = SOURCES["latex"].root("{lcorpus}")
 LATEX_TARGETS = ["results/tables/conversion.md"] if LATEX_CORPORA else []
 
 
@@ -14,9 +16,13 @@ wildcard_constraints:
 
 rule latex_inventory:
     input:
-        unpack(lambda w: C.latex_corpus(config, w.lcorpus).latex_inputs("inventory")),
+        unpack(
+            lambda w: C.source_corpus(config, "latex", w.lcorpus).latex_inputs(
+                "inventory"
+            )
+        ),
     output:
-        "results/latex/{lcorpus}/inventory.parquet",
+        f"{LATEX}/inventory.parquet",
     log:
         "results/logs/latex/{lcorpus}/inventory.log",
     conda:
@@ -28,18 +34,18 @@ rule latex_inventory:
         # Any added, edited or removed source file reruns the inventory; the conversion cache then
         # converts only the new or changed articles.
         fingerprint=lambda w: latex_inventory.source_fingerprint(
-            C.latex_corpus(config, w.lcorpus).entry["dir"]
+            C.source_corpus(config, "latex", w.lcorpus).entry["dir"]
         ),
-        n_shards=lambda w: C.latex_corpus(config, w.lcorpus).latex_shards,
+        n_shards=lambda w: C.source_corpus(config, "latex", w.lcorpus).latex_shards,
     script:
         "../scripts/convert_latex.py"
 
 
 rule convert_latex:
     input:
-        inventory="results/latex/{lcorpus}/inventory.parquet",
+        inventory=f"{LATEX}/inventory.parquet",
     output:
-        "results/latex/{lcorpus}/shards/shard-{shard}.json",
+        f"{LATEX}/shards/shard-{{shard}}.json",
     log:
         "results/logs/latex/{lcorpus}/shard-{shard}.log",
     benchmark:
@@ -51,18 +57,22 @@ rule convert_latex:
         mem_mb=4000,
         runtime=2880,
     params:
-        limits=lambda w: C.latex_corpus(config, w.lcorpus).entry["latex"],
+        limits=lambda w: C.source_corpus(config, "latex", w.lcorpus).entry["latex"],
     script:
         "../scripts/convert_latex.py"
 
 
 rule latex_corpus:
     input:
-        unpack(lambda w: C.latex_corpus(config, w.lcorpus).latex_inputs("corpus")),
+        unpack(
+            lambda w: C.source_corpus(config, "latex", w.lcorpus).latex_inputs(
+                "corpus"
+            )
+        ),
     output:
-        xhtml=directory("results/latex/{lcorpus}/xhtml"),
-        metadata="results/latex/{lcorpus}/metadata.csv",
-        report="results/latex/{lcorpus}/report.json",
+        xhtml=directory(f"{LATEX}/xhtml"),
+        metadata=f"{LATEX}/metadata.csv",
+        report=f"{LATEX}/report.json",
     log:
         "results/logs/latex/{lcorpus}/corpus.log",
     conda:

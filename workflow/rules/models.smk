@@ -16,9 +16,9 @@ MODEL_TARGETS = X.model_folders(
 
 rule train_tokenizer:
     input:
-        data="results/replaced/{family}/conservation.parquet",
+        data=X.replaced_data("{family}", "conservation"),
     output:
-        directory("results/models/tokenizer/{family}"),
+        directory(f"{X.TOKENIZER_ROOT}/{{family}}"),
     log:
         "results/logs/train_tokenizer/{family}.log",
     benchmark:
@@ -39,7 +39,7 @@ rule pretrain_scratchbert:
     input:
         unpack(pretrain_inputs),
     output:
-        directory("results/models/scratchbert/{family}"),
+        directory(f"{X.SCRATCHBERT_ROOT}/{{family}}"),
     log:
         "results/logs/pretrain_scratchbert/{family}.log",
     benchmark:
@@ -62,24 +62,24 @@ rule train_matcher:
     input:
         unpack(train_inputs),
     output:
-        "results/runs/{split}/{encoder}-{mode}/{level}-{view}/metrics.json",
-        model=directory("results/runs/{split}/{encoder}-{mode}/{level}-{view}/model"),
-        history="results/runs/{split}/{encoder}-{mode}/{level}-{view}/metrics.csv",
+        f"{RUN}/metrics.json",
+        model=directory(f"{RUN}/model"),
+        history=f"{RUN}/metrics.csv",
         curve=report(
-            "results/runs/{split}/{encoder}-{mode}/{level}-{view}/curve.png",
+            f"{RUN}/curve.png",
             caption="../report/curve.rst",
             category="Training curves",
             subcategory="{split}",
             labels={
-                "run": "{encoder}-{mode}",
+                "run": X.run_name("{encoder}", "{mode}"),
                 "level": "{level}",
                 "view": "{view}",
             },
         ),
     log:
-        "results/logs/train_matcher/{split}/{encoder}-{mode}/{level}-{view}.log",
+        run_pattern("results/logs/train_matcher", suffix=".log"),
     benchmark:
-        "results/benchmarks/train_matcher/{split}/{encoder}-{mode}/{level}-{view}.tsv"
+        run_pattern("results/benchmarks/train_matcher", suffix=".tsv")
     conda:
         CONDA
     threads: 1

@@ -7,18 +7,18 @@
 
 rule search_index:
     input:
-        model="results/runs/{split}/{encoder}-{mode}/{level}-{view}/model",
-        run="results/runs/{split}/{encoder}-{mode}/{level}-{view}/metrics.json",
-        fusion="results/runs/{split}/{encoder}-{mode}/{level}-{view}/fusion.json",
-        data="results/replaced/{split}/{level}.parquet",
+        model=f"{RUN}/model",
+        run=f"{RUN}/metrics.json",
+        fusion=f"{RUN}/{X.FUSION_FILE}",
+        data=X.replaced_data("{split}", "{level}"),
         pairs="results/data/pairs.parquet",
         articles="results/corpus/articles.parquet",
     output:
-        directory("results/index/{split}/{encoder}-{mode}/{level}-{view}"),
+        directory(run_pattern(C.INDEX_ROOT)),
     log:
-        "results/logs/search_index/{split}/{encoder}-{mode}/{level}-{view}.log",
+        run_pattern("results/logs/search_index", suffix=".log"),
     benchmark:
-        "results/benchmarks/search_index/{split}/{encoder}-{mode}/{level}-{view}.tsv"
+        run_pattern("results/benchmarks/search_index", suffix=".tsv")
     conda:
         CONDA
     threads: 1

@@ -6,7 +6,7 @@
 
 rule subsample_train:
     input:
-        data="results/replaced/{split}/{level}.parquet",
+        data=X.replaced_data("{split}", "{level}"),
     output:
         "results/scaling/{split}/{level}-{variant}.parquet",
     log:
@@ -27,26 +27,26 @@ use rule train_matcher as train_variant with:
     input:
         unpack(variant_train_inputs),
     output:
-        "results/runs/{split}/{encoder}-{mode}/{level}-{view}-{variant}/metrics.json",
-        model=directory(
-            "results/runs/{split}/{encoder}-{mode}/{level}-{view}-{variant}/model"
-        ),
-        history="results/runs/{split}/{encoder}-{mode}/{level}-{view}-{variant}/metrics.csv",
+        f"{VARIANT_RUN}/metrics.json",
+        model=directory(f"{VARIANT_RUN}/model"),
+        history=f"{VARIANT_RUN}/metrics.csv",
         curve=report(
-            "results/runs/{split}/{encoder}-{mode}/{level}-{view}-{variant}/curve.png",
+            f"{VARIANT_RUN}/curve.png",
             caption="../report/curve.rst",
             category="Training curves",
             subcategory="{split}",
             labels={
-                "run": "{encoder}-{mode}",
+                "run": X.run_name("{encoder}", "{mode}"),
                 "level": "{level}",
                 "view": "{view}-{variant}",
             },
         ),
     log:
-        "results/logs/train_matcher/{split}/{encoder}-{mode}/{level}-{view}-{variant}.log",
+        run_pattern("results/logs/train_matcher", variant="{variant}", suffix=".log"),
     benchmark:
-        "results/benchmarks/train_matcher/{split}/{encoder}-{mode}/{level}-{view}-{variant}.tsv"
+        run_pattern(
+            "results/benchmarks/train_matcher", variant="{variant}", suffix=".tsv"
+        )
     resources:
         mem_mb=16000,
         runtime=2880,
@@ -60,11 +60,13 @@ use rule evaluate_run as evaluate_variant with:
     input:
         unpack(variant_eval_inputs),
     output:
-        directory("results/eval/{split}/{encoder}-{mode}/{level}-{view}-{variant}"),
+        directory(run_pattern(X.EVAL_ROOT, variant="{variant}")),
     log:
-        "results/logs/evaluate_run/{split}/{encoder}-{mode}/{level}-{view}-{variant}.log",
+        run_pattern("results/logs/evaluate_run", variant="{variant}", suffix=".log"),
     benchmark:
-        "results/benchmarks/evaluate_run/{split}/{encoder}-{mode}/{level}-{view}-{variant}.tsv"
+        run_pattern(
+            "results/benchmarks/evaluate_run", variant="{variant}", suffix=".tsv"
+        )
     resources:
         mem_mb=16000,
         runtime=240,
@@ -80,14 +82,14 @@ use rule fuse_run as fuse_variant with:
     input:
         unpack(variant_eval_inputs),
     output:
-        weight="results/runs/{split}/{encoder}-{mode}/{level}-{view}-{variant}/fusion.json",
+        weight=f"{VARIANT_RUN}/{X.FUSION_FILE}",
         evaluations=directory(
-            "results/eval/{split}/{encoder}+bm25-{mode}/{level}-{view}-{variant}"
+            run_pattern(X.EVAL_ROOT, model=FUSED, variant="{variant}")
         ),
     log:
-        "results/logs/fuse_run/{split}/{encoder}-{mode}/{level}-{view}-{variant}.log",
+        run_pattern("results/logs/fuse_run", variant="{variant}", suffix=".log"),
     benchmark:
-        "results/benchmarks/fuse_run/{split}/{encoder}-{mode}/{level}-{view}-{variant}.tsv"
+        run_pattern("results/benchmarks/fuse_run", variant="{variant}", suffix=".tsv")
     resources:
         mem_mb=16000,
         runtime=240,
@@ -105,8 +107,15 @@ use rule baseline as baseline_variant with:
     input:
         data=lambda w: V.train_data(w.split, w.level, w.variant),
     output:
-        ranks="results/eval/{split}/{method}-none/{level}-both-{variant}/{part}-{level}.parquet",
-        summary="results/eval/{split}/{method}-none/{level}-both-{variant}/{part}-{level}.json",
+        ranks=run_pattern(
+            X.EVAL_ROOT,
+            **BASELINE,
+            variant="{variant}",
+            file="{part}-{level}.parquet",
+        ),
+        summary=run_pattern(
+            X.EVAL_ROOT, **BASELINE, variant="{variant}", file="{part}-{level}.json"
+        ),
     log:
         "results/logs/baseline/{split}/{method}/{part}-{level}-{variant}.log",
     benchmark:

@@ -29,6 +29,7 @@ from proofmatch.evaluation import intervals as I
 from proofmatch.evaluation import paper as P
 from proofmatch.evaluation.tables import TITLES, Source, cells, load_metrics
 from proofmatch.render import to_markdown
+from proofmatch.spec.sources import SOURCES
 
 log = logging.getLogger(__name__)
 
@@ -41,20 +42,18 @@ PAPER_CORPUS = (
 
 
 def corpus_label(source: str, dirs: str | Sequence[str] | None) -> str:
-    """The corpus as ``corpus.source`` and ``corpus.dir`` name it: the demo corpus, or the
-    folder(s) of XHTML articles or LaTeX sources."""
-    if source == "demo":
-        return "the project's generated demo corpus"
+    """The corpus as ``corpus.source`` and ``corpus.dir`` name it (its source's label,
+    :data:`proofmatch.spec.sources.SOURCES`): the demo corpus, or the folder(s) of XHTML articles
+    or LaTeX sources."""
+    spec = SOURCES[source]
+    if spec.reads is None:
+        return spec.label
     folders = [dirs] if isinstance(dirs, str) else list(dirs or [])
     if not folders or not all(isinstance(d, str) and d for d in folders):
         raise ValueError(
             f"corpus.source {source!r} needs corpus.dir (one folder or several), got {dirs!r}"
         )
-    if source == "dir":
-        return "XHTML articles in " + ", ".join(folders)
-    if source == "latex":
-        return "LaTeX sources in " + ", ".join(folders) + " (converted with LaTeXML)"
-    raise ValueError(f"unknown corpus.source {source!r}")
+    return spec.label.format(dirs=", ".join(folders))
 
 
 def corpus_size(filter_report: Source) -> tuple[int, int]:
