@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from proofmatch import config
+from proofmatch.spec.encoders import encoder_spec
 
 P = TypeVar("P")
 _CAST = {"int": int, "float": float, "bool": bool, "str": str}
@@ -31,12 +32,13 @@ _CAST = {"int": int, "float": float, "bool": bool, "str": str}
 def run_params(matching: Mapping[str, Any], encoder: str) -> dict[str, Any]:
     """Flatten the config's ``matching`` block (whole, or the workflow's
     :func:`proofmatch.config.run_matching` part of it) into the keys of one run of ``encoder``:
-    ``max_length``, then its encoder block (``npt`` or ``bert``; NPT's own ``max_length`` wins),
-    then ``specter`` for SPECTER-style."""
+    ``max_length``, then its spec's ``block`` (``npt`` or ``bert``; NPT's own ``max_length``
+    wins), then its further ``settings`` blocks (SPECTER-style's ``specter``)."""
+    spec = encoder_spec(encoder)
     part = config.run_matching(dict(matching), encoder)
     params = {"max_length": part["max_length"]}
-    params.update(part["npt" if encoder == "npt" else "bert"])
-    params.update(part.get("specter", {}))
+    for block in (spec.block, *spec.settings):
+        params.update(part[block])
     return params
 
 
@@ -44,16 +46,17 @@ def start_checkpoint(
     matching: Mapping[str, Any], encoder: str, given: str | os.PathLike | None
 ) -> str | os.PathLike | None:
     """The BERT checkpoint a run of ``encoder`` starts from: ``given`` (the workflow's ScratchBERT
-    input, ``--pretrained-dir``), else for MathBERT the config's ``matching.mathbert`` (None: the
-    run is reported as not configured); NPT starts from none."""
-    if given is None and encoder == "mathbert":
-        return matching.get("mathbert")
+    input, ``--pretrained-dir``), else the config's key of its spec's ``checkpoint`` (MathBERT's
+    ``matching.mathbert``; None: the run is reported as not configured); NPT starts from none."""
+    key = encoder_spec(encoder).checkpoint
+    if given is None and key:
+        return matching.get(key)
     return given
 
 
-# What a run's params record for the fields its encoder does not read: NPT reads no pooling, the
-# BERT encoders no NPT shape, vocabulary or dropout, and only SPECTER-style its margin and
-# hard_fraction. Not defaults (no run reads them): the values fingerprints recorded for these
+# What a run's params record for the fields its encoder does not read (the keys of no block its
+# spec reads): NPT reads no pooling, the BERT encoders no NPT shape, vocabulary or dropout, and
+# only SPECTER-style its margin and hard_fraction. Not defaults (no run reads them): the values fingerprints recorded for these
 # fields before TrainParams was built from the config, so a run's fingerprint, and with it the
 # resume state it may have left, is the same as then.
 UNREAD: dict[str, Any] = {
