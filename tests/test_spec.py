@@ -177,3 +177,18 @@ def test_the_worked_example_is_three_edits_and_a_dry_run_plans_it(tmp_path):
     assert {(w["split"], w["mode"], w["view"]) for w in trained} == {("mixed", "local", "both")}
     fused = [w for w in planned_wildcards(dry.stdout, "fuse_run") if w["encoder"] == "bow"]
     assert sorted(w["level"] for w in fused) == sorted(X.LEVELS)  # fusion.runs names it
+
+
+def test_typed_values_are_the_schemas():
+    """The ``Literal`` types that code below the config trusts hold the schema's enum values:
+    each typed TrainParams field as every ``matching`` block that has the key, and the partial
+    levels' rounding as ``replace.partial_rounding``."""
+    from proofmatch.data.symbols import ROUNDINGS
+    from proofmatch.models.params import _literals
+
+    props = C.schema()["properties"]
+    blocks = [b for b in props["matching"]["properties"].values() if b.get("type") == "object"]
+    for name, values in _literals(TrainParams).items():
+        enums = [b["properties"][name]["enum"] for b in blocks if name in b["properties"]]
+        assert enums and all(tuple(e) == values for e in enums), (name, values, enums)
+    assert tuple(props["replace"]["properties"]["partial_rounding"]["enum"]) == ROUNDINGS

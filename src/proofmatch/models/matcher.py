@@ -28,7 +28,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 import lap
 import numpy as np
@@ -48,6 +48,7 @@ from proofmatch.models.encoders import (
     WordPieceCodec,
     WordVocab,
 )
+from proofmatch.models.params import Pooling, WInit
 from proofmatch.spec.checks import one_of
 from proofmatch.spec.encoders import EncoderSpec, encoder_spec
 
@@ -59,8 +60,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SCORERS = ("bilinear", "distance")
-WInit = Literal["identity", "bilinear", "zeros"]  # the schema's matching.*.w_init
 W_INITS: tuple[WInit, ...] = get_args(WInit)
+POOLINGS: tuple[Pooling, ...] = get_args(Pooling)
 WEIGHTS_FILE = "model.safetensors"
 CONFIG_FILE = "config.json"
 
@@ -141,15 +142,16 @@ class MatcherConfig:
     plain_math: bool = False  # strip the `$` type prefix before an external tokenizer
     npt: dict | None = None  # NPTConfig fields
     bert: dict | None = None  # BertConfig.to_dict()
-    pooling: str = "cls"  # BERT encoders: cls | mean
+    pooling: Pooling = "cls"  # BERT encoders
     score_scale: float = 1.0  # bilinear scores are (sᵀWp)·score_scale + b (1/d: `scale_scores`)
-    w_init: str = "identity"  # start of the bilinear W (W_INITS); irrelevant once trained
+    w_init: WInit = "identity"  # start of the bilinear W; irrelevant once trained
 
     def __post_init__(self):
         """Refuse what no schema checked: a saved model's config.json is read back from a file."""
         encoder_spec(self.encoder)
         one_of("scorer", self.scorer, SCORERS)
         one_of("w_init", self.w_init, W_INITS)
+        one_of("pooling", self.pooling, POOLINGS)
 
     def to_dict(self) -> dict:
         return asdict(self)
