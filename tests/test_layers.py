@@ -1,8 +1,8 @@
 """The package's imports run only downward, and no modules import each other in a circle.
 
-``src/proofmatch`` is built in floors (docs/architecture.md, "Floors"): the ground floor's
-top-level modules (atomic writes, logs, config, the experiment spec, the table writer), then the
-libraries (the TeX converter, the data stages, decoding), models, evaluation, the applications
+``src/proofmatch`` is built in floors (docs/architecture.md, "Floors"): the registries
+(``spec/``, which import nothing of proofmatch), the ground floor's top-level modules (atomic
+writes, logs, config, the experiment spec, the table writer), then the libraries (the TeX converter, the data stages, decoding), models, evaluation, the applications
 (search, the demo generator) and the command line. A module may import a module of its own unit
 (a subpackage, or the ground floor's top-level modules) or of a unit on a lower floor; units that
 share a floor do not import each other. :data:`FLOORS` is that order, written here once;

@@ -27,6 +27,7 @@ from proofmatch.models.matcher import (
     Matcher,
     MatcherConfig,
     NotConfigured,
+    check_run,
     global_loss,
     load_matcher,
     local_loss,
@@ -275,8 +276,10 @@ def test_step_schedule():
     assert all(idx is batches[i // 2] for i, (_, idx) in enumerate(steps))
     assert step_schedule("local", batches) == [("local", b) for b in batches]
     assert step_schedule("triplet", batches) == [("triplet", b) for b in batches]
-    with pytest.raises(ValueError):
-        step_schedule("global", batches)
+    with pytest.raises(ValueError, match="unknown npt mode 'global'"):
+        check_run("npt", "global", "both")  # train_run's boundary: step_schedule trusts it
+    with pytest.raises(ValueError, match="unknown npt mode 'triplet'; expected one of local"):
+        check_run("npt", "triplet", "both")
 
 
 def test_epoch_batches_depend_on_seed_and_epoch_only():
@@ -386,8 +389,9 @@ def test_make_optimizer():
     params = [torch.nn.Parameter(torch.zeros(2))]
     assert isinstance(make_optimizer("asgd", params, 0.1), torch.optim.ASGD)
     assert isinstance(make_optimizer("adamw", params, 0.1), torch.optim.AdamW)
-    with pytest.raises(ValueError, match="unknown optimizer 'sgd'"):
-        make_optimizer("sgd", params, 0.1)
+    # make_optimizer trusts its name: TrainParams (the config's, or one built by hand) refuses others
+    with pytest.raises(ValueError, match="unknown optimizer 'sgd'; expected one of asgd, adamw"):
+        train_params("npt", optimizer="sgd")
 
 
 def test_asgd_state_follows_the_parameters_device():

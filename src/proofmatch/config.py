@@ -26,6 +26,7 @@ import jsonschema
 import yaml
 
 from proofmatch.corpora import CorpusError, corpus_folders
+from proofmatch.spec.encoders import ENCODERS, encoder_spec, run_names
 from proofmatch.spec.sources import SOURCES
 
 
@@ -34,7 +35,11 @@ class ConfigError(ValueError):
 
 
 def schema() -> dict[str, Any]:
-    return yaml.safe_load(schema_path().read_text(encoding="utf-8"))
+    """The config schema, with the ``encoder-mode`` names of the encoder registry as the values
+    of every list of runs (``definitions.run``: the schema file leaves them to the registry)."""
+    loaded = yaml.safe_load(schema_path().read_text(encoding="utf-8"))
+    loaded["definitions"]["run"]["enum"] = run_names()
+    return loaded
 
 
 def schema_path() -> Path:
@@ -155,8 +160,8 @@ _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?")
 
 def check_paths(cfg: dict[str, Any]) -> None:
     """The checks that read the file system, before any job (the workflow runs them; tests with
-    made-up folders do not): every corpus folder read from exists, and ``matching.mathbert`` is an
-    existing folder or a hub id."""
+    made-up folders do not): every corpus folder read from exists, and each encoder's checkpoint
+    key (``matching.mathbert``) is an existing folder or a hub id."""
     errors = []
     entries = [("corpus", cfg["corpus"])] + [
         (f"transfer.corpora.{i}", e)
@@ -174,19 +179,27 @@ def check_paths(cfg: dict[str, Any]) -> None:
                     f"config key {sub}: folder {d} does not exist; fix: the folder of the "
                     f"{reads} (relative paths start at the working folder)"
                 )
-    mathbert = cfg["matching"]["mathbert"]
-    if (
-        mathbert is not None
-        and not Path(mathbert).expanduser().exists()
-        and (not _HUB_ID.fullmatch(mathbert) or mathbert.startswith((".", "~")))
-    ):
-        errors.append(
-            f"config key matching.mathbert: {mathbert} is neither an existing folder nor a hub id "
-            f"(owner/name); fix: the path of a downloaded MathBERT, a hub id such as tbs17/MathBERT, "
-            f"or null"
-        )
+    for spec in ENCODERS.values():
+        if spec.checkpoint:
+            errors.extend(_check_checkpoint(cfg["matching"][spec.checkpoint], spec.checkpoint))
     if errors:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(errors))
+
+
+def _check_checkpoint(given: str | None, key: str) -> list[str]:
+    """The error, if any, of ``matching.<key>``: a checkpoint that is neither an existing folder
+    nor a hub id (MathBERT's: ``tbs17/MathBERT``)."""
+    if (
+        given is None
+        or Path(given).expanduser().exists()
+        or (_HUB_ID.fullmatch(given) and not given.startswith((".", "~")))
+    ):
+        return []
+    return [
+        f"config key matching.{key}: {given} is neither an existing folder nor a hub id "
+        f"(owner/name); fix: the path of a downloaded checkpoint, a hub id such as "
+        f"tbs17/MathBERT, or null"
+    ]
 
 
 class _StrictLoader(yaml.SafeLoader):
@@ -269,7 +282,8 @@ def load_config(*paths: str | os.PathLike) -> dict[str, Any]:
 def run_matching(
     matching: dict[str, Any], encoder: str, decode: dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    """The part of the config's ``matching`` block that one training run of ``encoder`` depends on.
+    """The part of the config's ``matching`` block that one training run of ``encoder`` depends on:
+    ``max_length`` and the keys its spec reads (:meth:`proofmatch.spec.encoders.EncoderSpec.reads`).
 
     With ``decode`` (the config's ``decode`` block) and ``hybrid_selection: global`` in the
     encoder's block, also ``decode`` (``topk``, ``exact_max_n``): a hybrid run then selects on the
@@ -282,13 +296,9 @@ def run_matching(
     :meth:`proofmatch.models.params.TrainParams.from_config` flattens it: one definition of what a
     run reads, torch-free so the Snakefile can import it.
     """
-    block = "npt" if encoder == "npt" else "bert"
-    part = {"max_length": matching["max_length"], block: matching[block]}
-    if encoder == "specter":
-        part["specter"] = matching["specter"]
-    if encoder == "mathbert":
-        part["mathbert"] = matching["mathbert"]
-    if decode is not None and matching[block].get("hybrid_selection") == "global":
+    spec = encoder_spec(encoder)
+    part = {"max_length": matching["max_length"], **{k: matching[k] for k in spec.reads()}}
+    if decode is not None and matching[spec.block].get("hybrid_selection") == "global":
         part["decode"] = {"topk": decode["topk"], "exact_max_n": decode["exact_max_n"]}
     return part
 

@@ -19,17 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from proofmatch.spec.checks import one_of
+from proofmatch.spec.encoders import ENCODERS as ENCODER_SPECS
+
 # ----------------------------------------------------------------------------- wildcard values
 
-ENCODERS = ("npt", "scratchbert", "mathbert", "specter")
-# Training modes per encoder: the bilinear models train locally and hybrid (§7.2: local + global
-# loss), SPECTER-style with triplets.
-ENCODER_MODES: dict[str, tuple[str, ...]] = {
-    "npt": ("local", "hybrid"),
-    "scratchbert": ("local", "hybrid"),
-    "mathbert": ("local", "hybrid"),
-    "specter": ("triplet",),
-}
+# The encoders and how each trains: the registry's (proofmatch.spec.encoders), in table order.
+ENCODERS = tuple(ENCODER_SPECS)
+ENCODER_MODES: dict[str, tuple[str, ...]] = {s.name: s.modes for s in ENCODER_SPECS.values()}
 MODES = tuple(dict.fromkeys(m for modes in ENCODER_MODES.values() for m in modes))
 # Symbol replacement levels (§5): LEVELS are the four of Tables 3-5; the *_p levels keep the
 # protected symbols (§9.4, Table 6); ALL_LEVELS is every level a pair can be replaced at.
@@ -49,7 +46,7 @@ FUSION_LEXICAL = "bm25"
 FUSION_JOIN = "+"
 FUSION_FILE = "fusion.json"
 FUSION_RUNS = (("npt", "local"), ("scratchbert", "local"))  # config fusion.runs' default
-PRETRAINED_ENCODERS = ("scratchbert", "specter")  # start from the family's ScratchBERT
+PRETRAINED_ENCODERS = tuple(s.name for s in ENCODER_SPECS.values() if s.from_scratchbert)
 
 EVAL_ROOT = "results/eval"
 RUNS_ROOT = "results/runs"
@@ -64,12 +61,7 @@ LEVEL_NAMES = {
     "partial_p": "Partial+P",
     "full_p": "Full+P",
 }
-ENCODER_NAMES = {
-    "npt": "NPT",
-    "scratchbert": "ScratchBERT",
-    "mathbert": "MathBERT",
-    "specter": "SPECTER-style",
-}
+ENCODER_NAMES = {s.name: s.label for s in ENCODER_SPECS.values()}
 MODE_NAMES = {"local": "Local", "hybrid": "Global", "triplet": "Triplet"}
 DECODING_NAMES = {"local": "Local", "global": "Global"}
 VIEW_NAMES = {"text": "Text", "math": "Math", "both": "Both"}
@@ -127,9 +119,7 @@ def configured_splits(config: Mapping[str, Any]) -> tuple[str, ...]:
 
 def fusion_model(encoder: str) -> str:
     """The model name of ``encoder``'s runs fused with BM25 (``npt+bm25``)."""
-    if encoder not in ENCODERS:
-        raise ValueError(f"unknown encoder {encoder!r}; expected one of {ENCODERS}")
-    return f"{encoder}{FUSION_JOIN}{FUSION_LEXICAL}"
+    return f"{one_of('encoder', encoder, ENCODERS)}{FUSION_JOIN}{FUSION_LEXICAL}"
 
 
 def learned_encoder(model: str) -> str | None:
@@ -165,9 +155,17 @@ def fusion_runs(config: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
 
 # ----------------------------------------------------------------------------- not run
 
-NOT_RUN_MATHBERT = (
-    "not run: no MathBERT checkpoint configured (set matching.mathbert to a local path or hub id)"
-)
+
+def not_run_checkpoint(encoder: str) -> str:
+    """Why the runs of ``encoder``, which starts from a configured checkpoint, are not run."""
+    spec = ENCODER_SPECS[encoder]
+    return (
+        f"not run: no {spec.label} checkpoint configured "
+        f"(set matching.{spec.checkpoint} to a local path or hub id)"
+    )
+
+
+NOT_RUN_MATHBERT = not_run_checkpoint("mathbert")
 NOT_RUN_PR = "not run: splits.pr_category is null (no probability-domain split)"
 
 
@@ -175,8 +173,9 @@ def not_run(config: Mapping[str, Any]) -> dict[str, str]:
     """Why parts of the tables are not run under ``config``, keyed by the encoder or split left
     out (a row whose :attr:`Row.keys` hold one of them shows the reason instead of numbers)."""
     reasons = {}
-    if not config["matching"]["mathbert"]:
-        reasons["mathbert"] = NOT_RUN_MATHBERT
+    for spec in ENCODER_SPECS.values():
+        if spec.checkpoint and not config["matching"][spec.checkpoint]:
+            reasons[spec.name] = not_run_checkpoint(spec.name)
     if not config["splits"]["pr_category"]:
         reasons["pr"] = NOT_RUN_PR
     return reasons

@@ -41,6 +41,7 @@ from typing import Any
 
 from proofmatch import config
 from proofmatch.artifacts import atomic_path
+from proofmatch.spec.checks import one_of
 
 #: Why an article was not converted, in the order the checks run.
 REASONS: dict[str, str] = {
@@ -60,8 +61,7 @@ class ArticleError(Exception):
     """One article cannot be converted; ``reason`` is a key of :data:`REASONS`."""
 
     def __init__(self, reason: str, detail: str) -> None:
-        if reason not in REASONS:
-            raise ValueError(f"unknown conversion failure reason {reason!r}")
+        one_of("conversion failure reason", reason, REASONS)
         super().__init__(f"{reason}: {detail}")
         self.reason = reason
         self.detail = detail

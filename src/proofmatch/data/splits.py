@@ -35,6 +35,7 @@ from proofmatch import config
 from proofmatch.artifacts import read_parquet, write_parquet
 from proofmatch.experiments import SPLITS
 from proofmatch.logs import setup_logging
+from proofmatch.spec.checks import one_of
 
 log = logging.getLogger(__name__)
 
@@ -49,9 +50,8 @@ def read_parts(data_parquet: str | os.PathLike, parts: Sequence[str]) -> list[pd
     evaluation, baselines, LIME) reads through here, so a bad file fails the same clear way
     everywhere: a missing column, an empty part or a duplicate ``pair_id`` is an error naming the
     file."""
-    unknown = [p for p in parts if p not in PARTS]
-    if unknown:
-        raise ValueError(f"unknown part(s) {unknown}; expected some of {PARTS}")
+    for part in parts:
+        one_of("part", part, PARTS)
     df = read_parquet(data_parquet)
     missing = [c for c in DATA_COLUMNS if c not in df.columns]
     if missing:

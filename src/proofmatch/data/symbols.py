@@ -65,12 +65,12 @@ import string
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Literal, get_args
 
 from lxml import etree
 
 from proofmatch import config
 from proofmatch.data.mathml import single_char_identifiers
-from proofmatch.experiments import ALL_LEVELS
 
 # the schema's replace.* defaults, for callers that leave them out (the workflow passes its config's)
 DEFAULT_PROTECTED = tuple(config.default("replace.protected"))
@@ -89,7 +89,8 @@ LOOKALIKE = dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧο", "ABEZHIKMNOPTYXo"))
 TRANS_TRIES = 30  # random permutations tried per preference before relaxing it
 
 # Why a pair's proof comes out of a level with the Conservation tokens (the summary's keys).
-ROUNDINGS = ("half_even", "half_up")  # how partial rounds the number of groups renamed
+Rounding = Literal["half_even", "half_up"]  # how partial rounds the number of groups renamed
+ROUNDINGS: tuple[Rounding, ...] = get_args(Rounding)
 
 UNCHANGED_REASONS = (
     "conservation",  # the level changes nothing
@@ -199,11 +200,12 @@ def _image(char: str, target: str) -> str:
     return target.upper() if char != char.lower() else target
 
 
-def check_level(level: str, alpha: float | None, rounding: str | None = DEFAULT_ROUNDING) -> None:
-    if level not in ALL_LEVELS:
-        raise ValueError(
-            f"unknown replacement level {level!r}; expected one of {', '.join(ALL_LEVELS)}"
-        )
+def check_level(
+    level: str, alpha: float | None, rounding: Rounding | None = DEFAULT_ROUNDING
+) -> None:
+    """What a level needs of its other arguments. The level itself (one of
+    :data:`proofmatch.experiments.ALL_LEVELS`) and the rounding are the workflow's wildcard and
+    config or the command line's choices, checked there."""
     if level.startswith("partial") and alpha is None:
         raise ValueError(
             f"level {level!r} needs alpha (the fraction of shared symbol groups that keep their names)"
@@ -212,13 +214,11 @@ def check_level(level: str, alpha: float | None, rounding: str | None = DEFAULT_
         raise ValueError(
             f"alpha must be in [0, 1] (the fraction of shared symbol groups that keep their names), got {alpha}"
         )
-    if (level.startswith("partial") or rounding is not None) and rounding not in ROUNDINGS:
-        raise ValueError(
-            f"unknown rounding {rounding!r} (partial levels); expected one of {', '.join(ROUNDINGS)}"
-        )
+    if level.startswith("partial") and rounding is None:
+        raise ValueError(f"level {level!r} needs a rounding ({', '.join(ROUNDINGS)})")
 
 
-def renamed_count(n_groups: int, level: str, alpha: float | None, rounding: str | None) -> int:
+def renamed_count(n_groups: int, level: str, alpha: float | None, rounding: Rounding | None) -> int:
     """How many of ``n_groups`` shared groups a full or partial level renames: all of them, or
     ``(1 - alpha) · n`` rounded by ``rounding`` (exact arithmetic: 0.7 · 5 is a tie, 3.5)."""
     if not level.startswith("partial"):
@@ -226,7 +226,9 @@ def renamed_count(n_groups: int, level: str, alpha: float | None, rounding: str 
     share = (1 - Fraction(str(alpha))) * n_groups
     if rounding == "half_even":
         return round(share)  # Fraction rounds ties to even, as round() of a float does
-    return math.floor(share + Fraction(1, 2))
+    if rounding == "half_up":
+        return math.floor(share + Fraction(1, 2))
+    raise AssertionError(f"a partial level's rounding is one of {ROUNDINGS}, not {rounding!r}")
 
 
 def check_protected(protected: Sequence[str]) -> None:

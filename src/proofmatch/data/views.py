@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from typing import Literal
 
 from proofmatch.experiments import VIEWS
+from proofmatch.spec.checks import unknown
 
 MATH_PREFIX = "$"
 FONT_SEP = "~"
@@ -58,7 +59,7 @@ def view(tokens: Iterable[str], which: View) -> list[str]:
         return [t for t in tokens if is_math(t)]
     if which == "text":
         return [t for t in tokens if not is_math(t)]
-    raise ValueError(f"unknown input view {which!r}; expected one of {VIEWS}")
+    raise unknown("input view", which, VIEWS)
 
 
 def counts(tokens: Iterable[str]) -> tuple[int, int]:

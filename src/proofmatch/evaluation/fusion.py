@@ -32,6 +32,7 @@ from scipy.stats import rankdata
 
 from proofmatch import config
 from proofmatch.decoding.local import ScoreRows
+from proofmatch.spec.checks import unknown
 
 # λ candidates tried on dev: 0 (learned ranks alone) to 8 (BM25 nearly alone), denser near 1.
 WEIGHT_GRID = tuple(config.default("fusion.weights"))
@@ -68,7 +69,7 @@ def normalizer(normalize: str) -> Callable[[np.ndarray], np.ndarray]:
         return standardize
     if normalize == "rank":
         return reciprocal_rank
-    raise ValueError(f"unknown fusion normalization {normalize!r}; expected one of {NORMALIZE}")
+    raise unknown("fusion normalization", normalize, NORMALIZE)  # e.g. a fusion.json's
 
 
 def _check_weight(weight: float) -> None:

@@ -38,6 +38,7 @@ from torch.nn.utils.rnn import pad_sequence
 
 from proofmatch.artifacts import verify, write_json
 from proofmatch.data.views import MATH_PREFIX, is_math
+from proofmatch.models.params import Pooling
 from proofmatch.models.tokenizer import to_text
 
 PAD, UNK, CLS = "[PAD]", "[UNK]", "[CLS]"
@@ -273,9 +274,6 @@ class NPTEncoder(Encoder):
         return x.masked_fill(~mask[:, :, None], float("-inf")).max(dim=1).values
 
 
-POOLINGS = ("cls", "mean")
-
-
 class BertEncoder(Encoder):
     """A ``BertModel`` without pooler; the text vector is the last hidden state of ``[CLS]``
     (``pooling="cls"``, SPECTER's choice; the paper names no pooling and the reference code used
@@ -283,16 +281,14 @@ class BertEncoder(Encoder):
     briefly pretrained one gives nearly the same ``[CLS]`` vector for every input, and matching
     cannot start from there, so the demo config pools by the mean."""
 
-    def __init__(self, bert, pooling: str = "cls"):
+    def __init__(self, bert, pooling: Pooling = "cls"):
         super().__init__()
-        if pooling not in POOLINGS:
-            raise ValueError(f"unknown pooling {pooling!r}; expected one of {POOLINGS}")
         self.bert = bert
         self.pooling = pooling
         self.dim = bert.config.hidden_size
 
     @classmethod
-    def from_checkpoint(cls, path: str | os.PathLike, pooling: str = "cls") -> BertEncoder:
+    def from_checkpoint(cls, path: str | os.PathLike, pooling: Pooling = "cls") -> BertEncoder:
         """Load pretrained weights (a local folder, e.g. ScratchBERT, or a hub id, e.g. MathBERT).
 
         An MLM checkpoint (``BertForMaskedLM``) loads fine: its ``bert.*`` weights are the encoder.
@@ -306,7 +302,7 @@ class BertEncoder(Encoder):
         return cls(bert, pooling)
 
     @classmethod
-    def from_config(cls, config: dict, pooling: str = "cls") -> BertEncoder:
+    def from_config(cls, config: dict, pooling: Pooling = "cls") -> BertEncoder:
         """An untrained encoder of the given architecture (weights are loaded afterwards)."""
         from transformers import BertConfig, BertModel
 

@@ -16,7 +16,8 @@ Losses, all on the score matrix ``M`` of a batch of aligned pairs (gold = the di
 
 :meth:`Matcher.factors` exposes any scorer as ``A Bᵀ + row_bias[:, None] + col_bias[None, :]``
 so decoding can compute top-k blocks with matrix products without knowing the scorer.
-:func:`build_matcher` makes the fresh Matcher of a training run from its settings.
+:func:`build_matcher` makes the fresh Matcher of a training run from its settings, with the
+:class:`EncoderBuilder` its encoder's spec names (:mod:`proofmatch.spec.encoders`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, get_args
 
 import lap
 import numpy as np
@@ -38,7 +39,6 @@ from torch import nn
 from proofmatch.artifacts import atomic_dir, verify
 from proofmatch.data.views import VIEWS
 from proofmatch.data.views import view as token_view
-from proofmatch.experiments import ENCODERS, MODES
 from proofmatch.models import runtime
 from proofmatch.models.encoders import (
     BertEncoder,
@@ -48,6 +48,9 @@ from proofmatch.models.encoders import (
     WordPieceCodec,
     WordVocab,
 )
+from proofmatch.models.params import Pooling, WInit
+from proofmatch.spec.checks import one_of
+from proofmatch.spec.encoders import EncoderSpec, encoder_spec
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -57,7 +60,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SCORERS = ("bilinear", "distance")
-W_INITS = ("identity", "bilinear", "zeros")
+W_INITS: tuple[WInit, ...] = get_args(WInit)
+POOLINGS: tuple[Pooling, ...] = get_args(Pooling)
 WEIGHTS_FILE = "model.safetensors"
 CONFIG_FILE = "config.json"
 
@@ -104,7 +108,7 @@ def triplet_loss(
 # ---------------------------------------------------------------- the model
 
 
-def bilinear_start(d: int, w_init: str) -> tuple[nn.Parameter, nn.Parameter]:
+def bilinear_start(d: int, w_init: WInit) -> tuple[nn.Parameter, nn.Parameter]:
     """The bilinear scorer's first ``W`` and ``b``.
 
     * ``bilinear``: ``nn.Bilinear(d, d, 1)``'s default, ``U(±1/√d)`` for both (the reference).
@@ -124,8 +128,6 @@ def bilinear_start(d: int, w_init: str) -> tuple[nn.Parameter, nn.Parameter]:
     W = torch.empty(d, d).uniform_(-bound, bound)
     if w_init == "identity":
         W += torch.eye(d)
-    elif w_init != "bilinear":
-        raise ValueError(f"unknown w_init {w_init!r}; expected one of {W_INITS}")
     return nn.Parameter(W), nn.Parameter(torch.empty(()).uniform_(-bound, bound))
 
 
@@ -133,24 +135,23 @@ def bilinear_start(d: int, w_init: str) -> tuple[nn.Parameter, nn.Parameter]:
 class MatcherConfig:
     """Everything needed to rebuild a Matcher without its training inputs (saved as config.json)."""
 
-    encoder: str  # npt | scratchbert | mathbert | specter
+    encoder: str  # a registered encoder's name (proofmatch.spec.encoders)
     scorer: str  # bilinear | distance
     view: str  # text | math | both
     max_length: int  # token positions per text (ids, [CLS]/[SEP] included)
     plain_math: bool = False  # strip the `$` type prefix before an external tokenizer
     npt: dict | None = None  # NPTConfig fields
     bert: dict | None = None  # BertConfig.to_dict()
-    pooling: str = "cls"  # BERT encoders: cls | mean
+    pooling: Pooling = "cls"  # BERT encoders
     score_scale: float = 1.0  # bilinear scores are (sᵀWp)·score_scale + b (1/d: `scale_scores`)
-    w_init: str = "identity"  # start of the bilinear W (W_INITS); irrelevant once trained
+    w_init: WInit = "identity"  # start of the bilinear W; irrelevant once trained
 
     def __post_init__(self):
-        if self.encoder not in ENCODERS:
-            raise ValueError(f"unknown encoder {self.encoder!r}; expected one of {ENCODERS}")
-        if self.scorer not in SCORERS:
-            raise ValueError(f"unknown scorer {self.scorer!r}; expected one of {SCORERS}")
-        if self.w_init not in W_INITS:
-            raise ValueError(f"unknown w_init {self.w_init!r}; expected one of {W_INITS}")
+        """Refuse what no schema checked: a saved model's config.json is read back from a file."""
+        encoder_spec(self.encoder)
+        one_of("scorer", self.scorer, SCORERS)
+        one_of("w_init", self.w_init, W_INITS)
+        one_of("pooling", self.pooling, POOLINGS)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -304,13 +305,8 @@ class Matcher(nn.Module):
         if not cfg_path.exists():
             raise FileNotFoundError(f"{model_dir}: no {CONFIG_FILE}; not a saved Matcher")
         config = MatcherConfig(**json.loads(cfg_path.read_text()))
-        if config.encoder == "npt":
-            encoder: Encoder = NPTEncoder(NPTConfig(**config.npt))
-            codec = WordVocab.load(model_dir)
-        else:
-            encoder = BertEncoder.from_config(config.bert, config.pooling)
-            codec = WordPieceCodec.load(model_dir, plain=config.plain_math)
-        matcher = cls(config, encoder, codec)
+        builder: EncoderBuilder = encoder_spec(config.encoder).load_builder()
+        matcher = cls(config, *builder.saved(config, model_dir))
         matcher.load_state_dict(load_file(str(model_dir / WEIGHTS_FILE)))
         dev = torch.device(device) if device else runtime.default_device()
         return matcher.to(dev).eval()
@@ -356,17 +352,23 @@ def npt_vocab(train: pd.DataFrame, view: str, min_count: int) -> WordVocab:
 
 
 def check_run(encoder: str, mode: str, view: str) -> None:
-    """Refuse an encoder, mode or view that does not exist, and SPECTER out of triplet mode."""
-    if encoder not in ENCODERS:
-        raise ValueError(f"unknown encoder {encoder!r}; expected one of {ENCODERS}")
-    if mode not in MODES:
-        raise ValueError(f"unknown mode {mode!r}; expected one of {MODES}")
-    if view not in VIEWS:
-        raise ValueError(f"unknown view {view!r}; expected one of {VIEWS}")
-    if (encoder == "specter") != (mode == "triplet"):
-        raise ValueError(
-            "the specter encoder is trained in triplet mode, and triplet mode is specter's"
-        )
+    """Refuse an encoder, mode or view that does not exist (a command line's, a caller's: the
+    workflow's come from the validated config), and a mode its encoder is not trained in."""
+    one_of(f"{encoder} mode", mode, encoder_spec(encoder).modes)
+    one_of("input view", view, VIEWS)
+
+
+@dataclass(frozen=True)
+class EncoderBuilder:
+    """How the encoders of one kind are made, named by their specs' ``builder``.
+
+    ``fresh(spec, view, p, train, tokenizer_dir, pretrained_dir)``: a new encoder for a training
+    run, its codec and the :class:`MatcherConfig` fields that describe both (``npt``, or ``bert``,
+    ``pooling`` and ``plain_math``); ``saved(config, model_dir)``: the encoder and codec that a
+    saved model's config describes, before its weights are loaded."""
+
+    fresh: Callable[..., tuple[Encoder, Any, dict[str, Any]]]
+    saved: Callable[[MatcherConfig, Path], tuple[Encoder, Any]]
 
 
 def build_matcher(
@@ -378,64 +380,100 @@ def build_matcher(
     tokenizer_dir: str | os.PathLike | None = None,
     pretrained_dir: str | os.PathLike | None = None,
 ) -> Matcher:
-    """A fresh Matcher for a run of ``mode`` with the settings ``p``: NPT with random weights and
-    a vocabulary of ``train``, a BERT encoder from the checkpoint ``pretrained_dir``."""
+    """A fresh Matcher for a run of ``mode`` with the settings ``p``: the encoder its spec's
+    builder makes (NPT with random weights and a vocabulary of ``train``, a BERT encoder from the
+    checkpoint ``pretrained_dir``) and a scorer for the mode."""
+    spec = encoder_spec(encoder)
     scorer = "distance" if mode == "triplet" else "bilinear"
-    if encoder == "npt":
-        if tokenizer_dir is not None:
-            log.info(
-                "NPT builds its own word vocabulary; tokenizer_dir %s is not used", tokenizer_dir
-            )
-        vocab = npt_vocab(train, view, p.min_count)
-        npt = NPTConfig(
-            vocab_size=len(vocab),
-            d_model=p.d_model,
-            n_layers=p.n_layers,
-            n_heads=p.n_heads,
-            d_k=p.d_k,
-            dropout=p.dropout,
-            attention_dropout=p.attention_dropout,
-            max_length=p.max_length,
-            positions=p.positions,
-        )
-        config = MatcherConfig(
-            encoder,
-            scorer,
-            view,
-            p.max_length,
-            npt=npt.to_dict(),
-            score_scale=score_scale(p.scale_scores, npt.d_model, scorer),
-            w_init=p.w_init,
-        )
-        return Matcher(config, NPTEncoder(npt), vocab)
-    if encoder == "mathbert" and tokenizer_dir is not None:
-        log.info(
-            "mathbert keeps its own vocabulary (paper §8); tokenizer_dir %s is not used",
-            tokenizer_dir,
-        )
-        tokenizer_dir = None
-    if pretrained_dir is None:
-        what = {
-            "mathbert": "matching.mathbert (a MathBERT path or hub id)",
-            "scratchbert": "the ScratchBERT checkpoint (proofmatch pretrain)",
-            "specter": "the BERT checkpoint SPECTER starts from",
-        }[encoder]
-        raise NotConfigured(f"encoder {encoder!r} needs {what}; none was given")
-    # p.pooling: matching.bert.pooling, for SPECTER-style matching.specter.pooling (run_params)
-    bert = BertEncoder.from_checkpoint(pretrained_dir, p.pooling)
-    codec = _checked_codec(bert, tokenizer_dir or pretrained_dir, p.max_length)
+    builder: EncoderBuilder = spec.load_builder()
+    made, codec, fields = builder.fresh(spec, view, p, train, tokenizer_dir, pretrained_dir)
     config = MatcherConfig(
         encoder,
         scorer,
         view,
         p.max_length,
-        plain_math=codec.plain,
-        bert=bert.config_dict(),
-        pooling=bert.pooling,
-        score_scale=score_scale(p.scale_scores, bert.dim, scorer),
+        **fields,
+        score_scale=score_scale(p.scale_scores, made.dim, scorer),
         w_init=p.w_init,
     )
-    return Matcher(config, bert, codec)
+    return Matcher(config, made, codec)
+
+
+def _fresh_npt(
+    spec: EncoderSpec,
+    view: str,
+    p: TrainParams,
+    train: pd.DataFrame,
+    tokenizer_dir: str | os.PathLike | None,
+    pretrained_dir: str | os.PathLike | None,
+) -> tuple[Encoder, WordVocab, dict[str, Any]]:
+    """NPT with random weights over a word vocabulary of ``train`` (no checkpoint, no tokenizer)."""
+    if tokenizer_dir is not None:
+        log.info(
+            "%s builds its own word vocabulary; tokenizer_dir %s is not used",
+            spec.label,
+            tokenizer_dir,
+        )
+    vocab = npt_vocab(train, view, p.min_count)
+    npt = NPTConfig(
+        vocab_size=len(vocab),
+        d_model=p.d_model,
+        n_layers=p.n_layers,
+        n_heads=p.n_heads,
+        d_k=p.d_k,
+        dropout=p.dropout,
+        attention_dropout=p.attention_dropout,
+        max_length=p.max_length,
+        positions=p.positions,
+    )
+    return NPTEncoder(npt), vocab, {"npt": npt.to_dict()}
+
+
+def _saved_npt(config: MatcherConfig, model_dir: Path) -> tuple[Encoder, WordVocab]:
+    return NPTEncoder(NPTConfig(**config.npt)), WordVocab.load(model_dir)
+
+
+def _fresh_bert(
+    spec: EncoderSpec,
+    view: str,
+    p: TrainParams,
+    train: pd.DataFrame,
+    tokenizer_dir: str | os.PathLike | None,
+    pretrained_dir: str | os.PathLike | None,
+) -> tuple[Encoder, WordPieceCodec, dict[str, Any]]:
+    """A BERT encoder from the checkpoint ``pretrained_dir``, with the tokenizer ``tokenizer_dir``
+    (else the checkpoint's own); an encoder whose spec names a ``checkpoint`` key (MathBERT) keeps
+    its checkpoint's vocabulary."""
+    if spec.checkpoint and tokenizer_dir is not None:
+        log.info(
+            "%s keeps its own vocabulary (paper §8); tokenizer_dir %s is not used",
+            spec.name,
+            tokenizer_dir,
+        )
+        tokenizer_dir = None
+    if pretrained_dir is None:
+        what = (
+            f"matching.{spec.checkpoint} (a {spec.label} path or hub id)"
+            if spec.checkpoint
+            else "the ScratchBERT checkpoint (proofmatch pretrain)"
+            if spec.from_scratchbert
+            else "a BERT checkpoint (--pretrained-dir)"
+        )
+        raise NotConfigured(f"encoder {spec.name!r} needs {what}; none was given")
+    # p.pooling: matching.bert.pooling, for SPECTER-style matching.specter.pooling (run_params)
+    bert = BertEncoder.from_checkpoint(pretrained_dir, p.pooling)
+    codec = _checked_codec(bert, tokenizer_dir or pretrained_dir, p.max_length)
+    fields = {"plain_math": codec.plain, "bert": bert.config_dict(), "pooling": bert.pooling}
+    return bert, codec, fields
+
+
+def _saved_bert(config: MatcherConfig, model_dir: Path) -> tuple[Encoder, WordPieceCodec]:
+    encoder = BertEncoder.from_config(config.bert, config.pooling)
+    return encoder, WordPieceCodec.load(model_dir, plain=config.plain_math)
+
+
+NPT_BUILDER = EncoderBuilder(_fresh_npt, _saved_npt)
+BERT_BUILDER = EncoderBuilder(_fresh_bert, _saved_bert)
 
 
 def _checked_codec(

@@ -8,15 +8,18 @@ optimizer without a run.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import assert_never, get_args
 
 import torch
 
-OPTIMIZERS = ("asgd", "adamw")
+from proofmatch.models.params import Optimizer
+
+OPTIMIZERS: tuple[Optimizer, ...] = get_args(Optimizer)
 ASGD_T0 = 1e4  # the reference's t0: ASGD averages from this step on
 
 
 def make_optimizer(
-    name: str, parameters: Iterable[torch.nn.Parameter], lr: float
+    name: Optimizer, parameters: Iterable[torch.nn.Parameter], lr: float
 ) -> torch.optim.Optimizer:
     """ASGD (paper §8) with the reference's t0 = 1e4 and no weight decay, or AdamW (torch defaults).
 
@@ -35,7 +38,7 @@ def make_optimizer(
         )
     if name == "adamw":
         return torch.optim.AdamW(parameters, lr=lr)
-    raise ValueError(f"unknown optimizer {name!r}; expected one of {OPTIMIZERS}")
+    assert_never(name)  # TrainParams holds one of OPTIMIZERS
 
 
 def _on_gpu(parameters: Sequence[torch.nn.Parameter]) -> bool:

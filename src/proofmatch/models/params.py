@@ -18,25 +18,38 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import types
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from proofmatch import config
+from proofmatch.spec.checks import one_of
+from proofmatch.spec.encoders import encoder_spec
 
 P = TypeVar("P")
+# The values of the schema's enums of the matching blocks (tests/test_spec.py holds them to it):
+# code below TrainParams takes them as typed and checks them no more.
+Optimizer = Literal["asgd", "adamw"]
+WInit = Literal["identity", "bilinear", "zeros"]
+Pooling = Literal["cls", "mean"]
+EvalWeights = Literal["average", "raw"]  # ASGD's averaged parameters, or the parameters themselves
+SelectMetric = Literal["mrr", "accuracy"]
+HybridSelection = Literal["local", "global"]  # global: hybrid runs select on dev_global_acc
 _CAST = {"int": int, "float": float, "bool": bool, "str": str}
 
 
 def run_params(matching: Mapping[str, Any], encoder: str) -> dict[str, Any]:
     """Flatten the config's ``matching`` block (whole, or the workflow's
     :func:`proofmatch.config.run_matching` part of it) into the keys of one run of ``encoder``:
-    ``max_length``, then its encoder block (``npt`` or ``bert``; NPT's own ``max_length`` wins),
-    then ``specter`` for SPECTER-style."""
+    ``max_length``, then its spec's ``block`` (``npt`` or ``bert``; NPT's own ``max_length``
+    wins), then its further ``settings`` blocks (SPECTER-style's ``specter``)."""
+    spec = encoder_spec(encoder)
     part = config.run_matching(dict(matching), encoder)
     params = {"max_length": part["max_length"]}
-    params.update(part["npt" if encoder == "npt" else "bert"])
-    params.update(part.get("specter", {}))
+    for block in (spec.block, *spec.settings):
+        params.update(part[block])
     return params
 
 
@@ -44,16 +57,17 @@ def start_checkpoint(
     matching: Mapping[str, Any], encoder: str, given: str | os.PathLike | None
 ) -> str | os.PathLike | None:
     """The BERT checkpoint a run of ``encoder`` starts from: ``given`` (the workflow's ScratchBERT
-    input, ``--pretrained-dir``), else for MathBERT the config's ``matching.mathbert`` (None: the
-    run is reported as not configured); NPT starts from none."""
-    if given is None and encoder == "mathbert":
-        return matching.get("mathbert")
+    input, ``--pretrained-dir``), else the config's key of its spec's ``checkpoint`` (MathBERT's
+    ``matching.mathbert``; None: the run is reported as not configured); NPT starts from none."""
+    key = encoder_spec(encoder).checkpoint
+    if given is None and key:
+        return matching.get(key)
     return given
 
 
-# What a run's params record for the fields its encoder does not read: NPT reads no pooling, the
-# BERT encoders no NPT shape, vocabulary or dropout, and only SPECTER-style its margin and
-# hard_fraction. Not defaults (no run reads them): the values fingerprints recorded for these
+# What a run's params record for the fields its encoder does not read (the keys of no block its
+# spec reads): NPT reads no pooling, the BERT encoders no NPT shape, vocabulary or dropout, and
+# only SPECTER-style its margin and hard_fraction. Not defaults (no run reads them): the values fingerprints recorded for these
 # fields before TrainParams was built from the config, so a run's fingerprint, and with it the
 # resume state it may have left, is the same as then.
 UNREAD: dict[str, Any] = {
@@ -83,9 +97,9 @@ class TrainParams:
     lr_decay_start: int  # ... from this epoch on (counted from 1)
     eval_every: int  # dev evaluation every this many epochs, and after the last
     max_length: int  # token positions per text
-    optimizer: str  # asgd | adamw
+    optimizer: Optimizer
     scale_scores: bool  # bilinear scores divided by d (model.score_scale)
-    w_init: str  # start of the bilinear W (matcher.W_INITS)
+    w_init: WInit  # start of the bilinear W
     d_model: int | None  # NPT: width, layers, heads, query/key size per head
     n_layers: int | None
     n_heads: int | None
@@ -94,12 +108,19 @@ class TrainParams:
     dropout: float  # NPT: on embeddings and layer outputs ...
     attention_dropout: float  # ... and on attention probabilities
     positions: bool  # NPT: sinusoidal position table
-    pooling: str  # ScratchBERT/MathBERT: cls | mean
+    pooling: Pooling  # ScratchBERT/MathBERT (SPECTER-style: matching.specter.pooling)
     margin: float  # SPECTER triplets: margin and share of same-article negatives
     hard_fraction: float
-    eval_weights: str  # ASGD: dev evaluation and model/ read its average or the raw weights
-    select_metric: str  # model selection on dev MRR or dev accuracy (local decoding) ...
-    hybrid_selection: str  # ... or, for hybrid runs, "global": dev accuracy of global decoding
+    eval_weights: EvalWeights  # ASGD: dev evaluation and model/ read its average or raw weights
+    select_metric: SelectMetric  # model selection on dev MRR or dev accuracy (local decoding) ...
+    hybrid_selection: HybridSelection  # ... or, for hybrid runs, dev accuracy of global decoding
+
+    def __post_init__(self) -> None:
+        """Refuse a value outside its ``Literal`` type: the one check of the enums for the code
+        below, which trusts them; params come from the validated config, but also from a
+        recorded fingerprint, the command line's config or a caller that built them by hand."""
+        for name, values in _literals(type(self)).items():
+            one_of(name, getattr(self, name), values)
 
     @classmethod
     def from_config(cls, matching: Mapping[str, Any], encoder: str) -> TrainParams:
@@ -174,6 +195,18 @@ def typed_params(cls: type[P], values: Mapping[str, Any]) -> P:
         raise ValueError(f"{cls.__name__} keys {nulls} cannot be None")
 
     def kind(f: dataclasses.Field) -> type:  # "int | None" -> int (annotations are strings here)
-        return _CAST[f.type.split(" |")[0] if isinstance(f.type, str) else f.type.__name__]
+        name = f.type.split(" |")[0] if isinstance(f.type, str) else f.type.__name__
+        return _CAST.get(name, str)  # a Literal alias (Optimizer, ...): its values are strings
 
     return cls(**{k: None if v is None else kind(fields[k])(v) for k, v in values.items()})
+
+
+def _literals(cls: type) -> dict[str, tuple[Any, ...]]:
+    """The values of each field of ``cls`` typed by a ``Literal`` (or ``Literal | None``)."""
+    out = {}
+    for name, hint in typing.get_type_hints(cls).items():
+        args = typing.get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
+        for arg in args:
+            if typing.get_origin(arg) is Literal:
+                out[name] = typing.get_args(arg)
+    return out

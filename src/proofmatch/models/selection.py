@@ -16,11 +16,9 @@ from proofmatch import config
 from proofmatch.decoding.assign import global_decode
 from proofmatch.decoding.local import factor_scorer, local_decode
 from proofmatch.models.matcher import Matcher
-from proofmatch.models.params import TrainParams
+from proofmatch.models.params import EvalWeights, SelectMetric, TrainParams
 
-EVAL_WEIGHTS = ("average", "raw")  # ASGD's averaged parameters, or the parameters themselves
-SELECT_METRICS = {"mrr": "dev_mrr", "accuracy": "dev_acc"}  # select_metric -> metrics.csv column
-HYBRID_SELECTION = ("local", "global")  # global: hybrid runs select on dev_global_acc
+SELECT_METRICS: dict[SelectMetric, str] = {"mrr": "dev_mrr", "accuracy": "dev_acc"}  # -> column
 # Dev decoding during training (global accuracy, for hybrid_selection: global) uses the config's
 # decode settings where the run's params carry them (config.run_matching adds them only under
 # hybrid_selection: global), else the schema's.
@@ -71,24 +69,14 @@ def decoded_metrics(
 def selection_column(p: TrainParams, mode: str) -> str:
     """The ``metrics.csv`` column whose best value selects the saved model: ``dev_global_acc`` for
     a hybrid run with ``hybrid_selection: global`` (the reference's ``-G`` runs), else ``dev_mrr``
-    or ``dev_acc`` (``select_metric``). Refuses unknown values of the selection keys."""
-    if p.select_metric not in SELECT_METRICS:
-        raise ValueError(
-            f"unknown select_metric {p.select_metric!r}; expected one of {tuple(SELECT_METRICS)}"
-        )
-    if p.hybrid_selection not in HYBRID_SELECTION:
-        raise ValueError(
-            f"unknown hybrid_selection {p.hybrid_selection!r}; expected one of {HYBRID_SELECTION}"
-        )
-    if p.eval_weights not in EVAL_WEIGHTS:
-        raise ValueError(f"unknown eval_weights {p.eval_weights!r}; expected one of {EVAL_WEIGHTS}")
+    or ``dev_acc`` (``select_metric``; :class:`TrainParams` holds known values only)."""
     if mode == "hybrid" and p.hybrid_selection == "global":
         return "dev_global_acc"
     return SELECT_METRICS[p.select_metric]
 
 
 def evaluation_weights(
-    optimizer: torch.optim.Optimizer, weights: str
+    optimizer: torch.optim.Optimizer, weights: EvalWeights
 ) -> contextlib.AbstractContextManager:
     """The weights dev evaluation reads and ``model/`` keeps: ASGD's averages (``average``; the
     parameters themselves under AdamW, and under ASGD for its first t0 steps, where the average

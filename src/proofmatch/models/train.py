@@ -60,7 +60,6 @@ from proofmatch.data.views import view as token_view
 from proofmatch.models import checkpoint, runtime, sampling
 from proofmatch.models.batching import TokenTable
 from proofmatch.models.matcher import (
-    MODES,
     Matcher,
     build_matcher,
     check_run,
@@ -92,8 +91,6 @@ TEMPORARIES = (
 def step_schedule(mode: str, batches: Sequence[np.ndarray]) -> list[tuple[str, np.ndarray]]:
     """The steps of an epoch, ``(loss, batch)``: one per batch, or in hybrid mode a local step
     and then a global step on each batch (§8: "alternating one stochastic step for each loss")."""
-    if mode not in STEPS:
-        raise ValueError(f"unknown mode {mode!r}; expected one of {MODES}")
     return [(kind, idx) for idx in batches for kind in STEPS[mode]]
 
 

@@ -10,7 +10,8 @@ import logging
 
 from proofmatch.config import run_matching
 from proofmatch.data.views import VIEWS
-from proofmatch.models.matcher import ENCODERS, MODES, NotConfigured
+from proofmatch.experiments import ENCODERS, MODES
+from proofmatch.models.matcher import NotConfigured
 from proofmatch.models.params import TrainParams, start_checkpoint
 from proofmatch.models.train import train_run
 

@@ -10,6 +10,7 @@ builds the structure on top of it.
 
 from __future__ import annotations
 
+from proofmatch.spec.checks import one_of
 from proofmatch.texmath.parse import Node
 
 #: The markups of the demo corpus.
@@ -79,8 +80,7 @@ class MathMarkup:
     """
 
     def __init__(self, dialect: str, math_id: str) -> None:
-        if dialect not in DIALECTS:
-            raise ValueError(f"unknown dialect {dialect!r}")
+        one_of("dialect", dialect, DIALECTS)
         self.latexml = dialect == "latexml"
         self.p = "m:" if dialect == "arxmliv" else ""
         self.mid = math_id

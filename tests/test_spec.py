@@ -1,0 +1,194 @@
+"""The encoder registry (:mod:`proofmatch.spec.encoders`) and the schema agree, and an encoder is
+added by three edits: docs/architecture.md's worked example ("Adding an encoder"), applied here
+to a copy of the project, validates, builds, saves and loads, and a dry run plans its runs."""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_workflow import SNAKEMAKE, copy_workflow, planned_wildcards
+
+from proofmatch import config as C
+from proofmatch import experiments as X
+from proofmatch.config import ConfigError, run_matching, validate_config
+from proofmatch.models.params import TrainParams
+from proofmatch.spec import encoders as E
+from proofmatch.spec.checks import one_of, unknown
+
+REPO = Path(__file__).resolve().parents[1]
+RUN_LISTS = ("fusion.runs", "report.seed_runs", "report.scaling_runs", "transfer.runs")
+
+
+def registry_mismatches(schema: dict[str, Any]) -> list[str]:
+    """What the schema lacks of the registry: each spec's ``block`` and ``settings`` as objects
+    under ``matching``, its ``checkpoint`` key as a string or null; and the lists of runs that do
+    not take exactly the registry's ``encoder-mode`` names. The one place they are compared."""
+    matching = schema["properties"]["matching"]["properties"]
+    bad = []
+    for spec in E.ENCODERS.values():
+        for block in (spec.block, *spec.settings):
+            if matching.get(block, {}).get("type") != "object":
+                bad.append(f"{spec.name}: no block matching.{block}")
+        if spec.checkpoint and matching.get(spec.checkpoint, {}).get("type") != ["string", "null"]:
+            bad.append(f"{spec.name}: no checkpoint key matching.{spec.checkpoint}")
+    for key in RUN_LISTS:
+        section, name = key.split(".")
+        items = schema["properties"][section]["properties"][name]["items"]
+        if items.get("enum") != E.run_names():
+            bad.append(f"{key}: runs {items.get('enum')}, not the registry's")
+    return bad
+
+
+def test_the_schema_has_every_encoders_blocks_and_runs():
+    assert registry_mismatches(C.schema()) == []
+    assert E.run_names()[:2] == ["npt-local", "npt-hybrid"] and "specter-triplet" in E.run_names()
+    assert X.ENCODERS == tuple(E.ENCODERS) and X.PRETRAINED_ENCODERS == ("scratchbert", "specter")
+
+
+def test_the_one_unknown_name_error():
+    err = unknown("encoder", "bm25", ("npt", "specter"), "a registered encoder")
+    assert (
+        str(err)
+        == "unknown encoder 'bm25'; expected one of npt, specter; fix: a registered encoder"
+    )
+    assert one_of("view", "math", ("text", "math")) == "math"
+    with pytest.raises(ValueError, match="unknown encoder 'bm25'; expected one of npt, scratch"):
+        E.encoder_spec("bm25")
+
+
+TOY = E.EncoderSpec("toy", "Toy", ("local",), "toy", "proofmatch.models.matcher:NPT_BUILDER")
+
+
+def test_a_registered_encoder_is_validated_and_read(monkeypatch):
+    """A throw-away spec registered at test time, with a block given here: the schema's lists of
+    runs take its runs, and a run reads its block (nothing else names it)."""
+    real = C.schema
+
+    def with_block() -> dict[str, Any]:
+        s = real()
+        matching = s["properties"]["matching"]["properties"]
+        matching["toy"] = {**copy.deepcopy(matching["npt"]), "description": "the toy encoder"}
+        return s
+
+    monkeypatch.setattr(C, "schema", with_block)
+    given = {"matching": {"toy": {"epochs": 1}}, "fusion": {"runs": ["toy-local"]}}
+    with pytest.raises(ConfigError, match=r"config key fusion\.runs\.0: 'toy-local' is not one"):
+        validate_config(copy.deepcopy(given))  # not registered yet
+    monkeypatch.setitem(E.ENCODERS, "toy", TOY)
+    assert registry_mismatches(real()) == ["toy: no block matching.toy"]  # its runs: filled in
+    assert "toy-local" in real()["properties"]["transfer"]["properties"]["runs"]["items"]["enum"]
+    assert registry_mismatches(with_block()) == []
+    cfg = validate_config(copy.deepcopy(given))
+    part = run_matching(cfg["matching"], "toy", cfg["decode"])
+    assert part == {"max_length": cfg["matching"]["max_length"], "toy": cfg["matching"]["toy"]}
+    p = TrainParams.from_config(cfg["matching"], "toy")
+    assert p.epochs == 1 and p.d_model == cfg["matching"]["npt"]["d_model"]
+    with pytest.raises(ConfigError, match=r"matching\.toy\.optimizer"):
+        validate_config({"matching": {"toy": {"optimizer": "sgd"}}})
+
+
+# ----------------------------------------------------------------------------- the worked example
+
+EDIT = re.compile(
+    r"^\*\*\d\. [^*]+\*\* — `(?P<path>[^`]+)`, "
+    r"(?:(?P<new>new file)|(?P<where>after|before) the line `(?P<anchor>[^`]+)`):\n\n"
+    r"```\w+\n(?P<text>.*?)```",
+    flags=re.M | re.S,
+)
+
+
+def worked_example() -> list[re.Match]:
+    text = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = text.split("\n## Adding an encoder\n", 1)[1].split("\n## ", 1)[0]
+    return list(EDIT.finditer(section))
+
+
+def apply_edit(root: Path, edit: re.Match) -> None:
+    path = root / edit["path"]
+    if edit["new"]:
+        assert not path.exists(), path
+        path.write_text(edit["text"], encoding="utf-8")
+        return
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    at = [i for i, line in enumerate(lines) if line.strip() == edit["anchor"]]
+    assert len(at) == 1, (edit["path"], edit["anchor"], at)
+    i = at[0] + (edit["where"] == "after")
+    path.write_text("".join(lines[:i]) + edit["text"] + "".join(lines[i:]), encoding="utf-8")
+
+
+BUILD_AND_LOAD = """
+import sys, torch
+sys.path.insert(0, sys.argv[2])
+from toydata import toy_pairs, train_params
+from proofmatch.models.matcher import build_matcher, load_matcher
+train = toy_pairs(n_articles=4, pairs_per_article=3, seed=0)
+m = build_matcher("bow", "local", "both", train_params("bow", d_model=8), train)
+texts = list(train["statement_tokens"][:3])
+m.save_pretrained(sys.argv[1])
+back = load_matcher(sys.argv[1], "cpu")
+assert type(back.encoder).__name__ == "BowEncoder" and back.encoder.dim == 8
+assert torch.equal(m.embed(texts), back.embed(texts)), "the saved model scores differently"
+print("built, saved and loaded")
+"""
+
+
+def test_the_worked_example_is_three_edits_and_a_dry_run_plans_it(tmp_path):
+    edits = worked_example()
+    assert [e["path"] for e in edits] == [
+        "src/proofmatch/models/bow.py",
+        "src/proofmatch/spec/encoders.py",
+        "src/proofmatch/schemas/config.schema.yaml",
+    ]
+    (tmp_path / "wd").mkdir()
+    wd = copy_workflow(tmp_path / "wd")
+    for edit in edits:
+        apply_edit(wd, edit)
+    env = {**os.environ, "PYTHONPATH": str(wd / "src")}
+    made = subprocess.run(
+        [sys.executable, "-c", BUILD_AND_LOAD, str(tmp_path / "model"), str(REPO / "tests")],
+        cwd=wd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert made.returncode == 0, made.stdout + made.stderr
+    (wd / "bow.yaml").write_text(
+        "matching:\n  bow:\n    epochs: 2\nfusion:\n  runs: [npt-local, bow-local]\n"
+    )
+    dry = subprocess.run(
+        SNAKEMAKE + ["-n", "all", "--configfile", "config/config.yaml", "bow.yaml"],
+        cwd=wd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert dry.returncode == 0, (dry.stdout + dry.stderr)[-3000:]
+    trained = [w for w in planned_wildcards(dry.stdout, "train_matcher") if w["encoder"] == "bow"]
+    assert sorted(w["level"] for w in trained) == sorted(X.LEVELS)  # Table 3's row
+    assert {(w["split"], w["mode"], w["view"]) for w in trained} == {("mixed", "local", "both")}
+    fused = [w for w in planned_wildcards(dry.stdout, "fuse_run") if w["encoder"] == "bow"]
+    assert sorted(w["level"] for w in fused) == sorted(X.LEVELS)  # fusion.runs names it
+
+
+def test_typed_values_are_the_schemas():
+    """The ``Literal`` types that code below the config trusts hold the schema's enum values:
+    each typed TrainParams field as every ``matching`` block that has the key, and the partial
+    levels' rounding as ``replace.partial_rounding``."""
+    from proofmatch.data.symbols import ROUNDINGS
+    from proofmatch.models.params import _literals
+
+    props = C.schema()["properties"]
+    blocks = [b for b in props["matching"]["properties"].values() if b.get("type") == "object"]
+    for name, values in _literals(TrainParams).items():
+        enums = [b["properties"][name]["enum"] for b in blocks if name in b["properties"]]
+        assert enums and all(tuple(e) == values for e in enums), (name, values, enums)
+    assert tuple(props["replace"]["properties"]["partial_rounding"]["enum"]) == ROUNDINGS
