@@ -217,7 +217,7 @@ def test_credit_detection():
             "'as the paper' credits the paper without saying where",
         ),
         (
-            "src/proofmatch/evaluation/baselines.py",
+            "src/proofmatch/scoring/lexical.py",
             '"TF-IDF (reference code) vocabulary:',
             '"TF-IDF (paper) vocabulary:',
             "a bare '(paper)' label",

@@ -42,7 +42,6 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -55,16 +54,15 @@ from proofmatch import config
 from proofmatch.artifacts import atomic_path, write_json
 from proofmatch.data import views as tok
 from proofmatch.data.splits import read_part
-from proofmatch.evaluation.evaluate import PairScorer, token_lists
+from proofmatch.evaluation.evaluate import PairScorer, _load_matcher
 from proofmatch.logs import setup_logging
+from proofmatch.scoring.tokens import display_token, mask_token, token_lists
 
 log = logging.getLogger(__name__)
 
 CLASS_NAMES = ["mismatch", "match"]
-DEFAULT_UNK = "[UNK]"
 MATCH_RGB = (1.0, 0.50, 0.05)  # orange
 MISMATCH_RGB = (0.12, 0.47, 0.71)  # blue
-_WS = re.compile(r"\s+")
 
 
 # ----------------------------------------------------------------------------- choosing the pair
@@ -125,14 +123,6 @@ def pick_pairs(data: pd.DataFrame, n: int = 2, max_tokens: int = 120) -> list[in
 
 
 # ----------------------------------------------------------------------------- LIME
-
-
-def display_token(token: str) -> str:
-    """How a token is drawn and what LIME sees: no whitespace; math shown without its ``$``."""
-    if tok.is_math(token):
-        symbol, variant = tok.split_math(token)
-        token = symbol if not variant else f"{symbol}[{variant}]"
-    return _WS.sub("_", token) or "_"
 
 
 def match_probability_fn(
@@ -220,7 +210,7 @@ def explain_pair(
         raise ValueError("cannot explain a pair with an empty statement or proof")
     if not others:
         raise ValueError("need at least one other proof to define the match probability")
-    unk = str(getattr(matcher, "unk_token", DEFAULT_UNK))
+    unk = mask_token(matcher)
     fn = match_probability_fn(matcher, statement, proof, others, unk, batch_size)
     shown = [display_token(t) for t in statement + proof]
     text = " ".join(shown[: len(statement)]) + "\n" + " ".join(shown[len(statement) :])
@@ -487,12 +477,6 @@ def write_shares(
         for i, p in enumerate(panels)
     ]
     write_json({"panels": rows}, out_json)
-
-
-def _load_matcher(run_dir: str | os.PathLike) -> PairScorer:
-    from proofmatch.models.matcher import load_matcher  # imports torch
-
-    return load_matcher(run_dir)
 
 
 def figure2(

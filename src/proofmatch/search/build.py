@@ -3,14 +3,14 @@
 Building reads the parts asked for, in that order, and encodes every proof once:
 
 * a model index: one :meth:`proofmatch.models.matcher.Matcher.factors` call per part on that
-  part's statements and proofs, exactly as :func:`proofmatch.evaluation.evaluate.evaluate_run`
+  part's statements and proofs, exactly as ``proofmatch evaluate``
   encodes the part it evaluates; the model folder is copied in as the query encoder and the run
   is named by :func:`run_identity` (model digest, training fingerprint, metrics);
 * a ``tfidf`` index: vocabulary and idf fitted on the indexed statements and proofs (a search
   engine fits on its corpus; the baseline fits on the train part); a ``bm25`` index: the proofs'
-  BM25Okapi weights and statistics (:func:`proofmatch.evaluation.baselines.bm25_fit`);
+  BM25Okapi weights and statistics (:func:`proofmatch.scoring.lexical.bm25_fit`);
 * a ``fusion`` index: both a model index's arrays and a ``bm25`` index's weights, and the weight
-  λ of ``z(learned) + λ · z(BM25)`` (:mod:`proofmatch.evaluation.fusion`): the run's
+  λ of ``z(learned) + λ · z(BM25)`` (:mod:`proofmatch.scoring.fusion`): the run's
   ``fusion.json`` (chosen on its dev part) or a weight given by hand, recorded as such
   (:func:`fusion_weight`);
 * above ``faiss_above`` proofs a model index adds a FAISS IVF index whose ``nprobe`` is
@@ -45,6 +45,8 @@ from proofmatch import config
 from proofmatch.artifacts import atomic_dir, read_json, read_parquet, verify, write_json
 from proofmatch.data.splits import PARTS, read_parts
 from proofmatch.logs import setup_logging
+from proofmatch.scoring.lexical import bm25_fit, tfidf_fit, tfidf_vectors
+from proofmatch.scoring.tokens import token_lists
 from proofmatch.search import ann
 from proofmatch.search.display import fragment_text
 from proofmatch.search.folder import (
@@ -55,9 +57,7 @@ from proofmatch.search.folder import (
     META_FILE,
     MODEL_DIR,
     PROOFS_FILE,
-    as_is,
     files_digest,
-    tfidf_vectors,
 )
 
 log = logging.getLogger(__name__)
@@ -220,7 +220,6 @@ def _model_arrays(
     run_dir: Path, frames: Sequence[pd.DataFrame], batch_size: int
 ) -> tuple[dict, Any]:
     """Per part, one ``Matcher.factors`` call as evaluation makes it; the arrays concatenated."""
-    from proofmatch.evaluation.evaluate import token_lists
     from proofmatch.models.matcher import load_matcher
 
     matcher = load_matcher(run_dir)
@@ -237,17 +236,6 @@ def _model_arrays(
     return {
         k: np.ascontiguousarray(np.concatenate(v), dtype=np.float32) for k, v in got.items()
     }, matcher
-
-
-def _tfidf_fit(
-    statements: list[list[str]], proofs: list[list[str]]
-) -> tuple[dict[str, int], np.ndarray]:
-    """Vocabulary and idf of scikit-learn's TfidfVectorizer fitted on the indexed statements and proofs."""
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
-    vec = TfidfVectorizer(analyzer=as_is, lowercase=False).fit(statements + proofs)
-    vocab = {str(t): int(i) for t, i in vec.vocabulary_.items()}
-    return vocab, np.asarray(vec.idf_, np.float64)
 
 
 def build_index(
@@ -385,17 +373,13 @@ def _write_learned(
 def _write_lexical(staging: Path, method: str, data: pd.DataFrame) -> dict[str, Any]:
     """A tfidf index's vocabulary, idf and proof vectors, or a bm25 or fusion index's BM25 weights
     and statistics; returns its ``index.json`` fields (``bm25``; none for tfidf)."""
-    from proofmatch.evaluation.evaluate import token_lists  # evaluate imports torch: not for --help
-
     proofs = token_lists(data["proof_tokens"])
     if method == "tfidf":
-        vocab, idf = _tfidf_fit(token_lists(data["statement_tokens"]), proofs)
+        vocab, idf = tfidf_fit(token_lists(data["statement_tokens"]) + proofs)
         np.save(staging / "idf.npy", idf)
         (staging / "vocabulary.json").write_text(json.dumps(vocab, ensure_ascii=False))
         sp.save_npz(staging / "proof_weights.npz", tfidf_vectors(proofs, vocab, idf))
         return {}
-    from proofmatch.evaluation.baselines import bm25_fit
-
     W, fit = bm25_fit(proofs)
     (staging / "vocabulary.json").write_text(json.dumps(fit.vocab, ensure_ascii=False))
     sp.save_npz(staging / "proof_weights.npz", sp.csr_matrix(W))
@@ -455,7 +439,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Encode every proof of a replaced split file once into a search index folder. Methods: model (a "
         "trained run's factors, --run), tfidf, bm25 (no model), and fusion: z(learned) + λ·z(BM25) per query, "
-        "both standardised over the proofs a query searches (proofmatch.evaluation.fusion). A fusion index "
+        "both standardised over the proofs a query searches (proofmatch.scoring.fusion). A fusion index "
         "holds the run's model arrays and the proofs' BM25 weights (idf over the indexed proofs); λ is RUN/"
         f"{FUSION_FILE}'s 'weight' (chosen on the run's dev part) unless --fusion-weight gives one, which the "
         "index records as given by hand. Fusion search is exact: above --exact-max-n proofs a fusion index is "
