@@ -498,7 +498,7 @@ def test_fusion_search_is_evaluations_fused_row(search_demo, tmp_path):
 
 
 def test_fusion_weight_from_the_run_or_by_hand(search_demo, fusion_index, tmp_path):
-    from proofmatch.search.build import fusion_weight
+    from proofmatch.search.provenance import fusion_weight
 
     meta = fusion_index.meta
     run = meta["run"]["run_dir"]
