@@ -7,7 +7,7 @@ Each gives a sparse statement x proof score matrix as a row-chunk score function
 (:mod:`proofmatch.search`) stores the fitted weights and statistics to score a query with.
 
 * **TF-IDF**: scikit-learn's ``TfidfVectorizer`` fitted on the *train* part's statements and
-  proofs; cosine similarity (rows are L2-normalised, so it is a sparse dot product). Tokens are
+  proofs (a search index: on its own statements and proofs, :func:`tfidf_fit`); cosine similarity (rows are L2-normalised, so it is a sparse dot product). Tokens are
   used exactly as linearized (``analyzer`` = the token list itself, ``lowercase=False``): this is
   ``token_pattern=r"\\S+"`` on space-joined tokens, but also safe for a token that contains a
   space. Unlike the reference's default vectorizer it keeps single-character tokens, i.e. every
