@@ -9,7 +9,7 @@
 * Table 7: the hubness counts of its dev evaluation.
 * Each evaluation JSON agrees with its per-statement Parquet (MRR, accuracies, hubness), so a
   JSON value edited after the fact is caught even if a table were re-rendered from it.
-* Figure 2: a PNG and a PDF of the size :func:`proofmatch.evaluation.figure.draw_panels` draws (11 in
+* Figure 2: a PNG and a PDF of the size :func:`proofmatch.evaluation.panels.draw_panels` draws (11 in
   wide at 150 dpi; the PDF page the PNG's size) with the expected number of panels, counted from the grey
   "P(match) = ..." line that heads each panel's tokens.
 """
@@ -57,7 +57,7 @@ FUSION_ROW = re.compile(
 )
 MODES = {"Local": "local", "Global": "hybrid", "Triplet": "triplet"}
 HUBNESS_ROWS = {"≥20": ">=20", "≥10": ">=10", "≥5": ">=5", "≥2": ">=2", "=1": "=1", "<1": "<1"}
-FIGURE_WIDTH_PX = 11 * 150  # figure.draw_panels's width_in x dpi
+FIGURE_WIDTH_PX = 11 * 150  # panels.draw_panels's width_in x dpi
 EVAL_TABLES = ("table3", "table4", "table5", "table6", "baselines")
 
 
@@ -229,7 +229,7 @@ def pdf_page_size(path: Path) -> tuple[float, float]:
 
 def panel_count(png: Path) -> int:
     """Panels of a Figure 2 PNG: each has one grey "P(match) = ..." line, the only ink whose
-    darkest pixel is the 0.35 grey of figure.draw_panels (titles and tokens are black)."""
+    darkest pixel is the 0.35 grey of panels.draw_panels (titles and tokens are black)."""
     rgb = mpimg.imread(str(png))[..., :3]
     gray, sat = rgb.mean(axis=2), rgb.max(axis=2) - rgb.min(axis=2)
     ink = gray.min(axis=1) < 0.98

@@ -1,4 +1,4 @@
-"""TF-IDF and BM25 baselines (proofmatch.evaluation.baselines) on a toy set."""
+"""TF-IDF and BM25 (proofmatch.scoring.lexical) and their baselines (proofmatch.evaluation.baselines) on a toy set."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 from rank_bm25 import BM25Okapi
 
 from proofmatch.evaluation import baselines as B
+from proofmatch.scoring import lexical as L
 
 
 def toy_parquet(tmp_path, n_test: int = 10):
@@ -43,7 +44,7 @@ def test_bm25_sparse_scores_equal_rank_bm25_get_scores():
     docs = [list(rng.choice(vocab, int(rng.integers(1, 25)))) for _ in range(30)]
     queries = [list(rng.choice(vocab + ["unseen"], int(rng.integers(0, 15)))) for _ in range(30)]
     queries[0] = ["w1", "w1", "w1"]  # repeated query tokens count once per occurrence
-    ours = B.bm25_scorer(queries, docs)(0, 30)
+    ours = L.bm25_scorer(queries, docs)(0, 30)
     bm = BM25Okapi(docs)
     ref = np.array([bm.get_scores(q) for q in queries])
     np.testing.assert_allclose(ours, ref, rtol=1e-5, atol=1e-5)
@@ -51,7 +52,7 @@ def test_bm25_sparse_scores_equal_rank_bm25_get_scores():
 
 def test_tfidf_keeps_single_character_case_and_math_typing():
     train = [["$x", "x", "X", "$A"], ["$x", "y"]]
-    f = B.tfidf_scorer(train, [["$x"], ["x"], ["X"]], [["$x"], ["x"], ["X"]])
+    f = L.tfidf_scorer(train, [["$x"], ["x"], ["X"]], [["$x"], ["x"], ["X"]])
     S = f(0, 3)
     np.testing.assert_allclose(S, np.eye(3), atol=1e-6)  # $x, x and X are three different tokens
 
@@ -83,14 +84,14 @@ def test_run_baseline_exact_path_and_errors(tmp_path):
     with pytest.raises(ValueError, match="unknown baseline"):
         B.run_baseline("dice", data, "dev", tmp_path / "o.parquet", tmp_path / "o.json", 3, 100, 0)
     with pytest.raises(ValueError, match="non-empty proof"):
-        B.bm25_scorer([["a"]], [[]])
+        L.bm25_scorer([["a"]], [[]])
 
 
 def test_tfidf_paper_sees_what_the_reference_vectorizer_saw():
-    assert B.reference_text(["Let", "$x~bold", "$A", "$≤", "$sin"]) == "Let x____bold A ≤ sin"
+    assert L.reference_text(["Let", "$x~bold", "$A", "$≤", "$sin"]) == "Let x____bold A ≤ sin"
     # defaults: lowercase, tokens of 2+ word characters: one-letter symbols vanish, $Ab meets ab
     train = [["Let", "$x", "$Ab", "ab", "x~bold"], ["Let", "$F~script", "cover"]]
-    f = B.tfidf_paper_scorer(train, [["$x", "$Ab"], ["$F~script"]], [["ab"], ["F~script", "$x"]])
+    f = L.tfidf_paper_scorer(train, [["$x", "$Ab"], ["$F~script"]], [["ab"], ["F~script", "$x"]])
     S = f(0, 2)
     assert S[0, 0] == pytest.approx(1.0) and S[0, 1] == 0.0  # $x is gone, $Ab == ab
     assert S[1, 1] == 0.0  # F____script (math) and "F~script" ("f", "script") differ

@@ -94,7 +94,7 @@ def _step_worker(data: str, batch: list[int]) -> dict:
     from proofmatch.data.splits import read_part
     from proofmatch.models.batching import TokenTable
     from proofmatch.models.matcher import build_matcher
-    from proofmatch.models.train import batch_loss
+    from proofmatch.models.steps import batch_loss
 
     rt = runtime.init_runtime()
     train = read_part(data, "train")

@@ -111,7 +111,7 @@ MIRRORS: dict[str, dict[str, str]] = {
     "proofmatch.models.pretrain:Pretraining": {"eval_every_unit": "pretrain.eval_every_unit"},
     "proofmatch.models.pretrain:build_pretraining": {"eval_every_unit": "pretrain.eval_every_unit"},
     "proofmatch.models.pretrain:check_due": {"unit": "pretrain.eval_every_unit"},
-    "proofmatch.models.train:batch_loss": {"margin": "matching.specter.margin"},
+    "proofmatch.models.steps:batch_loss": {"margin": "matching.specter.margin"},
     "proofmatch.models.selection:rank_metrics": DECODE,
     "proofmatch.models.selection:decoded_metrics": DECODE,
     "proofmatch.search.build:build_index": {"seed": "seed"},

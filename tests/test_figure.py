@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from proofmatch.evaluation import figure as F
+from proofmatch.scoring.tokens import display_token
 
 
 class BagMatcher:
@@ -86,10 +87,10 @@ def test_pick_pairs_is_deterministic_prefers_shared_math_and_two_articles():
 
 
 def test_display_tokens_have_no_whitespace():
-    assert F.display_token("$x") == "x"
-    assert F.display_token("$x~bold") == "x[bold]"
-    assert F.display_token("such that") == "such_that"
-    assert F.display_token("$") == "$"
+    assert display_token("$x") == "x"
+    assert display_token("$x~bold") == "x[bold]"
+    assert display_token("such that") == "such_that"
+    assert display_token("$") == "$"
 
 
 def test_probability_fn_masks_in_place_and_is_a_softmax():

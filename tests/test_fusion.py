@@ -1,4 +1,4 @@
-"""Fusion of a trained run with BM25 (proofmatch.evaluation.fusion, proofmatch.evaluation.fused).
+"""Fusion of a trained run with BM25 (proofmatch.scoring.fusion, proofmatch.evaluation.fused).
 
 The core on score matrices: per-row normalisation, the fused scores, the dev MRR of every λ and
 the choice among them (ties to the smaller λ), rank fusion; then the two workflow steps on a toy
@@ -18,8 +18,8 @@ from proofmatch.config import validate_config
 from proofmatch.decoding.assign import decode_all
 from proofmatch.decoding.local import dense_scores
 from proofmatch.evaluation import fused as FD
-from proofmatch.evaluation import fusion as F
-from proofmatch.evaluation.baselines import bm25_scorer
+from proofmatch.scoring import fusion as F
+from proofmatch.scoring.lexical import bm25_scorer
 
 
 def rows_of(M: np.ndarray):

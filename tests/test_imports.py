@@ -16,11 +16,15 @@ import subprocess
 import sys
 
 import proofmatch.data
+import proofmatch.scoring
 import proofmatch.texmath
 
 HEAVY = ("torch", "transformers")
 TORCH_FREE = [
     *sorted(m.name for m in pkgutil.walk_packages(proofmatch.data.__path__, "proofmatch.data.")),
+    *sorted(
+        m.name for m in pkgutil.walk_packages(proofmatch.scoring.__path__, "proofmatch.scoring.")
+    ),
     "proofmatch.evaluation.tables",
     "proofmatch.render",
     "proofmatch.evaluation.paper",

@@ -2,7 +2,8 @@
 
 ``src/proofmatch`` is built in floors (docs/architecture.md, "Floors"): the registries
 (``spec/``, which import nothing of proofmatch), the ground floor's top-level modules (atomic
-writes, logs, config, the experiment spec, the table writer), then the libraries (the TeX converter, the data stages, decoding), models, evaluation, the applications
+writes, logs, config, the experiment spec, the table writer), then the libraries (the TeX
+converter, the data stages, decoding), scoring, models, evaluation, the applications
 (search, the demo generator) and the command line. A module may import a module of its own unit
 (a subpackage, or the ground floor's top-level modules) or of a unit on a lower floor; units that
 share a floor do not import each other. :data:`FLOORS` is that order, written here once;
@@ -35,6 +36,7 @@ FLOORS: Floors = (
     ("spec", ("proofmatch.spec",)),
     ("ground", (GROUND,)),
     ("libraries", ("proofmatch.texmath", "proofmatch.data", "proofmatch.decoding")),
+    ("scoring", ("proofmatch.scoring",)),
     ("models", ("proofmatch.models",)),
     ("evaluation", ("proofmatch.evaluation",)),
     ("applications", ("proofmatch.search", "proofmatch.demo")),
@@ -146,6 +148,16 @@ def upward_imports(root: Path, floors: Floors = FLOORS) -> list[str]:
     return bad
 
 
+def imports_between(root: Path, source: str, target: str) -> list[str]:
+    """Each import from a module of unit ``source`` to one of unit ``target`` (a rule the floors do
+    not say: two units of which one may import the other, and does not)."""
+
+    def within(module: str, name: str) -> bool:
+        return module == name or module.startswith(name + ".")
+
+    return [str(e) for e in imports(root) if within(e.source, source) and within(e.target, target)]
+
+
 def circles(root: Path) -> list[list[str]]:
     """The import circles between modules: each strongly connected set of two or more modules
     (Tarjan's algorithm), sorted."""
@@ -191,6 +203,13 @@ def circles(root: Path) -> list[list[str]]:
 def test_imports_only_go_down():
     bad = upward_imports(PACKAGE)
     assert not bad, "imports against the floors (docs/architecture.md, Floors):\n" + "\n".join(bad)
+
+
+def test_search_imports_nothing_from_evaluation():
+    """Search scores with the scoring library, as evaluation does, and does not reach into
+    evaluation for it (issue 33): the floors alone would allow the import."""
+    found = imports_between(PACKAGE, "proofmatch.search", "proofmatch.evaluation")
+    assert found == [], "search imports evaluation:\n" + "\n".join(found)
 
 
 def test_no_import_circles():
@@ -314,6 +333,15 @@ def test_the_checker_finds_an_upward_import(tmp_path, rel, code, culprit):
     pkg = _plant(tmp_path, {**PLANTED, rel: code})
     bad = upward_imports(pkg)
     assert len(bad) == 1 and culprit in bad[0], bad
+
+
+def test_the_checker_finds_an_import_between_two_units(tmp_path):
+    code = "def f():\n    from proofmatch.evaluation.tables import x\n"
+    pkg = _plant(tmp_path, {**PLANTED, "search/query.py": code})
+    assert upward_imports(pkg) == []  # the floors allow it
+    assert imports_between(pkg, "proofmatch.search", "proofmatch.evaluation") == [
+        "proofmatch/search/query.py:2: proofmatch.search.query imports proofmatch.evaluation.tables"
+    ]
 
 
 def test_the_checker_finds_a_circle_and_an_unplaced_package(tmp_path):

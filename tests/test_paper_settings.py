@@ -1,14 +1,13 @@
 """Nothing is credited to the paper that the paper does not state: config comments, schema
-descriptions and docs against src/proofmatch/paper_settings.yaml (proofmatch.paper_settings)."""
+descriptions and docs against tests/data/paper_settings.yaml (tests/paper_settings.py)."""
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
 
+import paper_settings as ps
 import pytest
-
-from proofmatch import paper_settings as ps
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -185,6 +184,16 @@ def test_credit_detection():
         ("a.b", "y, paper", 4, False),
         ("a.c", "z", 5, False),
     ]
+    # a list (of scalars or of mappings) is its key's value: its comments are the key's, not a
+    # section's; a "#" inside a quoted value is no comment; blank lines keep the numbering
+    comments = ps.yaml_comments(
+        'a:\n  - x      # item\n  - k: v   # inner\n  # §8\n\nb: "no # comment"\nc: 1\n'
+    )
+    assert comments == [
+        ("a", "item", 2, False),
+        ("a", "inner", 3, False),
+        ("b", "§8", 4, False),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -217,7 +226,7 @@ def test_credit_detection():
             "'as the paper' credits the paper without saying where",
         ),
         (
-            "src/proofmatch/evaluation/baselines.py",
+            "src/proofmatch/scoring/lexical.py",
             '"TF-IDF (reference code) vocabulary:',
             '"TF-IDF (paper) vocabulary:',
             "a bare '(paper)' label",

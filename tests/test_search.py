@@ -15,8 +15,8 @@ from searchdata import hostile_row
 from proofmatch import cli
 from proofmatch.data.splits import read_part
 from proofmatch.decoding.local import local_decode
-from proofmatch.evaluation.baselines import bm25_scorer, tfidf_scorer
-from proofmatch.evaluation.evaluate import token_lists
+from proofmatch.scoring.lexical import bm25_scorer, tfidf_scorer
+from proofmatch.scoring.tokens import token_lists
 from proofmatch.search import query as Q
 from proofmatch.search.build import build_index
 from proofmatch.search.display import fragment_text, safe_html
@@ -408,8 +408,7 @@ def _independent_halves(search_demo, ix, q_id: str, part: str | None):
     """The learned and BM25 scores of an id query over the part's proofs, computed without the
     fusion index: the model index's factors, and BM25 weights (idf over every indexed proof)
     fitted here from the split file."""
-    from proofmatch.evaluation.baselines import bm25_weights
-    from proofmatch.search.folder import count_vectors
+    from proofmatch.scoring.lexical import bm25_weights, count_vectors
 
     model = SearchIndex(search_demo["index"])
     learned = model.scores(model.parse(q_id), part)
@@ -426,7 +425,7 @@ def _independent_halves(search_demo, ix, q_id: str, part: str | None):
 
 @pytest.mark.parametrize("part", [None, "test"])
 def test_fusion_hits_are_fuse_of_the_two_halves(search_demo, fusion_index, part):
-    from proofmatch.evaluation.fusion import fuse
+    from proofmatch.scoring.fusion import fuse
 
     ix = fusion_index
     assert (
@@ -454,7 +453,7 @@ def test_fusion_hits_are_fuse_of_the_two_halves(search_demo, fusion_index, part)
 
 def test_fusion_part_filter_standardises_over_the_part(fusion_index):
     """Searching one part standardises each half over that part's proofs, not over the whole index."""
-    from proofmatch.evaluation.fusion import standardize
+    from proofmatch.scoring.fusion import standardize
 
     ix = fusion_index
     pid = ix.table.loc[ix.table["part"] == "test", "pair_id"].iloc[4]
@@ -479,9 +478,8 @@ def test_fusion_search_is_evaluations_fused_row(search_demo, tmp_path):
     from searchdata import fusion_index as build
 
     from proofmatch.decoding.local import factor_scorer
-    from proofmatch.evaluation.baselines import bm25_scorer
-    from proofmatch.evaluation.fusion import fused_scorer
     from proofmatch.models.matcher import load_matcher
+    from proofmatch.scoring.fusion import fused_scorer
 
     ix = SearchIndex(build(search_demo, tmp_path, parts=("test",)))
     test = read_part(search_demo["data"], "test")
@@ -500,7 +498,7 @@ def test_fusion_search_is_evaluations_fused_row(search_demo, tmp_path):
 
 
 def test_fusion_weight_from_the_run_or_by_hand(search_demo, fusion_index, tmp_path):
-    from proofmatch.search.build import fusion_weight
+    from proofmatch.search.provenance import fusion_weight
 
     meta = fusion_index.meta
     run = meta["run"]["run_dir"]

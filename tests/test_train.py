@@ -46,7 +46,8 @@ from proofmatch.models.params import (
 )
 from proofmatch.models.sampling import epoch_batches, sample_negatives
 from proofmatch.models.selection import rank_metrics
-from proofmatch.models.train import step_schedule, train_run
+from proofmatch.models.steps import batch_loss, step_schedule
+from proofmatch.models.train import train_run
 
 CONFIG = Path(__file__).resolve().parents[1] / "config"  # independent of the working directory
 
@@ -168,9 +169,7 @@ def test_one_autocast_policy_for_training_and_evaluation(monkeypatch):
     m.embed([["$a"], ["set"]])
     ids = m.codec.ids([["$a"], ["set"], ["$b"], ["is"]], 16)
     tables = [TokenTable.build(part, 0, torch.device("cpu")) for part in (ids[:2], ids[2:])]
-    train_mod.batch_loss(
-        m, runtime.Runtime(torch.device("cpu")), "local", np.array([0, 1]), *tables
-    )
+    batch_loss(m, runtime.Runtime(torch.device("cpu")), "local", np.array([0, 1]), *tables)
     assert seen == ["cpu", "cpu"]
     with real(torch.device("cpu")):
         assert not torch.is_autocast_enabled("cpu")  # CPU runs stay float32 and deterministic

@@ -220,6 +220,42 @@ def assemble_corpus(
     """The converted articles as a corpus folder + metadata table (the extractor's input) and the
     conversion report (counts by reason, one entry per article)."""
     root, out_dir = Path(root), Path(out_xhtml_dir)
+    per_article = _article_results(inventory_parquet, shard_jsons)
+    converted = [r for r in per_article if r["status"] == "converted"]
+    with atomic_dir(out_dir) as staging:
+        for r in converted:
+            _link_or_copy(root / r["xhtml"], staging / f"{r['key']}.xhtml.gz")
+    write_csv(_corpus_metadata(converted, metadata_path, out_dir.name), out_metadata)
+    counts = _counts(per_article)
+    report = {
+        "counts": counts,
+        "reasons": REASONS,
+        "with_latexml_errors": sum(bool(r.get("errors")) for r in converted),
+        "converted_now": sum(
+            r["status"] == "converted" and not r.get("cached") for r in per_article
+        ),
+        "latexml_seconds": round(
+            sum(float(r.get("seconds", 0)) for r in per_article if not r.get("cached")), 1
+        ),
+        "articles": per_article,
+    }
+    write_json(report, out_report)
+    failed = {k: v for k, v in counts.items() if k in REASONS and v}
+    log.info(
+        "converted %d of %d articles (%d reused from the cache); failures: %s",
+        counts["converted"],
+        counts["articles"],
+        counts["cached"],
+        failed or "none",
+    )
+    return report
+
+
+def _article_results(
+    inventory_parquet: str | os.PathLike, shard_jsons: Sequence[str | os.PathLike]
+) -> list[dict[str, Any]]:
+    """One result per inventory article, in inventory order: its shard's, or a failure with the
+    inventory's skip reason; an article in no given shard file is an error (a shard is missing)."""
     inv, n_shards = read_inventory(inventory_parquet)
     results: dict[str, dict[str, Any]] = {}
     for path in shard_jsons:
@@ -245,10 +281,14 @@ def assemble_corpus(
                 f"article {row['article_id']!r} of {inventory_parquet} is in no shard result "
                 f"({len(shard_jsons)} of {n_shards} shard files given)"
             )
-    converted = [r for r in per_article if r["status"] == "converted"]
-    with atomic_dir(out_dir) as staging:
-        for r in converted:
-            _link_or_copy(root / r["xhtml"], staging / f"{r['key']}.xhtml.gz")
+    return per_article
+
+
+def _corpus_metadata(
+    converted: Sequence[dict[str, Any]], metadata_path: str | os.PathLike | None, folder: str
+) -> pd.DataFrame:
+    """The corpus's metadata table: one row per converted article, its file in ``folder`` and,
+    where ``metadata_path`` has the article, its title and categories."""
     meta = read_metadata(metadata_path).set_index("article_id") if metadata_path else None
     rows = []
     for r in converted:
@@ -260,41 +300,15 @@ def assemble_corpus(
         rows.append(
             {
                 "article_id": r["article_id"],
-                "file": f"{out_dir.name}/{r['key']}.xhtml.gz",
+                "file": f"{folder}/{r['key']}.xhtml.gz",
                 "title": m["title"] if m is not None else None,
                 "categories": " ".join(m["categories"]) if m is not None else "",
                 "primary_category": m["primary_category"] if m is not None else "",
             }
         )
-    write_csv(
-        pd.DataFrame(
-            rows, columns=["article_id", "file", "title", "categories", "primary_category"]
-        ),
-        out_metadata,
+    return pd.DataFrame(
+        rows, columns=["article_id", "file", "title", "categories", "primary_category"]
     )
-    counts = _counts(per_article)
-    report = {
-        "counts": counts,
-        "reasons": REASONS,
-        "with_latexml_errors": sum(bool(r.get("errors")) for r in converted),
-        "converted_now": sum(
-            r["status"] == "converted" and not r.get("cached") for r in per_article
-        ),
-        "latexml_seconds": round(
-            sum(float(r.get("seconds", 0)) for r in per_article if not r.get("cached")), 1
-        ),
-        "articles": per_article,
-    }
-    write_json(report, out_report)
-    failed = {k: v for k, v in counts.items() if k in REASONS and v}
-    log.info(
-        "converted %d of %d articles (%d reused from the cache); failures: %s",
-        counts["converted"],
-        counts["articles"],
-        counts["cached"],
-        failed or "none",
-    )
-    return report
 
 
 CONVERSION_COLUMNS = {

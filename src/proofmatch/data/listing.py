@@ -97,45 +97,11 @@ def scan_articles(corpus_dir: str | os.PathLike) -> tuple[list[Path], list[dict[
             if not article_suffix(name):
                 continue
             path = Path(dirpath) / name
-            if not is_utf8(path):
-                skipped.append(
-                    skipped_entry(path, "bad_name", "the path is not valid UTF-8; rename the file")
-                )
-                continue
-            if path.is_symlink():
-                try:
-                    target = path.resolve(strict=True)
-                except (OSError, RuntimeError) as exc:
-                    skipped.append(
-                        skipped_entry(
-                            path,
-                            "bad_symlink",
-                            f"dangling or looping symlink ({type(exc).__name__})",
-                        )
-                    )
-                    continue
-                if not target.is_relative_to(real_root):
-                    skipped.append(
-                        skipped_entry(
-                            path,
-                            "symlink_outside",
-                            f"points outside the corpus folder, to {display_path(target)}",
-                        )
-                    )
-                    continue
-            try:
-                regular = path.is_file()
-            except OSError as exc:
-                skipped.append(skipped_entry(path, "bad_symlink", f"{type(exc).__name__}: {exc}"))
-                continue
-            if not regular:
-                skipped.append(
-                    skipped_entry(
-                        path, "not_a_file", "not a regular file (FIFO, socket, device or folder)"
-                    )
-                )
-                continue
-            found.append(path)
+            left_out = _left_out(path, real_root)
+            if left_out is None:
+                found.append(path)
+            else:
+                skipped.append(left_out)
     if not found:
         raise CorpusError(
             f"corpus folder {root} holds no articles (*{', *'.join(ARTICLE_SUFFIXES)}, searched recursively)"
@@ -143,6 +109,35 @@ def scan_articles(corpus_dir: str | os.PathLike) -> tuple[list[Path], list[dict[
         )
     skipped.sort(key=lambda s: s["path"])
     return sorted(found, key=lambda p: p.relative_to(root).as_posix()), skipped
+
+
+def _left_out(path: Path, real_root: Path) -> dict[str, str] | None:
+    """Why a file with an article suffix is not an article (:func:`skipped_entry`), or None if it
+    is one: a regular file with a UTF-8 path, or a symlink to one inside the corpus folder."""
+    if not is_utf8(path):
+        return skipped_entry(path, "bad_name", "the path is not valid UTF-8; rename the file")
+    if path.is_symlink():
+        try:
+            target = path.resolve(strict=True)
+        except (OSError, RuntimeError) as exc:
+            return skipped_entry(
+                path, "bad_symlink", f"dangling or looping symlink ({type(exc).__name__})"
+            )
+        if not target.is_relative_to(real_root):
+            return skipped_entry(
+                path,
+                "symlink_outside",
+                f"points outside the corpus folder, to {display_path(target)}",
+            )
+    try:
+        regular = path.is_file()
+    except OSError as exc:
+        return skipped_entry(path, "bad_symlink", f"{type(exc).__name__}: {exc}")
+    if not regular:
+        return skipped_entry(
+            path, "not_a_file", "not a regular file (FIFO, socket, device or folder)"
+        )
+    return None
 
 
 def _reason_counts(skipped: Sequence[dict[str, str]]) -> str:

@@ -6,7 +6,8 @@ variable names; renaming the proof's variables tests whether it understands more
 Which symbols are renamed, and to what, is decided over symbol sets in
 :mod:`proofmatch.data.symbols` (the rules, the levels and the per-pair randomness are described
 there); where the replaceable ``mi`` elements of a proof stand in its tokens (the *slots*), and
-one pair's replacement, in :mod:`proofmatch.data.slots`. This module writes the files.
+one pair's replacement, in :mod:`proofmatch.data.slots`; one level over a batch of pairs and its
+summary counts in :mod:`proofmatch.data.levels`. This module writes the files.
 
 Cost: the XML work (parsing, presentation MathML, finding the replaceable ``mi`` elements and
 where their tokens stand) does not depend on the level, so it is done once per pair
@@ -19,13 +20,10 @@ computed once, not once per split.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import tempfile
-from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,34 +34,30 @@ from tqdm import tqdm
 
 from proofmatch import config
 from proofmatch.artifacts import atomic_path, read_table, verify, write_json, write_parquet
+from proofmatch.data.levels import (
+    LEVEL_SCHEMA,
+    SYMBOL_SETS,
+    Level,
+    Tally,
+    level_summary,
+    passed_through,
+    replace_batch,
+)
 from proofmatch.data.linearize import FragmentError
-from proofmatch.data.slots import analyze_pair, apply_mapping
+from proofmatch.data.slots import analyze_pair
 from proofmatch.data.symbols import (
     DEFAULT_ALPHA,
     DEFAULT_PROTECTED,
     DEFAULT_ROUNDING,
     ROUNDINGS,
-    UNCHANGED_REASONS,
-    Symbols,
     check_level,
     check_protected,
-    pair_rng,
-    plan_mapping,
-    renamed_count,
-    shared_groups,
-    unchanged_reason,
 )
 from proofmatch.experiments import ALL_LEVELS
 from proofmatch.logs import setup_logging
 
 log = logging.getLogger(__name__)
 
-# the symbols file's columns of each side's symbol sets (Symbols.encode)
-SYMBOL_SETS = [
-    f"{side}_{kind}"
-    for side in ("statement", "proof")
-    for kind in ("candidates", "letters", "constants")
-]
 SYMBOLS_SCHEMA = pa.schema(
     [
         ("pair_id", pa.string()),
@@ -72,15 +66,6 @@ SYMBOLS_SCHEMA = pa.schema(
         ("proof_tokens", pa.list_(pa.string())),
         ("slots", pa.list_(pa.int32())),
         *[(name, pa.string()) for name in SYMBOL_SETS],
-    ]
-)
-LEVEL_SCHEMA = pa.schema(
-    [
-        ("pair_id", pa.string()),
-        ("article_id", pa.string()),
-        ("statement_tokens", pa.list_(pa.string())),
-        ("proof_tokens", pa.list_(pa.string())),
-        ("mapping", pa.string()),
     ]
 )
 OUTPUT_SCHEMA = pa.schema(
@@ -183,145 +168,6 @@ def analyze_file(
     return len(seen)
 
 
-@dataclass(frozen=True)
-class _Level:
-    """One replacement level and the settings it runs with (all recorded in its summary)."""
-
-    name: str
-    seed: int
-    alpha: float | None
-    protected: Sequence[str]
-    rounding: str | None
-
-    @property
-    def partial(self) -> bool:
-        return self.name.startswith("partial")
-
-    def plan(self, statement: Symbols, proof: Symbols, pair_id: str) -> tuple[int, dict[str, str]]:
-        """The pair's number of shared groups and its mapping (random from the pair's own seed)."""
-        n_groups = len(shared_groups(statement, proof, self.name, self.protected))
-        rng = pair_rng(self.seed, self.name, pair_id)
-        return n_groups, plan_mapping(
-            statement, proof, self.name, rng, self.alpha, self.protected, self.rounding
-        )
-
-
-@dataclass
-class _Tally:
-    """The counts of a level's summary, added pair by pair."""
-
-    unchanged: Counter[str] = field(
-        default_factory=lambda: Counter({r: 0 for r in UNCHANGED_REASONS})
-    )
-    groups_hist: Counter[int] = field(default_factory=Counter)
-    n: int = 0
-    n_changed: int = 0
-    n_kept: int = 0  # symbols kept because no letter was left
-    n_shared: int = 0  # shared groups, over all pairs
-    n_renamed: int = 0  # of them renamed (partial levels)
-
-    def passed_through(self, n_pairs: int) -> None:
-        """``n_pairs`` pairs of the conservation level (nothing renamed, nothing to plan)."""
-        self.n += n_pairs
-        self.unchanged["conservation"] += n_pairs
-
-    def add(
-        self,
-        level: _Level,
-        n_groups: int,
-        mapping: dict[str, str],
-        n_renamed_symbols: int,
-        changed: bool,
-    ) -> None:
-        self.n += 1
-        self.n_changed += changed
-        self.n_kept += len(mapping) - n_renamed_symbols
-        self.groups_hist[min(n_groups, 3)] += 1
-        self.n_shared += n_groups
-        if level.partial:
-            self.n_renamed += renamed_count(n_groups, level.name, level.alpha, level.rounding)
-        if not changed:
-            self.unchanged[
-                unchanged_reason(n_groups, level.name, level.alpha, mapping, level.rounding)
-            ] += 1
-
-
-def _passed_through(batch: pa.RecordBatch) -> pa.Table:
-    """The conservation level of a batch: its tokens as they are, as Arrow data, and no mapping."""
-    table = pa.Table.from_batches([batch]).select(LEVEL_SCHEMA.names[:-1])
-    return table.append_column("mapping", pa.array(["{}"] * batch.num_rows, pa.string()))
-
-
-def _renamed_tokens(
-    proof_tokens: pa.Scalar, slots: list[int], renamed: dict[str, str]
-) -> list[str] | None:
-    """The proof's tokens with ``renamed`` applied to its slots; None when no token changes."""
-    if not (renamed and slots):
-        return None
-    original = proof_tokens.as_py()
-    tokens = apply_mapping(original, slots, renamed)
-    return tokens if tokens != original else None
-
-
-def _replace_batch(batch: pa.RecordBatch, level: _Level, tally: _Tally) -> pa.Table:
-    """One batch of the symbols file at ``level`` (a level other than conservation)."""
-    columns = {name: batch.column(name).to_pylist() for name in ["pair_id", "slots", *SYMBOL_SETS]}
-    proof_tokens = batch.column("proof_tokens")
-    take, new_tokens, mappings = list(range(batch.num_rows)), [], []
-    for k, pid in enumerate(columns["pair_id"]):
-        statement = Symbols.decode(*(columns[s][k] for s in SYMBOL_SETS[:3]))
-        proof = Symbols.decode(*(columns[s][k] for s in SYMBOL_SETS[3:]))
-        n_groups, mapping = level.plan(statement, proof, pid)
-        renamed = {c: t for c, t in mapping.items() if c != t}
-        tokens = _renamed_tokens(proof_tokens[k], columns["slots"][k], renamed)
-        if tokens is not None:
-            take[k] = batch.num_rows + len(new_tokens)
-            new_tokens.append(tokens)
-        mappings.append(json.dumps(mapping, ensure_ascii=False, sort_keys=True))
-        tally.add(level, n_groups, mapping, len(renamed), changed=tokens is not None)
-    # Unchanged rows keep their Arrow token lists; only renamed proofs go through Python.
-    both = pa.concat_arrays([proof_tokens, pa.array(new_tokens, proof_tokens.type)])
-    return pa.table(
-        {
-            "pair_id": batch.column("pair_id"),
-            "article_id": batch.column("article_id"),
-            "statement_tokens": batch.column("statement_tokens"),
-            "proof_tokens": both.take(pa.array(take, pa.int64())),
-            "mapping": pa.array(mappings, pa.string()),
-        },
-        schema=LEVEL_SCHEMA,
-    )
-
-
-def _summary(level: _Level, tally: _Tally) -> dict[str, Any]:
-    """The level's summary JSON (:func:`replace_level_file`)."""
-    hist = tally.groups_hist
-    return {
-        "level": level.name,
-        "pairs": tally.n,
-        "changed": tally.n_changed,
-        "unchanged_pairs": tally.n - tally.n_changed,
-        "unchanged": dict(tally.unchanged),
-        "symbols_kept_no_free_letter": tally.n_kept,
-        "pairs_by_shared_groups": None
-        if level.name == "conservation"
-        else {"0": hist[0], "1": hist[1], "2": hist[2], "3+": hist[3]},
-        "seed": level.seed,
-        "alpha": level.alpha if level.partial else None,
-        "rounding": level.rounding if level.partial else None,
-        # partial: of all shared groups, how many were chosen for renaming and how many keep their
-        # names (the achieved share of kept groups is what alpha asks for, up to rounding)
-        "partial_groups": {
-            "shared": tally.n_shared,
-            "renamed": tally.n_renamed,
-            "kept": tally.n_shared - tally.n_renamed,
-        }
-        if level.partial
-        else None,
-        "protected": list(level.protected) if level.name.endswith("_p") else [],
-    }
-
-
 def replace_level_file(
     symbols_parquet: str | os.PathLike,
     level: str,
@@ -343,18 +189,18 @@ def replace_level_file(
     check_level(level, alpha, rounding)
     check_protected(protected)
     symbols_file = _parquet(symbols_parquet, SYMBOLS_SCHEMA.names)
-    spec, tally = _Level(level, seed, alpha, protected, rounding), _Tally()
+    spec, tally = Level(level, seed, alpha, protected, rounding), Tally()
     with (
         atomic_path(out_parquet, ".parquet", digest=True) as tmp,
         pq.ParquetWriter(tmp, LEVEL_SCHEMA) as writer,
     ):
         for batch in symbols_file.iter_batches(batch_size=2048):
             if level == "conservation":  # nothing to compute: pass the tokens through as Arrow data
-                writer.write_table(_passed_through(batch))
+                writer.write_table(passed_through(batch))
                 tally.passed_through(batch.num_rows)
             else:
-                writer.write_table(_replace_batch(batch, spec, tally))
-    summary = _summary(spec, tally)
+                writer.write_table(replace_batch(batch, spec, tally))
+    summary = level_summary(spec, tally)
     write_json(summary, summary_json)
     log.info(
         "%s: %d pairs, %d changed, %d unchanged (%s); %d symbols kept because no letter was left",

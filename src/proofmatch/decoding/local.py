@@ -265,28 +265,43 @@ def local_decode(
     with bar:
         if factors is not None and not on_device and threads > 1 and len(starts) > 1:
             _factor_chunks_in_threads(factors, k, chunk_rows, threads, store, bar)
-            return out
-        buffer = factors.new_buffer(min(n, chunk_rows)) if factors is not None else None
-        mask = None if on_device else np.empty((min(n, chunk_rows), n), bool)
-        with (
-            ThreadPoolExecutor(threads) if threads > 1 and not on_device else nullcontext() as pool
-        ):
-            for start in starts:
-                stop = min(n, start + chunk_rows)
-                if factors is None:
-                    S = _checked_chunk(score_rows, start, stop, n)
-                else:
-                    S = factors.scores_into(start, stop, buffer[: stop - start])
-                    if factors.check_finite:
-                        _check_finite(S, start)
-                if on_device:
-                    store(start, chunk_topk_torch(S, start, k))
-                else:
-                    rank_chunk_cpu(
-                        S if isinstance(S, np.ndarray) else S.numpy(), start, k, mask, store, pool
-                    )
-                bar.update()
+        else:
+            _chunks_in_this_thread(score_rows, n, k, chunk_rows, threads, on_device, store, bar)
     return out
+
+
+def _chunks_in_this_thread(
+    score_rows: ScoreRows,
+    n: int,
+    k: int,
+    chunk_rows: int,
+    threads: int,
+    on_device: bool,
+    store: Callable[[int, ChunkResult], None],
+    bar: tqdm,
+) -> None:
+    """Score the chunks one after the other in this thread (a :class:`FactorScorer` into one
+    buffer, any other score function as it returns them) and rank each on the scorer's device, or
+    on CPU ``threads`` threads, a block of rows each; ``store`` takes each chunk's result."""
+    factors = score_rows if isinstance(score_rows, FactorScorer) else None
+    buffer = factors.new_buffer(min(n, chunk_rows)) if factors is not None else None
+    mask = None if on_device else np.empty((min(n, chunk_rows), n), bool)
+    with ThreadPoolExecutor(threads) if threads > 1 and not on_device else nullcontext() as pool:
+        for start in range(0, n, chunk_rows):
+            stop = min(n, start + chunk_rows)
+            if factors is None:
+                S = _checked_chunk(score_rows, start, stop, n)
+            else:
+                S = factors.scores_into(start, stop, buffer[: stop - start])
+                if factors.check_finite:
+                    _check_finite(S, start)
+            if on_device:
+                store(start, chunk_topk_torch(S, start, k))
+            else:
+                rank_chunk_cpu(
+                    S if isinstance(S, np.ndarray) else S.numpy(), start, k, mask, store, pool
+                )
+            bar.update()
 
 
 def _factor_chunks_in_threads(

@@ -34,6 +34,7 @@ from proofmatch.data.splits import PARTS, read_part, read_parts
 from proofmatch.decoding.assign import GlobalResult, decode_all, decode_metrics
 from proofmatch.decoding.local import LocalResult, factor_scorer
 from proofmatch.logs import setup_logging
+from proofmatch.scoring.tokens import token_lists
 
 log = logging.getLogger(__name__)
 
@@ -49,14 +50,6 @@ class PairScorer(Protocol):
         batch_size: int = ...,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(A, B, row_bias, col_bias) with scores = A @ B.T + row_bias[:, None] + col_bias[None, :]."""
-
-
-# ----------------------------------------------------------------------------- data
-
-
-def token_lists(column: pd.Series, which: str = "both") -> list[list[str]]:
-    """Plain Python token lists of one input view (Parquet gives arrays; matchers want lists)."""
-    return [tok.view([str(t) for t in toks], which) for toks in column]  # type: ignore[arg-type]
 
 
 # ----------------------------------------------------------------------------- outputs
@@ -134,9 +127,9 @@ def evaluate_matcher(
 
 
 def _load_matcher(run_dir: str | os.PathLike) -> PairScorer:
-    from proofmatch.models.matcher import (
-        load_matcher,
-    )  # imports torch; only when a real run is evaluated
+    """The trained matcher of ``run_dir`` (every evaluation job's, Figure 2's and fusion's): torch is
+    imported here, only when a real run is scored, and tests replace this with a fake."""
+    from proofmatch.models.matcher import load_matcher
 
     return load_matcher(run_dir)
 

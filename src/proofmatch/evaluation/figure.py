@@ -31,10 +31,8 @@ taken, then the best pair of another article (as the paper's two in Figure 2 com
 pair is that short, the shortest pairs win. The same perturbation samples (LIME seed) and the same
 other proofs serve both models of one pair, so their panels differ only by the model.
 
-Rendering (matplotlib, Agg): each token is drawn as text with a coloured box, orange for
-support of "match", blue for "mismatch", opacity proportional to ``|weight| / max |weight|`` of the
-panel; lines are wrapped to the figure width and the proof starts on a new line. One panel per
-pair and model, each with a title and the model's P(match) and LIME's local fit R².
+The panels are drawn by :mod:`proofmatch.evaluation.panels`: one per pair and model, each
+with a title and the model's P(match) and LIME's local fit R², its tokens coloured by weight.
 """
 
 from __future__ import annotations
@@ -42,29 +40,24 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
 from proofmatch import config
-from proofmatch.artifacts import atomic_path, write_json
+from proofmatch.artifacts import write_json
 from proofmatch.data import views as tok
 from proofmatch.data.splits import read_part
-from proofmatch.evaluation.evaluate import PairScorer, token_lists
+from proofmatch.evaluation.evaluate import PairScorer, _load_matcher
+from proofmatch.evaluation.panels import Explanation, draw_panels
 from proofmatch.logs import setup_logging
+from proofmatch.scoring.tokens import display_token, mask_token, token_lists
 
 log = logging.getLogger(__name__)
 
 CLASS_NAMES = ["mismatch", "match"]
-DEFAULT_UNK = "[UNK]"
-MATCH_RGB = (1.0, 0.50, 0.05)  # orange
-MISMATCH_RGB = (0.12, 0.47, 0.71)  # blue
-_WS = re.compile(r"\s+")
 
 
 # ----------------------------------------------------------------------------- choosing the pair
@@ -127,14 +120,6 @@ def pick_pairs(data: pd.DataFrame, n: int = 2, max_tokens: int = 120) -> list[in
 # ----------------------------------------------------------------------------- LIME
 
 
-def display_token(token: str) -> str:
-    """How a token is drawn and what LIME sees: no whitespace; math shown without its ``$``."""
-    if tok.is_math(token):
-        symbol, variant = tok.split_math(token)
-        token = symbol if not variant else f"{symbol}[{variant}]"
-    return _WS.sub("_", token) or "_"
-
-
 def match_probability_fn(
     matcher: PairScorer,
     statement: list[str],
@@ -188,20 +173,6 @@ def match_probability_fn(
     return classifier_fn
 
 
-@dataclass
-class Explanation:
-    """LIME weights of one pair under one model, in token order (statement, then proof)."""
-
-    title: str
-    tokens: list[str]  # display strings
-    is_math: list[bool]
-    weights: np.ndarray  # > 0 supports "match"
-    n_statement: int
-    p_match: float
-    r2: float
-    pair_id: str = ""
-
-
 def explain_pair(
     matcher: PairScorer,
     statement: list[str],
@@ -220,7 +191,7 @@ def explain_pair(
         raise ValueError("cannot explain a pair with an empty statement or proof")
     if not others:
         raise ValueError("need at least one other proof to define the match probability")
-    unk = str(getattr(matcher, "unk_token", DEFAULT_UNK))
+    unk = mask_token(matcher)
     fn = match_probability_fn(matcher, statement, proof, others, unk, batch_size)
     shown = [display_token(t) for t in statement + proof]
     text = " ".join(shown[: len(statement)]) + "\n" + " ".join(shown[len(statement) :])
@@ -257,148 +228,6 @@ def explain_pair(
         r2,
         pair_id,
     )
-
-
-# ----------------------------------------------------------------------------- rendering
-
-
-# one drawn string: kind ("title", "meta" or "token"), x and y in pixels (y downwards), text,
-# LIME weight (tokens), whether it is a math token
-_Item = tuple[str, float, float, str, float, bool]
-
-
-@dataclass(frozen=True)
-class _Page:
-    """The drawing's measures in pixels, from its width (inches), font size (points) and dpi."""
-
-    width_in: float
-    fontsize: float
-    dpi: int
-
-    @property
-    def margin(self) -> float:
-        return 0.25 * self.dpi
-
-    @property
-    def gap(self) -> float:  # between two tokens
-        return 0.6 * self.fontsize / 72 * self.dpi
-
-    @property
-    def line_h(self) -> float:
-        return 2.1 * self.fontsize / 72 * self.dpi
-
-    @property
-    def width_px(self) -> float:
-        return self.width_in * self.dpi
-
-
-def _panel_items(
-    panel: Explanation, y: float, page: _Page, measure: Callable[[str, str], float]
-) -> tuple[list[_Item], float]:
-    """One panel from height ``y``: its title, its P(match) line and its tokens wrapped to the
-    page (the proof on a new line); returns the items and the height of its last line."""
-    items: list[_Item] = [("title", page.margin, y, panel.title, 0.0, False)]
-    y += page.line_h
-    items.append(
-        (
-            "meta",
-            page.margin,
-            y,
-            f"P(match) = {panel.p_match:.3f}   LIME R² = {panel.r2:.2f}   "
-            "(orange: supports match, blue: supports mismatch)",
-            0.0,
-            False,
-        )
-    )
-    y += 1.3 * page.line_h
-    x = page.margin
-    for i, (s, math_tok, w) in enumerate(zip(panel.tokens, panel.is_math, panel.weights)):
-        width = measure(s, "italic" if math_tok else "normal")
-        if i == panel.n_statement or (
-            x > page.margin and x + width + page.gap > page.width_px - page.margin
-        ):
-            x, y = page.margin, y + page.line_h * (1.5 if i == panel.n_statement else 1.0)
-        items.append(("token", x, y, s, float(w), math_tok))
-        x += width + page.gap
-    return items, y
-
-
-def _layout(
-    plt: Any, panels: Sequence[Explanation], page: _Page
-) -> tuple[list[list[_Item]], float]:
-    """Pass 1: measure every token's width on a probe figure and lay the panels out; returns
-    each panel's items and the drawing's height in pixels."""
-    probe = plt.figure(figsize=(page.width_in, 2), dpi=page.dpi)
-    renderer = probe.canvas.get_renderer()
-
-    def measure(s: str, style: str) -> float:
-        t = probe.text(0, 0, s, fontsize=page.fontsize, fontstyle=style, parse_math=False)
-        w = t.get_window_extent(renderer).width
-        t.remove()
-        return w
-
-    layout, y = [], page.margin
-    for panel in panels:
-        items, y = _panel_items(panel, y, page, measure)
-        layout.append(items)
-        y += 2.0 * page.line_h
-    plt.close(probe)
-    return layout, y - page.line_h + page.margin
-
-
-def _draw_item(fig: Any, item: _Item, scale: float, page: _Page, height_px: float) -> None:
-    """One title, P(match) line or token (a box coloured by its weight's sign, opacity by its size)."""
-    kind, x, y, s, w, math_tok = item
-    fx, fy = x / page.width_px, 1.0 - y / height_px
-    if kind == "title":
-        fig.text(
-            fx, fy, s, fontsize=page.fontsize + 2, fontweight="bold", va="center", parse_math=False
-        )
-    elif kind == "meta":
-        fig.text(fx, fy, s, fontsize=page.fontsize - 1, color="0.35", va="center", parse_math=False)
-    else:
-        rgb = MATCH_RGB if w > 0 else MISMATCH_RGB
-        alpha = min(1.0, abs(w) / scale)
-        fig.text(
-            fx,
-            fy,
-            s,
-            fontsize=page.fontsize,
-            va="center",
-            fontstyle="italic" if math_tok else "normal",
-            parse_math=False,
-            bbox={"boxstyle": "square,pad=0.15", "facecolor": (*rgb, alpha), "edgecolor": "none"},
-        )
-
-
-def draw_panels(
-    panels: Sequence[Explanation],
-    out_png: str | os.PathLike,
-    out_pdf: str | os.PathLike,
-    width_in: float = 11.0,
-    fontsize: float = 10.0,
-    dpi: int = 150,
-) -> None:
-    """Draw the panels as highlighted wrapped text; write PNG and PDF atomically.
-
-    Two passes: the tokens are measured and laid out first (:func:`_layout`), so the figure is
-    made as tall as the wrapped text, then drawn at the measured positions."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    page = _Page(width_in, fontsize, dpi)
-    layout, height_px = _layout(plt, panels, page)
-    fig = plt.figure(figsize=(width_in, height_px / dpi), dpi=dpi)
-    for panel, items in zip(panels, layout):
-        scale = float(np.max(np.abs(panel.weights))) or 1.0
-        for item in items:
-            _draw_item(fig, item, scale, page, height_px)
-    for path, fmt in ((out_png, "png"), (out_pdf, "pdf")):
-        with atomic_path(path, f".{fmt}") as tmp:
-            fig.savefig(tmp, format=fmt, dpi=dpi)
-    plt.close(fig)
 
 
 # ----------------------------------------------------------------------------- entry points
@@ -487,12 +316,6 @@ def write_shares(
         for i, p in enumerate(panels)
     ]
     write_json({"panels": rows}, out_json)
-
-
-def _load_matcher(run_dir: str | os.PathLike) -> PairScorer:
-    from proofmatch.models.matcher import load_matcher  # imports torch
-
-    return load_matcher(run_dir)
 
 
 def figure2(

@@ -1,6 +1,6 @@
 """A trained run fused with BM25, evaluated like every other method (this project's addition).
 
-The scoring core is :mod:`proofmatch.evaluation.fusion` (shared with the search index); this module
+The scoring core is :mod:`proofmatch.scoring.fusion` (shared with the search index); this module
 applies it to a trained run in two steps, which the workflow's rule ``fuse_run`` takes in one
 process (:func:`fuse_run`, the model loaded once):
 
@@ -15,7 +15,7 @@ process (:func:`fuse_run`, the model loaded once):
    :func:`proofmatch.evaluation.evaluate.write_outputs` writes the Parquet and JSON of a model's
    evaluation, plus ``weight``, ``normalize`` and ``lexical``.
 
-BM25 is the baseline's (:func:`proofmatch.evaluation.baselines.bm25_scorer`): fitted on the
+BM25 is the baseline's (:func:`proofmatch.scoring.lexical.bm25_scorer`): fitted on the
 evaluated part's proofs, on both inputs (text and math), whatever input view the learned half
 reads. The learned half's scores are its factors (``Matcher.factors``), as in
 :func:`proofmatch.evaluation.evaluate.evaluate_matcher`.
@@ -38,25 +38,25 @@ from proofmatch.data import views as tok
 from proofmatch.data.splits import read_part
 from proofmatch.decoding.assign import decode_all
 from proofmatch.decoding.local import ScoreRows, factor_scorer
-from proofmatch.evaluation.baselines import bm25_scorer
 from proofmatch.evaluation.evaluate import (
     PairScorer,
     _load_matcher,
     add_decode_arguments,
     level_files,
-    token_lists,
     write_folder,
     write_outputs,
 )
-from proofmatch.evaluation.fusion import (
+from proofmatch.experiments import FUSION_LEXICAL
+from proofmatch.logs import setup_logging
+from proofmatch.scoring.fusion import (
     NORMALIZE,
     choose_weight,
     fused_scorer,
     scorer_mrr,
     weight_mrr,
 )
-from proofmatch.experiments import FUSION_LEXICAL
-from proofmatch.logs import setup_logging
+from proofmatch.scoring.lexical import bm25_scorer
+from proofmatch.scoring.tokens import token_lists
 
 log = logging.getLogger(__name__)
 

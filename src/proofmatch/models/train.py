@@ -1,7 +1,7 @@
 """Training of a Matcher: local, hybrid (local + global, paper §7.2) or triplet (SPECTER) steps.
 
 :func:`train_run` is the loop: :func:`build_run`, :func:`resume`, then per epoch
-:func:`train_epoch` (its :func:`train_step` s, each on :func:`batch_loss`), :func:`evaluate_dev`
+:func:`train_epoch` (its :func:`train_step` s, each on :func:`proofmatch.models.steps.batch_loss`), :func:`evaluate_dev`
 and :func:`save_progress`; :func:`finish` writes the result.
 
 The train part's ids are padded once and held on the device (:mod:`proofmatch.models.batching`),
@@ -53,27 +53,19 @@ import numpy as np
 import pandas as pd
 import torch
 
-from proofmatch import config
 from proofmatch.artifacts import atomic_dir, atomic_path, write_csv, write_json
 from proofmatch.data.splits import read_parts
 from proofmatch.data.views import view as token_view
 from proofmatch.models import checkpoint, runtime, sampling
 from proofmatch.models.batching import TokenTable
-from proofmatch.models.matcher import (
-    Matcher,
-    build_matcher,
-    check_run,
-    global_loss,
-    local_loss,
-    triplet_loss,
-)
+from proofmatch.models.matcher import Matcher, build_matcher, check_run
 from proofmatch.models.optim import make_optimizer, place_optimizer_state
 from proofmatch.models.params import TrainParams
 from proofmatch.models.selection import evaluation_weights, rank_metrics, selection_column
+from proofmatch.models.steps import batch_loss, step_schedule
 
 log = logging.getLogger(__name__)
 
-STEPS = {"local": ("local",), "hybrid": ("local", "global"), "triplet": ("triplet",)}
 RESUME_DIR = (
     "checkpoint"  # the resume state (checkpoint and best model so far) of an unfinished run
 )
@@ -86,51 +78,6 @@ TEMPORARIES = (
     f"{RESUME_DIR}/.{BEST_DIR}.*",
     *(f"{RESUME_DIR}/{t}" for t in checkpoint.TEMPORARIES),
 )
-
-
-def step_schedule(mode: str, batches: Sequence[np.ndarray]) -> list[tuple[str, np.ndarray]]:
-    """The steps of an epoch, ``(loss, batch)``: one per batch, or in hybrid mode a local step
-    and then a global step on each batch (§8: "alternating one stochastic step for each loss")."""
-    return [(kind, idx) for idx in batches for kind in STEPS[mode]]
-
-
-# ---------------------------------------------------------------- the loss of a batch
-
-
-def batch_loss(
-    model: torch.nn.Module,
-    rt: runtime.Runtime,
-    kind: str,
-    idx: np.ndarray,
-    statements: TokenTable,
-    proofs: TokenTable,
-    negatives: np.ndarray | None = None,
-    margin: float = config.default("matching.specter.margin"),
-) -> tuple[torch.Tensor, float]:
-    """The ``kind`` loss of the global batch ``idx`` (train rows of the ``statements`` and
-    ``proofs`` tables; ``negatives``: one negative proof per row, triplet only) and the batch
-    accuracy of the global step's assignment (NaN for the others). ``model`` is the Matcher, or
-    its DDP wrapper: each rank then encodes its share of the rows, and the scores and the loss
-    are those of the whole batch on every rank."""
-    mine = rt.share(idx)
-    padded = [
-        statements.batch(mine),
-        proofs.batch(mine),
-    ]  # statements, their gold proofs; each its own length
-    if kind == "triplet":
-        if negatives is None:
-            raise ValueError("a triplet step needs one negative proof per statement")
-        padded.append(proofs.batch(rt.share(negatives)))
-    gather = (lambda x: rt.gather(x, len(idx))) if rt.distributed else None
-    with rt.autocast():  # the groups' vectors and the statement x proof scores
-        enc, M = model(padded, gather)
-    if kind == "local":  # §7.1: in-batch softmax over the batch's proofs
-        return local_loss(M), float("nan")
-    if kind == "global":  # §7.2: structured hinge against the cost-augmented assignment
-        return global_loss(M)
-    if kind == "triplet":  # SPECTER: anchor, positive, negative
-        return triplet_loss(enc[0], enc[1], enc[2], margin), float("nan")
-    raise ValueError(f"unknown loss {kind!r}")
 
 
 # ---------------------------------------------------------------- a run, step by step

@@ -3,16 +3,17 @@
 Building reads the parts asked for, in that order, and encodes every proof once:
 
 * a model index: one :meth:`proofmatch.models.matcher.Matcher.factors` call per part on that
-  part's statements and proofs, exactly as :func:`proofmatch.evaluation.evaluate.evaluate_run`
+  part's statements and proofs, exactly as ``proofmatch evaluate``
   encodes the part it evaluates; the model folder is copied in as the query encoder and the run
-  is named by :func:`run_identity` (model digest, training fingerprint, metrics);
+  is named by :func:`proofmatch.search.provenance.run_identity` (model digest, training
+  fingerprint, metrics);
 * a ``tfidf`` index: vocabulary and idf fitted on the indexed statements and proofs (a search
   engine fits on its corpus; the baseline fits on the train part); a ``bm25`` index: the proofs'
-  BM25Okapi weights and statistics (:func:`proofmatch.evaluation.baselines.bm25_fit`);
+  BM25Okapi weights and statistics (:func:`proofmatch.scoring.lexical.bm25_fit`);
 * a ``fusion`` index: both a model index's arrays and a ``bm25`` index's weights, and the weight
-  λ of ``z(learned) + λ · z(BM25)`` (:mod:`proofmatch.evaluation.fusion`): the run's
+  λ of ``z(learned) + λ · z(BM25)`` (:mod:`proofmatch.scoring.fusion`): the run's
   ``fusion.json`` (chosen on its dev part) or a weight given by hand, recorded as such
-  (:func:`fusion_weight`);
+  (:func:`proofmatch.search.provenance.fusion_weight`);
 * above ``faiss_above`` proofs a model index adds a FAISS IVF index whose ``nprobe`` is
   calibrated to a target recall@10 on up to ``CALIBRATION_QUERIES`` indexed statements
   (:mod:`proofmatch.search.ann`). A fusion index has none: its scores are standardised over every
@@ -42,117 +43,31 @@ import pandas as pd
 import scipy.sparse as sp
 
 from proofmatch import config
-from proofmatch.artifacts import atomic_dir, read_json, read_parquet, verify, write_json
+from proofmatch.artifacts import atomic_dir, read_parquet, verify, write_json
 from proofmatch.data.splits import PARTS, read_parts
 from proofmatch.logs import setup_logging
+from proofmatch.scoring.lexical import bm25_fit, tfidf_fit, tfidf_vectors
+from proofmatch.scoring.tokens import token_lists
 from proofmatch.search import ann
 from proofmatch.search.display import fragment_text
 from proofmatch.search.folder import (
     ARRAYS,
     BM25_IDF_FILE,
     FORMAT,
-    FUSION_NORMALIZE,
     META_FILE,
     MODEL_DIR,
     PROOFS_FILE,
-    as_is,
     files_digest,
-    tfidf_vectors,
 )
+from proofmatch.search.provenance import FUSION_FILE, fusion_weight, model_dir, run_identity
 
 log = logging.getLogger(__name__)
 
 METHODS = ("model", "tfidf", "bm25", "fusion")
 LEARNED = ("model", "fusion")  # methods with a model half
-FUSION_FILE = "fusion.json"  # a run's chosen weight: {"weight": λ, ...}, beside metrics.json
 BACKENDS = ("auto", "exact", "faiss")
 FAISS_ABOVE = 100_000  # backend auto: exact search up to this many proofs, FAISS above (not decode.exact_max_n)
 CALIBRATION_QUERIES = 1000
-
-
-# ----------------------------------------------------------------------------- identity
-
-
-def _model_dir(run_dir: Path) -> Path:
-    from proofmatch.models.matcher import CONFIG_FILE
-
-    return run_dir / "model" if (run_dir / "model" / CONFIG_FILE).exists() else run_dir
-
-
-def run_identity(run_dir: str | os.PathLike) -> dict[str, Any]:
-    """What names a training run: its folder, model digest, and from its ``metrics.json`` its
-    training fingerprint and metrics (a bare model folder has neither)."""
-    run_dir = Path(run_dir)
-    ident: dict[str, Any] = {
-        "run_dir": str(run_dir),
-        "model_digest": files_digest(_model_dir(run_dir)),
-    }
-    if (run_dir / "metrics.json").exists():
-        metrics = read_json(run_dir / "metrics.json")
-        ident["fingerprint"] = metrics.pop(
-            "fingerprint", None
-        )  # None: a run trained before it was recorded
-        ident["metrics"] = metrics
-    return ident
-
-
-def fusion_weight(run_dir: str | os.PathLike, weight: float | None = None) -> dict[str, Any]:
-    """The fusion weight λ of an index and where it came from.
-
-    ``weight`` given: it is used and recorded as given by hand (``source: "hand"``), with the run's
-    own weight beside it when the run has one, so that an index never hides which λ was chosen on
-    dev. Otherwise ``RUN/fusion.json``'s ``weight`` (``source: "run"``) with the file's content and
-    digest. A missing file or a weight that is not a finite number >= 0 is an error that says what
-    to do; there is no default λ."""
-    run_dir = Path(run_dir)
-    path = run_dir / FUSION_FILE
-    recorded: dict[str, Any] | None = None
-    if path.exists():
-        try:
-            recorded = read_json(path)
-        except ValueError as err:
-            raise ValueError(
-                f"{path} is not JSON ({err}); rebuild it or pass a fusion weight by hand"
-            ) from None
-        if not isinstance(recorded, dict):
-            raise ValueError(f"{path} holds no JSON object with a 'weight'")
-    if weight is None:
-        if recorded is None:
-            raise ValueError(
-                f"{path} does not exist: choose the fusion weight on the run's dev part first "
-                "(the workflow's fusion rule writes it) or pass --fusion-weight X"
-            )
-        if "weight" not in recorded:
-            raise ValueError(f"{path} has no 'weight'")
-        weight, source = recorded["weight"], "run"
-    else:
-        source = "hand"
-    if source == "run" and recorded.get("normalize", FUSION_NORMALIZE) != FUSION_NORMALIZE:
-        raise ValueError(
-            f"{path}: λ was chosen for {recorded['normalize']!r} fusion; search fuses z-scores "
-            f"({FUSION_NORMALIZE!r}, whose pool statistics an explanation holds fixed): choose the "
-            "run's weight with fusion.normalize: zscore or pass --fusion-weight X"
-        )
-    if (
-        isinstance(weight, bool)
-        or not isinstance(weight, (int, float))
-        or not np.isfinite(weight)
-        or weight < 0
-    ):
-        raise ValueError(
-            f"fusion weight must be a finite number >= 0; got {weight!r}"
-            + (f" in {path}" if source == "run" else "")
-        )
-    out: dict[str, Any] = {
-        "weight": float(weight),
-        "source": source,
-        "file": str(path) if recorded is not None else None,
-    }
-    if recorded is not None:
-        out["file_sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
-        out["run_weight"] = recorded.get("weight")
-        out["recorded"] = recorded
-    return out
 
 
 # ----------------------------------------------------------------------------- building
@@ -220,7 +135,6 @@ def _model_arrays(
     run_dir: Path, frames: Sequence[pd.DataFrame], batch_size: int
 ) -> tuple[dict, Any]:
     """Per part, one ``Matcher.factors`` call as evaluation makes it; the arrays concatenated."""
-    from proofmatch.evaluation.evaluate import token_lists
     from proofmatch.models.matcher import load_matcher
 
     matcher = load_matcher(run_dir)
@@ -237,17 +151,6 @@ def _model_arrays(
     return {
         k: np.ascontiguousarray(np.concatenate(v), dtype=np.float32) for k, v in got.items()
     }, matcher
-
-
-def _tfidf_fit(
-    statements: list[list[str]], proofs: list[list[str]]
-) -> tuple[dict[str, int], np.ndarray]:
-    """Vocabulary and idf of scikit-learn's TfidfVectorizer fitted on the indexed statements and proofs."""
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
-    vec = TfidfVectorizer(analyzer=as_is, lowercase=False).fit(statements + proofs)
-    vocab = {str(t): int(i) for t, i in vec.vocabulary_.items()}
-    return vocab, np.asarray(vec.idf_, np.float64)
 
 
 def build_index(
@@ -369,7 +272,7 @@ def _write_learned(
     arrays, matcher = _model_arrays(run_dir, frames, batch_size)
     for key, value in arrays.items():
         np.save(staging / f"{key}.npy", value)
-    shutil.copytree(_model_dir(run_dir), staging / MODEL_DIR, ignore=shutil.ignore_patterns(".*"))
+    shutil.copytree(model_dir(run_dir), staging / MODEL_DIR, ignore=shutil.ignore_patterns(".*"))
     meta: dict[str, Any] = {
         "run": run_identity(run_dir),
         "model": {"digest": files_digest(staging / MODEL_DIR), "config": matcher.config.to_dict()},
@@ -385,17 +288,13 @@ def _write_learned(
 def _write_lexical(staging: Path, method: str, data: pd.DataFrame) -> dict[str, Any]:
     """A tfidf index's vocabulary, idf and proof vectors, or a bm25 or fusion index's BM25 weights
     and statistics; returns its ``index.json`` fields (``bm25``; none for tfidf)."""
-    from proofmatch.evaluation.evaluate import token_lists  # evaluate imports torch: not for --help
-
     proofs = token_lists(data["proof_tokens"])
     if method == "tfidf":
-        vocab, idf = _tfidf_fit(token_lists(data["statement_tokens"]), proofs)
+        vocab, idf = tfidf_fit(token_lists(data["statement_tokens"]) + proofs)
         np.save(staging / "idf.npy", idf)
         (staging / "vocabulary.json").write_text(json.dumps(vocab, ensure_ascii=False))
         sp.save_npz(staging / "proof_weights.npz", tfidf_vectors(proofs, vocab, idf))
         return {}
-    from proofmatch.evaluation.baselines import bm25_fit
-
     W, fit = bm25_fit(proofs)
     (staging / "vocabulary.json").write_text(json.dumps(fit.vocab, ensure_ascii=False))
     sp.save_npz(staging / "proof_weights.npz", sp.csr_matrix(W))
@@ -455,7 +354,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Encode every proof of a replaced split file once into a search index folder. Methods: model (a "
         "trained run's factors, --run), tfidf, bm25 (no model), and fusion: z(learned) + λ·z(BM25) per query, "
-        "both standardised over the proofs a query searches (proofmatch.evaluation.fusion). A fusion index "
+        "both standardised over the proofs a query searches (proofmatch.scoring.fusion). A fusion index "
         "holds the run's model arrays and the proofs' BM25 weights (idf over the indexed proofs); λ is RUN/"
         f"{FUSION_FILE}'s 'weight' (chosen on the run's dev part) unless --fusion-weight gives one, which the "
         "index records as given by hand. Fusion search is exact: above --exact-max-n proofs a fusion index is "
@@ -465,6 +364,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "data", help="replaced-split Parquet, e.g. results/replaced/mixed/conservation.parquet"
     )
     parser.add_argument("--out", required=True, help="index folder to write")
+    _add_method_arguments(parser)
+    parser.add_argument(
+        "--pairs", help="results/data/pairs.parquet: the XHTML fragments to display"
+    )
+    parser.add_argument("--articles", help="results/corpus/articles.parquet: article titles")
+    parser.add_argument(
+        "--parts",
+        nargs="+",
+        default=list(PARTS),
+        choices=PARTS,
+        help="parts whose proofs are indexed",
+    )
+    _add_search_arguments(parser)
+    parser.add_argument("--log", default=None, help="log file (default: stderr only)")
+
+
+def _add_method_arguments(parser: argparse.ArgumentParser) -> None:
+    """What scores the proofs: the method, its run and a fusion weight by hand."""
     parser.add_argument(
         "--run",
         "--run-dir",
@@ -493,17 +410,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"fusion: this λ instead of RUN/{FUSION_FILE}'s (recorded in index.json as given "
         "by hand)",
     )
-    parser.add_argument(
-        "--pairs", help="results/data/pairs.parquet: the XHTML fragments to display"
-    )
-    parser.add_argument("--articles", help="results/corpus/articles.parquet: article titles")
-    parser.add_argument(
-        "--parts",
-        nargs="+",
-        default=list(PARTS),
-        choices=PARTS,
-        help="parts whose proofs are indexed",
-    )
+
+
+def _add_search_arguments(parser: argparse.ArgumentParser) -> None:
+    """How the index is searched and built: exact or FAISS, its recall, batches and seed."""
     parser.add_argument(
         "--backend",
         default="auto",
@@ -526,7 +436,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     config.add_option(
         parser, "--seed", key="seed", type=int, help="seed of the FAISS training and calibration"
     )
-    parser.add_argument("--log", default=None, help="log file (default: stderr only)")
 
 
 def main(args: argparse.Namespace) -> int:

@@ -1,7 +1,7 @@
 """ "Why this proof": each token's contribution to the score that ranked one proof for a query.
 
 Method: **occlusion**. Each token of the statement (the query) and of the proof is masked in
-turn, as Figure 2's LIME masks a token (:data:`proofmatch.evaluation.figure.DEFAULT_UNK` in its
+turn, as Figure 2's LIME masks a token (:func:`proofmatch.scoring.tokens.mask_token` in its
 place, so positions do not shift), and the pair is rescored; a token's contribution is
 ``score(pair) - score(pair with that token masked)``: positive where the token supports the match.
 The budget is one perturbation per token: the m masked statements and the p masked proofs are
@@ -16,7 +16,7 @@ The score explained is the one that answered the search (:attr:`SearchIndex.meth
 
 * ``model``: the matcher's ``sᵀWp + b`` (or the distance score) of the pair;
 * ``bm25`` / ``tfidf``: the pair's BM25 score (the masked proof reweighted with the index's idf,
-  ``k1``, ``b`` and mean proof length: :func:`proofmatch.evaluation.baselines.bm25_doc_weights`)
+  ``k1``, ``b`` and mean proof length: :func:`proofmatch.scoring.lexical.bm25_doc_weights`)
   or TF-IDF cosine;
 * ``fusion``: the fused score ``(l - μ_l)/σ_l + λ (b - μ_b)/σ_b`` of the pair, where ``μ`` and
   ``σ`` are the mean and standard deviation of each half over the query's candidates (all proofs,
@@ -37,8 +37,9 @@ from typing import Any
 import numpy as np
 
 from proofmatch.data.views import is_math
-from proofmatch.evaluation.figure import DEFAULT_UNK, display_token
-from proofmatch.search.folder import MAX_EXPLAIN_TOKENS, count_vectors, tfidf_vectors
+from proofmatch.scoring.lexical import bm25_doc_weights, count_vectors, tfidf_vectors
+from proofmatch.scoring.tokens import display_token, mask_token
+from proofmatch.search.folder import MAX_EXPLAIN_TOKENS
 from proofmatch.search.index import SearchIndex
 from proofmatch.search.query import MAX_QUERY_CHARS, Query, QueryError
 
@@ -83,8 +84,6 @@ def lexical_cross(
             tfidf_vectors(proofs, index.vocab, index.idf),
         )
     else:
-        from proofmatch.evaluation.baselines import bm25_doc_weights
-
         if index.bm25_fit is None:
             raise QueryError(
                 "this BM25 index was built without its BM25 statistics, so a masked proof cannot be "
@@ -101,7 +100,7 @@ def lexical_cross(
 
 
 def _pool_stats(scores: np.ndarray) -> tuple[float, float]:
-    """Mean and standard deviation over the candidates, as :func:`proofmatch.evaluation.fusion.standardize`."""
+    """Mean and standard deviation over the candidates, as :func:`proofmatch.scoring.fusion.standardize`."""
     s = np.asarray(scores, np.float64)
     return float(s.mean()), float(s.std())
 
@@ -135,11 +134,7 @@ def explain(
         )
     if not statement or not proof:
         raise QueryError("nothing to explain: the query or the proof has no tokens")
-    mask = (
-        str(getattr(index.matcher, "unk_token", DEFAULT_UNK))
-        if index.matcher is not None
-        else DEFAULT_UNK
-    )
+    mask = mask_token(index.matcher)  # a lexical index has no matcher: the default mask
     statements, proofs = masked_variants(statement, mask), masked_variants(proof, mask)
 
     out: dict[str, Any] = {

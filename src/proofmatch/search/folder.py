@@ -15,12 +15,12 @@ An index folder holds
   ``A``, ``statement_bias.npy`` from :meth:`proofmatch.models.matcher.Matcher.factors`, so that
   ``score = A @ B.T + row_bias + col_bias`` (paper §6: ``sᵀWp + b`` with ``sᵀW`` folded into
   ``A``) and a query costs one vector-matrix product. Each part is encoded with one ``factors``
-  call on that part's statements and proofs, exactly as :func:`proofmatch.evaluation.evaluate.evaluate_run`
+  call on that part's statements and proofs, exactly as ``proofmatch evaluate``
   encodes the part it evaluates;
 * a ``tfidf`` index (no model): ``vocabulary.json``, ``idf.npy`` and the TF-IDF vectors of the
   proofs (``proof_weights.npz``), fitted on the indexed statements and proofs (a search engine
   fits on its corpus; the baseline fits on the train part); a ``bm25`` index: the BM25Okapi
-  weights of the proofs (:func:`proofmatch.evaluation.baselines.bm25_fit`, idf over the indexed proofs,
+  weights of the proofs (:func:`proofmatch.scoring.lexical.bm25_fit`, idf over the indexed proofs,
   as the baseline computes it over the evaluated part), with ``bm25_idf.npy`` and ``index.json``'s
   ``bm25`` (k1, b, avgdl) to weight a changed proof;
 * a ``fusion`` index: a model index's arrays and model and a ``bm25`` index's weights, and
@@ -29,20 +29,17 @@ An index folder holds
 * above ``faiss_above`` proofs (default 100,000) a model index adds ``faiss.index``
   (:mod:`proofmatch.search.ann`).
 
-The sparse vectors of a list of tokens (:func:`count_vectors`, :func:`tfidf_vectors`) are here
-too: building writes the proofs' vectors with them, and searching and explaining must compute a
-query's (or a masked proof's) the same way.
+The sparse vectors of a list of tokens are :mod:`proofmatch.scoring.lexical`'s
+(:func:`~proofmatch.scoring.lexical.count_vectors`, :func:`~proofmatch.scoring.lexical.tfidf_vectors`):
+building writes the proofs' vectors with them, and searching and explaining compute a query's (or
+a masked proof's) the same way.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Sequence
 from pathlib import Path
-
-import numpy as np
-import scipy.sparse as sp
 
 MAX_EXPLAIN_TOKENS = 1200  # statement + proof tokens masked in one explanation (search.explain)
 
@@ -52,7 +49,7 @@ PROOFS_FILE = "proofs.parquet"
 MODEL_DIR = "model"
 ARRAYS = ("statement_vectors", "statement_bias", "proof_vectors", "proof_bias")
 BM25_IDF_FILE = "bm25_idf.npy"
-#: A fusion index's λ is for z-score fusion: search fuses z-scores (evaluation.fusion.standardize) and
+#: A fusion index's λ is for z-score fusion: search fuses z-scores (scoring.fusion.standardize) and
 #: explain holds their pool statistics; building refuses a run's λ chosen for another normalisation.
 FUSION_NORMALIZE = "zscore"
 
@@ -70,25 +67,3 @@ def files_digest(folder: str | os.PathLike) -> str:
             for block in iter(lambda: f.read(1 << 20), b""):
                 h.update(block)
     return h.hexdigest()
-
-
-def as_is(tokens: list[str]) -> list[str]:
-    """Analyzer that takes linearized tokens as they are (as the baselines do)."""
-    return tokens
-
-
-def count_vectors(docs: Sequence[list[str]], vocab: dict[str, int]) -> sp.csr_matrix:
-    """Raw token counts over a fixed vocabulary (a ``bm25`` query; the base of :func:`tfidf_vectors`)."""
-    from sklearn.feature_extraction.text import CountVectorizer
-
-    cv = CountVectorizer(analyzer=as_is, lowercase=False, vocabulary=vocab)
-    return sp.csr_matrix(cv.transform(list(docs)), dtype=np.float64)
-
-
-def tfidf_vectors(
-    docs: Sequence[list[str]], vocab: dict[str, int], idf: np.ndarray
-) -> sp.csr_matrix:
-    """scikit-learn's TfidfVectorizer transform (raw counts x idf, rows L2-normalised)."""
-    from sklearn.preprocessing import normalize
-
-    return normalize(count_vectors(docs, vocab) @ sp.diags(idf), norm="l2", copy=False).tocsr()

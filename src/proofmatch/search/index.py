@@ -10,11 +10,11 @@ building and searching share: :mod:`proofmatch.search.folder`); this module read
   after proofs tied with it; then index). So searching a statement by id among the proofs of its
   part returns evaluation's top-k list of that statement. An index never mixes models: the query
   encoder is the copy in ``model/``, and loading checks its digest against ``index.json``;
-* a ``tfidf`` index scores by cosine similarity as :mod:`proofmatch.evaluation.baselines`; a
+* a ``tfidf`` index scores by cosine similarity as :mod:`proofmatch.scoring.lexical`; a
   ``bm25`` index by the BM25Okapi weights of the proofs;
 * a ``fusion`` index: a query's learned scores (one product) and BM25 scores (one sparse product)
   over the proofs it searches (all, or one ``part``) are fused by
-  :func:`proofmatch.evaluation.fusion.fuse`, so each half is standardised over exactly those
+  :func:`proofmatch.scoring.fusion.fuse`, so each half is standardised over exactly those
   candidates, as evaluation standardises over its pool. Fusion search is always exact;
 * above ``faiss_above`` proofs (default 100,000) a model index searches FAISS's candidates
   (:mod:`proofmatch.search.ann`) and rescores them exactly.
@@ -36,6 +36,8 @@ import pandas as pd
 import scipy.sparse as sp
 
 from proofmatch.artifacts import read_json, verify
+from proofmatch.scoring.fusion import fuse
+from proofmatch.scoring.lexical import BM25Fit, count_vectors, tfidf_vectors
 from proofmatch.search import ann
 from proofmatch.search.display import fragment_text, safe_html
 from proofmatch.search.folder import (
@@ -45,9 +47,7 @@ from proofmatch.search.folder import (
     META_FILE,
     MODEL_DIR,
     PROOFS_FILE,
-    count_vectors,
     files_digest,
-    tfidf_vectors,
 )
 from proofmatch.search.query import MAX_QUERY_CHARS, Query, QueryError, parse_query
 
@@ -169,8 +169,6 @@ class SearchIndex:
             None  # BM25's statistics, to weight a changed proof (an explanation's masked one)
         )
         if self.method in ("bm25", "fusion") and "bm25" in self.meta:
-            from proofmatch.evaluation.baselines import BM25Fit
-
             info = self.meta["bm25"]
             self.bm25_fit = BM25Fit(
                 self.vocab,
@@ -256,11 +254,9 @@ class SearchIndex:
 
     def halves(self, q: Query, part: str | None = None) -> Halves:
         """A fusion index's learned, BM25 and fused scores of every candidate of ``part``: each half
-        standardised over exactly these candidates (:func:`proofmatch.evaluation.fusion.fuse`)."""
+        standardised over exactly these candidates (:func:`proofmatch.scoring.fusion.fuse`)."""
         if self.method != "fusion":
             raise ValueError(f"a {self.method} index has no fusion halves")
-        from proofmatch.evaluation.fusion import fuse
-
         learned, bm25 = self.learned_scores(q, part), self.lexical_scores(q, part)
         return Halves(
             learned,

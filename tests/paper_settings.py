@@ -1,6 +1,7 @@
-"""The values the paper states, and a check that nothing else is credited to it.
+"""The values the paper states, and a check that nothing else is credited to it (test tooling:
+tests/test_paper_settings.py runs it over the repository).
 
-``paper_settings.yaml`` (beside this module) is the one list of configuration values that the
+``data/paper_settings.yaml`` (beside this module) is the one list of configuration values that the
 MATcH paper's text states: per config key the value, where the paper states it and its sentence.
 A config comment, a schema description or a doc that credits "the paper" (or a § or appendix of
 it) with a key's value must name a key of that list, and a number it quotes right after the
@@ -11,9 +12,10 @@ What counts as a credit (:func:`credits`): the word ``paper`` (not ``paper.yaml`
 ``Appendix X``, after removing the phrases that say the paper is silent ("the paper names none",
 "the paper does not give ..."). Where it is attached:
 
-* config YAML (:func:`yaml_comments`): an inline comment belongs to its line's key; an own-line
-  comment aligned with the previous inline comment continues it, any other own-line comment
-  belongs to the next key; comments before the first key are the file's header and credit no key;
+* config YAML (:func:`yaml_comments`, read with ruamel.yaml, which keeps comments and positions):
+  an inline comment belongs to its line's key; an own-line comment aligned with the previous
+  inline comment continues it, any other own-line comment belongs to the next key; comments
+  before the first key are the file's header and credit no key;
 * the schema: a key's description;
 * Markdown (:func:`doc_credits`): a backticked ``key: value`` followed by a parenthesis,
   "`matching.npt.epochs: 400` (paper §8)", the form docs/deviations.md's "restores" column uses
@@ -36,13 +38,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import yaml
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedBase, CommentedMap, CommentedSeq
+from ruamel.yaml.tokens import CommentToken
 
 from proofmatch.config import load_config, schema_keys
+from proofmatch.evaluation.paper import read_paper_cells
 
 CREDIT = re.compile(r"\bpaper\b(?!\.yaml)|§\s*\d|\bAppendix [A-D]\b")
 # Phrases that mention the paper to say it states nothing: not credits.
@@ -102,7 +107,7 @@ class PaperSetting:
 
 
 def settings_path() -> Path:
-    return Path(str(resources.files("proofmatch").joinpath("paper_settings.yaml")))
+    return Path(__file__).parent / "data" / "paper_settings.yaml"
 
 
 def paper_settings() -> dict[str, PaperSetting]:
@@ -174,53 +179,104 @@ def check_credit(
 
 # --- where the credits are -----------------------------------------------------------------------
 
-_KEY_LINE = re.compile(r"^(\s*)([A-Za-z_]\w*)\s*:(.*)$")
-_COMMENT = re.compile(r"(?:^|\s)#\s?(.*)$")
+
+def _keys(node: Any, prefix: str = "") -> Iterator[tuple[int, int, str, bool]]:
+    """(line, column, dotted key, the key holds a section) of every key of a block mapping, nested
+    ones too, as ruamel.yaml read them (0-based positions); a list's or a flow mapping's content
+    is its key's value, not keys of its own."""
+    for key, value in node.items():
+        line, col = node.lc.key(key)
+        path = f"{prefix}{key}"
+        section = isinstance(value, CommentedMap) and not value.fa.flow_style()
+        yield line, col, path, section
+        if section:
+            yield from _keys(value, path + ".")
+
+
+def _comment_tokens(node: Any) -> Iterator[CommentToken]:
+    """Every comment token ruamel.yaml attached to ``node`` or to a node under it."""
+
+    def tokens(obj: Any) -> Iterator[CommentToken]:
+        if isinstance(obj, CommentToken):
+            yield obj
+        elif isinstance(obj, (list, tuple)):
+            for item in obj:
+                yield from tokens(item)
+
+    if isinstance(node, CommentedBase):
+        yield from tokens([node.ca.comment, list(node.ca.items.values()), node.ca.end])
+    children = node.values() if isinstance(node, CommentedMap) else node
+    if isinstance(node, (CommentedMap, CommentedSeq)):
+        for child in children:
+            yield from _comment_tokens(child)
+
+
+def _comments(data: Any, lines: list[str]) -> list[tuple[int, int, str]]:
+    """(line, column of the ``#``, text) of every comment, one per line, in file order.
+
+    A token holds one comment and the own-line comments that follow it, one per line of its
+    value; its start mark is the line and column of its first comment (a value may begin with
+    the end of the line before it). Each comment is checked against the file's line, so a token
+    ruamel.yaml laid out otherwise fails here instead of crediting the wrong key."""
+    found = set()
+    for token in _comment_tokens(data):
+        pieces = token.value.split("\n")
+        first = next((i for i, piece in enumerate(pieces) if piece.strip()), None)
+        for i, piece in enumerate(pieces[first:] if first is not None else []):
+            if not piece.strip():
+                continue
+            line = token.start_mark.line + i
+            col = token.start_mark.column if i == 0 else len(piece) - len(piece.lstrip())
+            if line >= len(lines) or lines[line][col:].rstrip() != piece.strip():
+                raise ValueError(
+                    f"line {line + 1}: ruamel.yaml's comment {piece.strip()!r} is not at column "
+                    f"{col + 1} of the file's line {lines[line] if line < len(lines) else ''!r}"
+                )
+            found.add((line, col, piece.strip()[1:].strip()))
+    return sorted(found)
 
 
 def yaml_comments(text: str) -> list[tuple[str, str, int, bool]]:
     """(dotted key, comment, line number, the key holds a section) of every comment of a config
-    file that belongs to a key (attachment rules in the module docstring)."""
-    stack: list[tuple[int, str]] = []  # (indent, name) of the enclosing keys
-    pending: list[tuple[str, int]] = []  # own-line comments waiting for the next key
-    prev_key: str | None = None
-    prev_col: int | None = None  # column of the '#' of the previous line's inline comment
+    file that belongs to a key (attachment rules in the module docstring), in file order.
+
+    ruamel.yaml reads the keys and the comments with their positions; its own attachment (a
+    comment goes with the token before it) is not the rule here, so the comments are attached
+    by position: a line's inline comment to the key of the line (or the key above a list item or
+    continued value), an own-line one to the key above if it is aligned with that key's inline
+    comment, else to the key below."""
+    data = YAML().load(text)
+    if not isinstance(data, CommentedMap):
+        return []
+    lines = text.splitlines()
+    keys = sorted(_keys(data))  # the first key of a line is its leading one
+    sections = {path for _, _, path, section in keys if section}
+    comments = _comments(data, lines)
+    own = {line for line, col, _ in comments if not lines[line][:col].strip()}
+    inline = {line: col for line, col, _ in comments if line not in own}
+
+    def key_at_or_before(line: int) -> str | None:
+        before = [k for k in keys if k[0] <= line]
+        return (
+            min((k for k in before if k[0] == before[-1][0]), key=lambda k: k[1])[2]
+            if before
+            else None
+        )
+
     found: list[tuple[str, str, int]] = []
-    sections: set[str] = set()
-    for no, line in enumerate(text.splitlines(), 1):
-        stripped = line.lstrip()
-        if not stripped:
+    for line, col, comment in comments:
+        above = key_at_or_before(line)
+        if line not in own:
+            if above is not None:
+                found.append((above, comment, line + 1))
             continue
-        col = len(line) - len(stripped)
-        if stripped.startswith("#"):
-            if prev_key is None:
-                continue  # the file's header
-            if col == prev_col:
-                found.append((prev_key, stripped[1:].strip(), no))
-            else:
-                pending.append((stripped[1:].strip(), no))
-            continue
-        inline = _COMMENT.search(line)
-        prev_col = line.index("#", inline.start()) if inline else None
-        m = _KEY_LINE.match(line)
-        if m is None:  # a list item or a continued value: its comment belongs to the last key
-            if inline and prev_key is not None:
-                found.append((prev_key, inline.group(1).strip(), no))
-            continue
-        indent, name = len(m.group(1)), m.group(2)
-        while stack and stack[-1][0] >= indent:
-            stack.pop()
-        path = ".".join([k for _, k in stack] + [name])
-        stack.append((indent, name))
-        if not m.group(3).split("#", 1)[0].strip():
-            sections.add(path)
-        found += [(path, c, n) for c, n in pending]
-        pending = []
-        prev_key = path
-        if inline:
-            found.append((path, inline.group(1).strip(), no))
-    if prev_key is not None:
-        found += [(prev_key, c, n) for c, n in pending]
+        if above is None:
+            continue  # the file's header
+        content = max(n for n in range(line) if lines[n].strip() and n not in own)
+        below = next((k[2] for k in keys if k[0] > line), None)
+        found.append(
+            (above if inline.get(content) == col or below is None else below, comment, line + 1)
+        )
     return [(k, c, n, k in sections) for k, c, n in found]
 
 
@@ -269,8 +325,6 @@ def deviations_restores(text: str) -> Iterator[tuple[str, int]]:
 def paper_numbers() -> set[float]:
     """Every number the paper prints that the project holds: the listed values, the numbers of their
     quoted sentences, the result cells of paper_results.csv and :data:`PAPER_NUMBERS`."""
-    import csv
-
     out = {float(n) for n in PAPER_NUMBERS}
     for s in paper_settings().values():
         values = s.value if isinstance(s.value, list) else [s.value]
@@ -279,10 +333,7 @@ def paper_numbers() -> set[float]:
             float(n.replace(",", ""))
             for n in re.findall(r"\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?", s.quote)
         }
-    path = Path(__file__).parent / "evaluation" / "paper_results.csv"
-    with open(path, newline="", encoding="utf-8") as fh:
-        out |= {float(rec["value"]) for rec in csv.DictReader(fh)}
-    return out
+    return out | {cell.value for cell in read_paper_cells()}
 
 
 def _printed(number: str, numbers: set[float]) -> bool:
@@ -384,8 +435,6 @@ def false_credits(
     prose = sorted({p for pattern in PROSE for p in repo.glob(pattern) if p.is_file()})
     for path in prose:
         name = str(path.relative_to(repo))
-        if name == "src/proofmatch/paper_settings.py":
-            continue  # this module's own examples
         problems += [
             f"{name}:{no}: {p}"
             for no, p in prose_credits(path.read_text(encoding="utf-8"), numbers)

@@ -26,13 +26,16 @@ the output files are those of the models and the baselines.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.stats import rankdata
 
 from proofmatch import config
-from proofmatch.decoding.local import ScoreRows
 from proofmatch.spec.checks import unknown
+
+if TYPE_CHECKING:  # decoding.local imports torch; the search page loads scoring without it
+    from proofmatch.decoding.local import ScoreRows
 
 # λ candidates tried on dev: 0 (learned ranks alone) to 8 (BM25 nearly alone), denser near 1.
 WEIGHT_GRID = tuple(config.default("fusion.weights"))
