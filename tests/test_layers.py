@@ -32,6 +32,7 @@ GROUND = "proofmatch"  # the unit of the package's top-level modules (and of its
 #: package; every top-level module not named here belongs to the ground unit.
 Floors = tuple[tuple[str, tuple[str, ...]], ...]
 FLOORS: Floors = (
+    ("spec", ("proofmatch.spec",)),
     ("ground", (GROUND,)),
     ("libraries", ("proofmatch.texmath", "proofmatch.data", "proofmatch.decoding")),
     ("models", ("proofmatch.models",)),

@@ -32,7 +32,7 @@ import pandas as pd
 import pytest
 from artifacts import check_eval_tables, check_figure
 
-from proofmatch import experiments as X
+from proofmatch import result_tables as RT
 from proofmatch.config import load_config
 from proofmatch.evaluation import tables as T
 
@@ -747,7 +747,7 @@ def test_report_of_the_demo_run(demo_run):
             assert head.startswith(shown) and " λ chosen: " in head[len(shown) :], head
         elif name != "table7":  # Table 7's file counts its proofs (below)
             assert head == shown, name
-    hubness = X.table7().rows[0].cells[0]
+    hubness = RT.table7().rows[0].cells[0]
     n = json.loads((demo_run / hubness.path()).read_text())["n"]
     assert (
         (demo_run / "results/tables/table7.md")
