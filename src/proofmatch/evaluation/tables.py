@@ -132,9 +132,11 @@ def chance_mrr(n: int) -> float:
     return float(np.sum(1.0 / np.arange(1, n + 1))) / n
 
 
-def chance(n: int) -> str:
-    """A pool of ``n`` proofs as a caption says it: its size and its chance MRR (%)."""
-    return f"n = {n:,}, chance MRR {100 * chance_mrr(n):.2f}"
+def chance(n: int, size: bool = True) -> str:
+    """A pool of ``n`` proofs as a caption says it: its size (unless ``size`` is false) and its
+    chance MRR (%)."""
+    text = f"chance MRR {100 * chance_mrr(n):.2f}"
+    return f"n = {n:,}, {text}" if size else text
 
 
 def pool_sizes(metrics: Mapping[Evaluation, Mapping[str, Any]]) -> dict[str, int]:
