@@ -24,7 +24,7 @@ import argparse
 import logging
 import os
 import string
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -139,14 +139,18 @@ def chance(n: int, size: bool = True) -> str:
     return f"n = {n:,}, {text}" if size else text
 
 
-def pool_sizes(metrics: Mapping[Evaluation, Mapping[str, Any]]) -> dict[str, int]:
-    """Test pairs per split (the candidate pool of local and global decoding); the evaluations of
-    one split must agree, since every level holds the same pairs."""
-    sizes: dict[str, set[int]] = {}
+def pool_sizes(
+    metrics: Mapping[Evaluation, Mapping[str, Any]],
+    key: Callable[[Evaluation], Hashable] = lambda ev: ev.split,
+) -> dict[Any, int]:
+    """Test pairs per split (the candidate pool of local and global decoding), or per ``key`` of
+    an evaluation (the report's tables: split and part); the evaluations of one pool must agree,
+    since every level holds the same pairs."""
+    sizes: dict[Any, set[int]] = {}
     for ev, m in metrics.items():
         if "n" not in m:
             raise ValueError(f"{ev.path()}: no 'n' (number of evaluated pairs)")
-        sizes.setdefault(ev.split, set()).add(int(m["n"]))
+        sizes.setdefault(key(ev), set()).add(int(m["n"]))
     bad = {s: sorted(n) for s, n in sizes.items() if len(n) != 1}
     if bad:
         raise ValueError(
