@@ -642,16 +642,14 @@ def check_replacement_change(wd: Path) -> None:
         "evaluate_run",
         "baseline",
         "fuse_run",
-        "table3",
-        "table4",
-        "table5",
-        "table6",
-        "table7",
-        "baselines_table",
+        "table",
         "paper_comparison",
         "findings",
         "all",
     }, sorted(jobs)  # findings read Partial too
+    assert sorted(w["table"] for w in jobs["table"]) == sorted(
+        ["table3", "table4", "table5", "table6", "table7", "baselines"]
+    )
     assert {
         (w["split"], f"{w['encoder']}+bm25-{w['mode']}", f"{w['level']}-{w['view']}")
         for w in jobs["fuse_run"]
