@@ -68,10 +68,12 @@ def write_table(
     caption: str = "",
     label: str = "",
     shown: pd.DataFrame | None = None,
+    md_after: str = "",
 ) -> None:
     """Write one table in its three formats, each atomically: the CSV from ``df`` (full precision),
-    Markdown and LaTeX from ``shown`` when given (cells already formatted, e.g. with intervals)."""
+    Markdown and LaTeX from ``shown`` when given (cells already formatted, e.g. with intervals).
+    ``md_after`` is Markdown the page shows below the table (a summary line, a second table)."""
     display = df if shown is None else shown
-    write_text(to_markdown(display, caption), md)
+    write_text(to_markdown(display, caption) + md_after, md)
     write_text(to_latex(display, caption, label or Path(md).stem), tex)
     write_csv(df, csv)

@@ -27,14 +27,14 @@ import pyarrow.parquet as pq
 
 from proofmatch import experiments as X
 from proofmatch import variants as V
-from proofmatch.artifacts import atomic_path, write_text
+from proofmatch.artifacts import atomic_path
 from proofmatch.data.subsample import kept_train_rows
 from proofmatch.evaluation import bootstrap as B
 from proofmatch.evaluation import findings as F
 from proofmatch.evaluation.intervals import load_frames, signed
 from proofmatch.evaluation.tables import chance, pool_sizes
 from proofmatch.experiments import Evaluation
-from proofmatch.render import to_markdown, write_table
+from proofmatch.render import write_table
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,11 @@ def _pct(iv: B.Interval) -> str:
 
 
 def _write(
-    df: pd.DataFrame, out_prefix: str | os.PathLike, caption: str, shown: pd.DataFrame | None = None
+    df: pd.DataFrame,
+    out_prefix: str | os.PathLike,
+    caption: str,
+    shown: pd.DataFrame | None = None,
+    md_after: str = "",
 ) -> None:
     out = str(out_prefix)
     write_table(
@@ -57,6 +61,7 @@ def _write(
         caption=caption,
         label=Path(out).name,
         shown=shown,
+        md_after=md_after,
     )
     log.info("wrote %s.{md,tex,csv} (%d rows)", out, len(df))
 
@@ -124,13 +129,10 @@ def write_findings(
         frames[F.LIME] = F.lime_frame(shares_json)
     resamples, seed = config["report"]["resamples"], config["seed"]
     df = F.findings_table(frames, resamples, seed)
-    caption = F.CAPTION.format(resamples=resamples) + pools_caption(frames)
-    _write(df, out_prefix, caption)
     head = headline_table(frames, config, resamples, seed)
     counts = df["Verdict"].value_counts().to_dict()
-    md = (
-        to_markdown(df, caption)
-        + "\nVerdicts: "
+    after = (
+        "\nVerdicts: "
         + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
         + ".\n\n"
         + "Headline gap (test part, Mixed Conservation, MRR in points, 95 % paired interval; the paper: the "
@@ -138,9 +140,8 @@ def write_findings(
         + head.to_markdown(index=False, tablefmt="github")
         + "\n"
     )
-    write_text(
-        md, f"{out_prefix}.md"
-    )  # the Markdown adds the headline gap to what write_table wrote
+    caption = F.CAPTION.format(resamples=resamples) + pools_caption(frames)
+    _write(df, out_prefix, caption, md_after=after)
     return df
 
 
