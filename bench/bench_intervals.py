@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from proofmatch import experiments as X
+from proofmatch import result_tables as RT
 from proofmatch.config import load_config
 from proofmatch.evaluation import intervals as I
 from proofmatch.evaluation import tables as T
@@ -45,7 +46,7 @@ def main() -> None:
     out = Path(tempfile.mkdtemp())
     total_with = total_without = 0.0
     print("| table | with intervals (s) | without (s) |\n|---|---|---|")
-    for name, table in X.tables(fusion=fusion).items():
+    for name, table in RT.tables(fusion=fusion).items():
         if table.kind == "hubness":
             continue
         evaluations = table.evaluations(not_run)

@@ -3,6 +3,7 @@ values and the tables' cells, which the workflow, the table renderer and the CLI
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from proofmatch import experiments as X
+from proofmatch import result_tables as RT
 from proofmatch.config import schema, validate_config
 from proofmatch.evaluation import intervals as I
 
@@ -25,6 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
         "proofmatch.render",
         "proofmatch.config",
         "proofmatch.evaluation.tables, proofmatch.evaluation.transfer",
+        "proofmatch.spec.tables, proofmatch.result_tables",
     ],
 )
 def test_spec_and_table_renderer_load_no_torch(modules):
@@ -71,7 +74,7 @@ def test_schema_choices_are_the_specs_values():
 
 
 def test_tables_cells():
-    tables = X.tables()
+    tables = RT.tables()
     assert list(tables) == ["table3", "table4", "table5", "table6", "baselines", "table7"]
     shapes = {
         name: (len(t.rows), len(t.groups), len(t.evaluations())) for name, t in tables.items()
@@ -106,7 +109,7 @@ def test_tables_cells():
     assert tables["table7"].rows[0].cells[0].path() == Path(
         "results/eval/mixed/scratchbert-local/conservation-both/dev-conservation.json"
     )
-    assert X.tables("dev")["table3"].rows[0].cells[0].part == "dev"
+    assert RT.tables("dev")["table3"].rows[0].cells[0].part == "dev"
 
 
 def test_model_folders_behind_evaluations():
@@ -173,8 +176,8 @@ def test_not_run_follows_the_config():
         {"matching": {"mathbert": "tbs17/MathBERT-custom"}, "splits": {"pr_category": None}}
     )
     assert X.not_run(cfg) == {"pr": X.NOT_RUN_PR} and X.configured_splits(cfg) == X.FAMILIES
-    assert X.table6().evaluations(X.not_run(cfg)) == []
-    t3 = X.table3()
+    assert RT.table6().evaluations(X.not_run(cfg)) == []
+    t3 = RT.table3()
     assert len(t3.evaluations(X.not_run(demo))) == 20 and len(t3.evaluations(X.not_run(cfg))) == 28
     assert {X.note("x"), X.note("not run: x")} == {"not run: x"}
 
@@ -198,9 +201,9 @@ LIBRARY_FILES = [
         X.FAMILIES,
         X.METHODS,
         X.PARTS,
-        X.TABLE6_TRAIN,
-        X.TABLE6_TEST,
-        X.TABLE5_LEVELS,
+        RT.TABLE6_TRAIN,
+        RT.TABLE6_TEST,
+        RT.TABLE5_LEVELS,
     ],
 )
 def test_value_lists_are_defined_once(values):
@@ -220,7 +223,7 @@ def test_workflow_plans_exactly_the_tables_evaluations(tmp_path):
     from test_workflow import copy_workflow
 
     wd = copy_workflow(tmp_path)
-    targets = [f"results/tables/{name}.md" for name in X.tables()]
+    targets = [f"results/tables/{name}.md" for name in RT.tables()]
     dry = subprocess.run(
         [sys.executable, "-m", "snakemake", "-n", *targets],
         cwd=wd,
@@ -236,18 +239,111 @@ def test_workflow_plans_exactly_the_tables_evaluations(tmp_path):
     ]
     planned = {o for o in outputs if o.startswith("results/eval/") and not o.endswith(".parquet")}
     not_run = X.not_run(validate_config({}))
-    evaluations = [ev for t in X.tables().values() for ev in t.evaluations(not_run)]
+    evaluations = [ev for t in RT.tables().values() for ev in t.evaluations(not_run)]
     evaluations += I.references(evaluations)  # BM25 on the statements of Unmixed and pr cells too
     # a trained run's evaluations are its folder (one job), a baseline's its JSON (one job each)
     assert planned == set(X.workflow_inputs(evaluations))
     assert sum(o.endswith(".json") for o in planned) == 12 + 7 and len(planned) == 19 + 37 + 8
 
 
+# A throw-away table, docs/architecture.md's worked example ("Adding a table"), in a module of its
+# own that PROOFMATCH_TABLES names.
+THROWAWAY = """
+from proofmatch import experiments as X
+from proofmatch.experiments import Run
+from proofmatch.result_tables import Row, Table
+from proofmatch.spec.tables import TableSpec
+
+
+def views(part="test"):
+    rows = tuple(
+        Row(
+            (X.VIEW_NAMES[view],),
+            (Run("mixed", "npt", "local", "conservation", view).evaluation(part),),
+            "local",
+            (("npt", view), "npt"),
+        )
+        for view in X.VIEWS
+    )
+    return Table("views", ("Input",), ("Conservation",), rows)
+
+
+TABLES = (
+    TableSpec(
+        "views",
+        "Views table",
+        "Views: MRR and accuracy (%) of NPT-Local-Local by input at Conservation.",
+        rows=lambda s: views(s.part),
+    ),
+)
+"""
+
+
+def test_a_registered_table_is_planned(tmp_path):
+    """A table registered in one place is planned by the one `rule table` (its `{table}` wildcard
+    takes the registry's names), with the evaluation folders of its cells; unregistered, no rule
+    makes it. The registry refuses a second table of one name and a module without TABLES."""
+    from test_workflow import copy_workflow
+
+    from proofmatch.spec import tables as S
+
+    (tmp_path / "extra").mkdir()
+    (tmp_path / "extra" / "throwaway_tables.py").write_text(THROWAWAY, encoding="utf-8")
+    (tmp_path / "extra" / "empty_tables.py").write_text("", encoding="utf-8")
+    (tmp_path / "wd").mkdir()
+    wd = copy_workflow(tmp_path / "wd")
+    env = {k: v for k, v in os.environ.items() if k != S.EXTRA_ENV}
+    env["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(tmp_path / "extra"), env.get("PYTHONPATH")])
+    )
+
+    def plan(*extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "snakemake", "-n", "results/tables/views.md"],
+            cwd=wd,
+            env={**env, **dict(zip([S.EXTRA_ENV] * len(extra), extra))},
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+
+    dry = plan("throwaway_tables")
+    assert dry.returncode == 0, (dry.stdout + dry.stderr)[-3000:]
+    jobs = re.findall(r"^rule (\w+):\n((?:    .*\n)+)", dry.stdout, flags=re.M)
+    (table,) = [body for rule, body in jobs if rule == "table"]
+    assert "output: results/tables/views.md" in table and "wildcards: table=views" in table
+    evaluated = {
+        re.search(r"output: (\S+)", body).group(1) for rule, body in jobs if rule == "evaluate_run"
+    }
+    assert evaluated == {f"results/eval/mixed/npt-local/conservation-{v}" for v in X.VIEWS}
+    unregistered = plan()
+    assert unregistered.returncode != 0
+    assert "MissingRuleException" in unregistered.stdout + unregistered.stderr
+
+    sys.path.insert(0, str(tmp_path / "extra"))
+    try:
+        (spec,) = S.extra_specs({S.EXTRA_ENV: "throwaway_tables"})
+        assert spec.target == "results/tables/views.md"
+        assert list(S.registry(RT.BUILTIN, [spec]))[-1] == "views"
+        with pytest.raises(ValueError, match="'table3' is registered twice"):
+            S.registry(RT.BUILTIN, [RT.TABLES["table3"]])
+        with pytest.raises(TypeError, match="no TABLES"):
+            S.extra_specs({S.EXTRA_ENV: "empty_tables"})
+    finally:
+        sys.path.remove(str(tmp_path / "extra"))
+    with pytest.raises(ImportError, match="cannot be imported"):
+        S.extra_specs({S.EXTRA_ENV: "no_such_tables_module"})
+    with pytest.raises(ValueError, match="names the rule that makes it"):
+        S.TableSpec("t", "T", "caption")
+    with pytest.raises(ValueError, match="not a file stem"):
+        S.TableSpec("a/b", "T", "caption", rule="x")
+
+
 def test_evaluation_plan_holds_every_part_and_level_a_table_reads():
     """Each trained run's (and fusion's) folder holds exactly the (part, test level) pairs the
     tables read from it: one job writes them all."""
     evaluations = [
-        ev for t in X.tables().values() for ev in t.evaluations(X.not_run(validate_config({})))
+        ev for t in RT.tables().values() for ev in t.evaluations(X.not_run(validate_config({})))
     ]
     plan = X.evaluation_plan(evaluations)
     for ev in evaluations:
@@ -256,7 +352,7 @@ def test_evaluation_plan_holds_every_part_and_level_a_table_reads():
         ev.run() is not None for ev in set(evaluations)
     )
     # Table 7's run: its dev part (hubness), Table 3's and 5's test at its level, Table 4's at every level
-    t7 = X.TABLE7_RUN
+    t7 = RT.TABLE7_RUN
     assert plan[str(t7.evaluation("dev").folder())] == (("dev", "conservation"),) + tuple(
         ("test", lv) for lv in sorted(X.LEVELS)
     )

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from proofmatch import experiments as X
+from proofmatch import result_tables as RT
 from proofmatch.evaluation import paper as P
 
 METRIC_NAMES = {"mrr": "MRR", "acc": "Acc"}  # the tables' column suffixes
@@ -19,7 +19,7 @@ def expected_cells() -> set[tuple]:
     (this project's addition), MRR only where decoding is local."""
     out = set()
     for name in P.TABLES:
-        for row in X.tables()[name].rows:
+        for row in RT.tables()[name].rows:
             for ev in row.cells:
                 if ev.model == "specter":
                     continue
@@ -52,7 +52,7 @@ def test_paper_results_cover_every_reported_cell_once():
         "table6": 20,
     }
     assert set(keys) == expected_cells()
-    tables = X.tables()
+    tables = RT.tables()
     for cell in cells:
         table, row, ev = P.project_cell(cell, tables)
         # the paper's labels are the project's labels of the cell found by identifiers
@@ -178,4 +178,4 @@ def test_read_paper_cells_rejects_duplicates_and_bad_cells(tmp_path):
     )
     (cell,) = P.read_paper_cells(tmp_path / "none.csv")
     with pytest.raises(KeyError, match="0 rows"):
-        P.project_cell(cell, X.tables())
+        P.project_cell(cell, RT.tables())

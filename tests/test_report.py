@@ -96,6 +96,28 @@ def test_a_pool_too_small_is_undecided():
     )
 
 
+def test_the_report_tables_state_each_pool_and_its_chance_mrr():
+    """The findings, seeds and scaling captions name every split and part they read with its pool
+    size (the per-statement frames' length) and chance MRR, H_n / n; one pool, one size."""
+    from proofmatch.evaluation import report as R
+
+    run = X.Run("mixed", "npt", "local", "conservation")
+    frames = {
+        run.evaluation("test"): _frame(0.5, n=60),
+        X.Run("mixed", "npt", "local", "full").evaluation("test"): _frame(0.5, n=60),
+        run.evaluation("dev"): _frame(0.5, n=4),
+        F.LIME: _frame(0.5, n=7),  # not an evaluation: no pool
+    }
+    chance60 = sum(1 / k for k in range(1, 61)) / 60
+    assert R.pools_caption(frames) == (
+        f" Pools (chance MRR = H_n / n, %): Mixed test n = 60, chance MRR {100 * chance60:.2f}; "
+        "Mixed dev n = 4, chance MRR 52.08."
+    )
+    frames[run.evaluation("test")] = _frame(0.5, n=61)
+    with pytest.raises(ValueError, match="different numbers of test pairs"):
+        R.pools_caption(frames)
+
+
 def test_at_least_thirteen_findings_each_quoting_the_paper():
     paper = (
         open("../shared/seeds/000_eb07311c39273850.txt", encoding="utf-8").read()

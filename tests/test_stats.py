@@ -16,7 +16,8 @@ from proofmatch.data.stats import (
     token_stats,
     token_stats_file,
 )
-from proofmatch.evaluation.tables import TABLE2_CAPTION, table1, table2, write_table1, write_table2
+from proofmatch.evaluation.dataset_tables import table1, table2, write_table1, write_table2
+from proofmatch.result_tables import TABLES
 
 XHTML = "http://www.w3.org/1999/xhtml"
 MML = "http://www.w3.org/1998/Math/MathML"
@@ -224,7 +225,7 @@ def test_writers_and_cli(tmp_path, capsys):
             assert (tmp_path / f"{name}.{ext}").stat().st_size > 0
     assert "Probability" in (tmp_path / "t1.md").read_text()
     assert pd.read_csv(tmp_path / "t2.csv")["mean ± SD"].iloc[0] == "4.0 ± 0.0"
-    assert "whitespace-separated words" in TABLE2_CAPTION
+    assert "whitespace-separated words" in TABLES["table2"].caption
     assert "whitespace-separated words" in (tmp_path / "t2.tex").read_text()
 
     manifest.to_parquet(tmp_path / "manifest.parquet")

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from proofmatch import experiments as X
+from proofmatch import result_tables as RT
 from proofmatch.artifacts import write_json, write_parquet
 from proofmatch.config import validate_config
 from proofmatch.evaluation import intervals as I
@@ -55,13 +56,13 @@ def fused(m: dict, weight: float = 1.5) -> dict:
     return {**m, "weight": weight, "normalize": "zscore", "lexical": "bm25"}
 
 
-def fill(table: X.Table, value, keep=lambda ev: True) -> dict:
+def fill(table: RT.Table, value, keep=lambda ev: True) -> dict:
     """Every evaluation of ``table`` that ``keep`` accepts, with the metrics ``value(ev)``."""
     return {ev: value(ev) for row in table.rows for ev in row.cells if keep(ev)}
 
 
 def test_table3_rows_percentages_and_not_run(tmp_path):
-    table = X.table3()
+    table = RT.table3()
     results = fill(
         table, lambda ev: metrics(0.6322, 0.5608, 0.6189), lambda ev: ev.model != "mathbert"
     )
@@ -98,13 +99,13 @@ def test_table3_rows_percentages_and_not_run(tmp_path):
 def test_table3_missing_result_without_reason_is_an_error(tmp_path):
     with pytest.raises(KeyError, match="Table 3: .* missing"):
         T.render_table(
-            X.table3(),
+            RT.table3(),
             {},
             tmp_path / "t3",
             not_run={"npt": "x", "scratchbert": "y", "mathbert": "z"},
         )
     # a mode-specific reason covers just that mode
-    table = X.table3(encoders=("npt",))
+    table = RT.table3(encoders=("npt",))
     results = fill(table, lambda ev: metrics(0.5, 0.4, 0.45), lambda ev: ev.mode == "local")
     df = T.render_table(
         table,
@@ -116,7 +117,7 @@ def test_table3_missing_result_without_reason_is_an_error(tmp_path):
 
 
 def test_table4_cross_levels_with_not_run_split(tmp_path):
-    table = X.table4()
+    table = RT.table4()
     results = fill(
         table,
         lambda ev: metrics(0.7373 if ev.level == ev.test_level else 0.2974, 0.6712, 0.7),
@@ -132,7 +133,7 @@ def test_table4_cross_levels_with_not_run_split(tmp_path):
 
 
 def test_table5_views_with_not_run_row(tmp_path):
-    table = X.table5()
+    table = RT.table5()
     results = fill(table, lambda ev: metrics(0.2251, 0.1668, 0.2), lambda ev: ev.model == "npt")
     results.update(
         fill(
@@ -171,13 +172,13 @@ def test_table6_rows_are_training_levels_columns_protected_test_levels(tmp_path)
         run = X.Run("pr", "scratchbert", "local", tr)
         results[run.evaluation("test", "conservation")] = metrics(m1 / 100, a1 / 100, 0.0)
         results[run.evaluation("test", "partial_p")] = metrics(m2 / 100, a2 / 100, 0.0)
-    table = X.table6()
+    table = RT.table6()
     df = T.render_table(
         table, results, tmp_path / "table6", not_run={"partial_p": "not run: no math.PR articles"}
     )
     md, tex, csv = read(tmp_path / "table6")
-    assert X.TABLE6_TRAIN == ("conservation", "partial", "partial_p", "full", "full_p")
-    assert X.TABLE6_TEST == ("conservation", "partial_p")
+    assert RT.TABLE6_TRAIN == ("conservation", "partial", "partial_p", "full", "full_p")
+    assert RT.TABLE6_TEST == ("conservation", "partial_p")
     assert df["Training"].tolist() == ["Conservation", "Partial", "Partial+P", "Full", "Full+P"]
     assert list(df.columns) == [
         "Training",
@@ -207,12 +208,16 @@ def test_captions_are_filled_from_the_config_once(tmp_path):
     mine = validate_config({"replace": {"protected": ["P", "Q"]}})
     caption = T.table_caption("table6", mine)
     assert "+P: the protected symbols P, Q are not replaced." in caption and "σ" not in caption
-    results = fill(X.table6(), lambda ev: metrics(0.5, 0.4, 0.3))
-    T.render_table(X.table6(), results, tmp_path / "table6", config=mine)
-    # rendered from loaded metrics (no per-statement file) it has no intervals, so no sentence on them
-    assert (tmp_path / "table6.md").read_text().split("\n\n")[0] == caption.removesuffix(
+    results = fill(RT.table6(), lambda ev: metrics(0.5, 0.4, 0.3))
+    T.render_table(RT.table6(), results, tmp_path / "table6", config=mine)
+    # rendered from loaded metrics (no per-statement file) it has no intervals, so no sentence on
+    # them; it counts its pool (the evaluations' n), which the report's caption only names
+    counted = T.table_caption("table6", mine, pools={"pr": 100})
+    assert (tmp_path / "table6.md").read_text().split("\n\n")[0] == counted.removesuffix(
         I.caption(mine["report"]["resamples"])
     )
+    assert "Probability (Unmixed) n = 100, chance MRR 5.19." in counted
+    assert "Pool: each statement's proof is ranked among all test proofs of its split" in caption
     assert caption.endswith(I.caption(mine["report"]["resamples"]))  # the workflow's always do
     assert "P, Q are not replaced" in (tmp_path / "table6.tex").read_text()
     # Table 7 counts its proofs once rendered; the report's caption, planned before, says "the proofs"
@@ -221,10 +226,10 @@ def test_captions_are_filled_from_the_config_once(tmp_path):
     assert T.table_caption("table7", mine) == T.hubness_caption("dev")
     assert "distribution of the proofs of the dev set" in T.hubness_caption("dev")
     assert "the 100 proofs of the dev set" in T.hubness_caption("dev", 100)
-    assert {T.table_caption(name, mine) for name in ("table1", "table2")} == {
-        T.TABLE1_CAPTION,
-        T.TABLE2_CAPTION,
-    }
+    assert [T.table_caption(name, mine) for name in ("table1", "table2")] == [
+        RT.TABLES["table1"].caption,
+        RT.TABLES["table2"].caption,
+    ]
     # the baselines' caption explains fusion rows only when the config fuses runs (fusion.runs)
     assert T.FUSION_CAPTION in T.table_caption("baselines", default)
     assert T.FUSION_CAPTION not in T.table_caption(
@@ -244,6 +249,21 @@ def test_captions_are_filled_from_the_config_once(tmp_path):
         T.table_caption("table9", mine)
 
 
+def test_chance_mrr_is_the_harmonic_number_over_the_pool():
+    """A random ranking of n proofs puts the gold one at each rank with probability 1/n: its MRR is
+    H_n / n (1 for one proof, 3/4 for two, 25/48 for four), and a table's caption gives it per
+    split, a split without results "not run"."""
+    assert [T.chance_mrr(n) for n in (1, 2, 4)] == pytest.approx([1.0, 0.75, 25 / 48])
+    assert T.chance_mrr(18408) == pytest.approx(sum(1 / k for k in range(1, 18409)) / 18408)
+    with pytest.raises(ValueError, match="at least one proof"):
+        T.chance_mrr(0)
+    text = T.pool_caption(RT.table4(), {"mixed": 1234})
+    assert text.endswith("Mixed n = 1,234, chance MRR 0.62; Unmixed not run."), text
+    assert "(Mixed, Unmixed)" in T.pool_caption(RT.table4(), None)
+    with pytest.raises(ValueError, match="different numbers of test pairs"):
+        T.pool_sizes({ev: {"n": 10 + i} for i, ev in enumerate(RT.table3().rows[0].cells)})
+
+
 def test_table7_hubness_from_json(tmp_path):
     path = tmp_path / "dev.json"
     write_json(metrics(0.5, 0.4, 0.45), path)
@@ -252,12 +272,13 @@ def test_table7_hubness_from_json(tmp_path):
     assert df["Statements"].tolist() == ["≥20", "≥10", "≥5", "≥2", "=1", "<1"]
     assert df["Proofs"].tolist() == [1, 2, 3, 4, 5, 6]
     assert "| ≥20 | 1 | 10.00 |" in md and "100 proofs of the dev set" in md
+    assert "Pool: n = 100, chance MRR 5.19" in md
     with pytest.raises(ValueError, match="hubness"):
         T.hubness_table({"mrr": 1, "acc": 1, "global_acc": 1}, tmp_path / "bad")
 
 
 def test_baselines_table_with_not_run_method(tmp_path):
-    table = X.baselines(fusion=())
+    table = RT.baselines(fusion=())
     results = fill(table, lambda ev: metrics(0.298, 0.114, 0.2), lambda ev: ev.model != "bm25")
     df = T.render_table(
         table, results, tmp_path / "baselines", not_run={"bm25": "rank_bm25 not installed"}
@@ -279,7 +300,7 @@ def test_baselines_table_fusion_rows(tmp_path):
     """Each fused run: a Local and a Global row marked as this project's, one cell per level from
     the run trained and tested there; a run not made (MathBERT) says not run; the caption says how
     λ was chosen and which λ each cell used."""
-    table = X.baselines(fusion=[("npt", "local"), ("mathbert", "local")])
+    table = RT.baselines(fusion=[("npt", "local"), ("mathbert", "local")])
     labels = [row.labels[0] for row in table.rows]
     assert labels[6:] == [
         "NPT-Local + BM25-Local (fusion, this project)",
@@ -320,7 +341,7 @@ def test_baselines_table_fusion_rows(tmp_path):
     with pytest.raises(ValueError, match="without its weight"):
         T.render_table(table, results, tmp_path / "b2", not_run=not_run)
     # no fusion rows, no fusion caption
-    T.render_table(X.baselines(fusion=()), results, tmp_path / "b3")
+    T.render_table(RT.baselines(fusion=()), results, tmp_path / "b3")
     assert "fusion" not in (tmp_path / "b3.md").read_text()
 
 
@@ -331,7 +352,7 @@ def test_tables_from_eval_root(tmp_path):
             metrics(0.5, 0.4, 0.45),
             X.Run("mixed", "npt", "local", lv).evaluation("test").path(root),
         )
-    write_eval(metrics(0.5, 0.4, 0.45), X.TABLE7_RUN.evaluation("dev").path(root))
+    write_eval(metrics(0.5, 0.4, 0.45), RT.TABLE7_RUN.evaluation("dev").path(root))
     with pytest.raises(FileNotFoundError, match="allow-missing"):
         T.tables_from_eval_root(root, tmp_path / "tables")
     T.tables_from_eval_root(
@@ -353,7 +374,7 @@ def test_rows_not_run_need_no_results(tmp_path):
     """What the config leaves out (no MathBERT, no pr split) is marked not run, not asked for."""
     root = tmp_path / "eval"
     reasons = {"mathbert": X.NOT_RUN_MATHBERT, "pr": X.NOT_RUN_PR}
-    for table in X.tables().values():
+    for table in RT.tables().values():
         for ev in table.evaluations(reasons):
             m = metrics(0.5, 0.4, 0.45)
             write_eval(fused(m) if ev.fused else m, ev.path(root))
@@ -374,7 +395,7 @@ def test_table_from_inputs_takes_the_workflows_inputs(tmp_path):
     assert len(df) == 5 and (df["Note"] == "not run: no pr split").all()
     # the ten pr evaluations (five training levels x two protected test levels) fill Table 6
     root = tmp_path / "eval"
-    evals = X.table6().evaluations()
+    evals = RT.table6().evaluations()
     refs = I.references(evals)  # BM25 on the same statements, for each row's difference
     for i, ev in enumerate(evals + refs):
         write_eval(metrics(0.5 + 0.01 * i, 0.4, 0.0), ev.path(root))

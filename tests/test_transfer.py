@@ -8,6 +8,7 @@ with TF-IDF and BM25, on the math.PR articles as a transfer corpus (results/tabl
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +24,7 @@ from proofmatch import experiments as X
 from proofmatch.config import validate_config
 from proofmatch.data.splits import read_parts
 from proofmatch.demo.generate import generate
+from proofmatch.evaluation import tables as T
 from proofmatch.evaluation import transfer
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
@@ -210,9 +212,12 @@ def test_table_sets_each_pool_beside_the_in_corpus_numbers(tmp_path, monkeypatch
     assert fusion.tolist()[:-1:2] == pytest.approx([15.0, 25.0, 35.0])
     md = (tmp_path / "transfer.md").read_text()
     assert (
-        "stacks: 50 pairs from 4 articles, NOT a clean transfer" in md
-        and "pr: 50 pairs from 5 articles;" in md
+        "stacks: 50 pairs from 4 articles (chance MRR 9.00), NOT a clean transfer" in md
+        and "pr: 50 pairs from 5 articles (chance MRR 9.00);" in md
     )
+    # each pool's chance MRR, H_n / n: the in-corpus test part's too
+    n_in = int(re.search(r"In-corpus MRR \(n=(\d+)\)", md).group(1))
+    assert f"In-corpus: {T.chance(n_in)};" in md
     assert (
         "never tuned on a pool: NPT-Local λ = 0.75 (zscore); ScratchBERT-Local λ = 0.75 (zscore)."
         in md

@@ -33,6 +33,7 @@ import pytest
 from artifacts import check_eval_tables, check_figure
 
 from proofmatch import experiments as X
+from proofmatch import result_tables as RT
 from proofmatch.config import load_config
 from proofmatch.evaluation import tables as T
 
@@ -548,7 +549,7 @@ def check_paper_comparison(results: Path) -> None:
     assert "demo corpus" in caption and f"{report['kept']:,} statement-proof pairs" in caption, (
         caption
     )
-    assert f"Mixed {pool:,};" in caption, caption
+    assert f"Mixed {T.chance(pool)};" in caption, caption  # the pool and its chance MRR
 
 
 def check_results(wd: Path) -> None:
@@ -641,16 +642,14 @@ def check_replacement_change(wd: Path) -> None:
         "evaluate_run",
         "baseline",
         "fuse_run",
-        "table3",
-        "table4",
-        "table5",
-        "table6",
-        "table7",
-        "baselines_table",
+        "table",
         "paper_comparison",
         "findings",
         "all",
     }, sorted(jobs)  # findings read Partial too
+    assert sorted(w["table"] for w in jobs["table"]) == sorted(
+        ["table3", "table4", "table5", "table6", "table7", "baselines"]
+    )
     assert {
         (w["split"], f"{w['encoder']}+bm25-{w['mode']}", f"{w['level']}-{w['view']}")
         for w in jobs["fuse_run"]
@@ -722,7 +721,8 @@ def report_captions(html: str) -> dict[str, str]:
 def test_report_of_the_demo_run(demo_run):
     """``snakemake --report`` (README) builds from the smoke run: every table, Figure 2, the filter
     report and every training curve, each table captioned with the caption its .md begins with,
-    filled from the run's config (workflow/report/table.rst)."""
+    filled from the run's config (workflow/report/table.rst); the .md of a table of scores counts
+    its pool there, which the report's caption, planned before any job, names."""
     report = demo_run / "report.html"
     built = subprocess.run(
         SNAKEMAKE + ["--report", str(report), "all"] + SMOKE,
@@ -737,23 +737,35 @@ def test_report_of_the_demo_run(demo_run):
     config = load_config(demo_run / "config/config.yaml", demo_run / "config/smoke.yaml")
     tables = sorted((demo_run / "results/tables").glob("*.md"))
     assert {f"results/tables/{t.name}" for t in tables} <= set(captions), sorted(captions)
+    registered = RT.tables(fusion=X.fusion_runs(config))
     for name in [*(f"table{n}" for n in range(1, 8)), "baselines"]:
         shown = captions[f"results/tables/{name}.md"]
         assert shown == T.table_caption(name, config), name
         head = " ".join(
             (demo_run / f"results/tables/{name}.md").read_text().split("\n\n")[0].split()
         )
+        # a table of scores' file counts its pool (the evaluations' n), which the report's
+        # caption, planned before any job, only names
+        counted = shown
+        if name in registered and name != "table7":
+            evaluations = registered[name].evaluations(X.not_run(config))
+            pools = T.pool_sizes(
+                {ev: json.loads((demo_run / ev.path()).read_text()) for ev in evaluations}
+            )
+            counted = T.table_caption(name, config, pools)
+            assert "counted in the file" in shown and "counted in the file" not in counted, name
         if name == "baselines":  # the file adds each fusion row's λ, chosen by the run
-            assert head.startswith(shown) and " λ chosen: " in head[len(shown) :], head
+            assert head.startswith(counted) and " λ chosen: " in head[len(counted) :], head
         elif name != "table7":  # Table 7's file counts its proofs (below)
-            assert head == shown, name
-    hubness = X.table7().rows[0].cells[0]
+            assert head == counted, name
+    hubness = RT.table7().rows[0].cells[0]
     n = json.loads((demo_run / hubness.path()).read_text())["n"]
     assert (
         (demo_run / "results/tables/table7.md")
         .read_text()
         .startswith(T.hubness_caption(hubness.part, n))
     )
+    assert f"Pool: {T.chance(n)}" in T.hubness_caption(hubness.part, n)
     protected = ", ".join(config["replace"]["protected"])
     assert (
         f"the protected symbols {protected} are not replaced"

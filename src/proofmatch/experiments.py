@@ -1,9 +1,8 @@
-"""The experiments: every wildcard value of the workflow and every cell of every result table.
+"""The experiments: every wildcard value of the workflow, and the runs and evaluations they name.
 
-One definition, read by the workflow (workflow/rules/common.smk), the table renderer
-(:mod:`proofmatch.evaluation.tables`) and the transfer table. A table is a list
-of rows; a row names its label cells and, per column group, the :class:`Evaluation` (which run,
-scored on which part at which level) whose numbers fill it. Pure Python, no torch or pandas:
+One definition, read by the workflow (workflow/rules/common.smk), the result tables
+(:mod:`proofmatch.result_tables`: which :class:`Evaluation` fills each cell), the table renderer
+(:mod:`proofmatch.evaluation.tables`) and the transfer table. Pure Python, no torch or pandas:
 the Snakefile imports it before any job runs.
 
 Paths (docs/architecture.md): a run in ``results/runs/{split}/{encoder}-{mode}/{level}-{view}/``, its
@@ -14,7 +13,7 @@ fused with BM25, this project's addition: model ``{encoder}+bm25``, its weight i
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -171,7 +170,7 @@ NOT_RUN_PR = "not run: splits.pr_category is null (no probability-domain split)"
 
 def not_run(config: Mapping[str, Any]) -> dict[str, str]:
     """Why parts of the tables are not run under ``config``, keyed by the encoder or split left
-    out (a row whose :attr:`Row.keys` hold one of them shows the reason instead of numbers)."""
+    out (a row whose :attr:`proofmatch.result_tables.Row.keys` hold one of them shows the reason instead of numbers)."""
     reasons = {}
     for spec in ENCODER_SPECS.values():
         if spec.checkpoint and not config["matching"][spec.checkpoint]:
@@ -335,52 +334,8 @@ def baseline(split: str, method: str, level: str, part: str) -> Evaluation:
     return Evaluation(split, method, BASELINE_MODE, level, "both", part, level)
 
 
-# ----------------------------------------------------------------------------- tables
+# ----------------------------------------------------------------------------- runs beyond the tables
 
-
-@dataclass(frozen=True)
-class Row:
-    """One table row: its label cells, one evaluation per column group, how they were decoded
-    (``local``: MRR and Acc; ``global``: Acc only) and the keys a not-run reason may be given
-    under, most specific first."""
-
-    labels: tuple[str, ...]
-    cells: tuple[Evaluation, ...]
-    decoding: str
-    keys: tuple[Hashable, ...]
-
-
-@dataclass(frozen=True)
-class Table:
-    """A result table: ``name`` is its file stem (``results/tables/{name}.md``); ``groups`` head
-    the column pairs ``"<group> MRR"``, ``"<group> Acc"``. A ``hubness`` table (Table 7) has one
-    row with one cell and shows that evaluation's hubness instead."""
-
-    name: str
-    label_columns: tuple[str, ...]
-    groups: tuple[str, ...]
-    rows: tuple[Row, ...]
-    kind: str = "scores"
-
-    def reason(self, row: Row, not_run: Mapping[Hashable, str]) -> str | None:
-        """Why ``row`` was not run, or None."""
-        return next((note(not_run[k]) for k in row.keys if k in not_run), None)
-
-    def evaluations(self, not_run: Mapping[Hashable, str] | None = None) -> list[Evaluation]:
-        """The evaluations the table reads, each once, leaving out the rows not run."""
-        rows = [r for r in self.rows if self.reason(r, not_run or {}) is None]
-        return list(dict.fromkeys(e for r in rows for e in r.cells))
-
-
-# Table 3: (mode, decodings reported); the paper reports no globally trained model decoded locally.
-TABLE3_DECODINGS = {"local": DECODINGS, "hybrid": ("global",), "triplet": DECODINGS}
-TABLE5_ENCODERS = ("npt", "scratchbert")
-TABLE5_LEVELS = ("conservation", "full")
-# Table 6 (§9.4): rows are the five training levels, columns the two test levels that keep the
-# protected symbols ("The test set preserves the protected symbols").
-TABLE6_TRAIN = ("conservation", "partial", "partial_p", "full", "full_p")
-TABLE6_TEST = ("conservation", "partial_p")
-TABLE7_RUN = Run("mixed", "scratchbert", "local", "conservation")  # hubness of its dev set
 # Table 7's rows (Appendix B): proofs that are the local top-1 of >=20, >=10, >=5, >=2 (cumulative),
 # exactly one and no statement (proofmatch.decoding.local.hubness counts them).
 HUBNESS_BINS = (">=20", ">=10", ">=5", ">=2", "=1", "<1")
@@ -392,146 +347,3 @@ FIGURE2_RUNS = {
 SEARCH_DEMO_RUN = Run(
     "mixed", "npt", "local", "conservation"
 )  # the index `proofmatch serve` shows after the demo
-
-
-def table3(
-    part: str = "test", encoders: Iterable[str] = ENCODERS, levels: Iterable[str] = LEVELS
-) -> Table:
-    """Encoders x training/decoding x replacement levels, on Mixed (trained and tested on one level)."""
-    levels = tuple(levels)
-    rows = tuple(
-        Row(
-            (model_label(enc, mode, dec),),
-            tuple(Run("mixed", enc, mode, lv).evaluation(part) for lv in levels),
-            dec,
-            ((enc, mode), enc),
-        )
-        for enc in encoders
-        for mode in ENCODER_MODES[enc]
-        for dec in TABLE3_DECODINGS[mode]
-    )
-    return Table("table3", ("Encoder-Decoder",), tuple(LEVEL_NAMES[lv] for lv in levels), rows)
-
-
-def table4(
-    part: str = "test", splits: Iterable[str] = FAMILIES, levels: Iterable[str] = LEVELS
-) -> Table:
-    """Cross-replacement: ScratchBERT-Local-Local trained on one level (row), tested on another (column)."""
-    levels = tuple(levels)
-    rows = tuple(
-        Row(
-            (SPLIT_NAMES[split], LEVEL_NAMES[train]),
-            tuple(
-                Run(split, "scratchbert", "local", train).evaluation(part, test) for test in levels
-            ),
-            "local",
-            ((split, train), split),
-        )
-        for split in splits
-        for train in levels
-    )
-    return Table("table4", ("Split", "Training"), tuple(LEVEL_NAMES[lv] for lv in levels), rows)
-
-
-def table5(
-    part: str = "test",
-    encoders: Iterable[str] = TABLE5_ENCODERS,
-    views: Iterable[str] = VIEWS,
-    levels: Iterable[str] = TABLE5_LEVELS,
-) -> Table:
-    """Input type (text / math / both) of NPT- and ScratchBERT-Local-Local on Mixed."""
-    levels = tuple(levels)
-    rows = tuple(
-        Row(
-            (ENCODER_NAMES[enc], VIEW_NAMES[view]),
-            tuple(Run("mixed", enc, "local", lv, view).evaluation(part) for lv in levels),
-            "local",
-            ((enc, view), enc),
-        )
-        for enc in encoders
-        for view in views
-    )
-    return Table("table5", ("Encoder", "Input"), tuple(LEVEL_NAMES[lv] for lv in levels), rows)
-
-
-def table6(
-    part: str = "test",
-    train_levels: Iterable[str] = TABLE6_TRAIN,
-    test_levels: Iterable[str] = TABLE6_TEST,
-) -> Table:
-    """Protected symbols on the probability domain: the pr split's ScratchBERT-Local-Local trained
-    at each level (row), tested at the levels that keep the protected symbols (column group)."""
-    test_levels = tuple(test_levels)
-    rows = tuple(
-        Row(
-            (LEVEL_NAMES[train],),
-            tuple(
-                Run("pr", "scratchbert", "local", train).evaluation(part, test)
-                for test in test_levels
-            ),
-            "local",
-            (train, "pr"),
-        )
-        for train in train_levels
-    )
-    return Table(
-        "table6", ("Training",), tuple(f"Test {LEVEL_NAMES[lv]}" for lv in test_levels), rows
-    )
-
-
-def table7(run: Run = TABLE7_RUN) -> Table:
-    """Hubness of local decoding on the dev set of one run."""
-    return Table(
-        "table7", (), (), (Row((), (run.evaluation("dev"),), "local", ()),), kind="hubness"
-    )
-
-
-def baselines(
-    part: str = "test",
-    methods: Iterable[str] = METHODS,
-    levels: Iterable[str] = LEVELS,
-    fusion: Iterable[tuple[str, str]] = FUSION_RUNS,
-) -> Table:
-    """TF-IDF, the reference code's TF-IDF and BM25 on Mixed, local and global decoding, by level;
-    then each run of ``fusion`` ((encoder, mode) pairs) fused with BM25, trained and tested on the
-    column's level (this project's rows; a fused run not made is not run for its encoder's reason)."""
-    levels = tuple(levels)
-    rows = tuple(
-        Row(
-            (model_label(method, BASELINE_MODE, dec),),
-            tuple(baseline("mixed", method, lv, part) for lv in levels),
-            dec,
-            (method,),
-        )
-        for method in methods
-        for dec in DECODINGS
-    )
-    rows += tuple(
-        Row(
-            (model_label(fusion_model(enc), mode, dec),),
-            tuple(Run("mixed", enc, mode, lv).fusion(part) for lv in levels),
-            dec,
-            ((fusion_model(enc), mode), (enc, mode), enc),
-        )
-        for enc, mode in fusion
-        for dec in DECODINGS
-    )
-    return Table("baselines", ("Method",), tuple(LEVEL_NAMES[lv] for lv in levels), rows)
-
-
-def tables(
-    part: str = "test",
-    hubness_run: Run = TABLE7_RUN,
-    fusion: Iterable[tuple[str, str]] = FUSION_RUNS,
-) -> dict[str, Table]:
-    """Tables 3-7 and the baselines table by name, in the order they are written; ``fusion``: the
-    runs fused with BM25 in the baselines table (config ``fusion.runs``, :func:`fusion_runs`)."""
-    made = (
-        table3(part),
-        table4(part),
-        table5(part),
-        table6(part),
-        baselines(part, fusion=fusion),
-        table7(hubness_run),
-    )
-    return {t.name: t for t in made}

@@ -5,6 +5,7 @@
 # inputs and folders) in proofmatch.corpora.
 from proofmatch import corpora as C
 from proofmatch import experiments as X
+from proofmatch import result_tables as RT
 from proofmatch import variants as V
 from proofmatch.config import check_paths, run_matching, validate_config
 from proofmatch.evaluation import intervals as INTERVALS
@@ -109,11 +110,11 @@ def matching_params(wildcards):
 
 
 def table_inputs(name):
-    """What table `name` reads (proofmatch.experiments), for its rows not marked not run: each
+    """What table `name` reads (proofmatch.result_tables), for its rows not marked not run: each
     trained run's evaluation folder, each baseline's JSON (X.workflow_inputs), and BM25 on the
     statements of each learned cell (the intervals of its difference: INTERVALS.references).
     """
-    evaluations = X.tables(fusion=FUSION_RUNS)[name].evaluations(NOT_RUN)
+    evaluations = RT.tables(fusion=FUSION_RUNS)[name].evaluations(NOT_RUN)
     return X.workflow_inputs(evaluations + INTERVALS.references(evaluations))
 
 
@@ -123,7 +124,7 @@ def read_evaluations():
     """
     tables = [
         ev
-        for t in X.tables(fusion=FUSION_RUNS).values()
+        for t in RT.tables(fusion=FUSION_RUNS).values()
         for ev in t.evaluations(NOT_RUN)
     ]
     paper = PAPER.evaluations(PAPER.read_paper_cells(PAPER.PAPER_RESULTS), NOT_RUN)

@@ -7,7 +7,7 @@
 MODEL_TARGETS = X.model_folders(
     (
         ev
-        for table in X.tables(fusion=FUSION_RUNS).values()
+        for table in RT.tables(fusion=FUSION_RUNS).values()
         for ev in table.evaluations(NOT_RUN)
     ),
     [*X.FIGURE2_RUNS.values(), X.SEARCH_DEMO_RUN],

@@ -1,5 +1,6 @@
-# Tables 3-7, the baselines table, Figure 2 and the comparison with the paper; what each reads is
-# defined in proofmatch.experiments (the paper's cells in proofmatch.evaluation.paper).
+# Tables 3-7, the baselines table, Figure 2, the comparison with the paper and the report's tables;
+# each table's rows, title and caption are registered in proofmatch.result_tables (the paper's
+# cells in proofmatch.evaluation.paper).
 import os
 
 from proofmatch.evaluation import comparison as COMPARISON
@@ -7,19 +8,23 @@ from proofmatch.evaluation import report as REPORT
 from proofmatch.evaluation import tables as T
 
 
-rule table3:
+# Every table made of rows (proofmatch.result_tables.TABLES: Tables 3-7, the baselines table, and
+# any table registered there or in a module named by PROOFMATCH_TABLES): one job per table.
+rule table:
     input:
-        table_inputs("table3"),
+        lambda w: table_inputs(w.table),
     output:
         md=report(
-            "results/tables/table3.md",
+            "results/tables/{table}.md",
             caption="../report/table.rst",
             category="Tables",
         ),
-        tex="results/tables/table3.tex",
-        csv="results/tables/table3.csv",
+        tex="results/tables/{table}.tex",
+        csv="results/tables/{table}.csv",
     log:
-        "results/logs/table3.log",
+        "results/logs/{table}.log",
+    wildcard_constraints:
+        table=X.pattern(RT.rendered()),
     conda:
         CONDA
     resources:
@@ -28,87 +33,11 @@ rule table3:
     params:
         not_run=NOT_RUN,
         fusion=FUSION_RUNS,
-        # the table's caption, filled from the config (the report's; the script writes the same)
-        caption=lambda w, output: T.table_caption(
-            os.path.basename(output.md).removesuffix(".md"), config
-        ),
+        # the table's caption, filled from the config (the report's; the script writes the same
+        # with its pool counted)
+        caption=lambda w: T.table_caption(w.table, config),
     script:
         "../scripts/render_table.py"
-
-
-use rule table3 as table4 with:
-    input:
-        table_inputs("table4"),
-    output:
-        md=report(
-            "results/tables/table4.md",
-            caption="../report/table.rst",
-            category="Tables",
-        ),
-        tex="results/tables/table4.tex",
-        csv="results/tables/table4.csv",
-    log:
-        "results/logs/table4.log",
-
-
-use rule table3 as table5 with:
-    input:
-        table_inputs("table5"),
-    output:
-        md=report(
-            "results/tables/table5.md",
-            caption="../report/table.rst",
-            category="Tables",
-        ),
-        tex="results/tables/table5.tex",
-        csv="results/tables/table5.csv",
-    log:
-        "results/logs/table5.log",
-
-
-use rule table3 as table6 with:
-    input:
-        table_inputs("table6"),
-    output:
-        md=report(
-            "results/tables/table6.md",
-            caption="../report/table.rst",
-            category="Tables",
-        ),
-        tex="results/tables/table6.tex",
-        csv="results/tables/table6.csv",
-    log:
-        "results/logs/table6.log",
-
-
-use rule table3 as table7 with:
-    input:
-        table_inputs("table7"),
-    output:
-        md=report(
-            "results/tables/table7.md",
-            caption="../report/table.rst",
-            category="Tables",
-        ),
-        tex="results/tables/table7.tex",
-        csv="results/tables/table7.csv",
-    log:
-        "results/logs/table7.log",
-
-
-use rule table3 as baselines_table with:
-    input:
-        table_inputs("baselines"),
-    output:
-        md=report(
-            "results/tables/baselines.md",
-            caption="../report/table.rst",
-            category="Tables",
-        ),
-        tex="results/tables/baselines.tex",
-        csv="results/tables/baselines.csv",
-    log:
-        "results/logs/baselines_table.log",
 
 
 # Every cell of Tables 3-6 the paper reports beside this run's (the paper's values:
@@ -185,10 +114,8 @@ REPORT_EVALUATIONS = {
     "seeds": REPORT.seeds_inputs(config),
     "scaling": REPORT.scaling_inputs(config),
 }
+# rule all asks for their tables as for every registered one (RT.TABLES)
 REPORT_TARGETS = [
-    "results/tables/findings.md",
-    "results/tables/seeds.md",
-    "results/tables/scaling.md",
     "results/figures/scaling.png",
     *X.model_folders(ev for evs in REPORT_EVALUATIONS.values() for ev in evs),
 ]
@@ -214,7 +141,7 @@ rule findings:
         mem_mb=2000,
         runtime=10,
     params:
-        caption="The paper's findings checked on this run (proofmatch.evaluation.findings)",
+        caption=T.table_caption("findings", config),
     script:
         "../scripts/report_table.py"
 
@@ -233,7 +160,7 @@ use rule findings as seeds_table with:
     log:
         "results/logs/seeds_table.log",
     params:
-        caption="Seed spread of the headline runs (proofmatch.evaluation.report)",
+        caption=T.table_caption("seeds", config),
 
 
 use rule findings as scaling_table with:
@@ -257,4 +184,4 @@ use rule findings as scaling_table with:
     log:
         "results/logs/scaling_table.log",
     params:
-        caption="Data scaling of the headline runs (proofmatch.evaluation.report)",
+        caption=T.table_caption("scaling", config),

@@ -1,6 +1,6 @@
 """Table 1: corpus and category statistics (thin wrapper around proofmatch.evaluation.tables)."""
 
-from proofmatch.evaluation.tables import write_table1
+from proofmatch.evaluation.dataset_tables import write_table1
 from proofmatch.logs import run_logged
 
 run_logged(

@@ -1,6 +1,6 @@
 """Table 2: token counts of statements and proofs (thin wrapper around proofmatch.evaluation.tables)."""
 
-from proofmatch.evaluation.tables import write_table2
+from proofmatch.evaluation.dataset_tables import write_table2
 from proofmatch.logs import run_logged
 
 run_logged(

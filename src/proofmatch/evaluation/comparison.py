@@ -11,7 +11,8 @@ the paper's value and the reason; a missing result of any other cell is an error
 
 The caption names the corpus (``corpus.source`` and its folder(s)), its size after filtering (the
 filter report's kept articles and pairs) and the decoding pool of each split: the number of test
-pairs every statement is ranked against (the evaluations' ``n``).
+pairs every statement is ranked against (the evaluations' ``n``) and the MRR of ranking them at
+random (:func:`proofmatch.evaluation.tables.chance_mrr`).
 """
 
 from __future__ import annotations
@@ -19,15 +20,15 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from typing import Any
 
 import pandas as pd
 
 from proofmatch import experiments as X
+from proofmatch import result_tables as RT
 from proofmatch.artifacts import read_json, write_csv, write_text
 from proofmatch.evaluation import intervals as I
 from proofmatch.evaluation import paper as P
-from proofmatch.evaluation.tables import TITLES, Source, cells, load_metrics
+from proofmatch.evaluation.tables import Source, cells, chance, load_metrics, pool_sizes
 from proofmatch.render import to_markdown
 from proofmatch.spec.sources import SOURCES
 
@@ -65,22 +66,6 @@ def corpus_size(filter_report: Source) -> tuple[int, int]:
     return int(report["articles_kept"]), int(report["kept"])
 
 
-def pool_sizes(metrics: Mapping[X.Evaluation, Mapping[str, Any]]) -> dict[str, int]:
-    """Test pairs per split (the candidate pool of local and global decoding); the evaluations of
-    one split must agree, since every level holds the same pairs."""
-    sizes: dict[str, set[int]] = {}
-    for ev, m in metrics.items():
-        if "n" not in m:
-            raise ValueError(f"{ev.path()}: no 'n' (number of evaluated pairs)")
-        sizes.setdefault(ev.split, set()).add(int(m["n"]))
-    bad = {s: sorted(n) for s, n in sizes.items() if len(n) != 1}
-    if bad:
-        raise ValueError(
-            f"the evaluations of one split count different numbers of test pairs: {bad}"
-        )
-    return {s: n.pop() for s, n in sizes.items()}
-
-
 def caption(
     corpus: str,
     articles: int | None = None,
@@ -94,21 +79,17 @@ def caption(
     size = ""
     if articles is not None:
         pool = "; ".join(
-            f"{X.SPLIT_NAMES[s]} {pools[s]:,}"
+            f"{X.SPLIT_NAMES[s]} {chance(pools[s])}"
             if s in (pools or {})
             else f"{X.SPLIT_NAMES[s]} not run"
             for s in splits
         )
         size = (
-            f", {articles:,} articles with {pairs:,} statement-proof pairs after filtering; pool (test pairs "
-            f"per split): {pool}"
+            f", {articles:,} articles with {pairs:,} statement-proof pairs after filtering; pool "
+            f"(test pairs per split, chance MRR = H_n / n in %): {pool}"
         )
-    return (
-        f"This run beside the paper, Tables 3-6: test MRR and accuracy (%) of every cell the paper reports; "
-        f"Difference = this run - paper, in points. This run: {corpus}{size}. Versus "
-        f"{PAPER_CORPUS}. Table 4 rows: split / training level, columns: test level; the Acc of a *-Global row "
-        f"is global decoding's accuracy. Table 6 rows: training level on the probability split, columns: test "
-        f"level."
+    return RT.TABLES["paper_comparison"].caption.format(
+        corpus=corpus, size=size, paper=PAPER_CORPUS
     )
 
 
@@ -120,7 +101,7 @@ def compare(
     """The comparison frame (:data:`COLUMNS`, one row per paper cell) and the pool size of each
     split that has results."""
     not_run = not_run or {}
-    tables = X.tables(P.PART)
+    tables = RT.tables(P.PART)
     metrics = {ev: load_metrics(src) for ev, src in results.items()}
     rows, missing = [], []
     for cell in cells_:
@@ -134,7 +115,15 @@ def compare(
             missing.append(ev)
         diff = None if value is None else value - cell.value
         rows.append(
-            [TITLES[cell.table], cell.row, cell.column, cell.value, value, diff, reason or ""]
+            [
+                RT.TABLES[cell.table].title,
+                cell.row,
+                cell.column,
+                cell.value,
+                value,
+                diff,
+                reason or "",
+            ]
         )
     if missing:
         shown = ", ".join(str(ev.path()) for ev in list(dict.fromkeys(missing))[:4])
@@ -156,7 +145,7 @@ def with_intervals(
     frames = I.load_frames(results)
     if frames is None:
         return df, None
-    tables = X.tables(P.PART)
+    tables = RT.tables(P.PART)
     scored = []
     for i, cell in enumerate(cells_):
         _, row, ev = P.project_cell(cell, tables)

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from proofmatch import experiments as X
+from proofmatch import result_tables as RT
 from proofmatch.artifacts import read_json
 from proofmatch.evaluation import bootstrap as B
 from proofmatch.experiments import Evaluation, Run
@@ -202,8 +203,8 @@ def findings() -> list[Finding]:
             "math-only MRR > text-only MRR, NPT and ScratchBERT, Conservation and Full",
             tuple(
                 _diff(f"{E[enc]} {_name(lv)}", _local(enc, lv, "math"), _local(enc, lv, "text"))
-                for enc in X.TABLE5_ENCODERS
-                for lv in X.TABLE5_LEVELS
+                for enc in RT.TABLE5_ENCODERS
+                for lv in RT.TABLE5_LEVELS
             ),
         ),
         Finding(
@@ -252,7 +253,7 @@ def findings() -> list[Finding]:
                     _local("npt", lv, v),
                 )
                 for v in ("text", "both")
-                for lv in X.TABLE5_LEVELS
+                for lv in RT.TABLE5_LEVELS
             ),
         ),
         Finding(
@@ -330,7 +331,7 @@ def findings() -> list[Finding]:
             "Partial+P-trained MRR > Partial-trained MRR on both test levels (pr split)",
             tuple(
                 _diff(f"test {_name(t)}", _cross("pr", "partial_p", t), _cross("pr", "partial", t))
-                for t in X.TABLE6_TEST
+                for t in RT.TABLE6_TEST
             ),
         ),
         Finding(
@@ -340,7 +341,7 @@ def findings() -> list[Finding]:
             "Full+P-trained MRR > Full-trained MRR on both test levels (pr split)",
             tuple(
                 _diff(f"test {_name(t)}", _cross("pr", "full_p", t), _cross("pr", "full", t))
-                for t in X.TABLE6_TEST
+                for t in RT.TABLE6_TEST
             ),
         ),
         Finding(
@@ -360,7 +361,7 @@ def findings() -> list[Finding]:
             "Cumulative distribution of proofs in the development set, by number of statements "
             "to which they are assigned with the local decoding method.",
             "local decoding gives hubs: a share > 0 of statements have a local top-1 proof that is also another's",
-            (Contrast("Table 7 run, dev", ((1.0, X.table7().rows[0].cells[0], "shared_top1"),)),),
+            (Contrast("Table 7 run, dev", ((1.0, RT.table7().rows[0].cells[0], "shared_top1"),)),),
         ),
     ]
     return out

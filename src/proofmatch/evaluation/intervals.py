@@ -19,8 +19,9 @@ import pandas as pd
 
 from proofmatch import experiments as X
 from proofmatch.evaluation import bootstrap as B
-from proofmatch.experiments import Evaluation, Table
+from proofmatch.experiments import Evaluation
 from proofmatch.render import format_cell
+from proofmatch.result_tables import Table
 
 LEXICAL = "bm25"
 DELTA = "Δ BM25"  # the column group of a row's paired difference from BM25

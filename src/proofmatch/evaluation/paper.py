@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from proofmatch import experiments as X
+from proofmatch import result_tables as RT
 
 PAPER_RESULTS = Path(__file__).with_name("paper_results.csv")
 COLUMNS = (
@@ -130,8 +131,8 @@ def read_paper_cells(path: str | os.PathLike = PAPER_RESULTS) -> list[PaperCell]
 
 
 def project_cell(
-    cell: PaperCell, tables: Mapping[str, X.Table]
-) -> tuple[X.Table, X.Row, X.Evaluation]:
+    cell: PaperCell, tables: Mapping[str, RT.Table]
+) -> tuple[RT.Table, RT.Row, X.Evaluation]:
     """The project's table, row and evaluation holding ``cell``: the one row of ``cell.table`` that
     is decoded as ``cell.decoding`` and reads the cell's evaluation (on the tables' part)."""
     table = tables[cell.table]
@@ -151,7 +152,7 @@ def evaluations(
 ) -> list[X.Evaluation]:
     """The evaluations the comparison reads, each once: those of the cells whose project row is
     not marked in ``not_run``."""
-    tables = X.tables(part)
+    tables = RT.tables(part)
     out = []
     for cell in cells:
         table, row, ev = project_cell(cell, tables)

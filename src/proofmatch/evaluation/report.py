@@ -32,6 +32,7 @@ from proofmatch.data.subsample import kept_train_rows
 from proofmatch.evaluation import bootstrap as B
 from proofmatch.evaluation import findings as F
 from proofmatch.evaluation.intervals import load_frames, signed
+from proofmatch.evaluation.tables import chance, pool_sizes
 from proofmatch.experiments import Evaluation
 from proofmatch.render import write_table
 
@@ -63,6 +64,16 @@ def _write(
         md_after=md_after,
     )
     log.info("wrote %s.{md,tex,csv} (%d rows)", out, len(df))
+
+
+def pools_caption(frames: Mapping[Any, pd.DataFrame]) -> str:
+    """What a report table's caption says of its pools: for each split and part its evaluations
+    read, the number of proofs each statement is ranked against and their chance MRR (H_n / n,
+    :func:`proofmatch.evaluation.tables.chance_mrr`)."""
+    evaluated = {ev: {"n": len(f)} for ev, f in frames.items() if isinstance(ev, Evaluation)}
+    sizes = pool_sizes(evaluated, key=lambda ev: (ev.split, ev.part))
+    shown = "; ".join(f"{X.SPLIT_NAMES[s]} {p} {chance(n)}" for (s, p), n in sizes.items())
+    return f" Pools (chance MRR = H_n / n, %): {shown}."
 
 
 def _label(ev: Evaluation) -> str:
@@ -129,7 +140,8 @@ def write_findings(
         + head.to_markdown(index=False, tablefmt="github")
         + "\n"
     )
-    _write(df, out_prefix, F.CAPTION.format(resamples=resamples), md_after=after)
+    caption = F.CAPTION.format(resamples=resamples) + pools_caption(frames)
+    _write(df, out_prefix, caption, md_after=after)
     return df
 
 
@@ -198,7 +210,7 @@ def write_seeds(
         f"Seed spread of the headline runs (Mixed, Conservation, test part): trained with each seed of "
         f"report.seeds (ScratchBERT fine-tuning reseeded; its MLM pretraining is the seed-{seed} one), mean ± "
         f"SD over seeds (SD with n − 1) beside the bootstrap interval over statements of the seed-{seed} run, "
-        f"the run every other table shows ({resamples} resamples)."
+        f"the run every other table shows ({resamples} resamples)." + pools_caption(frames)
     )
     _write(df, out_prefix, caption, pd.DataFrame(shown))
     return df
@@ -217,13 +229,13 @@ def train_pairs(data_parquet: str | os.PathLike) -> int:
 
 
 def scaling_rows(
-    paths: Mapping[Evaluation, str | os.PathLike], config: Mapping[str, Any], n_train: int
+    frames: Mapping[Evaluation, pd.DataFrame], config: Mapping[str, Any], n_train: int
 ) -> pd.DataFrame:
-    """One row per (model, fraction): train pairs, MRR with interval, Acc, and for a learned or fused
-    row its paired difference from BM25."""
+    """One row per (model, fraction) from the evaluations' per-statement frames (each file read
+    once: BM25's serves every share): train pairs, MRR with interval, Acc, and for a learned or
+    fused row its paired difference from BM25."""
     resamples, seed = config["report"]["resamples"], config["seed"]
     fractions = [*sorted(config["report"]["fractions"]), 1.0]
-    frames = load_frames(paths)  # each file read once (BM25's serves every share)
     bm25 = frames[V.baseline_variant("bm25", 1.0)]
     entries = [
         (_label(ev), f, ev)
@@ -311,7 +323,8 @@ def write_scaling(
     out_pdf: str | os.PathLike,
 ) -> pd.DataFrame:
     """``scaling.{md,tex,csv}`` and the scaling figure."""
-    df = scaling_rows(paths, config, train_pairs(data_parquet))
+    frames = load_frames(paths)
+    df = scaling_rows(frames, config, train_pairs(data_parquet))
     crosses = []
     for model in dict.fromkeys(df.loc[df["Δ BM25"].notna(), "Model"]):
         n = crossing(df, model)
@@ -326,6 +339,7 @@ def write_scaling(
         "least-squares trend in log(train pairs) held: "
         + "; ".join(crosses)
         + ". One seed (config seed)."
+        + pools_caption(frames)
     )
     shown = df.copy()
     shown["MRR"] = [

@@ -1,7 +1,7 @@
 """``proofmatch stats``: Tables 1 and 2 from the filtered pairs, the manifest and the articles.
 
 The command lives on the evaluation floor, beside the table module that lays the tables out
-(:func:`proofmatch.evaluation.tables.write_table1`, :func:`~proofmatch.evaluation.tables.write_table2`),
+(:func:`proofmatch.evaluation.dataset_tables.write_table1`, :func:`~proofmatch.evaluation.dataset_tables.write_table2`),
 and not in :mod:`proofmatch.data.stats`: the statistics are data, their tables are evaluation's,
 and the data floor imports nothing above it. The workflow's ``table1`` and ``table2`` rules call
 the same two functions.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import logging
 
-from proofmatch.evaluation.tables import write_table1, write_table2
+from proofmatch.evaluation.dataset_tables import write_table1, write_table2
 from proofmatch.logs import setup_logging
 
 log = logging.getLogger(__name__)

@@ -1,15 +1,17 @@
-"""Tables 1 and 2 from the dataset's statistics, Tables 3-7 and the baselines table from evaluation
-JSONs (paper §4, §9, Appendix B).
+"""Tables 3-7 and the baselines table from evaluation JSONs (paper §9, Appendix B); Tables 1 and 2,
+from the dataset's statistics, are :mod:`proofmatch.evaluation.dataset_tables`'.
 
-Tables 1 and 2 lay out the numbers of :mod:`proofmatch.data.stats` (:func:`write_table1`,
-:func:`write_table2`). What each of Tables 3-7 holds (its rows, and per column group the
-evaluation that fills a cell) is defined once in :mod:`proofmatch.experiments`; this module only
-renders it: :func:`render_table` writes ``{out_prefix}.md/.tex/.csv`` with
-:func:`proofmatch.render.write_table` and returns the DataFrame. Scores are percentages with two decimals as in the paper's Tables 3-6; MRR of global decoding is
-"–" (global decoding assigns, it does not rank). A row whose runs were not made shows "–" cells
-and a note saying why (``not_run``, keyed as the row's :attr:`~proofmatch.experiments.Row.keys`:
-an encoder, a split, a training level, a method or a pair of them); a result that is simply
-missing, with no reason given, is an error.
+What each of Tables 3-7 holds (its rows, and per column group the
+evaluation that fills a cell), its title and its caption are registered once in
+:mod:`proofmatch.result_tables`; this module only renders it: :func:`render_table` writes
+``{out_prefix}.md/.tex/.csv`` with :func:`proofmatch.render.write_table` and returns the
+DataFrame. Scores are percentages with two decimals as in the paper's Tables 3-6; MRR of global
+decoding is "–" (global decoding assigns, it does not rank). A row whose runs were not made shows
+"–" cells and a note saying why (``not_run``, keyed as the row's
+:attr:`~proofmatch.result_tables.Row.keys`: an encoder, a split, a training level, a method or a
+pair of them); a result that is simply missing, with no reason given, is an error. Every caption
+states the table's pool: the number of proofs each statement is ranked against, and the MRR of
+ranking them at random (:func:`chance_mrr`).
 
 The workflow renders each of Tables 3-7 from its inputs (:func:`table_from_inputs`),
 ``proofmatch tables`` from an evaluation tree (:func:`tables_from_eval_root`). Torch-free: it
@@ -21,29 +23,24 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-from collections.abc import Hashable, Iterable, Mapping
+import string
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 
 from proofmatch import experiments as X
-from proofmatch.artifacts import read_json, read_parquet
+from proofmatch import result_tables as RT
+from proofmatch.artifacts import read_json
 from proofmatch.config import validate_config
-from proofmatch.data.categories import category_label
-from proofmatch.data.stats import (
-    TOKEN_STATS_COLUMNS,
-    CorpusStats,
-    corpus_stats,
-    token_stats,
-    token_stats_file,
-)
 from proofmatch.evaluation import intervals as I
-from proofmatch.experiments import HUBNESS_BINS, Evaluation, Run, Table
+from proofmatch.experiments import HUBNESS_BINS, Evaluation, Run
 from proofmatch.logs import setup_logging
 from proofmatch.render import write_table
+from proofmatch.result_tables import Table
+from proofmatch.spec.tables import TableSpec
 
 log = logging.getLogger(__name__)
 
@@ -51,35 +48,6 @@ Source = str | os.PathLike | Mapping[str, Any]
 NotRun = Mapping[Hashable, str]
 
 HUBNESS_LABELS = {">=20": "≥20", ">=10": "≥10", ">=5": "≥5", ">=2": "≥2", "=1": "=1", "<1": "<1"}
-TITLES = {
-    "table3": "Table 3",
-    "table4": "Table 4",
-    "table5": "Table 5",
-    "table6": "Table 6",
-    "table7": "Table 7",
-    "baselines": "Baselines table",
-}
-# What each table's caption says, once: its .md and .tex files and the HTML report (rule params
-# ``caption``, workflow/report/table.rst) show it as :func:`table_caption` fills it from the config.
-CAPTIONS = {
-    "table3": "Table 3: MRR and accuracy (%) by encoder, training/decoding and symbol replacement level (trained "
-    "and tested on the same level). No MRR for global decoding. The SPECTER-style rows are this project's "
-    "addition, not in the paper: the same ScratchBERT trained with SPECTER's triplet margin loss (L2 "
-    "distance, margin {margin:g}), one negative proof per statement, from the statement's own article with "
-    "probability {hard_fraction:g} (SPECTER: 2 of 5 negatives, citations of citations), {pooling}.",
-    "table4": "Table 4: cross-replacement MRR and accuracy (%) of ScratchBERT-Local-Local (rows: training level; "
-    "columns: test level), Mixed and Unmixed splits.",
-    "table5": "Table 5: MRR and accuracy (%) of NPT- and ScratchBERT-Local-Local by input type; Both is the "
-    "original, complete input.",
-    "table6": "Table 6: controlled cross-replacement levels of ScratchBERT-Local-Local on the probability-theory "
-    "domain (the pr split: articles whose primary category is splits.pr_category, split by article as in "
-    "Unmixed), MRR and accuracy (%). Rows: training level; columns: test level (both keep the protected "
-    "symbols). +P: the protected symbols {protected} are not replaced.",
-    "baselines": "Baselines: MRR and accuracy (%) of TF-IDF cosine and BM25 with local and global decoding (no MRR "
-    "for global decoding). The paper reports only TF-IDF cosine's MRR range (11.4-29.8, §8); TF-IDF on "
-    "the linearized tokens and BM25 are this project's, TF-IDF (reference code) is the paper's public "
-    "code's vectorizer (scikit-learn defaults: lowercased, one-character tokens dropped).",
-}
 # How Table 3's caption names the SPECTER-style text vector (matching.specter.pooling)
 SPECTER_POOLING = {
     "cls": "the [CLS] vector (SPECTER's)",
@@ -97,45 +65,122 @@ FUSION_CAPTION = (
 )
 
 
-def table_caption(name: str, config: Mapping[str, Any], n: int | None = None) -> str:
-    """The caption of table ``name`` (``table1`` ... ``table7``, ``baselines``) filled from the
-    validated ``config``: Table 6 names ``replace.protected``. Table 7 counts its proofs (``n``)
-    only once it is rendered; without ``n`` (the report's caption, planned before any job) it says
-    "the proofs"."""
-    if name == "table1":
-        return TABLE1_CAPTION
-    if name == "table2":
-        return TABLE2_CAPTION
-    if name == "table7":
-        return hubness_caption(X.table7().rows[0].cells[0].part, n)
-    if name not in CAPTIONS:
+def table_caption(
+    name: str,
+    config: Mapping[str, Any],
+    pools: Mapping[str, int] | None = None,
+    n: int | None = None,
+) -> str:
+    """The caption of the registered table ``name`` (:data:`proofmatch.result_tables.TABLES`)
+    filled from the validated ``config`` (:func:`caption_fields`: Table 6 names
+    ``replace.protected``). A table of scores states its pool (:func:`pool_caption`): counted
+    once it is rendered (``pools``, :func:`pool_sizes` of its results), named only without them
+    (the report's caption, planned before any job); so does Table 7, which counts its proofs
+    (``n``) once rendered and says "the proofs" before."""
+    spec = RT.TABLES.get(name)
+    if spec is None:
+        raise ValueError(f"no caption for table {name!r}; expected one of {', '.join(RT.TABLES)}")
+    if spec.rows is None:
+        return fill_caption(spec, config)
+    table = spec.rows(RT.Setting(fusion=X.fusion_runs(config)))
+    if table.kind == "hubness":
+        return hubness_caption(table.rows[0].cells[0].part, n)
+    return (
+        scores_caption(table, config)
+        + pool_caption(table, pools)
+        + I.caption(config["report"]["resamples"])  # the workflow's tables always carry intervals
+    )
+
+
+def caption_fields(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings a caption template may name: ``{protected}`` (replace.protected), and the
+    SPECTER-style run's ``{margin}``, ``{hard_fraction}`` and ``{pooling}`` (matching.specter)."""
+    specter = config["matching"]["specter"]
+    return {
+        "protected": ", ".join(config["replace"]["protected"]),
+        "margin": specter["margin"],
+        "hard_fraction": specter["hard_fraction"],
+        "pooling": SPECTER_POOLING[specter["pooling"]],
+    }
+
+
+def fill_caption(spec: TableSpec, config: Mapping[str, Any], **fields: Any) -> str:
+    """``spec``'s caption template filled from ``config`` and ``fields`` (what its rule knows)."""
+    given = {**caption_fields(config), **fields}
+    wanted = {f for _, f, _, _ in string.Formatter().parse(spec.caption) if f}
+    if wanted - set(given):
         raise ValueError(
-            f"no caption for table {name!r}; expected one of table1, table2, table7, {', '.join(CAPTIONS)}"
+            f"the caption of table {spec.name!r} names {sorted(wanted - set(given))}, which the "
+            f"config does not give: its rule {spec.rule!r} fills them"
         )
-    return scores_caption(X.tables(fusion=X.fusion_runs(config))[name], config) + I.caption(
-        config["report"]["resamples"]
-    )  # the workflow's tables always carry intervals
+    return spec.caption.format(**given)
 
 
 def scores_caption(table: Table, config: Mapping[str, Any]) -> str:
     """The caption of a table of scores (Tables 3-6, baselines): its text, filled from ``config``,
     and how its fusion rows were made when it has any (their λ: :func:`fusion_weights`)."""
     fused = any(ev.fused for row in table.rows for ev in row.cells)
-    specter = config["matching"]["specter"]
-    return CAPTIONS[table.name].format(
-        protected=", ".join(config["replace"]["protected"]),
-        margin=specter["margin"],
-        hard_fraction=specter["hard_fraction"],
-        pooling=SPECTER_POOLING[specter["pooling"]],
-    ) + (FUSION_CAPTION if fused else "")
+    return fill_caption(RT.TABLES[table.name], config) + (FUSION_CAPTION if fused else "")
+
+
+def chance_mrr(n: int) -> float:
+    """The MRR of ranking a pool of ``n`` proofs at random: the mean of 1/rank over the ranks
+    1 ... n, H_n / n (the harmonic number over n). What a table's MRR is read against: a small
+    pool makes a high MRR cheap."""
+    if n < 1:
+        raise ValueError(f"a pool has at least one proof, not {n}")
+    return float(np.sum(1.0 / np.arange(1, n + 1))) / n
+
+
+def chance(n: int, size: bool = True) -> str:
+    """A pool of ``n`` proofs as a caption says it: its size (unless ``size`` is false) and its
+    chance MRR (%)."""
+    text = f"chance MRR {100 * chance_mrr(n):.2f}"
+    return f"n = {n:,}, {text}" if size else text
+
+
+def pool_sizes(
+    metrics: Mapping[Evaluation, Mapping[str, Any]],
+    key: Callable[[Evaluation], Hashable] = lambda ev: ev.split,
+) -> dict[Any, int]:
+    """Test pairs per split (the candidate pool of local and global decoding), or per ``key`` of
+    an evaluation (the report's tables: split and part); the evaluations of one pool must agree,
+    since every level holds the same pairs."""
+    sizes: dict[Any, set[int]] = {}
+    for ev, m in metrics.items():
+        if "n" not in m:
+            raise ValueError(f"{ev.path()}: no 'n' (number of evaluated pairs)")
+        sizes.setdefault(key(ev), set()).add(int(m["n"]))
+    bad = {s: sorted(n) for s, n in sizes.items() if len(n) != 1}
+    if bad:
+        raise ValueError(
+            f"the evaluations of one split count different numbers of test pairs: {bad}"
+        )
+    return {s: n.pop() for s, n in sizes.items()}
+
+
+def pool_caption(table: Table, pools: Mapping[str, int] | None) -> str:
+    """What a table of scores says of its pool: each statement's proof is ranked among every
+    proof of the evaluated part of its split. With ``pools`` (split -> number of proofs) each
+    split's size and chance MRR (:func:`chance_mrr`), a split without results "not run"; without
+    them (planned before any job) the splits only."""
+    splits = list(dict.fromkeys(ev.split for row in table.rows for ev in row.cells))
+    part = table.rows[0].cells[0].part
+    text = f" Pool: each statement's proof is ranked among all {part} proofs of its split"
+    if pools is None:
+        names = ", ".join(X.SPLIT_NAMES[s] for s in splits)
+        return f"{text} ({names}); its size n and chance MRR (H_n / n, %) are counted in the file."
+    counted = "; ".join(
+        f"{X.SPLIT_NAMES[s]} {chance(pools[s]) if s in pools else 'not run'}" for s in splits
+    )
+    return f"{text}, chance MRR = H_n / n (%): {counted}."
 
 
 def hubness_caption(part: str, n: int | None = None) -> str:
+    """Table 7's caption: the registry's, with its pool (``n`` proofs) once it is counted."""
     proofs = "the proofs" if n is None else f"the {n} proofs"
-    return (
-        f"Table 7: cumulative distribution of {proofs} of the {part} set by the number of statements to "
-        "which local decoding assigns them."
-    )
+    text = RT.TABLES["table7"].caption.format(proofs=proofs, part=part)
+    return text if n is None else f"{text} Pool: {chance(n)} (H_n / n, %)."
 
 
 def _schema_defaults() -> dict[str, Any]:
@@ -181,7 +226,7 @@ def _raise_missing(table: str, missing: list[Evaluation]) -> None:
         )
 
 
-def _write(
+def write_frame(
     df: pd.DataFrame, out_prefix: str | os.PathLike, caption: str, shown: pd.DataFrame | None = None
 ) -> pd.DataFrame:
     out = str(out_prefix)
@@ -230,7 +275,7 @@ def render_table(
                 if reason is None:
                     missing.append(ev)
         rows.append([*row.labels, *values, reason or ""])
-    _raise_missing(TITLES[table.name], missing)
+    _raise_missing(RT.TABLES[table.name].title, missing)
     metric_columns = [f"{group} {m}" for group in table.groups for m in ("MRR", "Acc")]
     df = pd.DataFrame(rows, columns=[*table.label_columns, *metric_columns, "Note"])
     cfg = config or _schema_defaults()
@@ -238,10 +283,11 @@ def render_table(
     csv, shown = I.with_intervals(df, table, I.load_frames(results), resamples, cfg["seed"])
     caption = (
         scores_caption(table, cfg)
+        + pool_caption(table, pool_sizes(loaded))
         + (I.caption(resamples) if shown is not None else "")
         + fusion_weights(table, loaded)
     )
-    return _write(csv, out_prefix, caption, shown)
+    return write_frame(csv, out_prefix, caption, shown)
 
 
 def fusion_weights(table: Table, loaded: Mapping[Evaluation, Mapping[str, Any]]) -> str:
@@ -279,94 +325,7 @@ def hubness_table(result: Source, out_prefix: str | os.PathLike) -> pd.DataFrame
         [HUBNESS_LABELS[b], int(hub[b]["proofs"]), float(hub[b]["percent"])] for b in HUBNESS_BINS
     ]
     df = pd.DataFrame(rows, columns=["Statements", "Proofs", "%"])
-    return _write(df, out_prefix, hubness_caption(metrics["part"], metrics["n"]))
-
-
-# ----------------------------------------------------------------------------- Tables 1 and 2 (the dataset)
-
-TABLE1_CAPTION = "Statistics about the dataset and categories of mathematical articles."
-TABLE2_CAPTION = (
-    "Number of tokens in statements and proofs: minimum, maximum and mean ± SD of text+math, text only, "
-    "math only and the math proportion. Tokens are counted as the length filter counts them (the paper's "
-    'reference code): whitespace-separated words of the text, titles such as "Lemma 3.2." included and '
-    "punctuation attached to its word, plus one token per symbol of the linearized formulas; lone full "
-    "stops at the ends of a statement are not counted."
-)
-
-
-def table1(s: CorpusStats) -> pd.DataFrame:
-    """Table 1 as a three-column frame (statistic, value, pairs), laid out like the paper."""
-    rows: list[tuple[str, object, object]] = [
-        ("Number of articles in the corpus", s.articles, None),
-        ("Articles with statement-proof pairs", s.articles_with_pairs, None),
-        ("Total number of statement-proof pairs", s.pairs, None),
-        ("Number of (primary) categories", f"({s.primary_categories}) {s.categories}", None),
-        ("Average number of categories per article", round(s.categories_per_article, 2), None),
-        ("Most represented primary categories", "# articles", "# pairs"),
-    ]
-    rows += [
-        (category_label(r.category), int(r.articles), int(r.pairs))
-        for r in s.top_categories.itertuples()
-    ]
-    return pd.DataFrame(rows, columns=["statistic", "value", "pairs"])
-
-
-def _fmt_num(x: float, pct: bool) -> str:
-    if np.isnan(x):
-        return "–"
-    s = f"{x:.1f}" if pct or not float(x).is_integer() else f"{int(x)}"
-    return s + ("%" if pct else "")
-
-
-def table2(num: pd.DataFrame) -> pd.DataFrame:
-    """Table 2 formatted as in the paper from :func:`proofmatch.data.stats.token_stats`: min, max
-    and mean ± SD per measure."""
-    out = []
-    for r in num.itertuples(index=False):
-        pct = r.measure == "Math proportion"
-        mean_sd = "–" if np.isnan(r.mean) else f"{r.mean:.1f}{'%' if pct else ''} ± {r.sd:.1f}"
-        out.append((r.part, r.measure, _fmt_num(r.min, pct), _fmt_num(r.max, pct), mean_sd))
-    return pd.DataFrame(out, columns=["part", "tokens", "min", "max", "mean ± SD"])
-
-
-def _frame(obj: str | os.PathLike | pd.DataFrame, columns: list[str]) -> pd.DataFrame:
-    """``obj`` itself, or only ``columns`` of the Parquet file ``obj``; missing columns raise."""
-    names = obj.columns if isinstance(obj, pd.DataFrame) else pq.read_schema(obj).names
-    missing = [c for c in columns if c not in names]
-    if missing:
-        raise ValueError(
-            f"{obj if not isinstance(obj, pd.DataFrame) else 'frame'} lacks columns {missing}"
-        )
-    return obj if isinstance(obj, pd.DataFrame) else read_parquet(obj, columns=columns)
-
-
-def write_table1(
-    manifest: str | os.PathLike | pd.DataFrame,
-    articles: str | os.PathLike | pd.DataFrame,
-    pairs: str | os.PathLike | pd.DataFrame,
-    out_prefix: str | os.PathLike,
-    top: int = 13,
-) -> pd.DataFrame:
-    """Write Table 1 to ``{out_prefix}.md/.tex/.csv``; accepts frames or Parquet paths."""
-    s = corpus_stats(
-        _frame(manifest, ["article_id"]),
-        _frame(articles, ["article_id", "categories", "primary_category"]),
-        _frame(pairs, ["article_id"]),
-        top=top,
-    )
-    return _write(table1(s), out_prefix, TABLE1_CAPTION)
-
-
-def write_table2(
-    pairs: str | os.PathLike | pd.DataFrame, out_prefix: str | os.PathLike
-) -> pd.DataFrame:
-    """Write Table 2 to ``{out_prefix}.md/.tex/.csv``; accepts a frame or a Parquet path (read in
-    batches: :func:`proofmatch.data.stats.token_stats_file`)."""
-    if isinstance(pairs, pd.DataFrame):
-        num = token_stats(_frame(pairs, TOKEN_STATS_COLUMNS))
-    else:
-        num = token_stats_file(pairs)
-    return _write(table2(num), out_prefix, TABLE2_CAPTION)
+    return write_frame(df, out_prefix, hubness_caption(metrics["part"], metrics["n"]))
 
 
 # ----------------------------------------------------------------------------- workflow and CLI
@@ -384,7 +343,7 @@ def table_from_inputs(
     """Render table ``name`` from the workflow's inputs: exactly what common.smk names for its
     rows not marked in ``not_run`` (:func:`proofmatch.experiments.workflow_inputs` under ``eval_root``);
     ``fusion``: the runs fused with BM25 (config fusion.runs); captioned from the run's ``config``."""
-    every = X.tables(fusion=tuple(fusion))
+    every = RT.tables(fusion=tuple(fusion))
     if name not in every:
         raise ValueError(f"unknown table {name!r}; expected one of {', '.join(every)}")
     table = every[name]
@@ -408,7 +367,7 @@ def tables_from_eval_root(
     eval_root: str | os.PathLike,
     out_dir: str | os.PathLike,
     part: str = "test",
-    hubness_run: Run = X.TABLE7_RUN,
+    hubness_run: Run = RT.TABLE7_RUN,
     not_run: NotRun | None = None,
     allow_missing: bool = False,
     fusion: Iterable[tuple[str, str]] = X.FUSION_RUNS,
@@ -420,7 +379,7 @@ def tables_from_eval_root(
     note "not run: no result"; otherwise it is an error.
     """
     out = Path(out_dir)
-    for table in X.tables(part, hubness_run, tuple(fusion)).values():
+    for table in RT.tables(part, hubness_run, tuple(fusion)).values():
         if table.kind == "hubness":
             path = table.rows[0].cells[0].path(eval_root)
             if path.exists():
@@ -456,7 +415,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--eval-root", default=X.EVAL_ROOT)
     parser.add_argument("--out-dir", default="results/tables")
     parser.add_argument("--part", default="test", choices=X.PARTS)
-    run = X.TABLE7_RUN
+    run = RT.TABLE7_RUN
     parser.add_argument(
         "--table7-run",
         default=f"{run.split}/{run.encoder}/{run.mode}/{run.level}",

@@ -40,7 +40,7 @@ from proofmatch.corpora import transfer_corpora, transfer_root
 from proofmatch.data.replace import OUTPUT_SCHEMA
 from proofmatch.data.splits import read_part
 from proofmatch.evaluation import intervals as I
-from proofmatch.evaluation.tables import cells, load_metrics
+from proofmatch.evaluation.tables import cells, chance, load_metrics
 from proofmatch.experiments import (
     EVAL_ROOT,
     LEVEL_NAMES,
@@ -247,34 +247,12 @@ def transfer_table(
         raise ValueError("transfer table: every row is marked not run")
     pool_info = {c: dict(p) if isinstance(p, Mapping) else read_json(p) for c, p in pools.items()}
     loaded = {k: load_metrics(v) for k, v in results.items()}
-    body = []
-    for ev in rows_of:
-        for decoding in ("local", "global"):
-            values: list[float | None] = []
-            for c in [None, *corpora]:
-                values += cells(loaded.get((c, ev)) if ev not in not_run else None, decoding)
-            body.append(
-                [
-                    model_label(ev.model, ev.mode, decoding),
-                    *values,
-                    not_run_note(not_run[ev]) if ev in not_run else "",
-                ]
-            )
     in_n = loaded[(None, run_rows[0])]["n"]
     columns = ["Model", f"In-corpus MRR (n={in_n})", "In-corpus Acc"]
     for c in corpora:
         columns += [f"{c} MRR (n={pool_info[c]['pairs']})", f"{c} Acc"]
-    df = pd.DataFrame(body, columns=[*columns, "Note"])
-    notes = []
-    for c, info in pool_info.items():
-        note = f"{c}: {info['pairs']} pairs from {info['articles']} articles"
-        if info.get("shared_articles") or info.get("duplicate_pairs"):
-            note += (
-                f", NOT a clean transfer: {info['shared_articles']} article ids and "
-                f"{info['duplicate_pairs']} identical pairs also in the training corpus's train part"
-            )
-        notes.append(note)
-    caption = f"{table_caption(split)} Pools: " + "; ".join(notes) + "." + fusion_caption(loaded)
+    df = pd.DataFrame(_body(rows_of, corpora, loaded, not_run), columns=[*columns, "Note"])
+    caption = f"{table_caption(split)} {pool_notes(in_n, pool_info)}" + fusion_caption(loaded)
     df, shown = _intervals(df, results, rows_of, corpora, bootstrap)
     if shown is not None:
         caption += I.caption(bootstrap[0], deltas=False)  # type: ignore[index]
@@ -290,6 +268,48 @@ def transfer_table(
     )
     log.info("wrote %s.{md,tex,csv} (%d rows, %d transfer corpora)", out, len(df), len(corpora))
     return df
+
+
+def _body(
+    rows_of: Sequence[Evaluation],
+    corpora: Sequence[str],
+    loaded: Mapping[tuple[str | None, Evaluation], Mapping[str, Any]],
+    not_run: Mapping[Evaluation, str],
+) -> list[list[Any]]:
+    """The table's rows: per evaluation a local (MRR, Acc) and a global (Acc) row, in-corpus and
+    on each pool; a row not run shows its reason."""
+    body = []
+    for ev in rows_of:
+        for decoding in ("local", "global"):
+            values: list[float | None] = []
+            for c in [None, *corpora]:
+                values += cells(loaded.get((c, ev)) if ev not in not_run else None, decoding)
+            body.append(
+                [
+                    model_label(ev.model, ev.mode, decoding),
+                    *values,
+                    not_run_note(not_run[ev]) if ev in not_run else "",
+                ]
+            )
+    return body
+
+
+def pool_notes(in_n: int, pool_info: Mapping[str, Mapping[str, Any]]) -> str:
+    """What the caption says of the pools: the in-corpus test part's size and each transfer
+    pool's pairs and articles, each with its chance MRR (H_n / n,
+    :func:`proofmatch.evaluation.tables.chance_mrr`), and a pool that shares articles or pairs
+    with the training corpus's train part marked as no clean transfer."""
+    notes = [f"In-corpus: {chance(in_n)}"]
+    for c, info in pool_info.items():
+        note = f"{c}: {info['pairs']} pairs from {info['articles']} articles"
+        note += f" ({chance(info['pairs'], size=False)})"
+        if info.get("shared_articles") or info.get("duplicate_pairs"):
+            note += (
+                f", NOT a clean transfer: {info['shared_articles']} article ids and "
+                f"{info['duplicate_pairs']} identical pairs also in the training corpus's train part"
+            )
+        notes.append(note)
+    return "Pools (chance MRR = H_n / n, %): " + "; ".join(notes) + "."
 
 
 def _intervals(
