@@ -32,7 +32,7 @@ from proofmatch.data.subsample import kept_train_rows
 from proofmatch.evaluation import bootstrap as B
 from proofmatch.evaluation import findings as F
 from proofmatch.evaluation.intervals import load_frames, signed
-from proofmatch.evaluation.tables import chance, pool_sizes
+from proofmatch.evaluation.tables import chance, pool_sizes, pools_sentence
 from proofmatch.experiments import Evaluation
 from proofmatch.render import write_table
 
@@ -72,8 +72,9 @@ def pools_caption(frames: Mapping[Any, pd.DataFrame]) -> str:
     :func:`proofmatch.evaluation.tables.chance_mrr`)."""
     evaluated = {ev: {"n": len(f)} for ev, f in frames.items() if isinstance(ev, Evaluation)}
     sizes = pool_sizes(evaluated, key=lambda ev: (ev.split, ev.part))
-    shown = "; ".join(f"{X.SPLIT_NAMES[s]} {p} {chance(n)}" for (s, p), n in sizes.items())
-    return f" Pools (chance MRR = H_n / n, %): {shown}."
+    return " " + pools_sentence(
+        f"{X.SPLIT_NAMES[s]} {p} {chance(n)}" for (s, p), n in sizes.items()
+    )
 
 
 def _label(ev: Evaluation) -> str:

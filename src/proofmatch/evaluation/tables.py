@@ -139,6 +139,12 @@ def chance(n: int, size: bool = True) -> str:
     return f"n = {n:,}, {text}" if size else text
 
 
+def pools_sentence(notes: Iterable[str]) -> str:
+    """The report and transfer captions' sentence on their pools, one note per pool (each made
+    with :func:`chance`)."""
+    return "Pools (chance MRR = H_n / n, %): " + "; ".join(notes) + "."
+
+
 def pool_sizes(
     metrics: Mapping[Evaluation, Mapping[str, Any]],
     key: Callable[[Evaluation], Hashable] = lambda ev: ev.split,

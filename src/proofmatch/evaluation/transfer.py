@@ -40,7 +40,7 @@ from proofmatch.corpora import transfer_corpora, transfer_root
 from proofmatch.data.replace import OUTPUT_SCHEMA
 from proofmatch.data.splits import read_part
 from proofmatch.evaluation import intervals as I
-from proofmatch.evaluation.tables import cells, chance, load_metrics
+from proofmatch.evaluation.tables import cells, chance, load_metrics, pools_sentence
 from proofmatch.experiments import (
     EVAL_ROOT,
     LEVEL_NAMES,
@@ -309,7 +309,7 @@ def pool_notes(in_n: int, pool_info: Mapping[str, Mapping[str, Any]]) -> str:
                 f"{info['duplicate_pairs']} identical pairs also in the training corpus's train part"
             )
         notes.append(note)
-    return "Pools (chance MRR = H_n / n, %): " + "; ".join(notes) + "."
+    return pools_sentence(notes)
 
 
 def _intervals(
