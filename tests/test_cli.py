@@ -365,7 +365,7 @@ def test_pretrain_then_train_scratchbert(tiny, tmp_path):
 
 
 def fake_eval(path: Path, n: int, rng: np.random.Generator) -> float:
-    """An evaluation JSON (with its per-statement block) of ``n`` statements with random ranks; return its MRR."""
+    """An evaluation JSON (with its per-statement block) and Parquet of ``n`` statements with random ranks; return its MRR."""
     ids = [f"p{i}" for i in range(n)]
     gold = rng.integers(1, n + 1, n)
     top1 = rng.choice(ids, n)
@@ -397,6 +397,9 @@ def fake_eval(path: Path, n: int, rng: np.random.Generator) -> float:
     where = {p: i for i, p in enumerate(ids)}  # the per-statement block holds proof positions
     block = B.statements_block(ids, gold, [where[p] for p in top1], [where[p] for p in glob])
     path.write_text(json.dumps({**metrics, B.STATEMENTS: block}))
+    pd.DataFrame({"pair_id": ids, "gold_rank": gold, "top1": top1, "global_pred": glob}).to_parquet(
+        path.with_suffix(".parquet")
+    )  # the evaluation's Parquet, which check_eval_json holds the JSON to
     return metrics["mrr"]
 
 
