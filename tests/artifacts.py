@@ -26,6 +26,8 @@ import matplotlib.image as mpimg
 import numpy as np
 import pandas as pd
 
+from proofmatch.evaluation import bootstrap as B
+
 LEVEL_BY_LABEL = {
     "Conservation": "conservation",
     "Partial": "partial",
@@ -185,6 +187,16 @@ def check_eval_json(path: Path) -> None:
     glob = float(np.mean(ranks["global_pred"] == ranks["pair_id"]))
     assert math.isclose(m["global_acc"], glob, abs_tol=1e-9), (path, "global_acc")
     assert ranks["global_pred"].is_unique, (path, "global decoding gave a proof twice")
+    # the JSON's per-statement block (what the tables' intervals read) says what the Parquet says
+    block = B.per_statement(m[B.STATEMENTS], path)
+    assert list(block.index) == sorted(ranks["pair_id"]), (path, "statements block ids")
+    by_id = ranks.set_index("pair_id").loc[block.index]
+    assert np.array_equal(block["mrr"], 1.0 / by_id["gold_rank"]), (path, "statements block ranks")
+    assert np.array_equal(block["acc"], by_id["top1"] == block.index), (
+        path,
+        "statements block top-1",
+    )
+    assert np.array_equal(block["global_acc"], by_id["global_pred"] == block.index), path
     times = ranks["top1"].value_counts().reindex(ranks["pair_id"], fill_value=0).to_numpy()
     expected = {
         ">=20": (times >= 20).sum(),

@@ -22,6 +22,7 @@ from toydata import toy_pairs
 from proofmatch import cli
 from proofmatch.artifacts import write_parquet
 from proofmatch.config import deep_merge, load_config
+from proofmatch.evaluation import bootstrap as B
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = {
@@ -364,7 +365,7 @@ def test_pretrain_then_train_scratchbert(tiny, tmp_path):
 
 
 def fake_eval(path: Path, n: int, rng: np.random.Generator) -> float:
-    """An evaluation JSON and Parquet of ``n`` statements with random ranks; return its MRR."""
+    """An evaluation JSON (with its per-statement block) and Parquet of ``n`` statements with random ranks; return its MRR."""
     ids = [f"p{i}" for i in range(n)]
     gold = rng.integers(1, n + 1, n)
     top1 = rng.choice(ids, n)
@@ -393,10 +394,12 @@ def fake_eval(path: Path, n: int, rng: np.random.Generator) -> float:
             weight=float(rng.choice([0.5, 1.0, 2.0])), normalize="zscore", lexical="bm25"
         )
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(metrics))
+    where = {p: i for i, p in enumerate(ids)}  # the per-statement block holds proof positions
+    block = B.statements_block(ids, gold, [where[p] for p in top1], [where[p] for p in glob])
+    path.write_text(json.dumps({**metrics, B.STATEMENTS: block}))
     pd.DataFrame({"pair_id": ids, "gold_rank": gold, "top1": top1, "global_pred": glob}).to_parquet(
         path.with_suffix(".parquet")
-    )
+    )  # the evaluation's Parquet, which check_eval_json holds the JSON to
     return metrics["mrr"]
 
 

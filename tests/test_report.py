@@ -9,11 +9,12 @@ from scipy import stats
 
 from proofmatch import experiments as X
 from proofmatch import variants as V
-from proofmatch.artifacts import write_parquet
+from proofmatch.artifacts import write_json, write_parquet
 from proofmatch.config import validate_config
 from proofmatch.data.subsample import kept_train_rows, subsample_train
 from proofmatch.evaluation import bootstrap as B
 from proofmatch.evaluation import findings as F
+from proofmatch.evaluation import intervals as I
 
 
 def test_bootstrap_of_a_hit_rate_is_the_binomial_closed_form():
@@ -48,6 +49,30 @@ def test_a_paired_difference_cancels_what_two_systems_share():
     assert d.low > 0 and ia.low < ib.high
     with pytest.raises(ValueError, match="same statements"):
         B.contrast([(1.0, fa), (-1.0, fb.iloc[1:])], "mrr", 2000, 13)
+
+
+def test_the_statements_block_gives_the_vectors_and_refuses_a_json_without_it(tmp_path):
+    """An evaluation JSON's per-statement block (what every interval resamples) gives each vector
+    of :data:`bootstrap.METRICS`, sorted by pair id; a JSON without it is an error, not a table
+    without intervals; a loaded dict without it (a test's table) has none."""
+    ids = ["p2", "p0", "p1", "p3"]
+    block = B.statements_block(ids, [1, 2, 1, 4], [0, 0, 2, 1], [0, 2, 1, 3])
+    f = B.per_statement(block)
+    assert list(f.index) == ["p0", "p1", "p2", "p3"]
+    assert f["mrr"].tolist() == [0.5, 1.0, 1.0, 0.25]
+    assert f["acc"].tolist() == [0.0, 1.0, 1.0, 0.0]  # p2 (position 0) and p1 (2) top-1 themselves
+    assert f["global_acc"].tolist() == [0.0, 0.0, 1.0, 1.0]
+    assert f["shared_top1"].tolist() == [1.0, 0.0, 1.0, 0.0]  # p2 and p0 both top-1 position 0
+    with pytest.raises(ValueError, match="outside the pool"):
+        B.per_statement({**block, "top1": [0, 0, 2, 4]}, "bad.json")
+    ev = X.baseline("mixed", "bm25", "conservation", "test")
+    metrics = {"n": 4, "mrr": 0.6875, "acc": 0.5, "global_acc": 0.5}
+    write_json({**metrics, B.STATEMENTS: block}, tmp_path / "with.json")
+    write_json(metrics, tmp_path / "without.json")
+    assert I.load_frames({ev: tmp_path / "with.json"})[ev].equals(f)
+    with pytest.raises(ValueError, match="without its 'statements' block"):
+        I.load_frames({ev: tmp_path / "without.json"})
+    assert I.load_frames({ev: metrics}) is None
 
 
 def _frame(mrr: float, n: int = 60, seed: int = 0) -> pd.DataFrame:

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from proofmatch import experiments as X
 from proofmatch import result_tables as RT
-from proofmatch.artifacts import write_json, write_parquet
+from proofmatch.artifacts import write_json
 from proofmatch.config import validate_config
+from proofmatch.evaluation import bootstrap as B
 from proofmatch.evaluation import intervals as I
 from proofmatch.evaluation import tables as T
 
@@ -22,20 +22,11 @@ def metrics(mrr: float, acc: float, gacc: float) -> dict:
 
 
 def write_eval(m: dict, path, n: int = 12) -> None:
-    """An evaluation's JSON and the per-statement Parquet beside it (what the intervals read)."""
-    write_json(m, path)
+    """An evaluation's JSON with the per-statement block the intervals read."""
     ids = [f"p{i:02d}" for i in range(n)]
-    write_parquet(
-        pd.DataFrame(
-            {
-                "pair_id": ids,
-                "gold_rank": [1 + i % 3 for i in range(n)],
-                "top1": [ids[i] if i % 3 == 0 else ids[0] for i in range(n)],
-                "global_pred": ids,
-            }
-        ),
-        Path(path).with_suffix(".parquet"),
-    )
+    top1 = [i if i % 3 == 0 else 0 for i in range(n)]
+    block = B.statements_block(ids, [1 + i % 3 for i in range(n)], top1, list(range(n)))
+    write_json({**m, B.STATEMENTS: block}, path)
 
 
 def compact(md: str) -> str:

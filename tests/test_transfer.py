@@ -24,6 +24,7 @@ from proofmatch import experiments as X
 from proofmatch.config import validate_config
 from proofmatch.data.splits import read_parts
 from proofmatch.demo.generate import generate
+from proofmatch.evaluation import bootstrap as B
 from proofmatch.evaluation import tables as T
 from proofmatch.evaluation import transfer
 
@@ -80,17 +81,16 @@ def fake_eval(
     path: Path, mrr: float, acc: float, global_acc: float, n: int, weight: float | None = None
 ) -> str:
     extra = {} if weight is None else {"weight": weight, "normalize": "zscore", "lexical": "bm25"}
-    path.write_text(json.dumps({"mrr": mrr, "acc": acc, "global_acc": global_acc, "n": n, **extra}))
-    ids = [f"p{i:03d}" for i in range(n)]  # the per-statement file the intervals read
+    ids = [f"p{i:03d}" for i in range(n)]  # the per-statement block the intervals read
     hits = int(round(acc * n))
-    pd.DataFrame(
-        {
-            "pair_id": ids,
-            "gold_rank": [1] * hits + [4] * (n - hits),
-            "top1": ids[:hits] + [ids[0]] * (n - hits),
-            "global_pred": ids,
-        }
-    ).to_parquet(path.with_suffix(".parquet"), index=False)
+    block = B.statements_block(
+        ids, [1] * hits + [4] * (n - hits), list(range(hits)) + [0] * (n - hits), list(range(n))
+    )
+    path.write_text(
+        json.dumps(
+            {"mrr": mrr, "acc": acc, "global_acc": global_acc, "n": n, **extra, B.STATEMENTS: block}
+        )
+    )
     return str(path)
 
 

@@ -20,19 +20,17 @@ assignment per draw would cost ``R`` assignments). Statements are aligned across
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from proofmatch.artifacts import read_table
-
 # The per-statement vectors of an evaluation: the reciprocal gold rank (MRR), a local top-1 hit (Acc),
 # a hit of the global assignment (global Acc), and whether the statement's local top-1 proof is also
 # the top-1 of another statement (hubness, Table 7).
 METRICS = ("mrr", "acc", "global_acc", "shared_top1")
+STATEMENTS = "statements"  # the evaluation JSON's key of :func:`statements_block`
 
 
 @dataclass(frozen=True)
@@ -82,27 +80,57 @@ def interval(values: np.ndarray, resamples: int, seed: int, level: float = 0.95)
     return intervals(values, resamples, seed, level)[0]
 
 
-def per_statement(parquet: str | os.PathLike) -> pd.DataFrame:
+def statements_block(
+    pair_ids: Sequence[str], gold_rank: np.ndarray, top1: np.ndarray, global_pred: np.ndarray
+) -> dict[str, list]:
+    """What an evaluation JSON carries for its intervals (key :data:`STATEMENTS`): the pair ids, each
+    statement's gold rank, and the positions of its local top-1 and assigned proof, as plain ints.
+    A table then reads one small JSON per cell, not the evaluation's Parquet with its top-k lists."""
+    n = len(pair_ids)
+    block = {
+        "pair_id": [str(p) for p in pair_ids],
+        "gold_rank": np.asarray(gold_rank, dtype=np.int64).tolist(),
+        "top1": np.asarray(top1, dtype=np.int64).tolist(),
+        "global_pred": np.asarray(global_pred, dtype=np.int64).tolist(),
+    }
+    if any(len(v) != n for v in block.values()):
+        raise ValueError(f"per-statement vectors of unequal length for {n} statements")
+    return block
+
+
+def per_statement(block: Mapping[str, Sequence], source: object = "an evaluation") -> pd.DataFrame:
     """An evaluation's per-statement vectors (:data:`METRICS`), indexed and sorted by ``pair_id``,
-    from the Parquet file :func:`proofmatch.evaluation.evaluate.write_outputs` writes."""
-    cols = read_table(parquet, columns=["pair_id", "gold_rank", "top1", "global_pred"])
-    pair_id, top1, global_pred = (
-        np.asarray(cols[c].to_numpy(zero_copy_only=False), dtype=str)
-        for c in ("pair_id", "top1", "global_pred")
-    )
-    _, where, counts = np.unique(top1, return_inverse=True, return_counts=True)
+    from the ``statements`` block of its JSON (:func:`statements_block`); ``source`` names it in
+    errors."""
+    try:
+        pair_id = np.asarray(block["pair_id"], dtype=str)
+        gold_rank, top1, global_pred = (
+            np.asarray(block[k], dtype=np.int64) for k in ("gold_rank", "top1", "global_pred")
+        )
+    except (KeyError, TypeError, ValueError) as err:
+        raise ValueError(f"{source}: a malformed 'statements' block ({err})") from None
+    n = len(pair_id)
+    if not (len(gold_rank) == len(top1) == len(global_pred) == n):
+        raise ValueError(f"{source}: per-statement vectors of unequal length")
+    if n and (
+        gold_rank.min() < 1
+        or min(top1.min(), global_pred.min()) < 0
+        or max(top1.max(), global_pred.max()) >= n
+    ):
+        raise ValueError(f"{source}: a gold rank below 1 or a proof position outside the pool")
+    counts = np.bincount(top1, minlength=n)
     order = np.argsort(pair_id, kind="stable")
     out = pd.DataFrame(
         {
-            "mrr": 1.0 / cols["gold_rank"].to_numpy().astype(np.float64),
-            "acc": (top1 == pair_id).astype(np.float64),
-            "global_acc": (global_pred == pair_id).astype(np.float64),
-            "shared_top1": (counts[where] > 1).astype(np.float64),
+            "mrr": 1.0 / gold_rank.astype(np.float64),
+            "acc": (top1 == np.arange(n)).astype(np.float64),
+            "global_acc": (global_pred == np.arange(n)).astype(np.float64),
+            "shared_top1": (counts[top1] > 1).astype(np.float64),
         }
     ).iloc[order]
     out.index = pd.Index(pair_id[order], name="pair_id")
     if not out.index.is_unique:
-        raise ValueError(f"{parquet}: a pair_id occurs twice; not a per-statement evaluation file")
+        raise ValueError(f"{source}: a pair_id occurs twice; not a per-statement evaluation")
     return out
 
 

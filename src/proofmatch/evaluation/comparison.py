@@ -140,8 +140,8 @@ def with_intervals(
     bootstrap: tuple[int, int],
 ) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """``df`` with the 95 % interval over the pool's statements of each "This run" value (CSV
-    ``This run lo``/``hi``, Markdown brackets), when the results are files with their per-statement
-    Parquet (:mod:`proofmatch.evaluation.intervals`); as it is for loaded results."""
+    ``This run lo``/``hi``, Markdown brackets), when the results carry their per-statement
+    block (:mod:`proofmatch.evaluation.intervals`); as it is for loaded results."""
     frames = I.load_frames(results)
     if frames is None:
         return df, None

@@ -33,6 +33,7 @@ from proofmatch.data import views as tok
 from proofmatch.data.splits import PARTS, read_part, read_parts
 from proofmatch.decoding.assign import GlobalResult, decode_all, decode_metrics
 from proofmatch.decoding.local import LocalResult, factor_scorer
+from proofmatch.evaluation.bootstrap import STATEMENTS, statements_block
 from proofmatch.logs import setup_logging
 from proofmatch.scoring.tokens import token_lists
 
@@ -87,9 +88,12 @@ def write_outputs(
     out_json: str | os.PathLike,
     meta: dict[str, Any],
 ) -> dict[str, Any]:
-    """Write the per-statement Parquet and the metrics JSON; return the JSON's content."""
+    """Write the per-statement Parquet and the metrics JSON; return the JSON's content. The JSON
+    ends with the per-statement block that the tables' intervals resample
+    (:func:`proofmatch.evaluation.bootstrap.statements_block`), so a table reads no Parquet."""
     write_parquet(results_table(pair_ids, local, glob), out_parquet)
-    metrics = {**decode_metrics(local, glob), **meta}
+    block = statements_block(pair_ids, local.gold_rank, local.top1, glob.assignment)
+    metrics = {**decode_metrics(local, glob), **meta, STATEMENTS: block}
     write_json(metrics, out_json)
     log.info(
         "wrote %s and %s: MRR %.4f acc %.4f global acc %.4f (%s)",

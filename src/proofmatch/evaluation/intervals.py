@@ -1,23 +1,22 @@
 """The 95 % intervals of a table of scores (Tables 3-6, baselines): each cell's, and each learned
 row's difference from BM25 on the same statements (:mod:`proofmatch.evaluation.bootstrap`).
 
-A cell's interval comes from its evaluation's per-statement Parquet, which lies beside the JSON the
-table reads (same stem). A learned or fused cell is set against BM25 scored on the same part at the
+A cell's interval comes from the ``statements`` block of its evaluation JSON (the file the table reads
+anyway; :func:`proofmatch.evaluation.bootstrap.statements_block`). A learned or fused cell is set against BM25 scored on the same part at the
 same test level (:func:`reference`): local rows by MRR, global rows by global accuracy; the paired
 interval of that difference is what says whether a gap is more than the pool's noise.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from proofmatch import experiments as X
+from proofmatch.artifacts import read_json
 from proofmatch.evaluation import bootstrap as B
 from proofmatch.experiments import Evaluation
 from proofmatch.render import format_cell
@@ -40,17 +39,23 @@ def references(evaluations: Iterable[Evaluation]) -> list[Evaluation]:
     return list(dict.fromkeys(r for r in map(reference, evaluations) if r is not None))
 
 
-def statement_file(source: str | os.PathLike) -> Path:
-    """The per-statement Parquet beside an evaluation JSON."""
-    return Path(source).with_suffix(".parquet")
-
-
 def load_frames(results: Mapping[Evaluation, Any]) -> dict[Evaluation, pd.DataFrame] | None:
-    """Each evaluation's per-statement vectors, or None when a result was given as loaded metrics
-    (a dict: a test's table, which has no per-statement file and so no intervals)."""
-    if any(isinstance(source, Mapping) for source in results.values()):
+    """Each evaluation's per-statement vectors, from its JSON's ``statements`` block; None when the
+    results were given as loaded metrics without that block (a test's table: no intervals). A JSON
+    file without the block was written before proofmatch kept it there: an error, not a table
+    without intervals."""
+    if any(isinstance(s, Mapping) and B.STATEMENTS not in s for s in results.values()):
         return None
-    return {ev: B.per_statement(statement_file(source)) for ev, source in results.items()}
+    frames = {}
+    for ev, source in results.items():
+        metrics = source if isinstance(source, Mapping) else read_json(source)
+        if B.STATEMENTS not in metrics:
+            raise ValueError(
+                f"{source}: an evaluation JSON without its {B.STATEMENTS!r} block (written by an "
+                "older proofmatch); rerun its evaluation job (snakemake --forcerun on its rule)"
+            )
+        frames[ev] = B.per_statement(metrics[B.STATEMENTS], source)
+    return frames
 
 
 def metric_pair(decoding: str) -> tuple[str, str]:

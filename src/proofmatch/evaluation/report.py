@@ -8,7 +8,7 @@
   ``report.fractions`` (and 1), with intervals, plus a figure (MRR against train pairs, log axis)
   and where the learned-minus-BM25 gap would cross 0 if its trend in log(pairs) held.
 
-All read per-statement evaluation files (the Parquet beside each JSON) and write Markdown, LaTeX and
+All read the per-statement block of each evaluation JSON and write Markdown, LaTeX and
 CSV through :func:`proofmatch.render.write_table`.
 """
 

@@ -320,7 +320,8 @@ def _intervals(
     bootstrap: tuple[int, int] | None,
 ) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """The table with each score's 95 % interval (:func:`proofmatch.evaluation.intervals.bracketed`),
-    or as it is when no bootstrap is asked for or the results are loaded dicts (no per-statement files)."""
+    or as it is when no bootstrap is asked for or the results are loaded dicts without a
+    per-statement block."""
     frames = I.load_frames(results) if bootstrap is not None else None
     if frames is None or bootstrap is None:
         return df, None
