@@ -108,7 +108,7 @@ def per_statement(block: Mapping[str, Sequence], source: object = "an evaluation
             np.asarray(block[k], dtype=np.int64) for k in ("gold_rank", "top1", "global_pred")
         )
     except (KeyError, TypeError, ValueError) as err:
-        raise ValueError(f"{source}: a malformed 'statements' block ({err})") from None
+        raise ValueError(f"{source}: a malformed {STATEMENTS!r} block ({err})") from None
     n = len(pair_id)
     if not (len(gold_rank) == len(top1) == len(global_pred) == n):
         raise ValueError(f"{source}: per-statement vectors of unequal length")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -138,11 +139,13 @@ def with_intervals(
     cells_: Sequence[P.PaperCell],
     results: Mapping[X.Evaluation, Source],
     bootstrap: tuple[int, int],
+    loaded: Mapping[X.Evaluation, Mapping[str, Any]] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """``df`` with the 95 % interval over the pool's statements of each "This run" value (CSV
     ``This run lo``/``hi``, Markdown brackets), when the results carry their per-statement
-    block (:mod:`proofmatch.evaluation.intervals`); as it is for loaded results."""
-    frames = I.load_frames(results)
+    block (:mod:`proofmatch.evaluation.intervals`); as it is for loaded results. ``loaded``: the
+    results as already read, so no JSON is read twice."""
+    frames = I.load_frames(results, loaded)
     if frames is None:
         return df, None
     tables = RT.tables(P.PART)
@@ -194,13 +197,14 @@ def comparison_from_inputs(
             f"unexpected {unexpected[:3]}, {len(absent)} absent {absent[:3]}"
         )
     results = {ev: path for path, ev in paths.items()}
-    df, pools = compare(paper_cells, results, not_run)
+    loaded = {ev: load_metrics(path) for ev, path in results.items()}
+    df, pools = compare(paper_cells, loaded, not_run)
     articles, pairs = corpus_size(filter_report)
     splits = list(dict.fromkeys(c.split for c in paper_cells))
     text = caption(corpus_label(corpus_source, corpus_dir), articles, pairs, pools, splits)
     shown = None
     if bootstrap is not None:
-        df, shown = with_intervals(df, paper_cells, results, bootstrap)
+        df, shown = with_intervals(df, paper_cells, results, bootstrap, loaded)
         text += I.caption(bootstrap[0], deltas=False) if shown is not None else ""
     write_comparison(df, text, out_md, out_csv, shown)
     return df

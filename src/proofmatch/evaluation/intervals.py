@@ -1,9 +1,9 @@
 """The 95 % intervals of a table of scores (Tables 3-6, baselines): each cell's, and each learned
 row's difference from BM25 on the same statements (:mod:`proofmatch.evaluation.bootstrap`).
 
-A cell's interval comes from the ``statements`` block of its evaluation JSON (the file the table reads
-anyway; :func:`proofmatch.evaluation.bootstrap.statements_block`). A learned or fused cell is set against BM25 scored on the same part at the
-same test level (:func:`reference`): local rows by MRR, global rows by global accuracy; the paired
+A cell's interval comes from the ``statements`` block of its evaluation JSON, the file the table
+reads anyway (:func:`proofmatch.evaluation.bootstrap.statements_block`). A learned or fused cell is
+set against BM25 scored on the same part at the same test level (:func:`reference`): local rows by MRR, global rows by global accuracy; the paired
 interval of that difference is what says whether a gap is more than the pool's noise.
 """
 
@@ -39,16 +39,22 @@ def references(evaluations: Iterable[Evaluation]) -> list[Evaluation]:
     return list(dict.fromkeys(r for r in map(reference, evaluations) if r is not None))
 
 
-def load_frames(results: Mapping[Evaluation, Any]) -> dict[Evaluation, pd.DataFrame] | None:
+def load_frames(
+    results: Mapping[Any, Any], loaded: Mapping[Any, Mapping[str, Any]] | None = None
+) -> dict[Any, pd.DataFrame] | None:
     """Each evaluation's per-statement vectors, from its JSON's ``statements`` block; None when the
     results were given as loaded metrics without that block (a test's table: no intervals). A JSON
     file without the block was written before proofmatch kept it there: an error, not a table
-    without intervals."""
+    without intervals. ``loaded``: the same results as the caller already read them
+    (:func:`proofmatch.evaluation.tables.load_metrics`), so no file is read twice."""
     if any(isinstance(s, Mapping) and B.STATEMENTS not in s for s in results.values()):
         return None
     frames = {}
     for ev, source in results.items():
-        metrics = source if isinstance(source, Mapping) else read_json(source)
+        if loaded is not None:
+            metrics = loaded[ev]
+        else:
+            metrics = source if isinstance(source, Mapping) else read_json(source)
         if B.STATEMENTS not in metrics:
             raise ValueError(
                 f"{source}: an evaluation JSON without its {B.STATEMENTS!r} block (written by an "

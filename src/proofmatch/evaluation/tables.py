@@ -286,7 +286,7 @@ def render_table(
     df = pd.DataFrame(rows, columns=[*table.label_columns, *metric_columns, "Note"])
     cfg = config or _schema_defaults()
     resamples = cfg["report"]["resamples"]  # intervals: proofmatch.evaluation.intervals
-    csv, shown = I.with_intervals(df, table, I.load_frames(results), resamples, cfg["seed"])
+    csv, shown = I.with_intervals(df, table, I.load_frames(results, loaded), resamples, cfg["seed"])
     caption = (
         scores_caption(table, cfg)
         + pool_caption(table, pool_sizes(loaded))

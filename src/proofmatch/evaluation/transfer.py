@@ -253,7 +253,7 @@ def transfer_table(
         columns += [f"{c} MRR (n={pool_info[c]['pairs']})", f"{c} Acc"]
     df = pd.DataFrame(_body(rows_of, corpora, loaded, not_run), columns=[*columns, "Note"])
     caption = f"{table_caption(split)} {pool_notes(in_n, pool_info)}" + fusion_caption(loaded)
-    df, shown = _intervals(df, results, rows_of, corpora, bootstrap)
+    df, shown = _intervals(df, results, loaded, rows_of, corpora, bootstrap)
     if shown is not None:
         caption += I.caption(bootstrap[0], deltas=False)  # type: ignore[index]
     out = str(out_prefix)
@@ -315,6 +315,7 @@ def pool_notes(in_n: int, pool_info: Mapping[str, Mapping[str, Any]]) -> str:
 def _intervals(
     df: pd.DataFrame,
     results: Mapping[tuple[str | None, Evaluation], Any],
+    loaded: Mapping[tuple[str | None, Evaluation], Mapping[str, Any]],
     rows_of: Sequence[Evaluation],
     corpora: Sequence[str],
     bootstrap: tuple[int, int] | None,
@@ -322,7 +323,7 @@ def _intervals(
     """The table with each score's 95 % interval (:func:`proofmatch.evaluation.intervals.bracketed`),
     or as it is when no bootstrap is asked for or the results are loaded dicts without a
     per-statement block."""
-    frames = I.load_frames(results) if bootstrap is not None else None
+    frames = I.load_frames(results, loaded) if bootstrap is not None else None
     if frames is None or bootstrap is None:
         return df, None
     groups = [(None, "In-corpus"), *((c, c) for c in corpora)]
