@@ -98,9 +98,9 @@ def statements_block(
     return block
 
 
-def per_statement(block: Mapping[str, Sequence], source: object = "an evaluation") -> pd.DataFrame:
+def per_statement(block: Mapping[str, Sequence], origin: object = "an evaluation") -> pd.DataFrame:
     """An evaluation's per-statement vectors (:data:`METRICS`), indexed and sorted by ``pair_id``,
-    from the ``statements`` block of its JSON (:func:`statements_block`); ``source`` names it in
+    from the ``statements`` block of its JSON (:func:`statements_block`); ``origin`` names it in
     errors."""
     try:
         pair_id = np.asarray(block["pair_id"], dtype=str)
@@ -108,16 +108,16 @@ def per_statement(block: Mapping[str, Sequence], source: object = "an evaluation
             np.asarray(block[k], dtype=np.int64) for k in ("gold_rank", "top1", "global_pred")
         )
     except (KeyError, TypeError, ValueError) as err:
-        raise ValueError(f"{source}: a malformed {STATEMENTS!r} block ({err})") from None
+        raise ValueError(f"{origin}: a malformed {STATEMENTS!r} block ({err})") from None
     n = len(pair_id)
     if not (len(gold_rank) == len(top1) == len(global_pred) == n):
-        raise ValueError(f"{source}: per-statement vectors of unequal length")
+        raise ValueError(f"{origin}: per-statement vectors of unequal length")
     if n and (
         gold_rank.min() < 1
         or min(top1.min(), global_pred.min()) < 0
         or max(top1.max(), global_pred.max()) >= n
     ):
-        raise ValueError(f"{source}: a gold rank below 1 or a proof position outside the pool")
+        raise ValueError(f"{origin}: a gold rank below 1 or a proof position outside the pool")
     counts = np.bincount(top1, minlength=n)
     order = np.argsort(pair_id, kind="stable")
     out = pd.DataFrame(
@@ -130,7 +130,7 @@ def per_statement(block: Mapping[str, Sequence], source: object = "an evaluation
     ).iloc[order]
     out.index = pd.Index(pair_id[order], name="pair_id")
     if not out.index.is_unique:
-        raise ValueError(f"{source}: a pair_id occurs twice; not a per-statement evaluation")
+        raise ValueError(f"{origin}: a pair_id occurs twice; not a per-statement evaluation")
     return out
 
 
