@@ -140,3 +140,23 @@ def _guarded_popen(self, args, *rest, **kwargs):  # type: ignore[no-untyped-def]
 
 
 subprocess.Popen.__init__ = _guarded_popen  # type: ignore[method-assign]
+
+
+# ----------------------------------------------------------------------------- two workers
+
+# The suite runs on two pytest-xdist workers (pyproject.toml: ``-n 2 --dist loadgroup``): the
+# demo's whole smoke run (``demo_run``, about three quarters of a CI run's CPU time in one job
+# chain) in one group, every other test in the other, so the two overlap instead of queueing.
+# Two groups, not one per file: a module- or session-scoped fixture (``demo_run``, ``npt_build``,
+# ``search_demo``) is then built once, on the one worker that uses it.
+DEMO_RUN_GROUP = "demo-run"
+REST_GROUP = "rest"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Put every test that reads ``demo_run`` in one xdist group and the rest in another (before
+    xdist's own hook reads the groups)."""
+    for item in items:
+        uses_demo = "demo_run" in getattr(item, "fixturenames", ())
+        item.add_marker(pytest.mark.xdist_group(DEMO_RUN_GROUP if uses_demo else REST_GROUP))
