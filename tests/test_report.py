@@ -35,6 +35,20 @@ def test_bootstrap_sd_of_a_mean_is_the_plug_in_standard_error():
     assert means.std() == pytest.approx(v.std() / np.sqrt(500), rel=0.03)
 
 
+def test_many_intervals_are_each_vectors_own_in_order():
+    """A table's cells in one batch (one product per pool size) give each cell the interval it gets
+    alone, in the order given, with two pool sizes mixed."""
+    rng = np.random.default_rng(2)
+    vectors = [rng.random(n) for n in (133, 40, 133, 40, 133)]
+    batch = B.many_intervals(vectors, resamples=1000, seed=13)
+    for v, iv in zip(vectors, batch):
+        alone = B.interval(v, resamples=1000, seed=13)
+        assert iv.value == pytest.approx(alone.value, abs=1e-12)
+        assert iv.low == pytest.approx(alone.low, abs=1e-12)
+        assert iv.high == pytest.approx(alone.high, abs=1e-12)
+    assert B.many_intervals([], resamples=1000, seed=13) == []
+
+
 def test_a_paired_difference_cancels_what_two_systems_share():
     """Two systems that differ by one hit share every other statement: the paired interval is
     narrow and above 0, though each system's own interval is wide and they overlap."""

@@ -80,6 +80,23 @@ def interval(values: np.ndarray, resamples: int, seed: int, level: float = 0.95)
     return intervals(values, resamples, seed, level)[0]
 
 
+def many_intervals(
+    vectors: Sequence[np.ndarray], resamples: int, seed: int, level: float = 0.95
+) -> list[Interval]:
+    """:func:`interval` of each vector, in order, with one matrix product and one quantile per pool
+    size instead of one per vector: a table's cells share their pool, and per cell the fixed cost
+    of the product and the quantile was most of what the intervals added to a table job."""
+    out: list[Interval | None] = [None] * len(vectors)
+    by_size: dict[int, list[int]] = {}
+    for i, v in enumerate(vectors):
+        by_size.setdefault(len(v), []).append(i)
+    for idx in by_size.values():
+        found = intervals(np.stack([np.asarray(vectors[i]) for i in idx]), resamples, seed, level)
+        for i, iv in zip(idx, found):
+            out[i] = iv
+    return out  # type: ignore[return-value]
+
+
 def statements_block(
     pair_ids: Sequence[str], gold_rank: np.ndarray, top1: np.ndarray, global_pred: np.ndarray
 ) -> dict[str, list]:
@@ -154,10 +171,15 @@ def contrast(
 ) -> Interval:
     """The interval of ``sum(coef * frame[metric])`` averaged over the statements, all terms resampled
     with the same draws (a paired difference: ``[(1, a), (-1, b)]``)."""
+    return interval(contrast_values(terms, metric), resamples, seed, level)
+
+
+def contrast_values(terms: Sequence[tuple[float, pd.DataFrame]], metric: str) -> np.ndarray:
+    """Each statement's ``sum(coef * frame[metric])``, the frames checked to be on one pool: what
+    :func:`contrast` resamples."""
     frames = [f for _, f in terms]
     aligned(frames)
-    v = sum(coef * f[metric].to_numpy() for coef, f in terms)
-    return interval(np.asarray(v), resamples, seed, level)
+    return np.asarray(sum(coef * f[metric].to_numpy() for coef, f in terms), dtype=np.float64)
 
 
 def cell_intervals(

@@ -82,15 +82,21 @@ def bracketed(
     A cell without a frame or metric (not run, global MRR) keeps empty bounds."""
     bounds: dict[str, list[float]] = {}
     shown = df.map(format_cell).astype(object)
-    for row, column, frame, metric in cells:
-        lo, hi = (bounds.setdefault(f"{column} {end}", [np.nan] * len(df)) for end in ("lo", "hi"))
-        if frame is None or not metric:
-            continue
-        iv = B.interval(frame[metric].to_numpy(), resamples, seed)
-        lo[row], hi[row] = 100 * iv.low, 100 * iv.high
-        shown.loc[row, column] = (
-            f"{shown.loc[row, column]} [{100 * iv.low:.1f}, {100 * iv.high:.1f}]"
-        )
+    texts = {c: shown[c].tolist() for c in shown.columns}
+    cells = list(cells)
+    for _, column, _, _ in cells:
+        for end in ("lo", "hi"):
+            bounds.setdefault(f"{column} {end}", [np.nan] * len(df))
+    scored = [(row, column) for row, column, frame, metric in cells if frame is not None and metric]
+    found = B.many_intervals(
+        [frame[metric].to_numpy() for _, _, frame, metric in cells if frame is not None and metric],
+        resamples,
+        seed,
+    )
+    for (row, column), iv in zip(scored, found):
+        bounds[f"{column} lo"][row], bounds[f"{column} hi"][row] = 100 * iv.low, 100 * iv.high
+        texts[column][row] = f"{texts[column][row]} [{100 * iv.low:.1f}, {100 * iv.high:.1f}]"
+    shown = pd.DataFrame(texts, index=df.index, columns=shown.columns)
     rest = [c for c in df.columns if c != "Note"]
     csv = pd.concat([df[rest], pd.DataFrame(bounds, index=df.index), df[["Note"]]], axis=1)
     return csv, shown
@@ -121,16 +127,24 @@ def with_intervals(
         for col, metric in zip(("MRR", "Acc"), metric_pair(row.decoding))
     ]
     csv, shown = bracketed(df, cells, resamples, seed)
+    paired = [  # (row, group, each statement's difference from BM25) of every learned cell
+        (i, group, B.contrast_values([(1.0, frames[ev]), (-1.0, frames[ref])], mrr or acc))
+        for i, row in enumerate(table.rows)
+        for mrr, acc in [metric_pair(row.decoding)]
+        for group, ev in zip(table.groups, row.cells)
+        for ref in [reference(ev)]
+        if ref is not None and ev in frames and ref in frames
+    ]
+    found = dict(
+        zip(
+            ((i, group) for i, group, _ in paired),
+            B.many_intervals([v for _, _, v in paired], resamples, seed),
+        )
+    )
     deltas: dict[str, list[Any]] = {}
-    for i, row in enumerate(table.rows):
-        mrr, acc = metric_pair(row.decoding)
-        for group, ev in zip(table.groups, row.cells):
-            ref = reference(ev)
-            d = (
-                B.contrast([(1.0, frames[ev]), (-1.0, frames[ref])], mrr or acc, resamples, seed)
-                if ref is not None and ev in frames and ref in frames
-                else None
-            )
+    for i in range(len(table.rows)):
+        for group in table.groups:
+            d = found.get((i, group))
             for key, value in (
                 (f"{group} {DELTA}", d and d.value),
                 (f"{group} {DELTA} lo", d and d.low),
