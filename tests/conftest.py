@@ -145,8 +145,9 @@ subprocess.Popen.__init__ = _guarded_popen  # type: ignore[method-assign]
 # ----------------------------------------------------------------------------- two workers
 
 # The suite runs on two pytest-xdist workers (pyproject.toml: ``-n 2 --dist loadgroup``): the
-# demo's whole smoke run (``demo_run``, about three quarters of a CI run's CPU time in one job
-# chain) in one group, every other test in the other, so the two overlap instead of queueing.
+# demo's whole smoke run (``demo_run``: 1,058 s of setup in a 2,420 s one-process run,
+# docs/benchmarks.md) in one group, every other test in the other, so the two overlap instead of
+# queueing.
 # Two groups, not one per file: a module- or session-scoped fixture (``demo_run``, ``npt_build``,
 # ``search_demo``) is then built once, on the one worker that uses it.
 DEMO_RUN_GROUP = "demo-run"

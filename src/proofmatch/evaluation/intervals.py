@@ -96,7 +96,7 @@ def bracketed(
     for (row, column), iv in zip(scored, found):
         bounds[f"{column} lo"][row], bounds[f"{column} hi"][row] = 100 * iv.low, 100 * iv.high
         texts[column][row] = f"{texts[column][row]} [{100 * iv.low:.1f}, {100 * iv.high:.1f}]"
-    shown = pd.DataFrame(texts, index=df.index, columns=shown.columns)
+    shown = pd.DataFrame(texts, index=df.index, columns=shown.columns, dtype=object)
     rest = [c for c in df.columns if c != "Note"]
     csv = pd.concat([df[rest], pd.DataFrame(bounds, index=df.index), df[["Note"]]], axis=1)
     return csv, shown
