@@ -80,20 +80,19 @@ def bracketed(
     """(``df`` with a ``<column> lo`` and ``<column> hi`` column (in %) after its scores and before
     its ``Note``, ``df`` as Markdown cells with each score followed by its interval ``[46.1, 54.7]``).
     A cell without a frame or metric (not run, global MRR) keeps empty bounds."""
-    bounds: dict[str, list[float]] = {}
     shown = df.map(format_cell).astype(object)
     texts = {c: shown[c].tolist() for c in shown.columns}
     cells = list(cells)
-    for _, column, _, _ in cells:
-        for end in ("lo", "hi"):
-            bounds.setdefault(f"{column} {end}", [np.nan] * len(df))
-    scored = [(row, column) for row, column, frame, metric in cells if frame is not None and metric]
-    found = B.many_intervals(
-        [frame[metric].to_numpy() for _, _, frame, metric in cells if frame is not None and metric],
-        resamples,
-        seed,
-    )
-    for (row, column), iv in zip(scored, found):
+    bounds = {
+        f"{column} {end}": [np.nan] * len(df) for _, column, _, _ in cells for end in ("lo", "hi")
+    }
+    scored = [
+        (row, column, frame[metric].to_numpy())
+        for row, column, frame, metric in cells
+        if frame is not None and metric
+    ]
+    found = B.many_intervals([values for _, _, values in scored], resamples, seed)
+    for (row, column, _), iv in zip(scored, found):
         bounds[f"{column} lo"][row], bounds[f"{column} hi"][row] = 100 * iv.low, 100 * iv.high
         texts[column][row] = f"{texts[column][row]} [{100 * iv.low:.1f}, {100 * iv.high:.1f}]"
     shown = pd.DataFrame(texts, index=df.index, columns=shown.columns, dtype=object)
@@ -127,19 +126,16 @@ def with_intervals(
         for col, metric in zip(("MRR", "Acc"), metric_pair(row.decoding))
     ]
     csv, shown = bracketed(df, cells, resamples, seed)
-    paired = [  # (row, group, each statement's difference from BM25) of every learned cell
-        (i, group, B.contrast_values([(1.0, frames[ev]), (-1.0, frames[ref])], mrr or acc))
-        for i, row in enumerate(table.rows)
-        for mrr, acc in [metric_pair(row.decoding)]
-        for group, ev in zip(table.groups, row.cells)
-        for ref in [reference(ev)]
-        if ref is not None and ev in frames and ref in frames
-    ]
+    paired: list[tuple[tuple[int, str], np.ndarray]] = []  # ((row, group), difference from BM25)
+    for i, row in enumerate(table.rows):
+        mrr, acc = metric_pair(row.decoding)
+        for group, ev in zip(table.groups, row.cells):
+            ref = reference(ev)
+            if ref is not None and ev in frames and ref in frames:
+                terms = [(1.0, frames[ev]), (-1.0, frames[ref])]
+                paired.append(((i, group), B.contrast_values(terms, mrr or acc)))
     found = dict(
-        zip(
-            ((i, group) for i, group, _ in paired),
-            B.many_intervals([v for _, _, v in paired], resamples, seed),
-        )
+        zip([key for key, _ in paired], B.many_intervals([v for _, v in paired], resamples, seed))
     )
     deltas: dict[str, list[Any]] = {}
     for i in range(len(table.rows)):
