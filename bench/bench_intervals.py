@@ -1,12 +1,15 @@
 """What the 95 % intervals cost a table job (issue 31: no more than 10 % of the tables' job time).
 
 Renders each of Tables 3-6 and the baselines table from a finished results tree twice, as the
-workflow's table rule does (:func:`proofmatch.evaluation.tables.table_from_inputs`), once as it is
-(every score with its bootstrap interval and each learned cell's paired difference from BM25) and
-once from the same evaluations loaded as metrics dicts without their per-statement block (so no
-interval), and prints the seconds of each, best of ``--repeat``. On a tree still being built, a
-table with a missing evaluation is named and left out. A table job's own start (Python, pandas, the
-package: about 1.5 s here) comes on top of both and is not counted, so the share is an upper bound.
+workflow's table rule does (:func:`proofmatch.evaluation.tables.table_from_inputs`, files read
+included): once from the tree's evaluation JSONs as they are (every score with its bootstrap
+interval and each learned cell's paired difference from BM25), once from copies of the same JSONs
+without their per-statement block (so no interval, and the smaller files a table without intervals
+would read, loaded and rendered as dicts: the product refuses a JSON *file* without the block as
+stale). Prints the seconds of each, best of ``--repeat``, and, where the tree has the table
+job's benchmark file (``results/benchmarks/table/{table}.tsv``: the whole job, Python's start and
+imports included), the difference as a share of that job. On a tree still being built, a table with
+a missing evaluation is named and left out.
 
     python bench/bench_intervals.py --config config/config.yaml [--results .] [--repeat 3]
 """
@@ -14,6 +17,7 @@ package: about 1.5 s here) comes on top of both and is not counted, so the share
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import tempfile
 import time
@@ -36,10 +40,22 @@ def best_of(repeat: int, fn) -> float:
     return min(times)
 
 
-def plain(metrics: dict) -> dict:
-    """An evaluation's metrics without the per-statement block: what a table renders with no
-    interval."""
-    return {k: v for k, v in metrics.items() if k != B.STATEMENTS}
+def stripped_copy(evaluations, root: Path) -> None:
+    """Each evaluation's JSON under ``root`` (same relative path) without its per-statement block:
+    what a table renders with no interval."""
+    for ev in evaluations:
+        metrics = {k: v for k, v in T.load_metrics(ev.path()).items() if k != B.STATEMENTS}
+        target = ev.path(root)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(metrics))
+
+
+def job_seconds(name: str) -> float | None:
+    """The table job's wall seconds from its benchmark file, when the run wrote one."""
+    tsv = Path("results/benchmarks/table") / f"{name}.tsv"
+    if not tsv.exists():
+        return None
+    return float(tsv.read_text().splitlines()[1].split("\t")[0])
 
 
 def main() -> None:
@@ -52,8 +68,11 @@ def main() -> None:
     os.chdir(args.results)
     not_run, fusion = X.not_run(config), X.fusion_runs(config)
     out = Path(tempfile.mkdtemp())
-    total_with = total_without = 0.0
-    print("| table | with intervals (s) | without (s) |\n|---|---|---|")
+    print(
+        "| table | with intervals (s) | without (s) | difference | table job (s) | share of the job |"
+        "\n|---|---|---|---|---|---|"
+    )
+    total_with = total_without = total_job = 0.0
     for name, table in RT.tables(fusion=fusion).items():
         if table.kind == "hubness":
             continue
@@ -62,24 +81,47 @@ def main() -> None:
         missing = [ev for ev in evaluations if not Path(ev.path()).exists()]
         if missing:  # a tree still being built: say so, time the tables it has
             print(
-                f"| {name} | not built: {len(missing)} of {len(evaluations)} evaluations missing | |"
+                f"| {name} | not built: {len(missing)} of {len(evaluations)} evaluations missing |"
             )
             continue
-        inputs = X.workflow_inputs(evaluations)
+        plain_root = out / "plain-eval"
+        stripped_copy(evaluations, plain_root)
         with_iv = best_of(
             args.repeat,
             lambda: T.table_from_inputs(
-                name, inputs, out / name, not_run, fusion=fusion, config=config
+                name,
+                X.workflow_inputs(evaluations),
+                out / name,
+                not_run,
+                fusion=fusion,
+                config=config,
             ),
         )
-        loaded = {ev: plain(T.load_metrics(ev.path())) for ev in evaluations}
+        # the stripped files read inside the timing, then rendered as loaded dicts: a dict without
+        # the block is a table without intervals (a file without it is refused, as a stale one)
         without = best_of(
             args.repeat,
-            lambda: T.render_table(table, loaded, out / f"{name}-plain", not_run, config),
+            lambda: T.render_table(
+                table,
+                {ev: T.load_metrics(ev.path(plain_root)) for ev in evaluations},
+                out / f"{name}-plain",
+                not_run,
+                config,
+            ),
         )
+        job = job_seconds(name)
+        share = f"{100 * (with_iv - without) / job:.1f} %" if job else "no benchmark file"
         total_with, total_without = total_with + with_iv, total_without + without
-        print(f"| {name} | {with_iv:.3f} | {without:.3f} |")
-    print(f"| all | {total_with:.3f} | {total_without:.3f} |")
+        total_job += job or 0.0
+        print(
+            f"| {name} | {with_iv:.3f} | {without:.3f} | {with_iv - without:.3f} | "
+            f"{job if job else '–'} | {share} |"
+        )
+    diff = total_with - total_without
+    share = f"{100 * diff / total_job:.1f} %" if total_job else "–"
+    print(
+        f"| all | {total_with:.3f} | {total_without:.3f} | {diff:.3f} | {total_job:.2f} | {share} |"
+    )
 
 
 if __name__ == "__main__":

@@ -23,6 +23,8 @@ rule table:
         csv="results/tables/{table}.csv",
     log:
         "results/logs/{table}.log",
+    benchmark:
+        "results/benchmarks/table/{table}.tsv"
     wildcard_constraints:
         table=X.pattern(RT.rendered()),
     conda:
@@ -56,6 +58,8 @@ rule paper_comparison:
         csv="results/tables/paper_comparison.csv",
     log:
         "results/logs/paper_comparison.log",
+    benchmark:
+        "results/benchmarks/paper_comparison.tsv"
     conda:
         CONDA
     resources:
@@ -135,6 +139,8 @@ rule findings:
         csv="results/tables/findings.csv",
     log:
         "results/logs/findings.log",
+    benchmark:
+        "results/benchmarks/findings.tsv"
     conda:
         CONDA
     resources:
@@ -159,6 +165,8 @@ use rule findings as seeds_table with:
         csv="results/tables/seeds.csv",
     log:
         "results/logs/seeds_table.log",
+    benchmark:
+        "results/benchmarks/seeds_table.tsv"
     params:
         caption=T.table_caption("seeds", config),
 
@@ -183,5 +191,7 @@ use rule findings as scaling_table with:
         pdf="results/figures/scaling.pdf",
     log:
         "results/logs/scaling_table.log",
+    benchmark:
+        "results/benchmarks/scaling_table.tsv"
     params:
         caption=T.table_caption("scaling", config),

@@ -121,6 +121,8 @@ rule transfer_table:
         csv="results/tables/transfer.csv",
     log:
         "results/logs/transfer_table.log",
+    benchmark:
+        "results/benchmarks/transfer_table.tsv"
     conda:
         CONDA
     resources:
