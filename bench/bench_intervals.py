@@ -1,17 +1,23 @@
 """What the 95 % intervals cost a table job (issue 31: no more than 10 % of the tables' job time).
 
-Renders each of Tables 3-6 and the baselines table from a finished results tree twice, as the
-workflow's table rule does (:func:`proofmatch.evaluation.tables.table_from_inputs`, files read
-included): once from the tree's evaluation JSONs as they are (every score with its bootstrap
-interval and each learned cell's paired difference from BM25), once from copies of the same JSONs
-without their per-statement block (so no interval, and the smaller files a table without intervals
-would read, loaded and rendered as dicts: the product refuses a JSON *file* without the block as
-stale). Prints the seconds of each, best of ``--repeat``, and, where the tree has the table
-job's benchmark file (``results/benchmarks/table/{table}.tsv``: the whole job, Python's start and
-imports included), the difference as a share of that job. On a tree still being built, a table with
-a missing evaluation is named and left out.
+A table job renders its table once, in a fresh process. So does this benchmark: for each of Tables
+3-6 and the baselines table of a finished results tree, a child process imports what the table
+rule's script imports, then measures one render (files read included) in CPU seconds of its
+process (``time.process_time``: the machine is often shared, and wall seconds under load say
+little), either as the workflow's
+table rule does it (:func:`proofmatch.evaluation.tables.table_from_inputs`: every score with its
+bootstrap interval and each learned cell's paired difference from BM25), or from copies of the same
+evaluation JSONs without their per-statement block, read and rendered as loaded dicts (no interval;
+the product refuses a JSON *file* without the block as stale). The two arms alternate, ``--repeat``
+children each; printed are the median of each arm, their difference, and that difference as a share
+of the whole child with intervals (its CPU seconds from ``getrusage``: Python's start, the imports
+and the render; a real table job also starts Snakemake's script wrapper, so the share is an upper
+bound), beside the table job's wall seconds where the tree has its benchmark file
+(``results/benchmarks/table/{table}.tsv``). Best-of-N in one process would hide the first
+render's costs (the draws of a pool size, pandas' first calls), which every table job pays. On a
+tree still being built, a table with a missing evaluation is named and left out.
 
-    python bench/bench_intervals.py --config config/config.yaml [--results .] [--repeat 3]
+    python bench/bench_intervals.py --config config/config.yaml [--results .] [--repeat 5]
 """
 
 from __future__ import annotations
@@ -19,6 +25,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -29,15 +39,6 @@ from proofmatch.config import load_config
 from proofmatch.evaluation import bootstrap as B
 from proofmatch.evaluation import intervals as I
 from proofmatch.evaluation import tables as T
-
-
-def best_of(repeat: int, fn) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def stripped_copy(evaluations, root: Path) -> None:
@@ -58,21 +59,64 @@ def job_seconds(name: str) -> float | None:
     return float(tsv.read_text().splitlines()[1].split("\t")[0])
 
 
+def render_once(config_files: list[str], name: str, arm: str, plain_root: Path, out: Path) -> float:
+    """One render of table ``name`` in this (fresh) process: CPU seconds, files read included."""
+    config = load_config(*config_files)
+    not_run, fusion = X.not_run(config), X.fusion_runs(config)
+    table = RT.tables(fusion=fusion)[name]
+    evaluations = table.evaluations(not_run) + I.references(table.evaluations(not_run))
+    t0 = time.process_time()
+    if arm == "with":
+        T.table_from_inputs(
+            name, X.workflow_inputs(evaluations), out / name, not_run, fusion=fusion, config=config
+        )
+    else:
+        loaded = {ev: T.load_metrics(ev.path(plain_root)) for ev in evaluations}
+        T.render_table(table, loaded, out / f"{name}-plain", not_run, config)
+    return time.process_time() - t0
+
+
+def child(
+    config_files: list[str], name: str, arm: str, plain_root: Path, out: Path
+) -> tuple[float, float]:
+    """(:func:`render_once` in a new Python process (cwd: the results tree), that process's whole
+    CPU seconds)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    run = subprocess.run(
+        [sys.executable, __file__, "--config", *config_files, "--one", name, arm]
+        + ["--plain-root", str(plain_root), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    whole = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return float(run.stdout.split()[-1]), whole
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--config", nargs="+", default=["config/config.yaml"])
     ap.add_argument("--results", default=".", help="the folder holding results/")
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=5, help="children per arm and table")
+    ap.add_argument("--one", nargs=2, metavar=("TABLE", "ARM"), help=argparse.SUPPRESS)
+    ap.add_argument("--plain-root", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
-    config = load_config(*args.config)
+    config_files = [os.path.abspath(c) for c in args.config]
+    if args.one:  # a child: one render, its seconds on stdout
+        print(render_once(config_files, *args.one, args.plain_root, args.out))
+        return
+    config = load_config(*config_files)
     os.chdir(args.results)
     not_run, fusion = X.not_run(config), X.fusion_runs(config)
     out = Path(tempfile.mkdtemp())
     print(
-        "| table | with intervals (s) | without (s) | difference | table job (s) | share of the job |"
-        "\n|---|---|---|---|---|---|"
+        "| table | render with intervals (CPU s) | without (CPU s) | difference | whole process "
+        "with intervals (CPU s) | share of it | table job (wall s, benchmark file) |"
+        "\n|---|---|---|---|---|---|---|"
     )
-    total_with = total_without = total_job = 0.0
+    totals = {"with": 0.0, "without": 0.0, "whole": 0.0}
     for name, table in RT.tables(fusion=fusion).items():
         if table.kind == "hubness":
             continue
@@ -86,41 +130,24 @@ def main() -> None:
             continue
         plain_root = out / "plain-eval"
         stripped_copy(evaluations, plain_root)
-        with_iv = best_of(
-            args.repeat,
-            lambda: T.table_from_inputs(
-                name,
-                X.workflow_inputs(evaluations),
-                out / name,
-                not_run,
-                fusion=fusion,
-                config=config,
-            ),
-        )
-        # the stripped files read inside the timing, then rendered as loaded dicts: a dict without
-        # the block is a table without intervals (a file without it is refused, as a stale one)
-        without = best_of(
-            args.repeat,
-            lambda: T.render_table(
-                table,
-                {ev: T.load_metrics(ev.path(plain_root)) for ev in evaluations},
-                out / f"{name}-plain",
-                not_run,
-                config,
-            ),
-        )
+        times: dict[str, list[tuple[float, float]]] = {"with": [], "without": []}
+        for _ in range(args.repeat):
+            for arm in times:
+                times[arm].append(child(config_files, name, arm, plain_root, out))
+        with_iv, without = (statistics.median(t for t, _ in times[arm]) for arm in times)
+        whole = statistics.median(w for _, w in times["with"])
+        for key, value in (("with", with_iv), ("without", without), ("whole", whole)):
+            totals[key] += value
         job = job_seconds(name)
-        share = f"{100 * (with_iv - without) / job:.1f} %" if job else "no benchmark file"
-        total_with, total_without = total_with + with_iv, total_without + without
-        total_job += job or 0.0
         print(
-            f"| {name} | {with_iv:.3f} | {without:.3f} | {with_iv - without:.3f} | "
-            f"{job if job else '–'} | {share} |"
+            f"| {name} | {with_iv:.3f} | {without:.3f} | {with_iv - without:.3f} | {whole:.2f} | "
+            f"{100 * (with_iv - without) / whole:.1f} % | {job if job else '–'} |"
         )
-    diff = total_with - total_without
-    share = f"{100 * diff / total_job:.1f} %" if total_job else "–"
+    diff = totals["with"] - totals["without"]
+    share = f"{100 * diff / totals['whole']:.1f} %" if totals["whole"] else "–"
     print(
-        f"| all | {total_with:.3f} | {total_without:.3f} | {diff:.3f} | {total_job:.2f} | {share} |"
+        f"| all | {totals['with']:.3f} | {totals['without']:.3f} | {diff:.3f} | "
+        f"{totals['whole']:.2f} | {share} | |"
     )
 
 

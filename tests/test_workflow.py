@@ -718,6 +718,35 @@ def report_captions(html: str) -> dict[str, str]:
 
 
 @pytest.mark.slow
+def test_bench_intervals_on_the_demo_run(demo_run):
+    """bench/bench_intervals.py (docs/benchmarks.md) renders each table of scores from the smoke
+    run's files with and without its intervals and sets the difference against the table job's
+    own seconds, from the benchmark file that rule table writes."""
+    for name in ("table3", "table4", "table5", "table6", "baselines"):
+        assert (demo_run / f"results/benchmarks/table/{name}.tsv").is_file(), name
+    bench = subprocess.run(
+        [sys.executable, str(REPO / "bench/bench_intervals.py"), "--repeat", "1"]
+        + ["--config", "config/config.yaml", "config/smoke.yaml", "--results", str(demo_run)],
+        cwd=demo_run,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert bench.returncode == 0, (bench.stdout + bench.stderr)[-3000:]
+    rows = {
+        line.split("|")[1].strip(): line.split("|")[2:-1]
+        for line in bench.stdout.splitlines()
+        if line.startswith("| ")
+    }
+    for name in ("table3", "table4", "table5", "table6", "baselines", "all"):
+        with_iv, without, diff, whole, share, job = (cell.strip() for cell in rows[name])
+        assert float(with_iv) > 0 and float(without) > 0, (name, rows[name])
+        assert abs(float(with_iv) - float(without) - float(diff)) < 2e-3, (name, rows[name])
+        assert float(whole) > float(with_iv) and share.endswith(" %"), (name, rows[name])
+        assert name == "all" or float(job) > 0, (name, rows[name])
+
+
+@pytest.mark.slow
 def test_report_of_the_demo_run(demo_run):
     """``snakemake --report`` (README) builds from the smoke run: every table, Figure 2, the filter
     report and every training curve, each table captioned with the caption its .md begins with,

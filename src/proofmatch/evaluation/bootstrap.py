@@ -120,14 +120,16 @@ def per_statement(block: Mapping[str, Sequence], origin: object = "an evaluation
     from the ``statements`` block of its JSON (:func:`statements_block`); ``origin`` names it in
     errors."""
     try:
-        pair_id = np.asarray(block["pair_id"], dtype=str)
+        # object, not str: pandas would convert a str array to its Arrow strings, twice the cost
+        # of the whole frame in a table job's fresh process
+        pair_id = np.asarray(block["pair_id"], dtype=object)
         gold_rank, top1, global_pred = (
             np.asarray(block[k], dtype=np.int64) for k in ("gold_rank", "top1", "global_pred")
         )
     except (KeyError, TypeError, ValueError) as err:
         raise ValueError(f"{origin}: a malformed {STATEMENTS!r} block ({err})") from None
     n = len(pair_id)
-    if not (len(gold_rank) == len(top1) == len(global_pred) == n):
+    if not (len(gold_rank) == len(top1) == len(global_pred) == n) or pair_id.ndim != 1:
         raise ValueError(f"{origin}: per-statement vectors of unequal length")
     if n and (
         gold_rank.min() < 1
@@ -135,20 +137,23 @@ def per_statement(block: Mapping[str, Sequence], origin: object = "an evaluation
         or max(top1.max(), global_pred.max()) >= n
     ):
         raise ValueError(f"{origin}: a gold rank below 1 or a proof position outside the pool")
-    counts = np.bincount(top1, minlength=n)
+    pair_id = pair_id.astype(str).astype(object)  # ids are compared and sorted as strings
     order = np.argsort(pair_id, kind="stable")
-    out = pd.DataFrame(
-        {
-            "mrr": 1.0 / gold_rank.astype(np.float64),
-            "acc": (top1 == np.arange(n)).astype(np.float64),
-            "global_acc": (global_pred == np.arange(n)).astype(np.float64),
-            "shared_top1": (counts[top1] > 1).astype(np.float64),
-        }
-    ).iloc[order]
-    out.index = pd.Index(pair_id[order], name="pair_id")
-    if not out.index.is_unique:
+    ids = pair_id[order]
+    if n > 1 and (ids[1:] == ids[:-1]).any():
         raise ValueError(f"{origin}: a pair_id occurs twice; not a per-statement evaluation")
-    return out
+    position = np.arange(n)
+    values = np.column_stack(
+        [
+            1.0 / gold_rank,
+            top1 == position,
+            global_pred == position,
+            np.bincount(top1, minlength=n)[top1] > 1,
+        ]
+    ).astype(np.float64)
+    return pd.DataFrame(
+        values[order], columns=list(METRICS), index=pd.Index(ids, name="pair_id", dtype=object)
+    )
 
 
 def aligned(frames: Sequence[pd.DataFrame], what: str = "evaluations") -> None:
