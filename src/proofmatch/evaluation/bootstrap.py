@@ -128,8 +128,10 @@ def per_statement(block: Mapping[str, Sequence], origin: object = "an evaluation
         )
     except (KeyError, TypeError, ValueError) as err:
         raise ValueError(f"{origin}: a malformed {STATEMENTS!r} block ({err})") from None
+    if pair_id.ndim != 1:
+        raise ValueError(f"{origin}: its pair ids are not a flat list")
     n = len(pair_id)
-    if not (len(gold_rank) == len(top1) == len(global_pred) == n) or pair_id.ndim != 1:
+    if not (len(gold_rank) == len(top1) == len(global_pred) == n):
         raise ValueError(f"{origin}: per-statement vectors of unequal length")
     if n and (
         gold_rank.min() < 1
