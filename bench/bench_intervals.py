@@ -64,7 +64,8 @@ def render_once(config_files: list[str], name: str, arm: str, plain_root: Path, 
     config = load_config(*config_files)
     not_run, fusion = X.not_run(config), X.fusion_runs(config)
     table = RT.tables(fusion=fusion)[name]
-    evaluations = table.evaluations(not_run) + I.references(table.evaluations(not_run))
+    evaluations = table.evaluations(not_run)
+    evaluations += I.references(evaluations)
     t0 = time.process_time()
     if arm == "with":
         T.table_from_inputs(
@@ -134,7 +135,9 @@ def main() -> None:
         for _ in range(args.repeat):
             for arm in times:
                 times[arm].append(child(config_files, name, arm, plain_root, out))
-        with_iv, without = (statistics.median(t for t, _ in times[arm]) for arm in times)
+        with_iv, without = (
+            statistics.median(t for t, _ in times[arm]) for arm in ("with", "without")
+        )
         whole = statistics.median(w for _, w in times["with"])
         for key, value in (("with", with_iv), ("without", without), ("whole", whole)):
             totals[key] += value

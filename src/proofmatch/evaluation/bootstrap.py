@@ -120,9 +120,7 @@ def per_statement(block: Mapping[str, Sequence], origin: object = "an evaluation
     from the ``statements`` block of its JSON (:func:`statements_block`); ``origin`` names it in
     errors."""
     try:
-        # object, not str: pandas would convert a str array to its Arrow strings, twice the cost
-        # of the whole frame in a table job's fresh process
-        pair_id = np.asarray(block["pair_id"], dtype=object)
+        pair_id = np.asarray(block["pair_id"], dtype=str)  # ids are compared and sorted as strings
         gold_rank, top1, global_pred = (
             np.asarray(block[k], dtype=np.int64) for k in ("gold_rank", "top1", "global_pred")
         )
@@ -139,7 +137,9 @@ def per_statement(block: Mapping[str, Sequence], origin: object = "an evaluation
         or max(top1.max(), global_pred.max()) >= n
     ):
         raise ValueError(f"{origin}: a gold rank below 1 or a proof position outside the pool")
-    pair_id = pair_id.astype(str).astype(object)  # ids are compared and sorted as strings
+    # an object index, not str: pandas would convert a str array to its Arrow strings, twice the
+    # cost of the whole frame in a table job's fresh process
+    pair_id = pair_id.astype(object)
     order = np.argsort(pair_id, kind="stable")
     ids = pair_id[order]
     if n > 1 and (ids[1:] == ids[:-1]).any():
