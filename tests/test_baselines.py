@@ -87,6 +87,26 @@ def test_run_baseline_exact_path_and_errors(tmp_path):
         L.bm25_scorer([["a"]], [[]])
 
 
+def test_a_baseline_job_does_not_import_torch(tmp_path):
+    """The workflow's baseline job passes its threads, and then never imports torch (2 s of a
+    5 s job): the same files as a run that takes torch's thread count."""
+    import subprocess
+    import sys
+
+    data = toy_parquet(tmp_path)
+    code = (
+        "import sys\n"
+        "from proofmatch.evaluation.baselines import run_baseline\n"
+        f"run_baseline('bm25', {str(data)!r}, 'test', {str(tmp_path / 'a.parquet')!r}, "
+        f"{str(tmp_path / 'a.json')!r}, topk=5, exact_max_n=4, seed=0, threads=1)\n"
+        "print('torch' in sys.modules)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.split()[-1] == "False", run.stdout + run.stderr
+    B.run_baseline("bm25", data, "test", tmp_path / "b.parquet", tmp_path / "b.json", 5, 4, 0)
+    assert pd.read_parquet(tmp_path / "a.parquet").equals(pd.read_parquet(tmp_path / "b.parquet"))
+
+
 def test_tfidf_paper_sees_what_the_reference_vectorizer_saw():
     assert L.reference_text(["Let", "$x~bold", "$A", "$≤", "$sin"]) == "Let x____bold A ≤ sin"
     # defaults: lowercase, tokens of 2+ word characters: one-letter symbols vanish, $Ab meets ab

@@ -15,4 +15,5 @@ run_logged(
     topk=snakemake.params.topk,
     exact_max_n=snakemake.params.exact_max_n,
     seed=snakemake.params.seed,
+    threads=snakemake.threads,  # the job's: the baseline then never imports torch
 )

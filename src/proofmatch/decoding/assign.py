@@ -257,9 +257,11 @@ def decode_all(
     exact_max_n: int,
     seed: int,
     chunk_rows: int | None = None,
+    threads: int | None = None,
 ) -> tuple[LocalResult, GlobalResult]:
-    """Local then global decoding of one set; the shared core of evaluate.py and baselines.py."""
-    local = local_decode(score_rows, n, topk, chunk_rows)
+    """Local then global decoding of one set; the shared core of evaluate.py and baselines.py.
+    ``threads``: :func:`proofmatch.decoding.local.local_decode`'s (default: torch's threads)."""
+    local = local_decode(score_rows, n, topk, chunk_rows, threads=threads)
     log.info("local decoding (n=%d): MRR %.4f, acc %.4f", n, local.mrr, local.acc)
     return local, global_decode(score_rows, local, exact_max_n, seed, chunk_rows)
 

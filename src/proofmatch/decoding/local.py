@@ -31,13 +31,20 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import nullcontext
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 from tqdm import tqdm
 
 from proofmatch.decoding.topk import MAX_PROOFS, ChunkResult, chunk_topk_torch, rank_chunk_cpu
 from proofmatch.experiments import HUBNESS_BINS
+
+if TYPE_CHECKING:
+    import torch
+
+# torch is imported where a tensor is made (the factor scorer, a GPU chunk), not here: the lexical
+# baselines score with SciPy and rank with NumPy, and a baseline job then starts without torch's
+# 2 s of import (21 jobs of the demo).
 
 ScoreRows = Callable[[int, int], np.ndarray]
 """``score_rows(start, stop)`` -> scores of statements ``start:stop`` against all n proofs."""
@@ -90,6 +97,8 @@ class FactorScorer:
             if col_bias is None
             else np.asarray(col_bias, np.float32).reshape(n)
         )
+        import torch
+
         self.n = n
         self.device = torch.device("cpu" if device is None else device)
         # |s_ij| <= |a_i| |b_j| + |row_bias_i| + |col_bias_j| (Cauchy-Schwarz, partial sums too): when
@@ -111,10 +120,14 @@ class FactorScorer:
         self.col_bias = torch.from_numpy(cb).to(self.device) if cb.any() else None
 
     def new_buffer(self, rows: int) -> torch.Tensor:
+        import torch
+
         return torch.empty((rows, self.n), dtype=torch.float32, device=self.device)
 
     def scores_into(self, start: int, stop: int, out: torch.Tensor) -> torch.Tensor:
         """Rows ``start:stop`` written into ``out`` (a ``(stop - start, n)`` tensor on the device)."""
+        import torch
+
         torch.mm(self.A[start:stop], self.BT, out=out)
         if self.row_bias is not None:
             out += self.row_bias[start:stop, None]
@@ -165,7 +178,7 @@ def _check_finite(S: np.ndarray | torch.Tensor, start: int) -> None:
     if isinstance(S, np.ndarray):
         ok = np.isfinite(S).all(axis=1)
     else:
-        ok = torch.isfinite(S).all(dim=1).cpu().numpy()
+        ok = S.isfinite().all(dim=1).cpu().numpy()
     if not ok.all():
         bad = start + int(np.flatnonzero(~ok)[0])
         raise ValueError(
@@ -204,7 +217,8 @@ class LocalResult:
 
 def default_chunk_rows(n: int, device: torch.device | str = "cpu") -> int:
     """Rows per chunk: ``CPU_CHUNK_BYTES`` of scores on CPU, ``DEVICE_CHUNK_BYTES`` on a GPU."""
-    budget = CPU_CHUNK_BYTES if torch.device(device).type == "cpu" else DEVICE_CHUNK_BYTES
+    kind = device.type if hasattr(device, "type") else str(device).split(":")[0]
+    budget = CPU_CHUNK_BYTES if kind == "cpu" else DEVICE_CHUNK_BYTES
     return max(1, min(n, budget // (4 * max(1, n))))
 
 
@@ -241,7 +255,11 @@ def local_decode(
         if chunk_rows
         else default_chunk_rows(n, factors.device if on_device else "cpu")
     )
-    threads = max(1, int(torch.get_num_threads() if threads is None else threads))
+    if threads is None:
+        import torch
+
+        threads = torch.get_num_threads()
+    threads = max(1, int(threads))
     out = LocalResult(
         np.empty(n, np.int64),
         np.empty(n, np.float32),
@@ -329,6 +347,8 @@ def _factor_chunks_in_threads(
             rank_chunk_cpu(S.numpy(), start, k, mask, store)
         finally:
             free.put((buffer, mask))
+
+    import torch
 
     before = torch.get_num_threads()
     torch.set_num_threads(1)

@@ -24,9 +24,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
+
+if TYPE_CHECKING:  # torch is imported by the GPU path only (decoding.local says why)
+    import torch
 
 # Columns per group of the top-k candidate threshold (module docstring): 16 keeps ~650 of 18,408
 # candidates while the group maxima are a cheap strided max and their partition is 1/16 of a row.
@@ -69,12 +72,16 @@ def _key_scores_np(keys: np.ndarray) -> np.ndarray:
 
 def _order_keys_torch(scores: torch.Tensor, ties: torch.Tensor) -> torch.Tensor:
     """:func:`_order_keys_np` in torch (same bits)."""
+    import torch
+
     bits = (scores + 0.0).view(torch.int32)
     up = bits ^ ((bits >> 31) & 0x7FFFFFFF)
     return ((_TIE_MASK - up.to(torch.int64)) << _TIE_BITS) | ties
 
 
 def _key_scores_torch(keys: torch.Tensor) -> torch.Tensor:
+    import torch
+
     up = (_TIE_MASK - (keys >> _TIE_BITS)).to(torch.int32)
     return (up ^ ((up >> 31) & 0x7FFFFFFF)).view(torch.float32)
 
@@ -134,6 +141,8 @@ def chunk_topk_numpy(
 
 def chunk_topk_torch(S: torch.Tensor, start: int, k: int) -> ChunkResult:
     """:func:`chunk_topk_numpy` in torch, on the tensor's device; returns NumPy arrays."""
+    import torch
+
     r, n = S.shape
     dev = S.device
     rows = torch.arange(r, device=dev)

@@ -31,8 +31,11 @@ def run_baseline(
     topk: int,
     exact_max_n: int,
     seed: int,
+    threads: int | None = None,
 ) -> dict[str, Any]:
-    """Score ``part`` of ``data_parquet`` with a baseline, decode it, write Parquet + JSON (as evaluate.py)."""
+    """Score ``part`` of ``data_parquet`` with a baseline, decode it, write Parquet + JSON (as evaluate.py).
+    ``threads``: the ranking's threads; the workflow passes the job's, so the job never imports
+    torch (None: torch's thread count, as a model's evaluation)."""
     if method not in METHODS:
         raise ValueError(f"unknown baseline {method!r}; expected one of {METHODS}")
     fitted = method in ("tfidf", "tfidf_paper")  # fitted on the train part; BM25 needs none
@@ -48,7 +51,7 @@ def run_baseline(
         )
     else:
         scorer = bm25_scorer(statements, proofs)
-    local, glob = decode_all(scorer, len(statements), topk, exact_max_n, seed)
+    local, glob = decode_all(scorer, len(statements), topk, exact_max_n, seed, threads=threads)
     meta = {
         "part": part,
         "view": "both",
