@@ -17,6 +17,12 @@ bound), beside the table job's wall seconds where the tree has its benchmark fil
 render's costs (the draws of a pool size, pandas' first calls), which every table job pays. On a
 tree still being built, a table with a missing evaluation is named and left out.
 
+A child runs with the thread variables Snakemake sets for a job (``OMP_NUM_THREADS``,
+``OPENBLAS_NUM_THREADS``, ...; ``snakemake.shell``), at ``--threads`` (1: ``rule table`` declares
+none, so its jobs get one). Without them NumPy's OpenBLAS starts a thread per core for the
+bootstrap's matrix product, and their spinning after it counts as CPU time that a table job
+never spends: on the Stacks tree that was about half of what this benchmark used to report.
+
     python bench/bench_intervals.py --config config/config.yaml [--results .] [--repeat 5]
 """
 
@@ -77,11 +83,23 @@ def render_once(config_files: list[str], name: str, arm: str, plain_root: Path, 
     return time.process_time() - t0
 
 
+# What Snakemake's shell sets for a job of ``threads`` threads (snakemake/shell.py).
+THREAD_VARIABLES = (
+    "OMP_NUM_THREADS",
+    "GOTO_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+)
+
+
 def child(
-    config_files: list[str], name: str, arm: str, plain_root: Path, out: Path
+    config_files: list[str], name: str, arm: str, plain_root: Path, out: Path, threads: int = 1
 ) -> tuple[float, float]:
-    """(:func:`render_once` in a new Python process (cwd: the results tree), that process's whole
-    CPU seconds)."""
+    """(:func:`render_once` in a new Python process (cwd: the results tree) with a job's thread
+    variables, that process's whole CPU seconds)."""
+    env = dict(os.environ) | {var: str(threads) for var in THREAD_VARIABLES}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     run = subprocess.run(
         [sys.executable, __file__, "--config", *config_files, "--one", name, arm]
@@ -89,6 +107,7 @@ def child(
         capture_output=True,
         text=True,
         check=True,
+        env=env,
     )
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     whole = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -100,6 +119,9 @@ def main() -> None:
     ap.add_argument("--config", nargs="+", default=["config/config.yaml"])
     ap.add_argument("--results", default=".", help="the folder holding results/")
     ap.add_argument("--repeat", type=int, default=5, help="children per arm and table")
+    ap.add_argument(
+        "--threads", type=int, default=1, help="a table job's threads (rule table declares none: 1)"
+    )
     ap.add_argument("--one", nargs=2, metavar=("TABLE", "ARM"), help=argparse.SUPPRESS)
     ap.add_argument("--plain-root", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--out", type=Path, help=argparse.SUPPRESS)
@@ -134,7 +156,7 @@ def main() -> None:
         times: dict[str, list[tuple[float, float]]] = {"with": [], "without": []}
         for _ in range(args.repeat):
             for arm in times:
-                times[arm].append(child(config_files, name, arm, plain_root, out))
+                times[arm].append(child(config_files, name, arm, plain_root, out, args.threads))
         with_iv, without = (
             statistics.median(t for t, _ in times[arm]) for arm in ("with", "without")
         )
