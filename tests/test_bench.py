@@ -211,3 +211,30 @@ def test_bench_demo_reads_the_log_and_benchmark_files_and_simulates_a_quiet_mach
     assert makespan == 34.0 and idle == 2 * 34 - (10 + 40 + 4)
     report = B.report(jobs, 2, every_job=True)
     assert "| b | 1 | 2 | 20 | 30 |" in report and "wall clock 31 s" in report
+
+
+def test_bench_intervals_children_run_with_a_jobs_thread_variables(monkeypatch, tmp_path):
+    """Each render runs in a child with the thread variables Snakemake sets for a job of the table
+    rule's threads: an unlimited OpenBLAS spins threads after the bootstrap's product, and their
+    CPU seconds are not a table job's (docs/benchmarks.md)."""
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        import bench_intervals
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    seen = []
+
+    def run(args, **kwargs):
+        seen.append(kwargs["env"])
+        return subprocess.CompletedProcess(args, 0, stdout="0.125\n", stderr="")
+
+    monkeypatch.setattr(bench_intervals.subprocess, "run", run)
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "8")
+    for threads in (1, 3):
+        seconds, _ = bench_intervals.child(
+            ["c.yaml"], "table3", "with", tmp_path, tmp_path, threads
+        )
+        assert seconds == 0.125
+        assert {v: seen[-1][v] for v in bench_intervals.THREAD_VARIABLES} == dict.fromkeys(
+            bench_intervals.THREAD_VARIABLES, str(threads)
+        )
