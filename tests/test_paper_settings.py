@@ -72,8 +72,8 @@ def _edit(path: Path, old: str, new: str) -> None:
         ),
         # a listed key credited with another number
         (
-            "    epochs: 3             # paper: 400;",
-            "    epochs: 3             # paper: 40;",
+            "    epochs: 2             # paper: 400;",
+            "    epochs: 2             # paper: 40;",
             "credits the paper with 40 for matching.npt.epochs",
         ),
         # an own-line comment belongs to the next key
