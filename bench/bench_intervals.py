@@ -70,8 +70,7 @@ def render_once(config_files: list[str], name: str, arm: str, plain_root: Path, 
     config = load_config(*config_files)
     not_run, fusion = X.not_run(config), X.fusion_runs(config)
     table = RT.tables(fusion=fusion)[name]
-    evaluations = table.evaluations(not_run)
-    evaluations += I.references(evaluations)
+    evaluations = I.with_references(table.evaluations(not_run))
     t0 = time.process_time()
     if arm == "with":
         T.table_from_inputs(
@@ -143,8 +142,7 @@ def main() -> None:
     for name, table in RT.tables(fusion=fusion).items():
         if table.kind == "hubness":
             continue
-        evaluations = table.evaluations(not_run)
-        evaluations += I.references(evaluations)
+        evaluations = I.with_references(table.evaluations(not_run))
         missing = [ev for ev in evaluations if not Path(ev.path()).exists()]
         if missing:  # a tree still being built: say so, time the tables it has
             print(

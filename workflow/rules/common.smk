@@ -112,10 +112,10 @@ def matching_params(wildcards):
 def table_inputs(name):
     """What table `name` reads (proofmatch.result_tables), for its rows not marked not run: each
     trained run's evaluation folder, each baseline's JSON (X.workflow_inputs), and BM25 on the
-    statements of each learned cell (the intervals of its difference: INTERVALS.references).
+    statements of each learned cell (the intervals of its difference: INTERVALS.with_references).
     """
     evaluations = RT.tables(fusion=FUSION_RUNS)[name].evaluations(NOT_RUN)
-    return X.workflow_inputs(evaluations + INTERVALS.references(evaluations))
+    return X.workflow_inputs(INTERVALS.with_references(evaluations))
 
 
 def read_evaluations():

@@ -39,6 +39,14 @@ def references(evaluations: Iterable[Evaluation]) -> list[Evaluation]:
     return list(dict.fromkeys(r for r in map(reference, evaluations) if r is not None))
 
 
+def with_references(evaluations: Iterable[Evaluation]) -> list[Evaluation]:
+    """What a table with intervals reads: ``evaluations``, then the BM25 evaluations of their
+    paired differences (:func:`references`); the one list the table rule's inputs, the table job
+    and the intervals' benchmark all name."""
+    evaluations = list(evaluations)
+    return evaluations + references(evaluations)
+
+
 def load_frames(
     results: Mapping[Any, Any], loaded: Mapping[Any, Mapping[str, Any]] | None = None
 ) -> dict[Any, pd.DataFrame] | None:

@@ -353,8 +353,7 @@ def table_from_inputs(
     if name not in every:
         raise ValueError(f"unknown table {name!r}; expected one of {', '.join(every)}")
     table = every[name]
-    evaluations = table.evaluations(not_run)
-    evaluations += I.references(evaluations)  # BM25 on each learned cell's statements
+    evaluations = I.with_references(table.evaluations(not_run))  # and BM25 on their statements
     paths = {str(ev.path(eval_root)): ev for ev in evaluations}
     expected = X.workflow_inputs(evaluations, eval_root)
     given = [str(p) for p in inputs]
