@@ -21,7 +21,7 @@ A child runs with the thread variables Snakemake sets for a job (``OMP_NUM_THREA
 ``OPENBLAS_NUM_THREADS``, ...; ``snakemake.shell``), at ``--threads`` (1: ``rule table`` declares
 none, so its jobs get one). Without them NumPy's OpenBLAS starts a thread per core for the
 bootstrap's matrix product, and their spinning after it counts as CPU time that a table job
-never spends: on the Stacks tree that was about half of what this benchmark used to report.
+never spends: on the Stacks tree that was about two thirds of what this benchmark used to report.
 
     python bench/bench_intervals.py --config config/config.yaml [--results .] [--repeat 5]
 """
