@@ -152,12 +152,17 @@ subprocess.Popen.__init__ = _guarded_popen  # type: ignore[method-assign]
 # ``search_demo``) is then built once, on the one worker that uses it.
 DEMO_RUN_GROUP = "demo-run"
 REST_GROUP = "rest"
+# Modules that keep their fixtures to themselves and run beside the smoke run instead: at a2b2ef7
+# the other group was the longer one by about 4 minutes (docs/benchmarks.md, "Test suite wall
+# clock"), and these two took about 3 of them.
+BESIDE_THE_SMOKE_RUN = ("test_resume.py", "test_ddp.py")
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Put every test that reads ``demo_run`` in one xdist group and the rest in another (before
-    xdist's own hook reads the groups)."""
+    """Put every test that reads ``demo_run``, and the modules of :data:`BESIDE_THE_SMOKE_RUN`, in
+    one xdist group and the rest in another (before xdist's own hook reads the groups)."""
     for item in items:
-        uses_demo = "demo_run" in getattr(item, "fixturenames", ())
-        item.add_marker(pytest.mark.xdist_group(DEMO_RUN_GROUP if uses_demo else REST_GROUP))
+        beside = "demo_run" in getattr(item, "fixturenames", ())
+        beside = beside or item.path.name in BESIDE_THE_SMOKE_RUN
+        item.add_marker(pytest.mark.xdist_group(DEMO_RUN_GROUP if beside else REST_GROUP))
