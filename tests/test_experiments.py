@@ -239,8 +239,9 @@ def test_workflow_plans_exactly_the_tables_evaluations(tmp_path):
     ]
     planned = {o for o in outputs if o.startswith("results/eval/") and not o.endswith(".parquet")}
     not_run = X.not_run(validate_config({}))
-    evaluations = [ev for t in RT.tables().values() for ev in t.evaluations(not_run)]
-    evaluations += I.references(evaluations)  # BM25 on the statements of Unmixed and pr cells too
+    evaluations = I.with_references(  # BM25 on the statements of Unmixed and pr cells too
+        ev for t in RT.tables().values() for ev in t.evaluations(not_run)
+    )
     # a trained run's evaluations are its folder (one job), a baseline's its JSON (one job each)
     assert planned == set(X.workflow_inputs(evaluations))
     assert sum(o.endswith(".json") for o in planned) == 12 + 7 and len(planned) == 19 + 37 + 8
