@@ -28,8 +28,8 @@ models; it lists every key below with its default) and any override given after 
 `snakemake --configfile config/config.yaml config/paper.yaml ...`, merged key by key:
 `config/paper.yaml` (the paper's corpus and model sizes), `config/stacks.yaml` (the Stacks
 project chapters), `config/smoke.yaml` (fewest epochs and 64-token inputs, for the end-to-end
-test). The merged configuration is validated once, before any job runs; a wrong value is reported with its key and
-a fix, and a key left out takes its default. Checks across keys run in the same pass
+test). The merged configuration is validated once, before any job runs; a wrong value is
+reported with its key and a fix, and a key left out takes its default. Checks across keys run in the same pass
 (`filter.min_tokens` ≤ `max_tokens`, a known `filter.language`, heads dividing
 `pretrain.hidden_size`, `matching.max_length` within ScratchBERT's positions), then the paths
 (each corpus folder exists, `matching.mathbert` is a folder or a hub id). Each config file is
