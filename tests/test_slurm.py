@@ -5,8 +5,11 @@ parser under chosen environment variables, and dry-run the workflow with `--prof
 the resources each rule would be submitted with (GPU rules ask for GPUs, CPU rules never do).
 
 The `slurm` test runs `snakemake --profile slurm --profile profiles/ci-slurm-local` for real on
-a copy of the workflow: the corpus manifest (a CPU rule) and the ScratchBERT pretraining (a GPU
-rule; the CI node's GPU is fake, so it trains on the CPU). It is skipped unless `sbatch` exists
+a copy of the workflow: the tokenizer (a CPU rule) and the ScratchBERT pretraining (a GPU rule;
+the CI node's GPU is fake, so it trains on the CPU), after a local run without a profile has built
+what they read. Each SLURM job of that chain costs about 28 s here (submission, a Snakemake
+started inside the job, the profile's status polling): the whole chain through `sbatch` took
+314 s, two jobs of it keep the test short. It is skipped unless `sbatch` exists
 and `sinfo` answers (a failure instead with PROOFMATCH_REQUIRE_SLURM=1); CI starts the cluster
 with `bash .ci/setup-slurm.sh`. Every wait is bounded:
 Snakemake runs under `timeout -s INT` (SIGINT makes it scancel its jobs), and whatever is left
@@ -45,6 +48,7 @@ GPU_RULES = {
 }
 CPU_TARGET = "results/corpus/manifest.parquet"
 GPU_TARGET = "results/models/scratchbert/mixed"  # a declared folder (the pretrained ScratchBERT)
+SUBMITTED_FROM = "train_tokenizer"  # the real run submits this rule and what follows it
 SITE_VARS = [
     "PROOFMATCH_SLURM_ACCOUNT",
     "PROOFMATCH_SLURM_PARTITION",
@@ -264,6 +268,17 @@ def test_workflow_runs_on_slurm(tmp_path, site_env, cluster):
         == "squeue"
     )
     wd = copy_workflow(tmp_path)
+    config = ["--configfile", "config/config.yaml", "small.yaml"]
+    # What the tokenizer reads, built locally (no profile): only the last two jobs go through sbatch.
+    local = subprocess.run(
+        SNAKEMAKE + [CPU_TARGET, GPU_TARGET, "-c2", "--omit-from", SUBMITTED_FROM] + config,
+        cwd=wd,
+        capture_output=True,
+        text=True,
+        timeout=RUN_LIMIT_S,
+    )
+    assert local.returncode == 0, (local.stdout + local.stderr)[-6000:]
+    assert len(pd.read_parquet(wd / CPU_TARGET)) > 0
     cmd = (
         ["timeout", "-s", "INT", "-k", "30", str(RUN_LIMIT_S)]
         + SNAKEMAKE
@@ -275,10 +290,8 @@ def test_workflow_runs_on_slurm(tmp_path, site_env, cluster):
             "--profile",
             "profiles/ci-slurm-local",
             "--verbose",
-            "--configfile",
-            "config/config.yaml",
-            "small.yaml",
         ]
+        + config
     )
     start = time.monotonic()
     try:
@@ -300,7 +313,6 @@ def test_workflow_runs_on_slurm(tmp_path, site_env, cluster):
     elapsed = time.monotonic() - start
     assert run.returncode == 0, f"rc {run.returncode} after {elapsed:.0f} s\n" + log[-6000:]
 
-    assert len(pd.read_parquet(wd / CPU_TARGET)) > 0
     assert json.loads((wd / GPU_TARGET / "config.json").read_text())
 
     # Every job went through sbatch and ran as a SLURM job with its own log.
@@ -311,7 +323,8 @@ def test_workflow_runs_on_slurm(tmp_path, site_env, cluster):
         assert slurm_log.name == f"{jobid}.log" and slurm_log.is_file(), path
         assert "1 of 1 steps (100%) done" in slurm_log.read_text(), slurm_log.read_text()[-3000:]
     calls = sbatch_calls(log)
-    assert {"manifest", "pretrain_scratchbert"} <= set(calls), sorted(calls)
+    # Exactly the two jobs that the local run left: nothing it built ran again.
+    assert set(calls) == {SUBMITTED_FROM, "pretrain_scratchbert"}, sorted(calls)
     assert len(calls) == len(submitted)
     for rule, call in calls.items():
         if rule in GPU_RULES:
