@@ -144,25 +144,41 @@ subprocess.Popen.__init__ = _guarded_popen  # type: ignore[method-assign]
 
 # ----------------------------------------------------------------------------- two workers
 
-# The suite runs on two pytest-xdist workers (pyproject.toml: ``-n 2 --dist loadgroup``): the
-# demo's whole smoke run (``demo_run``: 1,058 s of setup in a 2,420 s one-process run,
-# docs/benchmarks.md) in one group, every other test in the other, so the two overlap instead of
-# queueing.
-# Two groups, not one per file: a module- or session-scoped fixture (``demo_run``, ``npt_build``,
-# ``search_demo``) is then built once, on the one worker that uses it.
+# The suite runs on two pytest-xdist workers (pyproject.toml: ``-n 2 --dist loadgroup
+# --no-loadscope-reorder``). xdist hands out one group at a time, to whichever worker runs low, so
+# the two stay busy until the queue is empty; a fixture is built once, on the worker that runs its
+# group. The groups:
+# - ``demo-run``: the tests that read the demo's whole smoke run (``demo_run``, most of one worker's
+#   time), handed out first so that nothing waits for it at the end;
+# - ``search-demo``: every module that uses the session's small search build (``search_demo``);
+# - one group per other module (its module-scoped fixtures stay on one worker).
+# Then the modules with workflow runs (``slow``), the longest tests, before the quick ones.
+# Two fixed groups (the smoke run's and the rest) left one worker idle for minutes whenever one of
+# them changed (docs/benchmarks.md, "Test suite wall clock").
 DEMO_RUN_GROUP = "demo-run"
-REST_GROUP = "rest"
-# Modules that keep their fixtures to themselves and run beside the smoke run instead: at a2b2ef7
-# the other group was the longer one by about 4 minutes (docs/benchmarks.md, "Test suite wall
-# clock"), and these two took about 3 of them.
-BESIDE_THE_SMOKE_RUN = ("test_resume.py", "test_ddp.py")
+SEARCH_DEMO_GROUP = "search-demo"
+SEARCH_DEMO_FIXTURES = {"search_demo", "search_index", "fusion_index"}
+
+
+def xdist_group(item: pytest.Item, search_modules: set[str]) -> str:
+    """The xdist group of a test (see above)."""
+    if "demo_run" in getattr(item, "fixturenames", ()):
+        return DEMO_RUN_GROUP
+    return SEARCH_DEMO_GROUP if item.path.name in search_modules else item.path.name
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Put every test that reads ``demo_run``, and the modules of :data:`BESIDE_THE_SMOKE_RUN`, in
-    one xdist group and the rest in another (before xdist's own hook reads the groups)."""
+    """Mark each test with its xdist group and order the groups: the smoke run's first, then
+    groups with a workflow run, then the rest (before xdist's own hook reads the groups)."""
+    search_modules = {
+        item.path.name
+        for item in items
+        if SEARCH_DEMO_FIXTURES & set(getattr(item, "fixturenames", ()))
+    }
+    groups = {item.nodeid: xdist_group(item, search_modules) for item in items}
+    slow = {groups[item.nodeid] for item in items if item.get_closest_marker("slow")}
     for item in items:
-        beside = "demo_run" in getattr(item, "fixturenames", ())
-        beside = beside or item.path.name in BESIDE_THE_SMOKE_RUN
-        item.add_marker(pytest.mark.xdist_group(DEMO_RUN_GROUP if beside else REST_GROUP))
+        item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
+    rank = {DEMO_RUN_GROUP: 0} | {group: 1 for group in slow - {DEMO_RUN_GROUP}}
+    items.sort(key=lambda item: rank.get(groups[item.nodeid], 2))
