@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Install everything proofmatch needs on a fresh Debian/Ubuntu machine with Python 3.11:
-# the system libraries polyglot's language detector builds against, then the package with its
-# workflow and test extras. Idempotent; run from anywhere.
+# Install everything proofmatch needs on a fresh Debian/Ubuntu machine with Python 3.11: the package
+# with its workflow and test extras, and, on a machine where polyglot's ICU has no wheel (Linux
+# other than x86_64/aarch64: pyproject.toml), the system ICU that PyICU builds against.
+# Idempotent; run from anywhere.
 #   --latex   also install LaTeXML (Debian package `latexml`, about 130 packages with TeX Live's
 #             base and ImageMagick), needed only for corpus.source: latex (LaTeX sources)
 set -euo pipefail
@@ -18,7 +19,11 @@ done
 if command -v apt-get >/dev/null 2>&1; then
     SUDO=""
     if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-    if ! dpkg -s libicu-dev pkg-config >/dev/null 2>&1; then
+    case "$(uname -m)" in
+        x86_64 | aarch64) ICU_BUILD=0 ;;  # pyicu-wheels: ICU comes inside the wheel
+        *) ICU_BUILD=1 ;;
+    esac
+    if [ "$ICU_BUILD" -eq 1 ] && ! dpkg -s libicu-dev pkg-config >/dev/null 2>&1; then
         $SUDO apt-get update -qq
         $SUDO apt-get install -y -qq libicu-dev pkg-config g++ >/dev/null
     fi
@@ -27,7 +32,7 @@ if command -v apt-get >/dev/null 2>&1; then
         DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq latexml >/dev/null
     fi
 else
-    echo "install.sh: no apt-get; install ICU headers (libicu-dev) and pkg-config yourself" >&2
+    echo "install.sh: no apt-get; where PyICU builds from source (pyproject.toml), install ICU headers (libicu-dev) and pkg-config yourself" >&2
     if [ "$LATEX" -eq 1 ] && ! command -v latexmlc >/dev/null 2>&1; then
         echo "install.sh: --latex: install LaTeXML yourself (https://math.nist.gov/~BMiller/LaTeXML/get.html)" >&2
         exit 1

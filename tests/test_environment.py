@@ -71,6 +71,11 @@ def disagreements(project: dict[str, Any], conda: dict[str, str], pip: list[str]
             problems.append(
                 f"{name}: environment {have or 'unpinned'} vs pyproject.toml {want or 'unpinned'}"
             )
+        if str(given[name].marker) != str(wanted[name].marker):  # e.g. pyicu-wheels or pyicu
+            problems.append(
+                f"{name}: environment marker {given[name].marker} vs pyproject.toml "
+                f"{wanted[name].marker}"
+            )
     torch = wanted.get("torch")
     if torch is None or [s.operator for s in torch.specifier] != ["=="]:
         problems.append(
@@ -135,6 +140,10 @@ def test_every_rule_uses_this_environment():
             "python 3.10: not within requires-python",
         ),
         (lambda t: t.replace("  - icu ", "  - zlib "), "pyicu builds against icu"),
+        (
+            lambda t: t.replace('"pyicu>=2.12; ', "\"pyicu>=2.12; python_version >= '3.11' and "),
+            "pyicu: environment marker python_version",
+        ),
     ],
 )
 def test_the_lint_catches_a_drifted_environment(edit, complaint):
