@@ -3,16 +3,22 @@
 # with its workflow and test extras, and, on a machine where polyglot's ICU has no wheel (Linux
 # other than x86_64/aarch64: pyproject.toml), the system ICU that PyICU builds against.
 # Idempotent; run from anywhere.
-#   --latex   also install LaTeXML (Debian package `latexml`, about 130 packages with TeX Live's
-#             base and ImageMagick), needed only for corpus.source: latex (LaTeX sources)
+#   --latex       also install LaTeXML (Debian package `latexml`, about 130 packages with TeX
+#                 Live's base and ImageMagick), needed only for corpus.source: latex (LaTeX sources)
+#   --no-compile  pip writes no .pyc files; Python writes those of the modules a process imports,
+#                 when it first imports them (CI: pip compiled every module of torch, transformers,
+#                 scipy, ... for about 40 s). Not with PYTHONDONTWRITEBYTECODE set: every process
+#                 would then compile its imports from source again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 LATEX=0
+PIP_OPTIONS=()
 for arg in "$@"; do
     case "$arg" in
         --latex) LATEX=1 ;;
-        *) echo "install.sh: unknown option $arg (known: --latex)" >&2; exit 2 ;;
+        --no-compile) PIP_OPTIONS+=(--no-compile) ;;
+        *) echo "install.sh: unknown option $arg (known: --latex, --no-compile)" >&2; exit 2 ;;
     esac
 done
 
@@ -41,7 +47,7 @@ fi
 
 PY="${PYTHON:-python3}"
 # torch first and pinned: a bare requirement could pull a multi-GB CUDA build.
-"$PY" -m pip install -q "torch==2.13.0"
-"$PY" -m pip install -q -e ".[workflow,test]"
+"$PY" -m pip install -q "${PIP_OPTIONS[@]}" "torch==2.13.0"
+"$PY" -m pip install -q "${PIP_OPTIONS[@]}" -e ".[workflow,test]"
 "$PY" -c "import proofmatch, polyglot.detect, lap, lime, faiss, nh3, fastapi; print('proofmatch installed')"
 if [ "$LATEX" -eq 1 ]; then latexmlc --VERSION; fi
