@@ -165,3 +165,13 @@ def test_the_lint_wants_torch_pinned():
     assert any(
         p.startswith("torch: pyproject.toml must pin") for p in disagreements(loose, conda, pip)
     )
+
+
+def test_the_xdist_groups_take_effect(request):
+    """Under pyproject.toml's ``-n 2 --dist loadgroup`` xdist ends each test's id with its group
+    (tests/conftest.py). With pytest 9.2, xdist 3.8 silently stopped doing so
+    (pytest-dev/pytest-xdist#1386): every test became a group of its own and both workers built
+    the demo's smoke run, so pyproject.toml keeps pytest below 9.2."""
+    if not hasattr(request.config, "workerinput"):
+        pytest.skip("not on an xdist worker (-n 0 or -p no:xdist)")
+    assert request.node.nodeid.endswith("@test_environment.py"), request.node.nodeid
