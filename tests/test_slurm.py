@@ -10,9 +10,9 @@ the CI node's GPU is fake, so it trains on the CPU), after a local run without a
 what they read. A SLURM job costs about half a minute here (submission, a Snakemake started inside
 the job, the profile's status polling): the whole chain of 11 jobs through `sbatch` took 314 s
 of a CI-like suite run (83ba12b); with the local build first the test took 59 s alone and 125 s
-in the suite. It is skipped unless `sbatch` exists
-and `sinfo` answers (a failure instead with PROOFMATCH_REQUIRE_SLURM=1); CI starts the cluster
-with `bash .ci/setup-slurm.sh`. Every wait is bounded:
+in the suite. It is skipped unless `sbatch` exists and `sinfo` answers (a failure instead with
+PROOFMATCH_REQUIRE_SLURM=1); CI starts the cluster with `bash .ci/setup-slurm.sh`. Every wait is
+bounded:
 Snakemake runs under `timeout -s INT` (SIGINT makes it scancel its jobs), and whatever is left
 is cancelled by the run's job name afterwards.
 """
