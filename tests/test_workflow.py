@@ -9,9 +9,9 @@ second `snakemake -n` has nothing to do, and a changed replacement parameter pla
 replacements, trainings, evaluations and tables that depend on it.
 
 Trained models are artifacts Snakemake sees: every model folder is a declared output, every rule
-that reads one names it, and `all` names them all (a dry run); on a small build (one NPT run, its
-evaluations and its search index) a missing model makes `all` plan its retraining and everything
-that reads it, and a forced run trains from epoch 1 and, finished, keeps no resume state.
+that reads one names it, and `all` names them all (a dry run); on the finished smoke run a missing
+model makes `all` plan its retraining and everything that reads it, and a forced run trains from
+epoch 1 and, finished, keeps no resume state.
 
 `snakemake --report` (README) is built from the same smoke run: every table with the caption its
 Markdown file begins with, Figure 2, the filter report and every training curve.
@@ -53,6 +53,22 @@ def copy_workflow(dest: Path) -> Path:
         else:
             shutil.copy2(src, dest / name)
     return dest
+
+
+def workflow(
+    wd: Path, args: list[str], configs: tuple[str, ...] = (), timeout: int = 300
+) -> subprocess.CompletedProcess:
+    """Snakemake ``args`` in the workflow copy ``wd`` with the smoke config (then ``configs``, which
+    override it); it must succeed."""
+    done = subprocess.run(
+        SNAKEMAKE + args + SMOKE + list(configs),
+        cwd=wd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert done.returncode == 0, (done.stdout + done.stderr)[-6000:]
+    return done
 
 
 def test_lint_and_format_clean():
@@ -154,12 +170,8 @@ def test_pretrain_text_corpus_plans_the_article_text_before_pretraining(tmp_path
     (wd / "text.yaml").write_text("pretrain:\n  text: corpus\n", encoding="utf-8")
     target = ["-n", "results/models/scratchbert/mixed"]
     plans = {}
-    for text, extra in (("pairs", []), ("corpus", ["text.yaml"])):
-        dry = subprocess.run(
-            SNAKEMAKE + target + SMOKE + extra, cwd=wd, capture_output=True, text=True, timeout=300
-        )
-        assert dry.returncode == 0, (dry.stdout + dry.stderr)[-3000:]
-        plans[text] = planned_io(dry.stdout)
+    for text, extra in (("pairs", ()), ("corpus", ("text.yaml",))):
+        plans[text] = planned_io(workflow(wd, target, extra).stdout)
     assert not {"article_text", "article_text_shard"} & {rule for rule, _, _ in plans["pairs"]}
     rules = [rule for rule, _, _ in plans["corpus"]]
     assert rules.count("article_text") == 1 and rules.count("pretrain_scratchbert") == 1
@@ -202,11 +214,7 @@ def test_models_are_declared_folders_that_their_readers_name(tmp_path):
     that folder as input, never a file beside or inside it, and ``all`` names every one (Snakemake
     replans a missing file only when a target needs it)."""
     wd = copy_workflow(tmp_path)
-    dry = subprocess.run(
-        SNAKEMAKE + ["all", "-n"] + SMOKE, cwd=wd, capture_output=True, text=True, timeout=300
-    )
-    assert dry.returncode == 0, (dry.stdout + dry.stderr)[-3000:]
-    jobs = planned_io(dry.stdout)
+    jobs = planned_io(workflow(wd, ["all", "-n"]).stdout)
     outputs = {f for _, _, out in jobs for f in out}
     folders = {
         f
@@ -515,15 +523,7 @@ def check_replacement_change(wd: Path) -> None:
     their ScratchBERT runs at Partial), and nothing else (the corpus stages,
     Conservation/Full/Transposition trainings, the tokenizers, ScratchBERT and Figure 2 stay)."""
     (wd / "alpha.yaml").write_text("replace:\n  partial_alpha: 0.4\n")
-    dry = subprocess.run(
-        SNAKEMAKE + ["all", "-n"] + SMOKE + ["alpha.yaml"],
-        cwd=wd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert dry.returncode == 0, (dry.stdout + dry.stderr)[-3000:]
-    jobs = planned_jobs(dry.stdout)
+    jobs = planned_jobs(workflow(wd, ["all", "-n"], ("alpha.yaml",)).stdout)
     changed = {"partial", "partial_p"}
     results = wd / "results"
     runs = {
@@ -588,10 +588,7 @@ def demo_run(tmp_path_factory) -> Path:
     """The one smoke run of the whole workflow (``all`` on the demo corpus) that the end-to-end
     and report tests share."""
     wd = copy_workflow(tmp_path_factory.mktemp("demo-run"))
-    run = subprocess.run(
-        SNAKEMAKE + ["all", "-c2"] + SMOKE, cwd=wd, capture_output=True, text=True, timeout=2400
-    )
-    assert run.returncode == 0, (run.stdout + run.stderr)[-6000:]
+    workflow(wd, ["all", "-c2"], timeout=2400)
     return wd
 
 
@@ -603,10 +600,7 @@ def test_demo_workflow_end_to_end(demo_run):
     check_results(wd)
     assert resume_state(wd / "results") == [], "finished runs keep no resume state"
     # Nothing left to do after a full run.
-    again = subprocess.run(
-        SNAKEMAKE + ["all", "-n"] + SMOKE, cwd=wd, capture_output=True, text=True, timeout=300
-    )
-    assert again.returncode == 0
+    again = workflow(wd, ["all", "-n"])
     assert "Nothing to be done" in again.stdout + again.stderr, (again.stdout + again.stderr)[
         -3000:
     ]
@@ -659,14 +653,7 @@ def test_report_of_the_demo_run(demo_run):
     filled from the run's config (workflow/report/table.rst); the .md of a table of scores counts
     its pool there, which the report's caption, planned before any job, names."""
     report = demo_run / "report.html"
-    built = subprocess.run(
-        SNAKEMAKE + ["--report", str(report), "all"] + SMOKE,
-        cwd=demo_run,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert built.returncode == 0, (built.stdout + built.stderr)[-3000:]
+    workflow(demo_run, ["--report", str(report), "all"], timeout=600)
     html = report.read_text()
     captions = report_captions(html)
     config = load_config(demo_run / "config/config.yaml", demo_run / "config/smoke.yaml")
@@ -722,15 +709,7 @@ def test_report_of_the_demo_run(demo_run):
 
 def dry_run(wd: Path, *targets: str) -> subprocess.CompletedProcess:
     """``snakemake -n`` of ``targets`` (default: the NPT run's evaluation and search index)."""
-    dry = subprocess.run(
-        SNAKEMAKE + list(targets or NPT_TARGETS) + ["-n"] + SMOKE,
-        cwd=wd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert dry.returncode == 0, (dry.stdout + dry.stderr)[-3000:]
-    return dry
+    return workflow(wd, [*(targets or NPT_TARGETS), "-n"])
 
 
 def job_set(stdout: str) -> set[tuple[str, frozenset]]:
@@ -782,14 +761,7 @@ def test_forcerun_trains_again_from_epoch_1_and_keeps_no_resume_state(demo_run):
     assert resume_state(results) == []
     log = results / "logs/train_matcher/mixed/npt-local/conservation-both.log"
     before = json.loads((demo_run / NPT_RUN / "metrics.json").read_text())
-    forced = subprocess.run(
-        SNAKEMAKE + NPT_TARGETS + ["-c2", "--forcerun", f"{NPT_RUN}/metrics.json"] + SMOKE,
-        cwd=demo_run,
-        capture_output=True,
-        text=True,
-        timeout=1200,
-    )
-    assert forced.returncode == 0, (forced.stdout + forced.stderr)[-6000:]
+    workflow(demo_run, NPT_TARGETS + ["-c2", "--forcerun", f"{NPT_RUN}/metrics.json"], timeout=1200)
     text = log.read_text()
     assert f"train: starting {NPT_RUN} at epoch 1" in text and "resuming" not in text, text
     epochs = [int(e) for e in re.findall(r"epoch (\d+): loss", text)]
