@@ -66,6 +66,65 @@ def test_nested_statements_worst_case_peak_rss(tmp_path: Path) -> None:
     assert got["rss_mb"] < 400, got
 
 
+def amplifying_gz() -> bytes:
+    """A 485-byte ``.xhtml.gz`` of six nested lemmas: 280 KB unpacked, 1.7 MB of pairs' XML, inside
+    its own output budget; many of them used to add up to gigabytes in one shard."""
+    return gzip.compress(nested_doc(6, 280_000), mtime=0)
+
+
+def test_a_shard_output_is_capped_with_a_counted_skip(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = amplifying_gz()
+    per_file = sum(
+        len(p["statement_xml"]) + len(p["proof_xml"])
+        for p in extract.extract_bytes(gzip.decompress(data), "x").pairs
+    )
+    monkeypatch.setattr(extract, "SHARD_OUTPUT_CHARS", 3 * per_file + 1000)
+    monkeypatch.setattr(extract, "BATCH_CHARS", per_file)  # one article a row group
+    root = tmp_path / "corpus"
+    root.mkdir()
+    for i in range(5):
+        (root / f"amp{i}.xhtml.gz").write_bytes(data)
+    (root / "small.xhtml").write_bytes(nested_doc(1, 10))  # sorted last; still fits
+    out = tmp_path / "pairs.parquet"
+    rep = extract.extract_dir(root, out)
+    assert rep["files_skipped"] == {"shard_output_too_large": 2}
+    assert [s["path"].rsplit("/", 1)[-1] for s in rep["skipped_files"]] == [
+        "amp3.xhtml.gz",
+        "amp4.xhtml.gz",
+    ]
+    assert "corpus.n_shards" in rep["skipped_files"][0]["detail"]
+    assert rep["files_ok"] == 4 and rep["pairs"] == 3 * 6 + 1
+    import pyarrow.parquet as pq
+
+    meta = pq.ParquetFile(out).metadata
+    assert meta.num_rows == 19 and meta.num_row_groups == 4  # streamed, one batch at a time
+    assert extract.PAIRS_SCHEMA.equals(pq.read_schema(out).remove_metadata())
+
+
+def test_many_amplifying_files_in_one_shard_peak_rss(tmp_path: Path) -> None:
+    """300 amplifying files (510 MB of pairs' XML, 1.5 GB of RSS when a shard was held
+    whole) are streamed to the shard's Parquet a batch at a time: peak RSS under 400 MB."""
+    root = tmp_path / "corpus"
+    root.mkdir()
+    data = amplifying_gz()
+    for i in range(300):
+        (root / f"amp{i:04d}.xhtml.gz").write_bytes(data)
+    out = tmp_path / "pairs.parquet"
+    code = textwrap.dedent(f"""
+        import json, re
+        from proofmatch.data import extract
+        rep = extract.extract_dir({str(root)!r}, {str(out)!r})
+        hwm = re.search(r"VmHWM:\\s+(\\d+) kB", open("/proc/self/status").read())
+        print(json.dumps({{"rss_mb": int(hwm[1]) / 1024, "ok": rep["files_ok"]}}))
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["ok"] == 300
+    assert got["rss_mb"] < 400, got
+
+
 def hostile_corpus(root: Path) -> dict[str, int]:
     """A corpus folder of odd entries beside two good articles; returns the expected skip counts."""
     good = nested_doc(1, 50)
@@ -180,8 +239,9 @@ def test_hostile_corpus_every_entry_counted(
         _unlock(root)
 
 
+@pytest.mark.parametrize("failing", ["write_json", "pairs_table"])
 def test_report_and_parquet_written_together(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str
 ) -> None:
     root = tmp_path / "corpus"
     root.mkdir()
@@ -191,7 +251,7 @@ def test_report_and_parquet_written_together(
     def fail(*args: object, **kw: object) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(extract, "write_parquet", fail)
+    monkeypatch.setattr(extract, failing, fail)
     with pytest.raises(OSError):
         extract.extract_dir(root, out)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus"]  # neither file, no leftovers

@@ -8,6 +8,14 @@ with a JSON report beside it. Every failure of one file is a counted skip
 (:data:`proofmatch.data.xmlsafe.REASONS`) in the report, never a failed run. The report also
 counts the near misses of the pair rule (``near_misses``, by side in ``near_miss_sides`` and by
 the two class values in ``near_miss_classes``; see :mod:`proofmatch.data.statements`).
+
+**Memory per job.** One article's pairs are bounded by its input
+(:func:`proofmatch.data.statements.output_budget`); a shard's by :data:`SHARD_OUTPUT_CHARS`: the
+file whose pairs would carry the shard's XML past it is skipped as ``shard_output_too_large``
+(counted, its path in the report), so many small amplifying files cannot add up to an unbounded
+shard, for this job or for the jobs that read its table. The pairs go to the shard's Parquet
+in row groups of at most :data:`BATCH_CHARS` characters of XML (:class:`PairSink`), so the job
+holds one batch and one article, never the shard.
 """
 
 from __future__ import annotations
@@ -17,15 +25,16 @@ import logging
 import math
 import os
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 from tqdm import tqdm
 
 from proofmatch import config
-from proofmatch.artifacts import atomic_path, write_json, write_parquet
+from proofmatch.artifacts import atomic_path, write_json
 from proofmatch.data import corpus, listing
 from proofmatch.data.statements import ArticleResult, OutputTooLarge, find_pairs, output_budget
 from proofmatch.data.xmlsafe import (
@@ -51,6 +60,14 @@ PAIRS_SCHEMA = pa.schema(
         ("proof_xml", pa.string()),
     ]
 )
+
+
+#: Most characters of ``statement_xml`` + ``proof_xml`` one shard (or one folder) may hold: the
+#: file whose pairs would cross it is skipped as ``shard_output_too_large``. Real shards hold far
+#: less (the demo's 6,200 pairs of a shard: about 0.7 GB in memory as rows).
+SHARD_OUTPUT_CHARS = 2**30
+#: Characters of XML held before they are written out as one row group of the shard's Parquet.
+BATCH_CHARS = 2**25
 
 
 # --------------------------------------------------------------------------------------------
@@ -189,7 +206,36 @@ def extract_files(
     The pairs come as an Arrow table (``.to_pandas()`` for a frame): 10^5 XML fragments convert
     to Arrow directly much faster than through pandas' string arrays. ``listing_skipped``: files
     left out before extraction (:func:`proofmatch.data.listing.scan_articles`), counted as seen
-    and skipped.
+    and skipped. The whole table is held; :func:`extract_shard` and :func:`extract_dir` stream
+    it to their Parquet instead (:func:`stream_files`).
+    """
+    batches: list[pa.Table] = []
+    report = stream_files(
+        items,
+        batches.append,
+        max_file_mb=max_file_mb,
+        max_depth=max_depth,
+        desc=desc,
+        listing_skipped=listing_skipped,
+    )
+    table = pa.concat_tables(batches) if batches else pairs_table([])
+    return table, report
+
+
+def stream_files(
+    items: Sequence[tuple[str, str]],
+    write: Callable[[pa.Table], None],
+    *,
+    max_file_mb: float = config.default("extract.max_file_mb"),
+    max_depth: int = config.default("extract.max_depth"),
+    desc: str = "extract",
+    listing_skipped: Sequence[dict[str, str]] = (),
+) -> dict[str, Any]:
+    """Extract (article_id, path) items in order, handing the pairs to ``write`` as tables of at
+    most :data:`BATCH_CHARS` characters of XML (or one article's, if larger); return the report.
+
+    A file whose pairs would carry the total past :data:`SHARD_OUTPUT_CHARS` is skipped as
+    ``shard_output_too_large`` (later, smaller files may still fit).
     """
     report = new_report(max_file_mb, max_depth)
     for skip in listing_skipped:
@@ -197,12 +243,21 @@ def extract_files(
         report["files_skipped"][skip["reason"]] = report["files_skipped"].get(skip["reason"], 0) + 1
         report["skipped_files"].append(dict(skip))
     rows: list[dict[str, Any]] = []
+    held = total = 0
     for article_id, path in tqdm(items, desc=desc, unit="file"):
         report["files_seen"] += 1
         try:
             if not (listing.is_utf8(article_id) and listing.is_utf8(path)):
                 raise SkipFile("bad_name", "the path or id is not valid UTF-8; rename the file")
             res = extract_file(path, article_id, max_file_mb=max_file_mb, max_depth=max_depth)
+            chars = sum(len(p["statement_xml"]) + len(p["proof_xml"]) for p in res.pairs)
+            if total + chars > SHARD_OUTPUT_CHARS:
+                raise SkipFile(
+                    "shard_output_too_large",
+                    f"its pairs ({chars:,} characters of XML) would carry the shard past "
+                    f"{SHARD_OUTPUT_CHARS:,} (it holds {total:,}); fix: more shards "
+                    "(corpus.n_shards), or check the file for repeated nested statements",
+                )
         except SkipFile as skip:
             reason, detail = skip.reason, skip.detail
         except (
@@ -226,14 +281,22 @@ def extract_files(
             report["near_misses"] += sum(res.near_misses.values())
             _add_counts(report["near_miss_sides"], res.near_misses)
             _add_counts(report["near_miss_classes"], res.near_miss_classes)
+            if rows and held + chars > BATCH_CHARS:
+                write(pairs_table(rows))
+                rows, held = [], 0
             rows.extend(res.pairs)
+            held += chars
+            total += chars
+            del res
             continue
         log.warning("skipped %s (%s): %s", path, reason, detail)
         report["files_skipped"][reason] = report["files_skipped"].get(reason, 0) + 1
         report["skipped_files"].append(
             {"path": listing.display_path(path), "reason": reason, "detail": detail}
         )
-    return pairs_table(rows), _sorted_counts(report)
+    if rows:
+        write(pairs_table(rows))
+    return _sorted_counts(report)
 
 
 def pairs_table(rows: Sequence[dict[str, Any]]) -> pa.Table:
@@ -244,20 +307,26 @@ def pairs_table(rows: Sequence[dict[str, Any]]) -> pa.Table:
     )
 
 
-def _write_outputs(
-    pairs: pa.Table,
-    report: dict[str, Any],
+def _extract_to(
+    items: Sequence[tuple[str, str]],
     out_parquet: str | os.PathLike,
     report_json: str | os.PathLike,
-) -> None:
-    """Write the pairs and the report together: both staged first, renamed in only when both are
-    written, so a failure leaves neither (never a Parquet without its report)."""
+    *,
+    shard: int | None = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
+    """Extract ``items`` straight into ``out_parquet`` (row group by row group) and write the
+    report beside it: both staged first, renamed in only when both are written, so a failure
+    leaves neither (never a Parquet without its report)."""
     with (
         atomic_path(out_parquet, ".parquet", digest=True) as tmp_parquet,
         atomic_path(report_json, ".json") as tmp_json,
     ):
+        with pq.ParquetWriter(tmp_parquet, PAIRS_SCHEMA) as writer:
+            report = stream_files(items, writer.write_table, **kwargs)
+        if shard is not None:
+            report["shard"] = shard
         write_json(report, tmp_json)
-        write_parquet(pairs, tmp_parquet, PAIRS_SCHEMA)
     skipped = ", ".join(f"{k} {v}" for k, v in report["files_skipped"].items()) or "none"
     log.info(
         "%d files, %d ok, skipped: %s; %d theorem-like, %d pairs, %d near misses -> %s",
@@ -269,6 +338,7 @@ def _write_outputs(
         report["near_misses"],
         out_parquet,
     )
+    return report
 
 
 def extract_shard(
@@ -290,16 +360,16 @@ def extract_shard(
     listing_skipped = (
         corpus.read_manifest_skipped(manifest_path) if shard == 0 else []
     )  # counted once
-    pairs, report = extract_files(
+    return _extract_to(
         items,
+        out_parquet,
+        report_json,
+        shard=shard,
         max_file_mb=max_file_mb,
         max_depth=max_depth,
         desc=f"extract shard {shard}/{n_shards}",
         listing_skipped=listing_skipped,
     )
-    report["shard"] = shard
-    _write_outputs(pairs, report, out_parquet, report_json)
-    return report
 
 
 def extract_dir(
@@ -316,14 +386,14 @@ def extract_dir(
     meta = corpus.read_metadata(metadata) if metadata else None
     ids, paths, duplicates = corpus.unique_article_ids(listed, meta)
     items = sorted(zip(ids, map(str, paths)))
-    pairs, report = extract_files(
+    return _extract_to(
         items,
+        out_parquet,
+        report_json or report_path(out_parquet),
         max_file_mb=max_file_mb,
         max_depth=max_depth,
         listing_skipped=sorted(left_out + duplicates, key=lambda s: s["path"]),
     )
-    _write_outputs(pairs, report, out_parquet, report_json or report_path(out_parquet))
-    return report
 
 
 def report_path(out_parquet: str | os.PathLike) -> Path:

@@ -55,6 +55,7 @@ REASONS = (
     "truncated",  # input ends inside the document
     "malformed",  # any other well-formedness error, or no root element
     "output_too_large",  # its pairs' XML would exceed the output budget (nested statements repeat)
+    "shard_output_too_large",  # its pairs would carry its shard's XML past extract.SHARD_OUTPUT_CHARS
     "internal_error",  # an unexpected exception (a bug): logged with its traceback
 )
 
