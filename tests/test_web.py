@@ -3,6 +3,7 @@ browser (Debian's chromium + chromium-driver, headless, through Selenium)."""
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import re
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from fastapi import FastAPI, Request  # at module level: the endpoints' annotations resolve here
 from fastapi.testclient import TestClient
 from searchdata import hostile_row
 
@@ -21,7 +23,14 @@ from proofmatch.search.build import build_index
 from proofmatch.search.display import fragment_text
 from proofmatch.search.explain import explain
 from proofmatch.search.index import SearchIndex
-from proofmatch.search.web import CSP, RateLimiter, create_app, is_loopback
+from proofmatch.search.web import (
+    CSP,
+    BoundedLog,
+    RateLimiter,
+    create_app,
+    is_loopback,
+    server_config,
+)
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -239,14 +248,14 @@ def test_hostile_fragment_renders_inert(hostile):
 class Server:
     """uvicorn in a thread on a free loopback port (stopped at exit)."""
 
-    def __init__(self, app):
+    def __init__(self, app, **config):
         import uvicorn
 
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         self.server = uvicorn.Server(
-            uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
+            server_config(app, "127.0.0.1", self.port, log_level="warning", **config)
         )
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
@@ -262,6 +271,98 @@ class Server:
     def __exit__(self, *exc):
         self.server.should_exit = True
         self.thread.join(timeout=10)
+
+
+def _who_app():
+    app = FastAPI()
+
+    @app.get("/who")
+    def who(request: Request) -> dict:
+        return {"client": request.client.host if request.client else None}
+
+    return app
+
+
+def _get(url: str, path: str, headers: dict | None = None, timeout: float = 5.0) -> dict | None:
+    import json
+    import urllib.request
+
+    req = urllib.request.Request(url + path, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            return json.loads(resp.read())
+    except OSError:
+        return None
+
+
+def _closed_by_server(sock: socket.socket, within: float) -> bool:
+    sock.settimeout(within)
+    try:
+        return sock.recv(1) == b""
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False
+
+
+def test_slow_clients_are_shed(caplog):
+    """60 slow sockets against a server capped at 20 connections with a 1 s head deadline: those
+    over the cap are closed at once, the others (one trickling its head in a byte at a time)
+    within the deadline, and a normal client is answered meanwhile; the warnings stay bounded."""
+    with Server(_who_app(), header_timeout=1.0, max_connections=20) as url:
+        host, port = "127.0.0.1", int(url.rsplit(":", 1)[1])
+        slow = [socket.create_connection((host, port)) for _ in range(60)]
+        for sock in slow:
+            sock.sendall(b"GET /who HTTP/1.1\r\nHost: x\r\n")  # a head never finished
+        drip = slow[0]
+        t0 = time.monotonic()
+        answered = None
+        while answered is None and time.monotonic() - t0 < 10:
+            answered = _get(url, "/who", timeout=2)
+            time.sleep(0.1)
+        assert answered == {"client": "127.0.0.1"}, "a normal client was locked out"
+        for _ in range(5):  # trickling bytes does not extend the deadline
+            try:
+                drip.sendall(b"X")
+            except OSError:
+                break
+            time.sleep(0.3)
+        assert all(_closed_by_server(sock, 3.0) for sock in slow), "a slow socket stayed open"
+        assert time.monotonic() - t0 < 8
+        for sock in slow:
+            sock.close()
+        # an idle keep-alive connection is closed too
+        idle = socket.create_connection((host, port))
+        idle.sendall(b"GET /who HTTP/1.1\r\nHost: x\r\n\r\n")
+        idle.settimeout(3)
+        response = b""
+        while not response.endswith(b"}"):  # the head and the body may come apart
+            response += idle.recv(4096)
+        assert b"200 OK" in response
+        assert _closed_by_server(idle, 3.0)
+        idle.close()
+    flood = [r for r in caplog.records if r.name in ("uvicorn.error", "asyncio")]
+    assert len(flood) <= 60
+
+
+def test_forwarded_for_is_read_only_from_the_named_proxy():
+    headers = {"X-Forwarded-For": "203.0.113.7"}
+    with Server(_who_app()) as url:
+        assert _get(url, "/who", headers) == {"client": "127.0.0.1"}
+    with Server(_who_app(), trusted_proxy="127.0.0.1") as url:
+        assert _get(url, "/who", headers) == {"client": "203.0.113.7"}
+
+
+def test_bounded_log_counts_what_it_left_out():
+    bounded = BoundedLog(burst=3, window=0.2)
+
+    def rec() -> logging.LogRecord:
+        return logging.LogRecord("asyncio", logging.ERROR, __file__, 1, "accept failed", (), None)
+
+    assert [bounded.filter(rec()) for _ in range(10)] == [True] * 3 + [False] * 7
+    time.sleep(0.25)
+    r = rec()
+    assert bounded.filter(r) and "7 more like this" in r.msg
 
 
 @pytest.fixture(scope="module")

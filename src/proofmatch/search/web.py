@@ -29,13 +29,27 @@ never under the search lock, and with a rate limit of its own per client
 general one. Searches run one at a time under one lock (one model, two cores), and only the
 scoring holds it: a query's formulas are converted (LaTeXML: up to 20 s each) before the lock is
 taken, so a slow conversion delays its own request only.
+
+Slow clients are shed (:func:`server_config`). A connection must send a whole request head within
+``header_timeout`` seconds of opening (or of its previous response): one that trickles its
+headers in byte by byte, or sends nothing, is closed then. An idle keep-alive connection is
+closed after ``keep_alive_timeout`` seconds. At most ``max_connections`` are open at once (and
+fewer than the process's descriptor limit allows); a connection beyond that is closed at once. So
+a flood of slow sockets holds at most ``max_connections`` descriptors for at most
+``header_timeout`` seconds each, and never locks every client out for longer. Warnings of the
+server and of asyncio are logged at most :data:`LOG_BURST` times per :data:`LOG_WINDOW_S`
+seconds each (then one line counts what was left out), so a flood cannot fill a disk with logs.
+A client's address is the socket's: ``X-Forwarded-For`` is read only from the proxy named by
+``--trusted-proxy`` (none by default), so headers cannot make one client many.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import ipaddress
 import logging
+import resource
 import threading
 import time
 from pathlib import Path
@@ -344,6 +358,143 @@ def _page_context(
     return ctx, status
 
 
+HEADER_TIMEOUT_S = 10.0  # a request head must arrive within this of opening or the last response
+KEEP_ALIVE_TIMEOUT_S = 5  # an idle keep-alive connection is closed after this
+MAX_CONNECTIONS = 256  # open connections at once; beyond: closed at once
+LOG_WINDOW_S = 10.0
+LOG_BURST = 20  # records per message per window (server and asyncio warnings)
+_FD_RESERVE = 64  # descriptors kept free of connections (index files, logs, the listener)
+
+
+class BoundedLog(logging.Filter):
+    """At most ``burst`` records of one message template per ``window`` seconds; the first record
+    after a window that dropped some says how many were left out."""
+
+    def __init__(self, burst: int = LOG_BURST, window: float = LOG_WINDOW_S):
+        super().__init__()
+        self.burst, self.window = burst, window
+        self.seen: dict[str, tuple[float, int, int]] = {}  # msg -> (window start, passed, dropped)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        now = time.monotonic()
+        key = str(record.msg)[:200]
+        start, passed, dropped = self.seen.get(key, (now, 0, 0))
+        if now - start >= self.window:
+            if dropped:
+                record.msg = (
+                    f"{record.msg} [{dropped} more like this in {self.window:g} s left out]"
+                )
+            start, passed, dropped = now, 0, 0
+        if passed >= self.burst:
+            self.seen[key] = (start, passed, dropped + 1)
+            return False
+        if len(self.seen) >= 1000 and key not in self.seen:
+            self.seen.clear()
+        self.seen[key] = (start, passed + 1, dropped)
+        record.exc_info = record.exc_info if passed < 3 else None  # tracebacks: the first few only
+        return True
+
+
+def bound_logs() -> BoundedLog:
+    """Install :class:`BoundedLog` on the loggers a connection flood writes to."""
+    bounded = BoundedLog()
+    for name in ("asyncio", "uvicorn.error", "uvicorn.access", "uvicorn"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, BoundedLog) for f in logger.filters):
+            logger.addFilter(bounded)
+    return bounded
+
+
+def connection_limit(wanted: int) -> int:
+    """``wanted``, but below the process's descriptor limit (with room for its own files)."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return wanted
+    return max(1, min(wanted, soft - _FD_RESERVE))
+
+
+def shedding_protocol(header_timeout: float, max_connections: int) -> type:
+    """uvicorn's h11 protocol with a deadline for a request head and a cap on connections."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class SheddingProtocol(H11Protocol):
+        shed = 0  # connections closed at once (over the cap), over the server's life
+        timed_out = 0  # connections closed for a request head not sent in time
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._head_timer: asyncio.TimerHandle | None = None
+            if len(self.connections) > max_connections:
+                type(self).shed += 1
+                self.logger.warning(
+                    "too many open connections (over %d): closing new ones", max_connections
+                )
+                transport.abort()
+                return
+            self._arm_head_timer()
+
+        def _arm_head_timer(self) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+            self._head_timer = self.loop.call_later(header_timeout, self._head_timeout)
+
+        def _head_timeout(self) -> None:
+            self._head_timer = None
+            if self.cycle is not None and not self.cycle.response_complete:
+                return  # a request is being answered; its response re-arms the timer
+            if not self.transport.is_closing():
+                type(self).timed_out += 1
+                self.logger.warning(
+                    "closing a connection that sent no request head in %g s", header_timeout
+                )
+                self.transport.abort()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing():
+                self._arm_head_timer()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if getattr(self, "_head_timer", None) is not None:
+                self._head_timer.cancel()
+                self._head_timer = None
+            super().connection_lost(exc)
+
+    return SheddingProtocol
+
+
+def server_config(
+    app: Any,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    header_timeout: float = HEADER_TIMEOUT_S,
+    keep_alive_timeout: int = KEEP_ALIVE_TIMEOUT_S,
+    max_connections: int = MAX_CONNECTIONS,
+    trusted_proxy: str | None = None,
+    log_level: str = "info",
+) -> Any:
+    """The uvicorn configuration that sheds slow clients (module docstring): the head deadline,
+    the keep-alive timeout, the connection cap and proxy headers only from ``trusted_proxy``."""
+    import uvicorn
+
+    cap = connection_limit(max_connections)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        server_header=False,
+        http=shedding_protocol(header_timeout, cap),
+        timeout_keep_alive=keep_alive_timeout,
+        backlog=min(2048, cap),
+        proxy_headers=trusted_proxy is not None,
+        forwarded_allow_ips=trusted_proxy or "",
+    )
+    bound_logs()  # after uvicorn's own logging set-up
+    return config
+
+
 def is_loopback(host: str) -> bool:
     try:
         return ipaddress.ip_address(host).is_loopback
@@ -397,6 +548,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=3,
         help="explanations a client may ask at once before its rate applies",
     )
+    parser.add_argument(
+        "--header-timeout",
+        type=float,
+        default=HEADER_TIMEOUT_S,
+        help="seconds a connection has to send a request head (after opening or a response)",
+    )
+    parser.add_argument(
+        "--keep-alive-timeout",
+        type=int,
+        default=KEEP_ALIVE_TIMEOUT_S,
+        help="seconds an idle keep-alive connection stays open",
+    )
+    parser.add_argument(
+        "--max-connections",
+        type=int,
+        default=MAX_CONNECTIONS,
+        help="open connections at once (beyond: closed at once; kept below the descriptor limit)",
+    )
+    parser.add_argument(
+        "--trusted-proxy",
+        default=None,
+        help="address of a reverse proxy whose X-Forwarded-For names the client (default: none; "
+        "every client is its socket's address)",
+    )
 
 
 def main(args: argparse.Namespace) -> int:
@@ -423,5 +598,15 @@ def main(args: argparse.Namespace) -> int:
         explain_burst=args.explain_burst,
     )
     log.info("serving %s (%d proofs) on http://%s:%d/", args.index, index.n, args.host, args.port)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="info", server_header=False)
+    uvicorn.Server(
+        server_config(
+            app,
+            args.host,
+            args.port,
+            header_timeout=args.header_timeout,
+            keep_alive_timeout=args.keep_alive_timeout,
+            max_connections=args.max_connections,
+            trusted_proxy=args.trusted_proxy,
+        )
+    ).run()
     return 0
