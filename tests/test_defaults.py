@@ -67,7 +67,7 @@ MIRRORS: dict[str, dict[str, str]] = {
     },
     **{
         f"proofmatch.data.extract:{f}": EXTRACT
-        for f in ("extract_file", "extract_files", "extract_shard", "extract_dir")
+        for f in ("extract_file", "extract_files", "stream_files", "extract_shard", "extract_dir")
     },
     "proofmatch.data.filter_rules:classify": FILTER,
     "proofmatch.data.filters:filter_pairs": FILTER,

@@ -424,6 +424,7 @@ def test_bom_only_files_are_empty(data: bytes) -> None:
         ["--max-file-mb", "-1"],
         ["--max-file-mb", "nan"],
         ["--max-file-mb", "0"],
+        ["--max-file-mb", "1e13"],
         ["--max-depth", "0"],
         ["--max-depth", "100000"],
     ],

@@ -40,6 +40,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "proofmatch.data.filters",
         "non-English articles and too short/long pairs filtered, with an audit",
     ),
+    "check-config": (
+        "proofmatch.config",
+        "check config files as the workflow does before any job (names file and line)",
+    ),
     "stats": ("proofmatch.evaluation.stats_cli", "render Tables 1 and 2"),
     "split": ("proofmatch.data.splits", "mixed / unmixed / probability-domain splits"),
     "replace": ("proofmatch.data.replace", "symbol replacement on the proofs' MathML"),

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import copy
 import functools
+import math
 import os
 import re
 from collections.abc import Iterator
@@ -82,18 +83,47 @@ def _fill_defaults(validator_class: type) -> type:
 _Validator = _fill_defaults(jsonschema.Draft202012Validator)
 
 
+#: Most characters of a value an error message quotes.
+QUOTE_CHARS = 120
+#: Most values (mappings, lists, scalars) a config file may hold once its aliases are expanded.
+MAX_CONFIG_VALUES = 100_000
+
+
+def _short(text: str, limit: int = QUOTE_CHARS * 2) -> str:
+    """``text`` cut to ``limit`` characters, saying how long it was."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
+
+
+def _non_finite(value: Any, key: str = "") -> Iterator[str]:
+    """The dotted keys of NaN and infinite numbers in a loaded config."""
+    if isinstance(value, float) and not math.isfinite(value):
+        yield key or "<top level>"
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _non_finite(v, f"{key}.{k}" if key else str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _non_finite(v, f"{key}.{i}")
+
+
 def validate_config(cfg: dict[str, Any]) -> dict[str, Any]:
     """Fill in the schema's defaults (in place: the workflow's ``config`` is completed for every
     rule and script) and raise :class:`ConfigError` naming every bad key and its fix; return ``cfg``.
 
     Why not ``snakemake.utils.validate`` as well: one validation, which the CLI runs too and
     which reports every error with its key and fix, not only the first."""
+    bad_numbers = [
+        f"config key {key}: {cfg_value} is not a finite number; fix: a finite value"
+        for key, cfg_value in ((k, _value_at(cfg, k)) for k in _non_finite(cfg))
+    ]
+    if bad_numbers:
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(bad_numbers))
     errors = sorted(_Validator(schema()).iter_errors(cfg), key=lambda e: list(map(str, e.path)))
     if errors:
         lines = []
         for e in errors:
             key = ".".join(str(p) for p in e.path) or "<top level>"
-            lines.append(f"config key {key}: {e.message}; fix: {_hint(e)}")
+            lines.append(f"config key {key}: {_short(e.message)}; fix: {_short(_hint(e))}")
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines))
     if abs(sum(cfg["splits"]["fractions"]) - 1.0) > 1e-6:
         raise ConfigError("config key splits.fractions: must sum to 1; fix: e.g. [0.8, 0.1, 0.1]")
@@ -106,6 +136,12 @@ def validate_config(cfg: dict[str, Any]) -> dict[str, Any]:
     for i, entry in enumerate(cfg.get("transfer", {}).get("corpora", [])):
         _check_corpus(entry, f"transfer.corpora.{i}")
     check_config(cfg)
+    return cfg
+
+
+def _value_at(cfg: Any, key: str) -> Any:
+    for part in key.split("."):
+        cfg = cfg[int(part)] if isinstance(cfg, list) else cfg[part]
     return cfg
 
 
@@ -179,6 +215,15 @@ def check_paths(cfg: dict[str, Any]) -> None:
                     f"config key {sub}: folder {d} does not exist; fix: the folder of the "
                     f"{reads} (relative paths start at the working folder)"
                 )
+        tables = entry.get("metadata")
+        for j, t in enumerate(tables if isinstance(tables, list) else [tables]):
+            if t is not None and not Path(t).is_file():
+                sub = f"{key}.metadata" + (f".{j}" if isinstance(tables, list) else "")
+                errors.append(
+                    f"config key {sub}: file {_short(str(t))} does not exist; fix: the path of "
+                    "the metadata table (CSV/TSV/Parquet; relative paths start at the working "
+                    "folder), or null"
+                )
     for spec in ENCODERS.values():
         if spec.checkpoint:
             errors.extend(_check_checkpoint(cfg["matching"][spec.checkpoint], spec.checkpoint))
@@ -229,17 +274,26 @@ _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _s
 def load_yaml(path: str | os.PathLike) -> Any:
     """One YAML file, duplicate keys refused; any error names the file and line and what to fix."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        data = Path(path).read_bytes()
+    except OSError as exc:
         raise ConfigError(
-            f"config file {path}: cannot be read ({type(exc).__name__}: {exc})"
+            f"config file {path}: cannot be read ({type(exc).__name__}: {_short(str(exc))})"
         ) from None
     try:
-        return yaml.load(text, Loader=_StrictLoader)
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ConfigError(
+            f"config file {path}, line {line}, column {column}: byte {data[exc.start]:#04x} is "
+            "not UTF-8; fix: save the file as UTF-8"
+        ) from None
+    try:
+        loaded = yaml.load(text, Loader=_StrictLoader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        what = " ".join(filter(None, [exc.context, exc.problem]))
+        what = _short(" ".join(filter(None, [exc.context, exc.problem])))
         fix = (
             "give each key once"
             if "duplicate key" in (exc.problem or "")
@@ -247,7 +301,28 @@ def load_yaml(path: str | os.PathLike) -> Any:
         )
         raise ConfigError(f"config file {path}{where}: {what}; fix: {fix}") from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"config file {path}: {exc}") from None
+        raise ConfigError(f"config file {path}: {_short(str(exc))}") from None
+    if _expanded_size(loaded, MAX_CONFIG_VALUES) > MAX_CONFIG_VALUES:
+        raise ConfigError(
+            f"config file {path}: its aliases (*name) expand to more than "
+            f"{MAX_CONFIG_VALUES:,} values; fix: write the values out, or alias less"
+        )
+    return loaded
+
+
+def _expanded_size(value: Any, cap: int) -> int:
+    """How many values ``value`` holds with every shared (aliased) part counted each time it is
+    used; counting stops past ``cap``."""
+    count, stack = 0, [value]
+    while stack and count <= cap:
+        v = stack.pop()
+        count += 1
+        if isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return count
 
 
 def _check_corpus(entry: dict[str, Any], key: str) -> None:
@@ -374,3 +449,32 @@ def add_option(
         else f"config {key}; default %(default)s"
     )
     return parser.add_argument(*flags, default=default(key), help=text, **kwargs)
+
+
+# ----------------------------------------------------------------------------- check-config
+
+#: What Snakemake reads first: the workflow's own config file, then each ``--configfile``.
+WORKFLOW_CONFIG = Path("config/config.yaml")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "configs",
+        nargs="*",
+        help="config YAML files as given to snakemake --configfile, merged in order after "
+        "config/config.yaml (when the working folder has one)",
+    )
+
+
+def main(args: argparse.Namespace) -> int:
+    """``proofmatch check-config``: every check the workflow runs before any job (YAML, schema,
+    folders and files), each error naming the file and line or the key. Snakemake reads a
+    ``--configfile`` itself before the workflow's own check runs, and reports a YAML error or
+    non-UTF-8 bytes there without naming the file; this names them."""
+    files = [WORKFLOW_CONFIG] if WORKFLOW_CONFIG.is_file() else []
+    files += [Path(c) for c in args.configs]
+    if not files:
+        raise ConfigError("no config file: give one, or run in a folder with config/config.yaml")
+    check_paths(load_config(*files))
+    print(f"config ok: {', '.join(map(str, files))}")
+    return 0

@@ -442,9 +442,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _bad_limits(limits: dict[str, Any]) -> str | None:
     """Why the limits cannot be used (the command line bypasses the schema), or None."""
     mb, depth = limits["max_file_mb"], limits["max_depth"]
-    if not (isinstance(mb, (int, float)) and math.isfinite(mb) and mb > 0):
+    if not (isinstance(mb, (int, float)) and math.isfinite(mb) and 0 < mb <= 1024):
         return (
-            f"--max-file-mb {mb}: must be a number > 0 (every file would be skipped); fix: e.g. 64"
+            f"--max-file-mb {mb}: must be a number > 0 and at most 1024 (config extract.max_file_mb; "
+            "a file is read whole into memory); fix: e.g. 64"
         )
     if not 16 <= depth <= 256:
         return (
