@@ -215,7 +215,8 @@ def test_sigkill_then_rerun_resumes_and_matches_uninterrupted_run(
         stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 90
-    while not state.exists():
+    # a checkpoint is whole once its digest is beside it (a kill between the two sets it aside)
+    while not (state.exists() and state.with_name("state.pt.sha256").exists()):
         assert proc.poll() is None, "training ended before writing its first checkpoint"
         assert time.monotonic() < deadline, "no checkpoint written in time"
         time.sleep(0.005)
@@ -345,18 +346,77 @@ def test_corrupt_resume_state_is_set_aside_and_the_run_restarts(work, reference,
     assert not (run / "checkpoint").exists()
 
 
+def _save_with_digest(obj, path: Path) -> None:
+    """What a writer of ``results/`` could plant: a file and a digest that matches it."""
+    from proofmatch.artifacts import atomic_path
+
+    with atomic_path(path, ".pt", digest=True) as tmp:
+        torch.save(obj, tmp)
+
+
 def test_load_checkpoint_sets_aside_what_is_not_a_state(tmp_path, caplog):
     from proofmatch.models import checkpoint
 
-    for name, content in {"truncated": None, "other": {"model": {}}}.items():
+    for name, content in {"truncated": None, "other": {"model": {}}, "no-digest": {}}.items():
         path = tmp_path / name / "state.pt"
         path.parent.mkdir()
         if content is None:
-            torch.save({"model": {"w": torch.zeros(100)}}, path)
+            _save_with_digest({"model": {"w": torch.zeros(100)}}, path)
             path.write_bytes(path.read_bytes()[:50])
+        elif name == "no-digest":
+            torch.save({k: {} for k in checkpoint.STATE_KEYS}, path)
         else:
-            torch.save(content, path)
+            _save_with_digest(content, path)
         with caplog.at_level("WARNING"):
             assert checkpoint.load_checkpoint(path, {"seed": 1}) is None
         assert not path.exists() and (path.parent / "state.pt.corrupt").exists()
+        assert not (path.parent / "state.pt.sha256").exists()
         assert str(path) in caplog.text
+    assert "no digest" in caplog.text and "lacks" in caplog.text
+
+
+class _Touch:
+    """A pickled object whose loading would create the file ``path``."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def __reduce__(self):
+        return (Path.touch, (self.path,))
+
+
+def test_a_crafted_resume_state_runs_nothing(tmp_path, caplog):
+    """A state.pt whose pickle would create a file (its digest rewritten to match, as anyone who
+    can write the resume folder could) is refused and set aside; the file never appears."""
+    from proofmatch.models import checkpoint
+
+    marker = tmp_path / "pwned"
+    path = tmp_path / "checkpoint" / "state.pt"
+    path.parent.mkdir()
+    _save_with_digest({**{k: {} for k in checkpoint.STATE_KEYS}, "rng": _Touch(marker)}, path)
+    with caplog.at_level("WARNING"):
+        assert checkpoint.load_checkpoint(path, {"seed": 1}) is None
+    assert not marker.exists()
+    assert (path.parent / "state.pt.corrupt").exists() and "unreadable" in caplog.text
+
+
+def test_a_resume_state_round_trips_without_pickled_objects(tmp_path):
+    """What ``checkpoint.save`` writes loads under ``weights_only=True`` and restores every RNG."""
+    import random
+
+    import numpy as np
+
+    from proofmatch.models import checkpoint
+
+    model = torch.nn.Linear(3, 2)
+    opt = torch.optim.AdamW(model.parameters())
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: 1.0)
+    model(torch.ones(1, 3)).sum().backward()
+    opt.step()
+    path = tmp_path / "state.pt"
+    checkpoint.save(path, {"seed": 1}, model, opt, sched, epoch=2, best=0.5, history=[{"a": 1.0}])
+    assert (tmp_path / "state.pt.sha256").is_file()
+    want = (random.random(), np.random.random(), torch.rand(1))
+    saved = checkpoint.resume(path, {"seed": 1}, model, opt, sched)
+    assert saved is not None and saved["epoch"] == 2 and saved["history"] == [{"a": 1.0}]
+    assert (random.random(), np.random.random(), torch.rand(1)) == want

@@ -8,7 +8,11 @@ optimizer and scheduler states, every RNG state, the loop's progress (epoch, ste
 history) and the fingerprint of the run that wrote it. It is replaced atomically (written beside,
 then renamed), so a kill at any moment, during the write included, leaves the previous checkpoint
 whole; the killed write's temporary file is removed when the run starts again
-(:func:`remove_temporaries`).
+(:func:`remove_temporaries`). Its digest (``state.pt.sha256``, :mod:`proofmatch.artifacts`) is
+written with it, and it is loaded with ``torch.load(..., weights_only=True)``: tensors, numbers,
+strings and containers only, never a pickled object's code (the numpy RNG state is stored as a
+tensor for that). A state that fails its digest, lacks one, or holds anything else is set aside
+(:func:`set_aside`) without running anything of it, and the run starts afresh.
 
 The resume folder lives only while its job is unfinished. It is never a declared output of a
 workflow rule (Snakemake deletes a failed job's outputs, and would delete the state with them);
@@ -35,7 +39,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from proofmatch.artifacts import atomic_path
+from proofmatch.artifacts import CorruptArtifact, atomic_path, digest_path, verify
 
 log = logging.getLogger(__name__)
 
@@ -85,17 +89,31 @@ def changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
 
 def rng_state() -> dict[str, Any]:
     """Every random state a resumed run must restore to continue bit-for-bit."""
+    name, keys, pos, has_gauss, cached = np.random.get_state()
     return {
         "python": random.getstate(),
-        "numpy": np.random.get_state(),
+        # a tensor and plain numbers: what torch.load(weights_only=True) reads back
+        "numpy": [
+            name,
+            torch.from_numpy(keys.astype(np.int64)),
+            int(pos),
+            int(has_gauss),
+            float(cached),
+        ],
         "torch": torch.get_rng_state(),
         "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
     }
 
 
+def _tuples(value: Any) -> Any:
+    """Python's RNG state with its tuples (a state read back may hold lists)."""
+    return tuple(_tuples(v) for v in value) if isinstance(value, (list, tuple)) else value
+
+
 def set_rng_state(state: dict[str, Any]) -> None:
-    random.setstate(state["python"])
-    np.random.set_state(state["numpy"])
+    random.setstate(_tuples(state["python"]))
+    name, keys, pos, has_gauss, cached = state["numpy"]
+    np.random.set_state((name, keys.numpy().astype(np.uint32), pos, has_gauss, cached))
     torch.set_rng_state(state["torch"])
     if state.get("cuda") and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["cuda"])
@@ -112,6 +130,7 @@ def set_aside(path: str | os.PathLike, why: str) -> Path:
     the run then starts afresh instead of failing on every rerun."""
     aside = Path(f"{os.fspath(path)}{CORRUPT_SUFFIX}")
     os.replace(path, aside)
+    digest_path(path).unlink(missing_ok=True)
     log.warning(
         "resume state %s is unreadable (%s); set aside as %s, starting the run afresh "
         "(delete it, or inspect it, as you like)",
@@ -126,11 +145,21 @@ def load_checkpoint(path: str | os.PathLike, fp: dict[str, Any]) -> dict[str, An
     """The state saved at ``path`` when it belongs to the run of fingerprint ``fp``, else None
     (a state of another run is logged with what changed and ignored; this run's first
     checkpoint overwrites it). A file that does not load (truncated, overwritten, not a
-    checkpoint) is set aside (:func:`set_aside`) and the run starts afresh."""
+    checkpoint, without its digest or not matching it, holding anything but tensors, numbers,
+    strings and containers) is set aside (:func:`set_aside`) and the run starts afresh; nothing
+    in it is run."""
     if not os.path.exists(path):
         return None
+    if not digest_path(path).is_file():
+        set_aside(path, f"no digest {digest_path(path)} beside it: not written by this version")
+        return None
     try:
-        saved = torch.load(path, map_location="cpu", weights_only=False)  # RNG states stay on CPU
+        verify(path)
+        # RNG states stay on CPU; weights_only: a pickled object's code is refused, never run
+        saved = torch.load(path, map_location="cpu", weights_only=True)
+    except CorruptArtifact as exc:
+        set_aside(path, str(exc).split(": it was")[0])
+        return None
     except Exception as exc:  # pickle, zip and torch errors all mean: this file is not a state
         set_aside(path, f"{type(exc).__name__}: {exc}"[:300])
         return None
@@ -151,8 +180,9 @@ def load_checkpoint(path: str | os.PathLike, fp: dict[str, Any]) -> dict[str, An
 
 
 def save_torch_atomic(obj: Any, path: str | os.PathLike) -> None:
-    """``torch.save`` to a temporary file beside ``path`` (``.state.pt.*``), then rename it onto ``path``."""
-    with atomic_path(path, ".pt") as tmp:
+    """``torch.save`` to a temporary file beside ``path`` (``.state.pt.*``), then rename it onto
+    ``path``, its digest beside it."""
+    with atomic_path(path, ".pt", digest=True) as tmp:
         torch.save(obj, tmp)
 
 
