@@ -39,6 +39,13 @@ except ConfigError as exc:
 configfile: "config/config.yaml"
 
 
+# A failed job's outputs are deleted by Snakemake, their digests (NAME.sha256) are not.
+onerror:
+    from proofmatch.artifacts import remove_orphan_digests
+
+    remove_orphan_digests("results")
+
+
 report: "workflow/report/workflow.rst"
 
 

@@ -12,13 +12,26 @@ into place only on success:
 and every folder (:func:`atomic_dir`: models, tokenizers, indexes) gets a content digest beside it: ``NAME.sha256`` next
 to the file or folder ``NAME``, in ``sha256sum`` format (one line per file; a folder's lists
 every file in it by its path under the folder's parent), so ``sha256sum -c NAME.sha256`` checks it
-by hand. The readers of a Parquet table, a model and a search index call :func:`verify` (a
-missing digest, an artifact of an older proofmatch, is not checked): a file changed after it was
-written, even with its mtime kept, is a :class:`CorruptArtifact` error naming the file and the
-fix, instead of being used silently. The old digest is removed before the rename and the new one
-written after it, so a kill in between leaves an artifact without a digest (unchecked), never a
-good artifact with a wrong one. Temporaries (hidden names) and files written inside a folder that
-is being staged get no digest of their own (the folder's covers them).
+by hand. Every reader of a Parquet table, a JSON file, a model and a search index goes through
+:func:`verify` (:func:`read_parquet`, :func:`read_table`, :func:`parquet_file`,
+:func:`read_json`; ``tests/test_artifacts.py`` lists every other read of the package and why
+it is one): a file changed after it was written, even with its mtime kept, is a
+:class:`CorruptArtifact` error naming the file and the fix, instead of being used silently. A
+JSON file inside a folder written whole is checked against the folder's digest.
+
+**A missing digest.** What is written with a digest says so inside it (a Parquet table in its
+key-value metadata, :data:`PARQUET_MARK`; a model's weights in their header, :data:`WEIGHTS_MARK`;
+a folder by the marked tables or weights in it), so a
+digest that is missing or empty beside it is an error too (``proofmatch digest PATH`` records
+the digest of the content as it is now, for a file you trust; ``snakemake --forcerun PATH``
+rewrites it). An artifact without digest or mark was written by a proofmatch older than its
+digests (or by another program): it is read unchecked, with one warning naming it and the
+command that records its digest. The old digest is removed before the rename and the new one
+written after it, so a kill in between leaves a marked artifact without a digest (an error
+naming the fix), never a good artifact with a wrong one; :func:`remove_orphan_digests` removes
+the digest of an artifact that a failed job's cleanup deleted. Temporaries (hidden names) and
+files written inside a folder that is being staged get no digest of their own (the folder's
+covers them).
 """
 
 from __future__ import annotations
@@ -26,6 +39,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import shutil
 import tempfile
@@ -52,8 +66,60 @@ _STAGING: list[
 ] = []  # folders being staged by atomic_dir (their files get no digest of their own)
 
 
+#: Key-value metadata of a Parquet table written with its digest.
+PARQUET_MARK = {b"proofmatch.digest": b"sha256"}
+#: Metadata of a saved model's weights (safetensors header) written with the folder's digest.
+WEIGHTS_MARK = {"proofmatch.digest": "sha256"}
+
+log = logging.getLogger(__name__)
+_WARNED: set[Path] = set()
+
+
 class CorruptArtifact(ValueError):
     """An artifact whose content differs from the digest recorded when it was written."""
+
+
+def marked_schema(schema: pa.Schema) -> pa.Schema:
+    """``schema`` with :data:`PARQUET_MARK` in its metadata: a table written with its digest."""
+    return schema.with_metadata({**(schema.metadata or {}), **PARQUET_MARK})
+
+
+def _is_marked(target: Path) -> bool:
+    """Whether ``target`` says it was written with a digest: a Parquet table with
+    :data:`PARQUET_MARK`; a folder with such a table, or weights with :data:`WEIGHTS_MARK`."""
+    if target.is_dir():
+        weights = target / "model.safetensors"
+        if weights.is_file() and _weights_marked(weights):
+            return True
+        return any(_is_marked(t) for t in sorted(target.glob("*.parquet"))[:3])
+    if target.suffix == ".parquet" and target.is_file():
+        try:
+            meta = pq.read_metadata(target).metadata or {}
+        except Exception:  # unreadable: the reader's own error says so
+            return False
+        return all(meta.get(k) == v for k, v in PARQUET_MARK.items())
+    return False
+
+
+def _weights_marked(path: Path) -> bool:
+    """A safetensors file whose header metadata holds :data:`WEIGHTS_MARK`."""
+    try:
+        with open(path, "rb") as fh:
+            size = int.from_bytes(fh.read(8), "little")
+            if not 0 < size <= 1 << 24:
+                return False
+            header = json.loads(fh.read(size))
+    except (OSError, ValueError):
+        return False
+    meta = header.get("__metadata__") or {}
+    return all(meta.get(k) == v for k, v in WEIGHTS_MARK.items())
+
+
+def _fix(target: Path) -> str:
+    return (
+        f"fix: rerun the job that writes it, e.g. snakemake --forcerun {target} (or, for content "
+        f"you trust, proofmatch digest {target} records its digest as it is now)"
+    )
 
 
 def digest_path(path: str | os.PathLike) -> Path:
@@ -107,28 +173,122 @@ def _swap_in(staged: Path, target: Path, digest: bool) -> None:
 
 
 def verify(path: str | os.PathLike) -> None:
-    """Check the file or folder ``path`` against its digest (:func:`digest_path`); no digest: no
-    check. Raises :class:`CorruptArtifact` naming the first file that differs and the fix."""
+    """Check the file or folder ``path`` against its digest (:func:`digest_path`), or a file
+    written inside a folder against that folder's digest. Raises :class:`CorruptArtifact` naming
+    the first file that differs and the fix, or a missing or empty digest beside an artifact
+    written with one; an artifact without digest or mark (an older proofmatch's) is not checked,
+    with one warning."""
     target = Path(path)
     digest = digest_path(target)
     if not digest.is_file():
+        if _in_folder_digest(target):
+            return
+        if _is_marked(target) and not _is_temporary(target):
+            raise CorruptArtifact(
+                f"{target} was written with a digest, but {digest} is missing (moved or "
+                f"deleted; a failed job's cleanup, or a kill between the two renames); {_fix(target)}"
+            )
+        if target.exists() and target not in _WARNED and not _is_temporary(target):
+            _WARNED.add(target)
+            log.warning(
+                "%s has no digest: written by a proofmatch older than its digests (or by another "
+                "program), so it is not checked; fix: proofmatch digest %s records its digest "
+                "(or snakemake --forcerun %s rewrites it)",
+                target,
+                target,
+                target,
+            )
         return
-    for line in digest.read_text().splitlines():
+    lines = digest.read_text().splitlines()
+    if not any(line.strip() for line in lines):
+        raise CorruptArtifact(f"{digest} is empty: the digest of {target} was lost; {_fix(target)}")
+    for line in lines:
         want, _, name = line.partition("  ")
         # the recorded name's first component is the artifact's own: a renamed copy (with its
         # digest renamed alike) still checks
         file = target / name.split("/", 1)[1] if "/" in name else target
-        got = file_sha256(file) if file.is_file() else None
-        if got != want:
-            what = (
-                "is missing"
-                if got is None
-                else "differs from the digest recorded when it was written"
-            )
+        _check(file, want, digest, target)
+
+
+def _is_temporary(target: Path) -> bool:
+    """A staged or temporary file (hidden name, or in a hidden folder): never an artifact."""
+    return target.name.startswith(".") or target.parent.name.startswith(".")
+
+
+def _in_folder_digest(file: Path) -> bool:
+    """Check ``file`` against the digest of the folder it was written in, if that folder has one
+    (True: checked). A file a marked folder's digest does not list is an error."""
+    folder = file.parent
+    digest = digest_path(folder)
+    if not digest.is_file():
+        if not _is_temporary(folder) and _is_marked(folder):
             raise CorruptArtifact(
-                f"{file} {what} ({digest}): it was changed or corrupted after the job wrote it; "
-                f"fix: rerun the job that writes it, e.g. snakemake --forcerun {target}"
+                f"{folder} was written with a digest, but {digest} is missing; {_fix(folder)}"
             )
+        return False
+    found = False
+    for line in digest.read_text().splitlines():
+        want, _, name = line.partition("  ")
+        inner = name.split("/", 1)[1] if "/" in name else ""
+        if inner == file.name or inner.startswith(file.name + "/"):  # the file, or a sub-folder's
+            _check(folder / inner, want, digest, folder)
+            found = True
+    if found:
+        return True
+    if _is_marked(folder) and file.name != ".snakemake_timestamp":
+        raise CorruptArtifact(
+            f"{file} is not listed in {digest}: it was added after the job wrote the folder; "
+            f"{_fix(folder)}"
+        )
+    return False
+
+
+def _check(file: Path, want: str, digest: Path, target: Path) -> None:
+    got = file_sha256(file) if file.is_file() else None
+    if got != want:
+        what = (
+            "is missing" if got is None else "differs from the digest recorded when it was written"
+        )
+        raise CorruptArtifact(
+            f"{file} {what} ({digest}): it was changed or corrupted after the job wrote it; "
+            f"fix: rerun the job that writes it, e.g. snakemake --forcerun {target}"
+        )
+
+
+def verify_json(path: str | os.PathLike) -> None:
+    """A JSON file's check: against its own digest or its folder's; a JSON file outside any
+    artifact folder (a report, a run's metrics) has none and is not checked (no warning)."""
+    file = Path(path)
+    if digest_path(file).is_file():
+        verify(file)
+    else:
+        _in_folder_digest(file)
+
+
+def record_digest(path: str | os.PathLike) -> Path:
+    """Write the digest of the file or folder ``path`` as it is now (``proofmatch digest``)."""
+    target = Path(path)
+    if not target.exists():
+        raise FileNotFoundError(f"{target} does not exist")
+    lines = _digest_lines(target, target.name)
+    with atomic_path(digest_path(target), ".tmp") as tmp:
+        tmp.write_text(lines)
+    return digest_path(target)
+
+
+def remove_orphan_digests(root: str | os.PathLike) -> list[Path]:
+    """Remove every ``NAME.sha256`` under ``root`` whose ``NAME`` is gone (a failed job's outputs,
+    deleted by Snakemake, leave theirs); return them."""
+    removed = []
+    top = Path(root)
+    if not top.is_dir():
+        return removed
+    for digest in top.rglob(f"*{DIGEST_SUFFIX}"):
+        artifact = digest.with_name(digest.name[: -len(DIGEST_SUFFIX)])
+        if digest.is_file() and not digest.name.startswith(".") and not artifact.exists():
+            digest.unlink()
+            removed.append(digest)
+    return removed
 
 
 @contextlib.contextmanager
@@ -223,11 +383,11 @@ def write_parquet(
         else:
             data = pa.Table.from_pandas(data[schema.names], schema=schema, preserve_index=False)
         data = data.replace_schema_metadata(schema.metadata)
+    elif not isinstance(data, pa.Table):
+        data = pa.Table.from_pandas(data, preserve_index=False)
+    data = data.replace_schema_metadata(marked_schema(data.schema).metadata)
     with atomic_path(path, ".parquet", digest=True) as tmp:
-        if isinstance(data, pa.Table):
-            pq.write_table(data, tmp)
-        else:
-            data.to_parquet(tmp, index=False)
+        pq.write_table(data, tmp)
 
 
 def write_csv(df: pd.DataFrame, path: str | os.PathLike) -> None:
@@ -236,10 +396,13 @@ def write_csv(df: pd.DataFrame, path: str | os.PathLike) -> None:
         df.to_csv(tmp, index=False)
 
 
-def read_parquet(path: str | os.PathLike, columns: list[str] | None = None) -> pd.DataFrame:
-    """A Parquet table as a frame, checked against its digest first (:func:`verify`)."""
+def read_parquet(
+    path: str | os.PathLike, columns: list[str] | None = None, **kwargs: Any
+) -> pd.DataFrame:
+    """A Parquet table as a frame, checked against its digest first (:func:`verify`);
+    ``kwargs`` go to ``pd.read_parquet`` (``filters``)."""
     verify(path)
-    return pd.read_parquet(path, columns=columns)
+    return pd.read_parquet(path, columns=columns, **kwargs)
 
 
 def read_table(path: str | os.PathLike, columns: list[str] | None = None) -> pa.Table:
@@ -254,10 +417,33 @@ def write_json(obj: Any, path: str | os.PathLike) -> None:
         tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
 
+def parquet_file(path: str | os.PathLike) -> pq.ParquetFile:
+    """A Parquet table opened for reading a row group at a time, checked against its digest
+    first (``pre_buffer=False``: ``iter_batches`` then keeps no row group it has passed)."""
+    verify(path)
+    return pq.ParquetFile(path, pre_buffer=False)
+
+
 def read_json(path: str | os.PathLike) -> Any:
+    """A JSON file, checked first against its digest or its folder's (:func:`verify_json`)."""
+    verify_json(path)
     return json.loads(Path(path).read_text())
 
 
 def write_text(text: str, path: str | os.PathLike) -> None:
     with atomic_path(path) as tmp:
         tmp.write_text(text)
+
+
+# ----------------------------------------------------------------------------- proofmatch digest
+
+
+def add_arguments(parser: Any) -> None:
+    parser.add_argument("paths", nargs="+", help="artifacts (files or folders) to record")
+
+
+def main(args: Any) -> int:
+    """``proofmatch digest PATH...``: write each artifact's digest as its content is now."""
+    for path in args.paths:
+        print(f"wrote {record_digest(path)}")
+    return 0

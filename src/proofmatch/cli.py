@@ -44,6 +44,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "proofmatch.config",
         "check config files as the workflow does before any job (names file and line)",
     ),
+    "digest": (
+        "proofmatch.artifacts",
+        "record the digest of an artifact as it is now (one you trust; e.g. of an older version)",
+    ),
     "stats": ("proofmatch.evaluation.stats_cli", "render Tables 1 and 2"),
     "split": ("proofmatch.data.splits", "mixed / unmixed / probability-domain splits"),
     "replace": ("proofmatch.data.replace", "symbol replacement on the proofs' MathML"),

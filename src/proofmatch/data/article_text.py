@@ -34,12 +34,11 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 from lxml import etree
 from tqdm import tqdm
 
 from proofmatch import config
-from proofmatch.artifacts import write_parquet
+from proofmatch.artifacts import read_parquet, read_table, write_parquet
 from proofmatch.data import corpus
 from proofmatch.data.extract import parse_article_bytes
 from proofmatch.data.linearize import linearize_element
@@ -156,7 +155,7 @@ def article_text(
                 f"shard {shard} out of range: manifest {manifest_path} has {n_shards} shards"
             )
         manifest = manifest[manifest["shard"] == shard]
-    kept = set(pd.read_parquet(pairs_path, columns=["article_id"])["article_id"])
+    kept = set(read_parquet(pairs_path, columns=["article_id"])["article_id"])
     part = manifest[manifest["article_id"].isin(kept)].sort_values("article_id")
     items = list(zip(part["article_id"], part["path"]))
     table, skipped = text_table(items, max_file_mb=max_file_mb, max_depth=max_depth)
@@ -187,7 +186,7 @@ def _tokens(table: pa.Table) -> int:
 def merge_article_text(shards: Sequence[str | os.PathLike], out_parquet: str | os.PathLike) -> None:
     """Concatenate shard tables (their articles are disjoint) into one, sorted by article."""
     tables = [
-        pq.read_table(path).select(ARTICLE_TEXT_SCHEMA.names).cast(ARTICLE_TEXT_SCHEMA)
+        read_table(path).select(ARTICLE_TEXT_SCHEMA.names).cast(ARTICLE_TEXT_SCHEMA)
         for path in shards
     ]
     table = pa.concat_tables(tables) if tables else ARTICLE_TEXT_SCHEMA.empty_table()
@@ -205,7 +204,7 @@ def merge_article_text(shards: Sequence[str | os.PathLike], out_parquet: str | o
 
 def read_article_text(path: str | os.PathLike) -> pd.DataFrame:
     """The paragraph table, checked for its columns."""
-    df = pd.read_parquet(path)
+    df = read_parquet(path)
     missing = [c for c in ARTICLE_TEXT_SCHEMA.names if c not in df.columns]
     if missing:
         raise ValueError(f"{path}: not an article text table (lacks {missing})")

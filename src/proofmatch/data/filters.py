@@ -30,9 +30,9 @@ from tqdm.auto import tqdm
 from proofmatch import config
 from proofmatch.artifacts import (
     atomic_path,
+    parquet_file,
     read_json,
     read_table,
-    verify,
     write_json,
     write_parquet,
 )
@@ -105,10 +105,9 @@ class _PartReader:
     """Rows of one sorted Parquet part, handed out in order, ``n`` at a time, one row group buffered."""
 
     def __init__(self, path: Path, batch_rows: int) -> None:
-        # pre_buffer=False: by default the reader keeps every row group it has read until it is done
-        verify(path)
-        self._batches = pq.ParquetFile(path, pre_buffer=False).iter_batches(batch_size=batch_rows)
-        self._buffer = pa.Table.from_batches([], schema=pq.read_schema(path))
+        file = parquet_file(path)  # checked against its digest; one row group at a time
+        self._batches = file.iter_batches(batch_size=batch_rows)
+        self._buffer = pa.Table.from_batches([], schema=file.schema_arrow)
 
     def take(self, n: int) -> pa.Table:
         while self._buffer.num_rows < n:

@@ -33,7 +33,7 @@ import pyarrow.parquet as pq
 from tqdm import tqdm
 
 from proofmatch import config
-from proofmatch.artifacts import atomic_path, read_table, verify, write_json, write_parquet
+from proofmatch.artifacts import atomic_path, parquet_file, read_table, write_json, write_parquet
 from proofmatch.data.levels import (
     LEVEL_SCHEMA,
     SYMBOL_SETS,
@@ -89,9 +89,7 @@ PAIR_COLUMNS = [
 
 
 def _parquet(path: str | os.PathLike, columns: Iterable[str]) -> pq.ParquetFile:
-    # pre_buffer=False: by default iter_batches keeps every row group it has read until it is done
-    verify(path)
-    file = pq.ParquetFile(path, pre_buffer=False)
+    file = parquet_file(path)  # checked against its digest; one row group at a time
     missing = [c for c in columns if c not in file.schema_arrow.names]
     if missing:
         raise ValueError(f"{path}: missing column(s) {missing}")

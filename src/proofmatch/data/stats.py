@@ -30,8 +30,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
+from proofmatch.artifacts import parquet_file
 from proofmatch.data.linearize import _events, parse_fragment
 from proofmatch.data.views import MATH_PREFIX, is_math, split_math, text_tokens
 
@@ -271,13 +271,12 @@ def token_stats(pairs: pd.DataFrame) -> pd.DataFrame:
 def token_stats_file(pairs_parquet: str | os.PathLike, batch_rows: int = 1024) -> pd.DataFrame:
     """:func:`token_stats` of a pairs Parquet file, read in record batches of the four columns the
     counts need, so memory holds one batch of XML fragments and the counts, not the corpus."""
-    names = pq.read_schema(pairs_parquet).names
+    reader = parquet_file(pairs_parquet)  # checked against its digest
+    names = reader.schema_arrow.names
     missing = [c for c in TOKEN_STATS_COLUMNS if c not in names]
     if missing:
         raise ValueError(f"{pairs_parquet} lacks columns {missing}")
     parts: dict[str, list[pd.DataFrame]] = {side: [] for _, side in _SIDES}
-    # pre_buffer=False: by default the reader keeps every row group it has read until it is done
-    reader = pq.ParquetFile(pairs_parquet, pre_buffer=False)
     for batch in reader.iter_batches(batch_size=batch_rows, columns=TOKEN_STATS_COLUMNS):
         frame = batch.to_pandas()
         for side, counts in parts.items():

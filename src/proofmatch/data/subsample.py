@@ -15,9 +15,8 @@ import os
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
-from proofmatch.artifacts import write_parquet
+from proofmatch.artifacts import read_table, write_parquet
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +35,7 @@ def subsample_train(
 ) -> dict[str, int]:
     """Write ``data_parquet`` with only ``fraction`` of its train rows (file order kept); return the
     row count of each part written."""
-    table = pq.read_table(data_parquet)
+    table = read_table(data_parquet)
     is_train = pc.equal(table["part"], "train").to_numpy(zero_copy_only=False)
     train_rows = np.flatnonzero(is_train)
     if train_rows.size == 0:

@@ -23,11 +23,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from proofmatch import experiments as X
 from proofmatch import variants as V
-from proofmatch.artifacts import atomic_path
+from proofmatch.artifacts import atomic_path, read_table
 from proofmatch.data.subsample import kept_train_rows
 from proofmatch.evaluation import bootstrap as B
 from proofmatch.evaluation import findings as F
@@ -225,7 +224,7 @@ def scaling_inputs(config: Mapping[str, Any]) -> list[Evaluation]:
 
 
 def train_pairs(data_parquet: str | os.PathLike) -> int:
-    table = pq.read_table(data_parquet, columns=["part"])
+    table = read_table(data_parquet, columns=["part"])
     return int(pc.sum(pc.equal(table["part"], "train")).as_py())
 
 

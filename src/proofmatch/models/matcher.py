@@ -36,7 +36,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from proofmatch.artifacts import atomic_dir, verify
+from proofmatch.artifacts import WEIGHTS_MARK, atomic_dir, verify
 from proofmatch.data.views import VIEWS
 from proofmatch.data.views import view as token_view
 from proofmatch.models import runtime
@@ -290,7 +290,7 @@ class Matcher(nn.Module):
                 json.dumps(self.config.to_dict(), indent=2, sort_keys=True) + "\n"
             )
             state = {k: v.detach().cpu().contiguous() for k, v in self.state_dict().items()}
-            save_file(state, str(staging / WEIGHTS_FILE))
+            save_file(state, str(staging / WEIGHTS_FILE), metadata=WEIGHTS_MARK)
             self.codec.save(staging)
 
     @classmethod

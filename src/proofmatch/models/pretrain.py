@@ -62,7 +62,7 @@ import pandas as pd
 import torch
 
 from proofmatch import config
-from proofmatch.artifacts import atomic_dir, write_csv, write_json
+from proofmatch.artifacts import atomic_dir, verify, write_csv, write_json
 from proofmatch.data.article_text import read_article_text
 from proofmatch.data.splits import read_parts
 from proofmatch.models import checkpoint, runtime, sampling
@@ -385,6 +385,7 @@ def finish_pretraining(run: Pretraining, progress: Progress) -> None:
         )
     run.model.config.architectures = [type(run.model).__name__]
     run.model.config.dtype = run.model.dtype  # what save_pretrained records
+    verify(run.best_dir)  # the copy in the resume folder against the digest written with it
     with atomic_dir(run.out) as staging:
         shutil.copytree(run.best_dir, staging, dirs_exist_ok=True)
         run.model.config.save_pretrained(str(staging))

@@ -53,7 +53,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from proofmatch.artifacts import atomic_dir, atomic_path, write_csv, write_json
+from proofmatch.artifacts import atomic_dir, atomic_path, verify, write_csv, write_json
 from proofmatch.data.splits import read_parts
 from proofmatch.data.views import view as token_view
 from proofmatch.models import checkpoint, runtime, sampling
@@ -377,6 +377,7 @@ def publish_best(run: Training) -> None:
         raise FileNotFoundError(
             f"{run.best_dir} (the best model) is missing; delete {run.resume_dir} and train again"
         )
+    verify(run.best_dir)  # the copy in the resume folder against the digest written with it
     with atomic_dir(run.out / BEST_DIR) as staging:
         shutil.copytree(run.best_dir, staging, dirs_exist_ok=True)
 

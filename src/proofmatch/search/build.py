@@ -43,7 +43,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from proofmatch import config
-from proofmatch.artifacts import atomic_dir, read_parquet, verify, write_json
+from proofmatch.artifacts import atomic_dir, read_parquet, write_json
 from proofmatch.data.splits import PARTS, read_parts
 from proofmatch.logs import setup_logging
 from proofmatch.scoring.lexical import bm25_fit, tfidf_fit, tfidf_vectors
@@ -82,8 +82,7 @@ def _display_columns(
     out = pd.DataFrame({"pair_id": data["pair_id"].astype(str)})
     if pairs_parquet is not None:
         wanted = out["pair_id"].tolist()
-        verify(pairs_parquet)
-        pairs = pd.read_parquet(
+        pairs = read_parquet(
             pairs_parquet,
             columns=["pair_id", "kind", "statement_xml", "proof_xml"],
             filters=[("pair_id", "in", wanted)],
