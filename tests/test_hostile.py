@@ -527,3 +527,25 @@ def test_workflow_first_jobs_on_a_hostile_corpus(tmp_path: Path) -> None:
             assert float(rows[0]["max_rss"]) < 400, (bench, rows[0]["max_rss"])
     finally:
         _unlock(root)
+
+
+def test_symlinked_sub_folders_are_followed_inside_and_counted_outside(tmp_path: Path) -> None:
+    from proofmatch.data import listing
+
+    root = tmp_path / "corpus"
+    (root / "real").mkdir(parents=True)
+    (root / "real" / "a.xhtml").write_bytes(nested_doc(1, 10))
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.xhtml").write_bytes(nested_doc(1, 10))
+    (root / "again").symlink_to(root / "real")  # inside: followed (its articles listed once)
+    (root / "away").symlink_to(outside)  # outside: counted, not followed
+    (root / "loop").symlink_to(root)  # the corpus itself: a loop, counted
+    (root / "gone").symlink_to(tmp_path / "missing")  # dangling, counted
+    found, skipped = listing.scan_articles(root)
+    assert [p.relative_to(root).as_posix() for p in found] == ["again/a.xhtml"]
+    assert {s["path"].rsplit("/", 1)[-1]: s["reason"] for s in skipped} == {
+        "away": "symlink_outside",
+        "gone": "bad_symlink",
+        "loop": "bad_symlink",
+    }

@@ -155,3 +155,14 @@ def test_cli_show_exit_codes(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "== a1/s2" in out and "proof tokens:" in out
     assert main(["show", str(p), "--pair", "missing"]) == 1
+
+
+def test_show_refuses_a_corrupt_parquet_cleanly(tmp_path, capsys) -> None:
+    """A damaged file (no digest to name it) is one line naming it and the fix, not a traceback."""
+    from proofmatch import cli
+
+    bad = tmp_path / "pairs.parquet"
+    bad.write_bytes(b"PAR1" + b"\x00" * 100 + b"PAR1")
+    assert cli.main(["show", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert f"proofmatch show: {bad}: cannot be read" in err and "Traceback" not in err

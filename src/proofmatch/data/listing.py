@@ -67,7 +67,8 @@ def skipped_entry(path: str | os.PathLike, reason: str, detail: str) -> dict[str
 def scan_articles(corpus_dir: str | os.PathLike) -> tuple[list[Path], list[dict[str, str]]]:
     """(article files under ``corpus_dir``, entries left out with a reason), both sorted.
 
-    Recursive; symlinked folders are not followed. An article file is a regular file with an
+    Recursive; a symlinked folder is followed when it leads to a folder inside the corpus folder
+    not listed yet, and left out (counted) otherwise. An article file is a regular file with an
     article suffix, or a symlink to one inside the corpus folder. Everything else with an article
     suffix, and every folder that cannot be listed, is left out with one of
     :data:`LISTING_REASONS`, so the report counts it instead of losing it silently.
@@ -86,17 +87,32 @@ def scan_articles(corpus_dir: str | os.PathLike) -> tuple[list[Path], list[dict[
             )
         )
 
-    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable):
+    visited = {real_root}  # real folders listed (or to be): each once, whatever path leads there
+    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable, followlinks=True):
         dirnames.sort()
+        keep = []
         for name in dirnames:
             path = Path(dirpath) / name
             if article_suffix(name):
                 what = "a symlink to a folder" if path.is_symlink() else "a folder"
                 skipped.append(skipped_entry(path, "not_a_file", f"{what} with an article name"))
+                if path.is_symlink():
+                    continue
+            left_out = _folder_left_out(path, real_root, visited)
+            if left_out is not None:
+                skipped.append(left_out)
+            elif path.resolve() not in visited:
+                visited.add(path.resolve())
+                keep.append(name)
+        dirnames[:] = keep
         for name in sorted(filenames):
-            if not article_suffix(name):
-                continue
             path = Path(dirpath) / name
+            if not article_suffix(name):
+                if path.is_symlink() and not path.exists():  # perhaps a folder once: counted
+                    skipped.append(
+                        skipped_entry(path, "bad_symlink", "dangling or looping symlink")
+                    )
+                continue
             left_out = _left_out(path, real_root)
             if left_out is None:
                 found.append(path)
@@ -109,6 +125,32 @@ def scan_articles(corpus_dir: str | os.PathLike) -> tuple[list[Path], list[dict[
         )
     skipped.sort(key=lambda s: s["path"])
     return sorted(found, key=lambda p: p.relative_to(root).as_posix()), skipped
+
+
+def _folder_left_out(path: Path, real_root: Path, visited: set[Path]) -> dict[str, str] | None:
+    """Why a symlinked sub-folder is not followed (dangling or looping, outside the corpus folder,
+    or leading to a folder listed already), or None: a plain folder, or a symlink followed."""
+    if not path.is_symlink():
+        return None
+    try:
+        target = path.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:
+        return skipped_entry(
+            path, "bad_symlink", f"dangling or looping symlinked folder ({type(exc).__name__})"
+        )
+    if not target.is_relative_to(real_root):
+        return skipped_entry(
+            path,
+            "symlink_outside",
+            f"a symlinked folder pointing outside the corpus folder, to {display_path(target)}",
+        )
+    if target in visited or path.parent.resolve().is_relative_to(target):
+        return skipped_entry(
+            path,
+            "bad_symlink",
+            f"a symlinked folder leading to {display_path(target)}, listed already (or a loop)",
+        )
+    return None
 
 
 def _left_out(path: Path, real_root: Path) -> dict[str, str] | None:

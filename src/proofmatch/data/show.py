@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from proofmatch.artifacts import read_parquet
+from proofmatch.artifacts import CorruptArtifact, read_parquet
 from proofmatch.data.views import counts, is_math
 
 KINDS = ("audit", "replaced", "pairs", "extract", "split", "table")
@@ -210,15 +210,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    text, n = show(
-        args.artifact,
-        args.article,
-        args.reason,
-        args.pair,
-        args.limit or None,
-        args.tokens,
-        color=sys.stdout.isatty(),
-    )
+    import pyarrow as pa
+
+    try:
+        text, n = show(
+            args.artifact,
+            args.article,
+            args.reason,
+            args.pair,
+            args.limit or None,
+            args.tokens,
+            color=sys.stdout.isatty(),
+        )
+    except (CorruptArtifact, pa.ArrowException, OSError) as exc:  # not a readable table
+        print(
+            f"proofmatch show: {args.artifact}: cannot be read ({type(exc).__name__}: "
+            f"{str(exc)[:300]}); fix: rerun the job that writes it (snakemake --forcerun "
+            f"{args.artifact})",
+            file=sys.stderr,
+        )
+        return 2
     try:
         print(text)
         sys.stdout.flush()
