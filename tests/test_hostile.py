@@ -549,3 +549,44 @@ def test_symlinked_sub_folders_are_followed_inside_and_counted_outside(tmp_path:
         "gone": "bad_symlink",
         "loop": "bad_symlink",
     }
+
+
+@pytest.mark.parametrize("reader", ["subsample", "token_stats", "article_text", "train_pairs"])
+def test_readers_that_used_to_skip_the_digest_refuse_a_changed_byte(
+    tmp_path: Path, reader: str
+) -> None:
+    """One byte changed in a table (digest and mtime kept) no longer goes through the scaling
+    job, Table 1's counts, the article-text readers or the report's train count into a new
+    table with a fresh digest."""
+    import pandas as pd
+
+    from proofmatch.artifacts import CorruptArtifact, write_parquet
+    from proofmatch.data import article_text, stats, subsample
+    from proofmatch.evaluation import report
+
+    n = 200
+    frame = pd.DataFrame(
+        {
+            "pair_id": [f"p{i}" for i in range(n)],
+            "article_id": [f"a{i}" for i in range(n)],
+            "paragraph": list(range(n)),
+            "part": ["train", "dev", "test", "train"] * (n // 4),
+            "statement_xml": ["<p>x</p>"] * n,
+            "proof_xml": ["<p>y</p>"] * n,
+            "statement_tokens": [["x"]] * n,
+            "proof_tokens": [["y"]] * n,
+            "tokens": [["w"]] * n,
+        }
+    )
+    path = tmp_path / "conservation.parquet"
+    write_parquet(frame, path)
+    _flip_one_byte(path, path.stat().st_size // 2)
+    call = {
+        "subsample": lambda: subsample.subsample_train(path, tmp_path / "out.parquet", 0.5, 1),
+        "token_stats": lambda: stats.token_stats_file(path),
+        "article_text": lambda: article_text.read_article_text(path),
+        "train_pairs": lambda: report.train_pairs(path),
+    }[reader]
+    with pytest.raises(CorruptArtifact, match=rf"{path} differs .*--forcerun"):
+        call()
+    assert not (tmp_path / "out.parquet").exists()
