@@ -32,11 +32,15 @@ test). The merged configuration is validated once, before any job runs; a wrong 
 reported with its key and a fix, and a key left out takes its default. Checks across keys run in the same pass
 (`filter.min_tokens` ≤ `max_tokens`, a known `filter.language`, heads dividing
 `pretrain.hidden_size`, `matching.max_length` within ScratchBERT's positions), then the paths
-(each corpus folder exists, `matching.mathbert` is a folder or a hub id). Each config file is
-read strictly: a key given twice is refused and a YAML error names the file, line and column
-(Snakemake itself reads a `--configfile` first and reports a syntax error there without a line:
-`proofmatch config FILE` names it). `proofmatch config FILE...` prints the merged
-configuration with every default filled in.
+(each corpus folder and metadata file exists, `matching.mathbert` is a folder or a hub id). Each
+config file is read strictly: a key given twice is refused, a YAML error or a byte that is not
+UTF-8 names the file, line and column, aliases (`*name`) expanding past 100,000 values are
+refused, NaN and infinities are refused, and an error quotes a value by its first 240 characters
+at most. Snakemake itself reads a `--configfile` before the workflow's own check and reports a
+syntax error or non-UTF-8 bytes there without naming the file: `proofmatch check-config FILE...`
+runs every check the workflow runs before any job (after `config/config.yaml`, as Snakemake
+merges them) and names them. `proofmatch config FILE...` prints the merged configuration with
+every default filled in.
 """
 
 
