@@ -34,7 +34,7 @@ import pyarrow.parquet as pq
 from tqdm import tqdm
 
 from proofmatch import config
-from proofmatch.artifacts import atomic_path, write_json
+from proofmatch.artifacts import atomic_path, marked_schema, write_json
 from proofmatch.data import corpus, listing
 from proofmatch.data.statements import ArticleResult, OutputTooLarge, find_pairs, output_budget
 from proofmatch.data.xmlsafe import (
@@ -322,7 +322,7 @@ def _extract_to(
         atomic_path(out_parquet, ".parquet", digest=True) as tmp_parquet,
         atomic_path(report_json, ".json") as tmp_json,
     ):
-        with pq.ParquetWriter(tmp_parquet, PAIRS_SCHEMA) as writer:
+        with pq.ParquetWriter(tmp_parquet, marked_schema(PAIRS_SCHEMA)) as writer:
             report = stream_files(items, writer.write_table, **kwargs)
         if shard is not None:
             report["shard"] = shard

@@ -33,7 +33,14 @@ import pyarrow.parquet as pq
 from tqdm import tqdm
 
 from proofmatch import config
-from proofmatch.artifacts import atomic_path, parquet_file, read_table, write_json, write_parquet
+from proofmatch.artifacts import (
+    atomic_path,
+    marked_schema,
+    parquet_file,
+    read_table,
+    write_json,
+    write_parquet,
+)
 from proofmatch.data.levels import (
     LEVEL_SCHEMA,
     SYMBOL_SETS,
@@ -114,7 +121,7 @@ def analyze_file(
     total = pairs_file.metadata.num_rows if pair_ids is None else len(pair_ids)
     with (
         atomic_path(out_parquet, ".parquet", digest=True) as tmp,
-        pq.ParquetWriter(tmp, SYMBOLS_SCHEMA) as writer,
+        pq.ParquetWriter(tmp, marked_schema(SYMBOLS_SCHEMA)) as writer,
     ):
         with tqdm(total=total, desc="symbols", unit="pair", mininterval=5) as bar:
             for batch in pairs_file.iter_batches(columns=PAIR_COLUMNS, batch_size=256):
@@ -190,7 +197,7 @@ def replace_level_file(
     spec, tally = Level(level, seed, alpha, protected, rounding), Tally()
     with (
         atomic_path(out_parquet, ".parquet", digest=True) as tmp,
-        pq.ParquetWriter(tmp, LEVEL_SCHEMA) as writer,
+        pq.ParquetWriter(tmp, marked_schema(LEVEL_SCHEMA)) as writer,
     ):
         for batch in symbols_file.iter_batches(batch_size=2048):
             if level == "conservation":  # nothing to compute: pass the tokens through as Arrow data
