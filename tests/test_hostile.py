@@ -448,6 +448,9 @@ def test_search_on_a_stale_index_is_one_clear_line(
     ix = tmp_path / "ix"
     ix.mkdir()
     (ix / META_FILE).write_text(json.dumps({"format": -1}))
+    from proofmatch.artifacts import record_digest
+
+    record_digest(ix)  # as an index of an older format has one
     assert cli.main(["search", str(ix), "x"]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and "rebuild it with `proofmatch index`" in err and str(ix) in err
