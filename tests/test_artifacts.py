@@ -226,3 +226,24 @@ def test_every_read_of_an_artifact_is_checked() -> None:
                 assert hits, f"{module}: unchecked read {code!r}; use proofmatch.artifacts' readers"
                 found.update(hits)
     assert found == set(UNCHECKED_READS), set(UNCHECKED_READS) - found
+
+
+def test_publish_best_checks_the_best_models_digest(tmp_path: Path) -> None:
+    """The best model in the resume folder is checked before it is copied into ``model/``."""
+    from types import SimpleNamespace
+
+    from proofmatch.artifacts import CorruptArtifact
+    from proofmatch.models.matcher import CONFIG_FILE
+    from proofmatch.models.train import BEST_DIR, publish_best
+
+    best = tmp_path / "run" / "checkpoint" / "best"
+    with atomic_dir(best) as staging:
+        (staging / CONFIG_FILE).write_text('{"encoder": "npt"}')
+        (staging / "model.safetensors").write_bytes(b"weights")
+    st = (best / "model.safetensors").stat()
+    (best / "model.safetensors").write_bytes(b"weightz")
+    os.utime(best / "model.safetensors", ns=(st.st_atime_ns, st.st_mtime_ns))
+    run = SimpleNamespace(best_dir=best, out=tmp_path / "run")
+    with pytest.raises(CorruptArtifact, match=r"model\.safetensors differs"):
+        publish_best(run)
+    assert not (tmp_path / "run" / BEST_DIR).exists()
