@@ -137,6 +137,7 @@ rule findings:
         ),
         tex="results/tables/findings.tex",
         csv="results/tables/findings.csv",
+        headline="results/tables/findings_headline.csv",
     log:
         "results/logs/findings.log",
     benchmark:
