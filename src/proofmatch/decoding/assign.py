@@ -326,17 +326,18 @@ def resampled_graph(
     has = np.zeros(size, bool)
     has[rows[cols == fallback[rows]]] = True
     extra = np.flatnonzero(~has)
-    all_rows = np.concatenate([rows, extra])
-    all_cols = np.concatenate([cols, fallback[extra]])
-    all_cost = np.concatenate([costs, np.full(extra.shape[0], FALLBACK_COST)])
-    order = np.lexsort((all_cols, all_rows))
+    # rows come in ascending order and each row's columns ascending: row * size + column is sorted,
+    # so each fallback edge goes in where a binary search puts it (no sort of the whole graph)
+    at = np.searchsorted(rows * size + cols, extra * size + fallback[extra])
+    all_cols = np.insert(cols, at, fallback[extra])
+    all_cost = np.insert(costs, at, FALLBACK_COST)
     ii = np.zeros(size + 1, np.int64)
-    np.cumsum(np.bincount(all_rows, minlength=size), out=ii[1:])
+    np.cumsum(seg_len + ~has, out=ii[1:])
     graph = SparseGraph(
         n=size,
-        cc=np.ascontiguousarray(all_cost[order]),
+        cc=np.ascontiguousarray(all_cost),
         ii=ii,
-        kk=np.ascontiguousarray(all_cols[order]),
+        kk=np.ascontiguousarray(all_cols),
         fallback_col=np.where(has, -1, fallback),
     )
     return graph, pair
