@@ -186,7 +186,7 @@ def test_one_uncorrected_cell_below_zero_is_undecided_after_holm():
     assert row["Verdict"] == F.UNDECIDED
     assert row["Tally (above / covering / below 0)"] == "0 / 11 / 1"
     frames[sb_full] = frames[sb_full].assign(mrr=frames[sb_full]["mrr"] - 0.3)
-    assert F.judge(finding, _evidence(frames))["Verdict"] == F.CONTRADICTED
+    assert F.judge_cells(finding, _evidence(frames))[0]["Verdict"] == F.CONTRADICTED
 
 
 def _evidence(frames, margin: float = 0.08) -> F.Evidence:
@@ -203,10 +203,10 @@ def test_equivalence_within_the_margin_holds_and_twice_the_margin_is_contradicte
         base = _noise(300, seed=20 + i, sd=0.1)
         frames[_ev(enc, "conservation")] = base
         frames[_ev(enc, "trans")] = base.copy()
-    row = F.judge(finding, _evidence(frames, m))
+    row = F.judge_cells(finding, _evidence(frames, m))[0]
     assert row["Verdict"] == "holds (equivalent within 8)"
     frames[_ev("npt", "trans")] = _shifted(frames[_ev("npt", "conservation")], -2 * m)
-    row = F.judge(finding, _evidence(frames, m))
+    row = F.judge_cells(finding, _evidence(frames, m))[0]
     assert row["Verdict"] == "contradicted (differs by more than 8)"
 
 
@@ -225,10 +225,10 @@ def test_a_collapsed_model_is_not_supportable():
             frames[X.Run("pr", "scratchbert", "local", plain).evaluation("test", t)] = _shifted(
                 _noise(60, 1), -0.2
             )
-    assert F.judge(finding, _evidence(frames))["Verdict"] == F.HOLDS
+    assert F.judge_cells(finding, _evidence(frames))[0]["Verdict"] == F.HOLDS
     hub = X.Run("pr", "scratchbert", "local", "full").evaluation("test", "conservation")
     frames[hub] = frames[hub].assign(top1_share=1.0)  # one proof is everyone's top-1
-    row = F.judge(finding, _evidence(frames))
+    row = F.judge_cells(finding, _evidence(frames))[0]
     assert row["Verdict"] == F.NOT_SUPPORTABLE
     assert "one proof is the top-1 of 60 of 60 statements" in row["Note"]
     assert "ScratchBERT-Local" in row["Note"]
@@ -237,7 +237,7 @@ def test_a_collapsed_model_is_not_supportable():
     frames[hub] = _noise(60, 1, sd=0.01).assign(
         mrr=chance + 0.01 * np.random.default_rng(0).standard_normal(60)
     )
-    assert "covers chance" in F.judge(finding, _evidence(frames))["Note"]
+    assert "covers chance" in F.judge_cells(finding, _evidence(frames))[0]["Note"]
 
 
 def test_a_seed_that_flips_moves_holds_to_undecided():
@@ -250,7 +250,7 @@ def test_a_seed_that_flips_moves_holds_to_undecided():
         base = _noise(200, seed=40 + i, sd=0.1)
         frames[_ev("npt", lv)] = base
         frames[_ev("scratchbert", lv)] = _shifted(base, 0.1)
-    assert F.judge(finding, _evidence(frames))["Verdict"] == F.HOLDS
+    assert F.judge_cells(finding, _evidence(frames))[0]["Verdict"] == F.HOLDS
     npt = _ev("npt", "conservation")
     frames[X.Evaluation(**{**npt.__dict__, "variant": "seed14"})] = _shifted(frames[npt], 0.2)
     row, cells = F.judge_cells(finding, _evidence(frames))

@@ -822,9 +822,7 @@ def judge_cells(finding: Finding, ev: Evidence) -> tuple[dict[str, Any], list[di
     return row, records
 
 
-def _evidence(
-    frames: Mapping[Any, pd.DataFrame] | Evidence, resamples: int = 1000, seed: int = 13
-) -> Evidence:
+def _evidence(frames: Mapping[Any, pd.DataFrame] | Evidence, resamples: int, seed: int) -> Evidence:
     if isinstance(frames, Evidence):
         return frames
     margin = config.default("report.equivalence_margin") / 100
@@ -834,8 +832,8 @@ def _evidence(
 def judge(
     finding: Finding,
     frames: Mapping[Any, pd.DataFrame] | Evidence,
-    resamples: int = 1000,
-    seed: int = 13,
+    resamples: int,
+    seed: int,
 ) -> dict[str, Any]:
     """One row of the findings table: the finding, each cell's numbers and the verdict."""
     return judge_cells(finding, _evidence(frames, resamples, seed))[0]
@@ -855,8 +853,8 @@ def findings_tables(
 
 def findings_table(
     frames: Mapping[Any, pd.DataFrame] | Evidence,
-    resamples: int = 1000,
-    seed: int = 13,
+    resamples: int,
+    seed: int,
     found: Iterable[Finding] | None = None,
 ) -> pd.DataFrame:
     """Every finding's row (:func:`judge`)."""
