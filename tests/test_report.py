@@ -383,3 +383,73 @@ def test_the_stacks_config_plans_the_seeds_and_the_scaling_curve(stacks_dir, tmp
     assert planned["subsample_train"] == 3 and planned["baseline_variant"] == 2 * 3
     for rule in ("findings", "seeds_table", "scaling_table"):
         assert planned[rule] == 1
+
+
+def test_write_findings_gives_numeric_cells_a_headline_csv_and_re_solves_global(tmp_path):
+    """findings.csv: one numeric row per cell (estimate, lo, hi, adjusted lo/hi, n, seeds); the
+    headline gap as its own CSV; the caption names the corpus and the seeds; an evaluation with its
+    k-best Parquet file has its global accuracy re-solved (no "fixed assignment"), one without
+    keeps the fixed assignment and says so."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from proofmatch.decoding.assign import exact_global
+    from proofmatch.evaluation import report as R
+
+    cfg = validate_config({})
+    n, rng, paths = 40, np.random.default_rng(8), {}
+    ids = [f"p{i:03d}" for i in range(n)]
+    evs = [_ev(enc, lv) for enc in ("npt", "scratchbert") for lv in X.LEVELS]
+    evs += [X.baseline("mixed", m, "conservation", "test") for m in R.HEADLINE_LEXICAL]
+    for i, ev in enumerate(evs):
+        scores = rng.standard_normal((n, n)) + (2.0 + 0.2 * i) * np.eye(n)
+        order = np.argsort(-scores, axis=1)
+        gold_rank = 1 + (scores > np.diag(scores)[:, None]).sum(axis=1)
+        block = B.statements_block(ids, gold_rank, order[:, 0], exact_global(scores))
+        path = tmp_path / f"{i}.json"
+        write_json({"n": n, B.STATEMENTS: block}, path)
+        if ev.model == "npt":  # k-best lists for NPT only
+            pq.write_table(
+                pa.table(
+                    {
+                        "pair_id": ids,
+                        "topk_ids": [[ids[j] for j in row] for row in order],
+                        "topk_scores": np.take_along_axis(scores, order, axis=1).tolist(),
+                    }
+                ),
+                path.with_suffix(".parquet"),
+            )
+        paths[ev] = path
+    df = R.write_findings(paths, cfg, tmp_path / "findings")
+    cells = pd.read_csv(tmp_path / "findings.csv")
+    for col in ("Estimate", "Lo", "Hi", "Adjusted lo", "Adjusted hi", "n", "Seeds"):
+        assert pd.api.types.is_numeric_dtype(cells[col]), col
+    glob = cells[(cells["Finding"] == "global_decoding") & cells["Cell"].str.startswith("NPT")]
+    assert len(glob) == 4 and glob["Global assignment"].isna().all()  # re-solved
+    sb = cells[(cells["Finding"] == "global_decoding") & cells["Cell"].str.startswith("Scratch")]
+    assert (sb["Global assignment"] == "fixed").all()
+    head = pd.read_csv(tmp_path / "findings_headline.csv")
+    assert {"MRR", "MRR lo", "MRR hi", "− BM25", "− BM25 lo", "− BM25 hi"} <= set(head.columns)
+    md = (tmp_path / "findings.md").read_text(encoding="utf-8")
+    assert "demo corpus" in md.lower() and "seed 13" in md and "Mixed test n = 40" in md
+    assert set(df["Finding"]) == {f.key for f in F.findings()}
+
+
+def test_kbest_lists_are_read_in_the_frames_order(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from proofmatch.evaluation import report as R
+
+    table = pa.table(
+        {
+            "pair_id": ["b", "a", "c"],
+            "topk_ids": [["b", "a"], ["a", "c"], ["c", "b"]],
+            "topk_scores": [[3.0, 1.0], [2.0, 1.5], [5.0, 0.0]],
+        }
+    )
+    pq.write_table(table, tmp_path / "e.parquet")
+    ids, scores = R.read_kbest(tmp_path / "e.parquet", pd.Index(["a", "b", "c"], dtype=object))
+    assert ids.tolist() == [[0, 2], [1, 0], [2, 1]]
+    assert scores.tolist() == [[2.0, 1.5], [3.0, 1.0], [5.0, 0.0]]
+    assert R.read_kbest(tmp_path / "missing.parquet", pd.Index(["a"])) is None
