@@ -183,7 +183,7 @@ def findings() -> list[Finding]:
             "transposition_similar",
             "§9.1",
             "The models achieve similar performance with Transposition replacement.",
-            "|Transposition MRR − Conservation MRR| within the margin, every Local encoder",
+            "Transposition MRR − Conservation MRR within ± the margin, every Local encoder",
             tuple(
                 _diff(E[enc], _local(enc, "trans"), _local(enc, "conservation"), sign=0)
                 for enc in ("npt", "scratchbert", "mathbert")
@@ -703,7 +703,8 @@ def collapsed(ev: Any, frame: pd.DataFrame, resamples: int, seed: int) -> str | 
 def _who(ev: Evaluation) -> str:
     model = X.METHOD_NAMES.get(ev.model) or X.model_label(ev.model, ev.mode, "local")
     test = f" on {_name(ev.test_level)}" if ev.test_level != ev.level else ""
-    return f"{model} {X.SPLIT_NAMES[ev.split]} {_name(ev.level)}{test} ({ev.part})"
+    view = f", {X.VIEW_NAMES[ev.view]} input" if ev.view != "both" else ""
+    return f"{model} {X.SPLIT_NAMES[ev.split]} {_name(ev.level)}{test} ({ev.part}{view})"
 
 
 def verdict(signs: Sequence[int]) -> str:
