@@ -126,13 +126,158 @@ def test_a_planted_table_flips_the_verdict():
     assert row["Verdict"] == F.NOT_RUN and "not run" in row["Note"]
 
 
-def test_a_pool_too_small_is_undecided():
+def test_a_pool_too_small_prints_no_interval_and_is_not_supportable():
     finding = next(f for f in F.findings() if f.key == "npt_math_conservation")
     a, b = finding.evaluations()
-    assert (
-        F.judge(finding, {a: _frame(0.9, n=5), b: _frame(0.3, n=5, seed=2)}, 1000, 13)["Verdict"]
-        == F.UNDECIDED
+    row = F.judge(finding, {a: _frame(0.9, n=5), b: _frame(0.3, n=5, seed=2)}, 1000, 13)
+    assert row["Verdict"] == F.NOT_SUPPORTABLE
+    assert "n = 5 < 10: no interval" in row["Numbers (points, 95 % interval; adj.: Holm)"]
+    assert "[" not in row["Numbers (points, 95 % interval; adj.: Holm)"]
+
+
+def _shifted(frame: pd.DataFrame, by: float) -> pd.DataFrame:
+    """``frame`` with every statement's MRR, Acc and global Acc moved by ``by`` (a fraction)."""
+    out = frame.copy()
+    for m in ("mrr", "acc", "global_acc"):
+        out[m] = out[m] + by
+    return out
+
+
+def _noise(n: int, seed: int, sd: float = 0.3) -> pd.DataFrame:
+    """A per-statement frame of Gaussian scores around 0.5 that no model collapses on (every proof
+    its own top-1)."""
+    rng = np.random.default_rng(seed)
+    v = 0.5 + sd * rng.standard_normal(n)
+    return pd.DataFrame(
+        {
+            "mrr": v,
+            "acc": v,
+            "global_acc": v,
+            "shared_top1": 0.0,
+            "top1_share": 1.0 / n,
+            "proof_none": 0.0,
+            "proof_multi": 0.0,
+        },
+        index=pd.Index([f"p{i:03d}" for i in range(n)], name="pair_id"),
     )
+
+
+def test_one_uncorrected_cell_below_zero_is_undecided_after_holm():
+    """A 12-cell finding (ScratchBERT over NPT: 4 levels x MRR, Acc, global Acc) where one cell's
+    95 % interval lies just below 0 and every other covers 0: the old rule called it contradicted;
+    after Holm's correction over the 12 cells its adjusted interval covers 0: undecided. The same
+    cell far below 0 stays contradicted."""
+    finding = next(f for f in F.findings() if f.key == "scratchbert_over_npt")
+    n, frames, rng = 200, {}, np.random.default_rng(3)
+    for i, lv in enumerate(X.LEVELS):
+        base = _noise(n, seed=i)
+        frames[X.Run("mixed", "npt", "local", lv).evaluation("test")] = base
+        diff = {m: 0.3 * rng.standard_normal(n) for m in ("mrr", "acc", "global_acc")}
+        diff = {m: d - d.mean() for m, d in diff.items()}  # every cell centred on 0 ...
+        if lv == "full":
+            diff["mrr"] -= 0.05  # ... but Full's MRR: 95 % interval just below 0
+        frames[X.Run("mixed", "scratchbert", "local", lv).evaluation("test")] = base.assign(
+            **{m: base[m] + d for m, d in diff.items()}
+        )
+    sb_full = X.Run("mixed", "scratchbert", "local", "full").evaluation("test")
+    row, cells = F.judge_cells(finding, _evidence(frames))
+    full = next(c for c in cells if c["Cell"] == "Full MRR")
+    assert full["Hi"] < 0 < full["Adjusted hi"]  # one uncorrected cell wrong, the adjusted one not
+    assert row["Verdict"] == F.UNDECIDED
+    assert row["Tally (above / covering / below 0)"] == "0 / 11 / 1"
+    frames[sb_full] = frames[sb_full].assign(mrr=frames[sb_full]["mrr"] - 0.3)
+    assert F.judge_cells(finding, _evidence(frames))[0]["Verdict"] == F.CONTRADICTED
+
+
+def _evidence(frames, margin: float = 0.08) -> F.Evidence:
+    return F.Evidence(frames, 1000, 13, margin, 1000)
+
+
+def test_equivalence_within_the_margin_holds_and_twice_the_margin_is_contradicted():
+    """Transposition against Conservation (the paper's "similar"), two one-sided tests with margin
+    m = 8 points: the same scores hold (equivalent within 8); 16 points apart (2 m) contradicted."""
+    finding = next(f for f in F.findings() if f.key == "transposition_similar")
+    m = 0.08
+    frames = {}
+    for i, enc in enumerate(("npt", "scratchbert", "mathbert")):
+        base = _noise(300, seed=20 + i, sd=0.1)
+        frames[_ev(enc, "conservation")] = base
+        frames[_ev(enc, "trans")] = base.copy()
+    row = F.judge_cells(finding, _evidence(frames, m))[0]
+    assert row["Verdict"] == "holds (equivalent within 8)"
+    frames[_ev("npt", "trans")] = _shifted(frames[_ev("npt", "conservation")], -2 * m)
+    row = F.judge_cells(finding, _evidence(frames, m))[0]
+    assert row["Verdict"] == "contradicted (differs by more than 8)"
+
+
+def _ev(enc: str, level: str) -> X.Evaluation:
+    return X.Run("mixed", enc, "local", level).evaluation("test")
+
+
+def test_a_collapsed_model_is_not_supportable():
+    """One proof the local top-1 of every statement (the pr split's Table 6 runs in the demo):
+    however large the planted difference, the finding is not supportable, naming the model."""
+    finding = next(f for f in F.findings() if f.key == "protected_all")
+    frames = {}
+    for p, plain in (("partial_p", "partial"), ("full_p", "full")):
+        for t in ("conservation", "partial_p"):
+            frames[X.Run("pr", "scratchbert", "local", p).evaluation("test", t)] = _noise(60, 1)
+            frames[X.Run("pr", "scratchbert", "local", plain).evaluation("test", t)] = _shifted(
+                _noise(60, 1), -0.2
+            )
+    assert F.judge_cells(finding, _evidence(frames))[0]["Verdict"] == F.HOLDS
+    hub = X.Run("pr", "scratchbert", "local", "full").evaluation("test", "conservation")
+    frames[hub] = frames[hub].assign(top1_share=1.0)  # one proof is everyone's top-1
+    row = F.judge_cells(finding, _evidence(frames))[0]
+    assert row["Verdict"] == F.NOT_SUPPORTABLE
+    assert "one proof is the top-1 of 60 of 60 statements" in row["Note"]
+    assert "ScratchBERT-Local" in row["Note"]
+    # an MRR interval that covers chance (H_60 / 60 = 7.8 %) collapses a model too
+    chance = sum(1 / k for k in range(1, 61)) / 60
+    frames[hub] = _noise(60, 1, sd=0.01).assign(
+        mrr=chance + 0.01 * np.random.default_rng(0).standard_normal(60)
+    )
+    assert "covers chance" in F.judge_cells(finding, _evidence(frames))[0]["Note"]
+
+
+def test_a_seed_that_flips_moves_holds_to_undecided():
+    """ScratchBERT over NPT holds with one seed of NPT-Local Conservation; add its seed-14 run (a
+    report.seeds variant) that lies above ScratchBERT and the hierarchical bootstrap (seeds, then
+    statements) covers 0 in that cell: undecided. The cell says it combines 2 seeds."""
+    finding = next(f for f in F.findings() if f.key == "scratchbert_over_npt")
+    frames = {}
+    for i, lv in enumerate(X.LEVELS):
+        base = _noise(200, seed=40 + i, sd=0.1)
+        frames[_ev("npt", lv)] = base
+        frames[_ev("scratchbert", lv)] = _shifted(base, 0.1)
+    assert F.judge_cells(finding, _evidence(frames))[0]["Verdict"] == F.HOLDS
+    npt = _ev("npt", "conservation")
+    frames[X.Evaluation(**{**npt.__dict__, "variant": "seed14"})] = _shifted(frames[npt], 0.2)
+    row, cells = F.judge_cells(finding, _evidence(frames))
+    assert row["Verdict"] == F.UNDECIDED
+    cell = next(c for c in cells if c["Cell"] == "Conservation MRR")
+    assert cell["Seeds"] == 2 and cell["Lo"] < 0 < cell["Hi"]
+    assert cell["Estimate"] == pytest.approx(0.0, abs=1e-9)  # the mean over the two seeds
+
+
+def test_global_accuracy_re_solved_per_resample_matches_the_decoder_and_widens():
+    """The re-solved pool's assignment with every pair drawn once is the evaluation's own (the
+    exact decoder's); on bootstrap pools its draws spread wider than the fixed assignment's hits."""
+    from proofmatch.decoding import assign as A
+
+    rng = np.random.default_rng(5)
+    n = 120
+    scores = rng.standard_normal((n, n)) + 1.5 * np.eye(n)
+    ids = np.argsort(-scores, axis=1)
+    top = np.take_along_axis(scores, ids, axis=1)
+    graph, pair = A.resampled_graph(ids, A.kbest_costs(top), np.ones(n, np.int64))
+    x, _ = A.solve_graph(graph)
+    exact = A.exact_global(scores)
+    assert np.array_equal(pair[x] == pair, exact == np.arange(n))
+    counts = B.draw_counts(n, 300, 13)
+    resolved = A.resampled_global_acc(ids, top, counts)
+    fixed = counts @ (exact == np.arange(n)).astype(float) / n
+    assert resolved.std() > fixed.std()
 
 
 def test_the_report_tables_state_each_pool_and_its_chance_mrr():
@@ -238,3 +383,73 @@ def test_the_stacks_config_plans_the_seeds_and_the_scaling_curve(stacks_dir, tmp
     assert planned["subsample_train"] == 3 and planned["baseline_variant"] == 2 * 3
     for rule in ("findings", "seeds_table", "scaling_table"):
         assert planned[rule] == 1
+
+
+def test_write_findings_gives_numeric_cells_a_headline_csv_and_re_solves_global(tmp_path):
+    """findings.csv: one numeric row per cell (estimate, lo, hi, adjusted lo/hi, n, seeds); the
+    headline gap as its own CSV; the caption names the corpus and the seeds; an evaluation with its
+    k-best Parquet file has its global accuracy re-solved (no "fixed assignment"), one without
+    keeps the fixed assignment and says so."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from proofmatch.decoding.assign import exact_global
+    from proofmatch.evaluation import report as R
+
+    cfg = validate_config({})
+    n, rng, paths = 40, np.random.default_rng(8), {}
+    ids = [f"p{i:03d}" for i in range(n)]
+    evs = [_ev(enc, lv) for enc in ("npt", "scratchbert") for lv in X.LEVELS]
+    evs += [X.baseline("mixed", m, "conservation", "test") for m in R.HEADLINE_LEXICAL]
+    for i, ev in enumerate(evs):
+        scores = rng.standard_normal((n, n)) + (2.0 + 0.2 * i) * np.eye(n)
+        order = np.argsort(-scores, axis=1)
+        gold_rank = 1 + (scores > np.diag(scores)[:, None]).sum(axis=1)
+        block = B.statements_block(ids, gold_rank, order[:, 0], exact_global(scores))
+        path = tmp_path / f"{i}.json"
+        write_json({"n": n, B.STATEMENTS: block}, path)
+        if ev.model == "npt":  # k-best lists for NPT only
+            pq.write_table(
+                pa.table(
+                    {
+                        "pair_id": ids,
+                        "topk_ids": [[ids[j] for j in row] for row in order],
+                        "topk_scores": np.take_along_axis(scores, order, axis=1).tolist(),
+                    }
+                ),
+                path.with_suffix(".parquet"),
+            )
+        paths[ev] = path
+    df = R.write_findings(paths, cfg, tmp_path / "findings")
+    cells = pd.read_csv(tmp_path / "findings.csv")
+    for col in ("Estimate", "Lo", "Hi", "Adjusted lo", "Adjusted hi", "n", "Seeds"):
+        assert pd.api.types.is_numeric_dtype(cells[col]), col
+    glob = cells[(cells["Finding"] == "global_decoding") & cells["Cell"].str.startswith("NPT")]
+    assert len(glob) == 4 and glob["Global assignment"].isna().all()  # re-solved
+    sb = cells[(cells["Finding"] == "global_decoding") & cells["Cell"].str.startswith("Scratch")]
+    assert (sb["Global assignment"] == "fixed").all()
+    head = pd.read_csv(tmp_path / "findings_headline.csv")
+    assert {"MRR", "MRR lo", "MRR hi", "− BM25", "− BM25 lo", "− BM25 hi"} <= set(head.columns)
+    md = (tmp_path / "findings.md").read_text(encoding="utf-8")
+    assert "demo corpus" in md.lower() and "seed 13" in md and "Mixed test n = 40" in md
+    assert set(df["Finding"]) == {f.key for f in F.findings()}
+
+
+def test_kbest_lists_are_read_in_the_frames_order(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from proofmatch.evaluation import report as R
+
+    table = pa.table(
+        {
+            "pair_id": ["b", "a", "c"],
+            "topk_ids": [["b", "a"], ["a", "c"], ["c", "b"]],
+            "topk_scores": [[3.0, 1.0], [2.0, 1.5], [5.0, 0.0]],
+        }
+    )
+    pq.write_table(table, tmp_path / "e.parquet")
+    ids, scores = R.read_kbest(tmp_path / "e.parquet", pd.Index(["a", "b", "c"], dtype=object))
+    assert ids.tolist() == [[0, 2], [1, 0], [2, 1]]
+    assert scores.tolist() == [[2.0, 1.5], [3.0, 1.0], [5.0, 0.0]]
+    assert R.read_kbest(tmp_path / "missing.parquet", pd.Index(["a"])) is None

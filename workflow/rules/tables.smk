@@ -137,6 +137,7 @@ rule findings:
         ),
         tex="results/tables/findings.tex",
         csv="results/tables/findings.csv",
+        headline="results/tables/findings_headline.csv",
     log:
         "results/logs/findings.log",
     benchmark:
@@ -145,7 +146,9 @@ rule findings:
         CONDA
     resources:
         mem_mb=2000,
-        runtime=10,
+        # re-solving global decoding per resample: about 26 CPU s an evaluation at the Stacks
+        # pool (515 pairs), 20 of them (bench/bench_findings.py; docs/measured/findings.md)
+        runtime=30,
     params:
         caption=T.table_caption("findings", config),
     script:

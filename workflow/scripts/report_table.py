@@ -13,7 +13,13 @@ inputs = {"findings": R.findings_inputs, "seeds": R.seeds_inputs, "scaling": R.s
 paths = R.evaluation_paths(inputs)
 if name == "findings":
     run_logged(
-        snakemake.log[0], R.write_findings, paths, snakemake.config, prefix, snakemake.input.shares
+        snakemake.log[0],
+        R.write_findings,
+        paths,
+        snakemake.config,
+        prefix,
+        snakemake.input.shares,
+        snakemake.output.headline,
     )
 elif name == "seeds":
     run_logged(snakemake.log[0], R.write_seeds, paths, snakemake.config, prefix)

@@ -282,3 +282,87 @@ def decode_metrics(local: LocalResult, glob: GlobalResult) -> dict:
         "assignment_ties": "ties count against the gold proof (each gold pair costs 2^-24 * score range / n "
         "more: among assignments float32 cannot tell apart, the fewest gold pairs)",
     }
+
+
+def resampled_graph(
+    topk_idx: np.ndarray, cost: np.ndarray, counts: np.ndarray
+) -> tuple[SparseGraph, np.ndarray]:
+    """The k-best graph of one bootstrap pool: pair ``i`` (statement and gold proof) drawn
+    ``counts[i]`` times. Every copy of statement ``i`` keeps an edge to every copy of each proof of
+    its k-best list that was drawn, at the list's cost (``cost``: :func:`kbest_graph`'s scale, in
+    [0, 1]); an edge to a copy of its own proof is a gold pair (:func:`gold_penalty` more). Each row
+    also gets one fallback edge, a cyclic shift of the positions by the largest count (so never to a
+    copy of its own pair unless one pair fills the pool), which keeps the graph feasible. Returns
+    (graph, the pair behind each position)."""
+    counts = np.asarray(counts, np.int64)
+    n_pairs, k = topk_idx.shape
+    pair = np.repeat(np.arange(n_pairs, dtype=np.int64), counts)  # position -> pair
+    size = pair.shape[0]
+    start = np.zeros(n_pairs, np.int64)
+    np.cumsum(counts[:-1], out=start[1:])
+    drawn = np.flatnonzero(counts)
+    cols_p, cost_p = topk_idx[drawn], cost[drawn]  # (d, k): each drawn pair's list
+    reps = counts[cols_p]  # copies of each listed proof in this pool
+    # one list per drawn pair: its listed proofs' copies, in ascending position order
+    order = np.argsort(np.where(reps > 0, start[cols_p], size), axis=1, kind="stable")
+    cols_p = np.take_along_axis(cols_p, order, axis=1)
+    cost_p = np.take_along_axis(cost_p, order, axis=1)
+    reps = np.take_along_axis(reps, order, axis=1).ravel()
+    first = np.repeat(start[cols_p].ravel(), reps)
+    within = np.arange(first.shape[0]) - np.repeat(np.cumsum(reps) - reps, reps)
+    col_flat = first + within
+    cost_flat = np.repeat(cost_p.ravel(), reps)
+    gold_flat = np.repeat((cols_p == drawn[:, None]).ravel(), reps)
+    length = reps.reshape(len(drawn), k).sum(axis=1)  # edges of one copy of each drawn pair
+    offset = np.cumsum(length) - length
+    # every copy of a pair repeats its pair's list: segment (offset, length) once per copy
+    seg_len = np.repeat(length, counts[drawn])
+    seg_off = np.repeat(offset, counts[drawn])
+    take = np.repeat(seg_off - (np.cumsum(seg_len) - seg_len), seg_len) + np.arange(seg_len.sum())
+    cols, costs = col_flat[take], cost_flat[take] + gold_penalty(1.0, size) * gold_flat[take]
+    # the fallback edge of each row, placed in its row's ascending column order
+    fallback = (np.arange(size) + counts.max()) % size
+    rows = np.repeat(np.arange(size), seg_len)
+    has = np.zeros(size, bool)
+    has[rows[cols == fallback[rows]]] = True
+    extra = np.flatnonzero(~has)
+    # rows come in ascending order and each row's columns ascending: row * size + column is sorted,
+    # so each fallback edge goes in where a binary search puts it (no sort of the whole graph)
+    at = np.searchsorted(rows * size + cols, extra * size + fallback[extra])
+    all_cols = np.insert(cols, at, fallback[extra])
+    all_cost = np.insert(costs, at, FALLBACK_COST)
+    ii = np.zeros(size + 1, np.int64)
+    np.cumsum(seg_len + ~has, out=ii[1:])
+    graph = SparseGraph(
+        n=size,
+        cc=np.ascontiguousarray(all_cost),
+        ii=ii,
+        kk=np.ascontiguousarray(all_cols),
+        fallback_col=np.where(has, -1, fallback),
+    )
+    return graph, pair
+
+
+def kbest_costs(topk_score: np.ndarray) -> np.ndarray:
+    """The k-best lists' scores as :func:`kbest_graph`'s costs, ``(max s - s) / range`` in [0, 1]."""
+    cost = float(np.max(topk_score)) - np.asarray(topk_score, np.float64)
+    spread = float(cost.max())
+    return cost / spread if spread > 0 else cost
+
+
+def resampled_global_acc(
+    topk_idx: np.ndarray, topk_score: np.ndarray, counts: np.ndarray
+) -> np.ndarray:
+    """Global accuracy of each bootstrap pool (a row of ``counts``, ``R x n``: how often each pair
+    was drawn), with the assignment re-solved on that pool by the sparse k-best decoder
+    (:func:`resampled_graph`, ``lap.lapmod``): a statement's hit is its assignment to any copy of
+    its own proof. What an interval of global accuracy that includes the assignment's own
+    variation resamples; the fixed assignment's hits would treat the hits as independent."""
+    topk_idx = np.asarray(topk_idx, np.int64)
+    cost = kbest_costs(topk_score)
+    out = np.empty(counts.shape[0])
+    for r, row in enumerate(np.asarray(counts, np.int64)):
+        graph, pair = resampled_graph(topk_idx, cost, row)
+        x, _ = solve_graph(graph)
+        out[r] = float(np.mean(pair[x] == pair))
+    return out

@@ -30,6 +30,10 @@ import pandas as pd
 # a hit of the global assignment (global Acc), and whether the statement's local top-1 proof is also
 # the top-1 of another statement (hubness, Table 7).
 METRICS = ("mrr", "acc", "global_acc", "shared_top1")
+# Further per-row columns, by proof position (proof i is statement i's gold): the share of the pool
+# whose local top-1 is this statement's top-1 (its maximum says whether a model collapsed onto one
+# proof), and whether proof i is the local top-1 of no statement, or of two or more (§6's numbers).
+POOL_COLUMNS = ("top1_share", "proof_none", "proof_multi")
 STATEMENTS = "statements"  # the evaluation JSON's key of :func:`statements_block`
 
 
@@ -146,16 +150,22 @@ def per_statement(block: Mapping[str, Sequence], origin: object = "an evaluation
     if n > 1 and (ids[1:] == ids[:-1]).any():
         raise ValueError(f"{origin}: a pair_id occurs twice; not a per-statement evaluation")
     position = np.arange(n)
+    count = np.bincount(top1, minlength=n)
     values = np.column_stack(
         [
             1.0 / gold_rank,
             top1 == position,
             global_pred == position,
-            np.bincount(top1, minlength=n)[top1] > 1,
+            count[top1] > 1,
+            count[top1] / max(n, 1),
+            count == 0,
+            count > 1,
         ]
     ).astype(np.float64)
     return pd.DataFrame(
-        values[order], columns=list(METRICS), index=pd.Index(ids, name="pair_id", dtype=object)
+        values[order],
+        columns=[*METRICS, *POOL_COLUMNS],
+        index=pd.Index(ids, name="pair_id", dtype=object),
     )
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,10 +27,12 @@ import pyarrow.compute as pc
 
 from proofmatch import experiments as X
 from proofmatch import variants as V
-from proofmatch.artifacts import atomic_path, read_table
+from proofmatch.artifacts import atomic_path, read_table, write_csv
 from proofmatch.data.subsample import kept_train_rows
 from proofmatch.evaluation import bootstrap as B
 from proofmatch.evaluation import findings as F
+from proofmatch.evaluation import paper as P
+from proofmatch.evaluation.comparison import corpus_label
 from proofmatch.evaluation.intervals import load_frames, signed
 from proofmatch.evaluation.tables import chance, pool_sizes, pools_sentence
 from proofmatch.experiments import Evaluation
@@ -98,23 +101,117 @@ def headline_evaluations(config: Mapping[str, Any]) -> list[Evaluation]:
 
 def headline_table(
     frames: Mapping[Any, pd.DataFrame], config: Mapping[str, Any], resamples: int, seed: int
-) -> pd.DataFrame:
-    """The paper's headline gap here: every learned row minus each lexical baseline (MRR, paired)."""
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The paper's headline gap here: every learned row minus each lexical baseline (MRR, paired).
+    (numeric frame: MRR and each difference with lo/hi, in points; shown frame)."""
     evs = [
         ev for ev in headline_evaluations(config) if ev in frames
     ]  # a partial tree: what was made
     lexical = [ev for ev in evs if ev.run() is None]
-    rows = []
+    rows, shown = [], []
     for ev in (e for e in evs if e.run() is not None):
+        iv = B.interval(frames[ev]["mrr"].to_numpy(), resamples, seed)
         row: dict[str, Any] = {
             "Model": _label(ev),
-            "MRR": _pct(B.interval(frames[ev]["mrr"].to_numpy(), resamples, seed)),
+            "n": len(frames[ev]),
+            "MRR": 100 * iv.value,
+            "MRR lo": 100 * iv.low,
+            "MRR hi": 100 * iv.high,
         }
+        text: dict[str, Any] = {"Model": row["Model"], "MRR": _pct(iv)}
         for lex in lexical:
             d = B.contrast([(1.0, frames[ev]), (-1.0, frames[lex])], "mrr", resamples, seed)
-            row[f"− {X.METHOD_NAMES[lex.model]}"] = signed(d)
+            name = f"− {X.METHOD_NAMES[lex.model]}"
+            row.update({name: 100 * d.value, f"{name} lo": 100 * d.low, f"{name} hi": 100 * d.high})
+            text[name] = signed(d)
         rows.append(row)
-    return pd.DataFrame(rows)
+        shown.append(text)
+    return pd.DataFrame(rows), pd.DataFrame(shown)
+
+
+def paper_values() -> dict[tuple[Evaluation, str], float]:
+    """The paper's value (a fraction) of each (test evaluation, metric) its Tables 3-6 report; a
+    global decoding row's accuracy is ``global_acc``."""
+    out: dict[tuple[Evaluation, str], float] = {}
+    for cell in P.read_paper_cells():
+        metric = cell.metric if cell.decoding == "local" else "global_acc"
+        out.setdefault((cell.evaluation("test"), metric), cell.value / 100)
+    return out
+
+
+def read_kbest(path: str | os.PathLike, index: pd.Index) -> tuple[np.ndarray, np.ndarray] | None:
+    """An evaluation's k-best lists (``topk_ids`` as positions in ``index``, the per-statement
+    frame's order, and ``topk_scores``), rows in that order; None without its Parquet file."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    table = pq.read_table(path, columns=["pair_id", "topk_ids", "topk_scores"])
+    rows = index.get_indexer(table.column("pair_id").to_numpy(zero_copy_only=False))
+    n = len(index)
+    ids = table.column("topk_ids").combine_chunks()
+    k = len(ids[0]) if len(ids) else 0
+    flat = index.get_indexer(ids.flatten().to_numpy(zero_copy_only=False))
+    if (rows < 0).any() or (flat < 0).any() or len(rows) != n or flat.size != n * k:
+        raise ValueError(f"{path}: its k-best lists do not match its statements block")
+    scores = table.column("topk_scores").combine_chunks().flatten().to_numpy()
+    order = np.argsort(rows)
+    return flat.reshape(n, k)[order], scores.astype(np.float64).reshape(n, k)[order]
+
+
+def evidence(
+    frames: Mapping[Any, pd.DataFrame],
+    config: Mapping[str, Any],
+    paths: Mapping[Any, str | os.PathLike] | None = None,
+) -> F.Evidence:
+    """The findings' :class:`~proofmatch.evaluation.findings.Evidence`: the frames, the config's
+    bootstrap, margin and re-solving settings, the k-best lists of every evaluation whose global
+    accuracy a finding reads (from the Parquet file beside its JSON in ``paths``) and the paper's
+    values."""
+    rep = config["report"]
+    resolve_max_n = rep["resolve_max_n"]
+    global_evs = {
+        t[1] for f in F.findings() for c in f.contrasts for t in c.terms if t[2] == "global_acc"
+    }
+    kbest = {}
+    for ev, path in (paths or {}).items():
+        if (
+            F.seed_variant_of(ev) in global_evs
+            and ev in frames
+            and len(frames[ev]) <= resolve_max_n
+        ):
+            found = read_kbest(Path(path).with_suffix(".parquet"), frames[ev].index)
+            if found is not None:
+                kbest[ev] = found
+    return F.Evidence(
+        frames,
+        rep["resamples"],
+        config["seed"],
+        rep["equivalence_margin"] / 100,
+        resolve_max_n,
+        kbest,
+        paper_values(),
+    )
+
+
+def seeds_sentence(frames: Mapping[Any, pd.DataFrame], config: Mapping[str, Any]) -> str:
+    """What the findings' caption says of seeds: the config seed, and which runs add the seeds of
+    ``report.seeds`` (a hierarchical bootstrap)."""
+    seed = config["seed"]
+    varied = sorted(
+        {
+            _label(F.seed_variant_of(ev))
+            for ev in frames
+            if isinstance(ev, Evaluation) and ev.variant.startswith("seed")
+        }
+    )
+    text = f"every run trained with seed {seed}"
+    if varied:
+        seeds = ", ".join(str(s) for s in config["report"]["seeds"])
+        text += (
+            f"; cells of {', '.join(varied)} (Mixed Conservation, test) combine seeds {seeds} "
+            "(a hierarchical bootstrap: seeds, then statements)"
+        )
+    return text
 
 
 def write_findings(
@@ -122,31 +219,72 @@ def write_findings(
     config: Mapping[str, Any],
     out_prefix: str | os.PathLike,
     shares_json: str | os.PathLike | None = None,
+    headline_csv: str | os.PathLike | None = None,
 ) -> pd.DataFrame:
-    """``findings.{md,tex,csv}``: the verdicts, then (Markdown only) the headline gap."""
+    """``findings.{md,tex}`` (one row per finding), ``findings.csv`` (one row per cell, numeric),
+    and the headline gap (Markdown below the table, and its own CSV, ``headline_csv``, by default
+    ``<out_prefix>_headline.csv``)."""
     frames: dict[Any, pd.DataFrame] = dict(load_frames(paths))  # type: ignore[arg-type]
     if shares_json is not None:
         frames[F.LIME] = F.lime_frame(shares_json)
     resamples, seed = config["report"]["resamples"], config["seed"]
-    df = F.findings_table(frames, resamples, seed)
-    head = headline_table(frames, config, resamples, seed)
+    ev = evidence(frames, config, paths)
+    t0 = time.perf_counter()
+    df, cells = F.findings_tables(ev)
+    log.info(
+        "judged %d findings (%d cells, %d evaluations re-solved) in %.1f s",
+        len(df),
+        len(cells),
+        len(ev.kbest),
+        time.perf_counter() - t0,
+    )
+    head, head_shown = headline_table(frames, config, resamples, seed)
     counts = df["Verdict"].value_counts().to_dict()
+    corpus = corpus_label(config["corpus"]["source"], config["corpus"].get("dir"))
     after = (
         "\nVerdicts: "
         + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
         + ".\n\n"
-        + "Headline gap (test part, Mixed Conservation, MRR in points, 95 % paired interval; the paper: the "
-        "learned models far above token matching):\n\n"
-        + head.to_markdown(index=False, tablefmt="github")
+        + f"Headline gap ({corpus}, test part, Mixed Conservation, MRR in points, 95 % paired interval, "
+        f"seed {seed}; the paper: the learned models far above token matching):\n\n"
+        + head_shown.to_markdown(index=False, tablefmt="github")
         + "\n"
     )
-    caption = F.CAPTION.format(resamples=resamples) + pools_caption(frames)
-    _write(df, out_prefix, caption, md_after=after)
+    caption = F.CAPTION.format(
+        corpus=corpus,
+        resamples=resamples,
+        margin=config["report"]["equivalence_margin"],
+        resolve_max_n=config["report"]["resolve_max_n"],
+        seeds=seeds_sentence(frames, config),
+    ) + pools_caption(frames)
+    write_table(
+        cells,
+        f"{out_prefix}.md",
+        f"{out_prefix}.tex",
+        f"{out_prefix}.csv",
+        caption=caption,
+        label=Path(str(out_prefix)).name,
+        shown=df,
+        md_after=after,
+    )
+    write_csv(head, headline_csv or f"{out_prefix}_headline.csv")
+    log.info("wrote %s.{md,tex,csv} (%d findings, %d cells)", out_prefix, len(df), len(cells))
     return df
 
 
 def findings_inputs(config: Mapping[str, Any]) -> list[Evaluation]:
-    return list(dict.fromkeys(F.inputs(X.not_run(config)) + headline_evaluations(config)))
+    """The evaluations the findings read, the seed variants of those among them that
+    ``report.seeds`` trains again, and the headline gap's."""
+    base = F.inputs(X.not_run(config))
+    wanted = set(base)
+    seeds = [
+        ev
+        for _, run in V.seed_runs(config)
+        if run.variant
+        for ev in V.test_evaluations(run, config)
+        if F.seed_variant_of(ev) in wanted
+    ]
+    return list(dict.fromkeys(base + seeds + headline_evaluations(config)))
 
 
 # ----------------------------------------------------------------------------- seeds
