@@ -145,7 +145,7 @@ def read_kbest(path: str | os.PathLike, index: pd.Index) -> tuple[np.ndarray, np
     path = Path(path)
     if not path.exists():
         return None
-    table = pq.read_table(path, columns=["pair_id", "topk_ids", "topk_scores"])
+    table = read_table(path, columns=["pair_id", "topk_ids", "topk_scores"])
     rows = index.get_indexer(table.column("pair_id").to_numpy(zero_copy_only=False))
     n = len(index)
     ids = table.column("topk_ids").combine_chunks()
