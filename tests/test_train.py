@@ -37,6 +37,7 @@ from proofmatch.models.matcher import (
 )
 from proofmatch.models.optim import make_optimizer
 from proofmatch.models.params import (
+    ADDED,
     UNREAD,
     PretrainParams,
     TrainParams,
@@ -375,7 +376,8 @@ def test_train_params_come_from_the_config_and_fingerprints_stay(encoder):
         block["max_length"] if encoder == "npt" else matching["max_length"]
     )
     assert {k: flat[k] for k in RECORDED_UNREAD[encoder]} == RECORDED_UNREAD[encoder]
-    assert set(read) | set(RECORDED_UNREAD[encoder]) | {"max_length"} == set(flat)
+    assert set(read) | set(RECORDED_UNREAD[encoder]) | {"max_length"} == set(flat) - set(ADDED)
+    assert {k: flat[k] for k in ADDED} == ADDED  # matching.pretrained's, left out of fingerprints
     recorded = fingerprint(p, 0, ["a/1"])["params"]
     assert typed_params(TrainParams, recorded) == p  # a fingerprint's params load back
     assert p == TrainParams.from_config(
