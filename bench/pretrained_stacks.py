@@ -37,8 +37,11 @@ def rr(scores: np.ndarray) -> np.ndarray:
     return 1.0 / gold_ranks(scores, np.arange(scores.shape[0]))
 
 
-def model_scores(run: Path, parts: dict, shared: dict) -> dict[str, np.ndarray]:
-    """The dense score matrix of the run's model on each part."""
+def model_scores(
+    run: Path, parts: dict, shared: dict, cache: Path | None = None
+) -> dict[str, np.ndarray]:
+    """The dense score matrix of the run's model on each part (a head run's vectors kept in
+    ``cache``, one file per checkpoint digest and part, for the next call)."""
     m = load_matcher(run, device="cpu")
     key = None
     if m.config.checkpoint and run.parent.name.split("-")[-1] in HEAD_MODES:
@@ -49,12 +52,19 @@ def model_scores(run: Path, parts: dict, shared: dict) -> dict[str, np.ndarray]:
         if vecs is None and key and name == "dev" and (run / CACHE_FILE).exists():
             with np.load(run / CACHE_FILE) as c:
                 vecs = (c["dev_statements"], c["dev_proofs"])
+        kept = cache / f"{key[0]}-{key[1]}-{key[2]}-{name}.npz" if cache and key else None
+        if vecs is None and kept is not None and kept.exists():
+            with np.load(kept) as c:
+                vecs = (c["statements"], c["proofs"])
         if vecs is None:
             t0 = time.perf_counter()
             vecs = tuple(
                 m.embed(list(df[f"{side}_tokens"]), 64).numpy() for side in ("statement", "proof")
             )
             print(f"  encoded {name} for {run} in {time.perf_counter() - t0:.0f} s", flush=True)
+            if kept is not None:
+                kept.parent.mkdir(parents=True, exist_ok=True)
+                np.savez(kept, statements=vecs[0], proofs=vecs[1])
         if key:
             shared[(key, name)] = vecs
         S, P = (np.asarray(v, np.float64) for v in vecs)
@@ -68,6 +78,7 @@ def main() -> None:
     ap.add_argument("data")
     ap.add_argument("--run", action="append", default=[], help="name=run folder")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--cache", type=Path, help="folder keeping the head runs' vectors")
     args = ap.parse_args()
     dev, test = read_parts(args.data, ["dev", "test"])
     parts = {"dev": dev, "test": test}
@@ -80,7 +91,7 @@ def main() -> None:
     shared: dict = {}
     for spec in args.run:
         name, _, folder = spec.partition("=")
-        scores[name] = model_scores(Path(folder), parts, shared)
+        scores[name] = model_scores(Path(folder), parts, shared, args.cache)
     z = {k: {n: standardize(v) for n, v in s.items()} for k, s in scores.items()}
     systems: dict[str, dict] = {}
     for name in scores:

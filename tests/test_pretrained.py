@@ -176,3 +176,24 @@ def test_caption_names_the_loaded_checkpoint(tiny_pretrained):
     assert "MathBERT-ZeroShot-Local" in labels and "MathBERT-Frozen-Global" in labels
     assert checkpoint_caption(RT.table4(), cfg) == ""  # no MathBERT row
     assert checkpoint_caption(table3, validate_config({})) == ""  # not configured: rows say so
+
+
+def test_findings_on_a_stand_in_say_so(tiny_pretrained):
+    """A finding judged on the runs of a checkpoint that is not MathBERT carries the caveat."""
+    from proofmatch.config import validate_config
+    from proofmatch.evaluation import findings as F
+
+    cfg = validate_config({"matching": {"mathbert": str(tiny_pretrained)}})
+    caveat = F.caveats(cfg)["mathbert"]
+    assert "not MathBERT" in caveat and "stand-in" in caveat
+    assert F.caveats(validate_config({})) == {}
+    (finding,) = [f for f in F.findings() if f.key == "npt_over_mathbert"]
+    index = [f"s{i}" for i in range(20)]
+    frames = {
+        ev: pd.DataFrame({"mrr": [1.0 if ev.model == "npt" else 0.5] * 20}, index=index)
+        for ev in finding.evaluations()
+    }
+    row = F.judge(finding, frames, 200, 0, {"mathbert": caveat})
+    assert row["Verdict"] == F.HOLDS and caveat in row["Note"]
+    (other,) = [f for f in F.findings() if f.key == "scratchbert_over_npt"]
+    assert F.judge(other, {}, 200, 0, {"mathbert": caveat})["Note"].startswith("not run")

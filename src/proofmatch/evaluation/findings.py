@@ -407,9 +407,15 @@ def verdict(signs: Sequence[int]) -> str:
 
 
 def judge(
-    finding: Finding, frames: Mapping[Any, pd.DataFrame], resamples: int, seed: int
+    finding: Finding,
+    frames: Mapping[Any, pd.DataFrame],
+    resamples: int,
+    seed: int,
+    caveats: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """One row of the findings table: the finding, each contrast's numbers and the verdict."""
+    """One row of the findings table: the finding, each contrast's numbers and the verdict;
+    ``caveats`` (encoder -> text, :func:`caveats`) joins the note of a finding judged on that
+    encoder's runs (a stand-in checkpoint: its verdict is about the stand-in)."""
     numbers, signs, left_out = [], [], []
     for c in finding.contrasts:
         if any(t[1] not in frames for t in c.terms):
@@ -423,6 +429,12 @@ def judge(
             + (f" (n = {n})" if n < MIN_STATEMENTS else "")
         )
     note = f"not run: {', '.join(left_out)}" if left_out else ""
+    stand_ins = [
+        text
+        for encoder, text in (caveats or {}).items()
+        if numbers and any(X.learned_encoder(ev.model) == encoder for ev in finding.evaluations())
+    ]
+    note = "; ".join(filter(None, [note, *stand_ins]))
     return {
         "Finding": finding.key,
         "Section": finding.section,
@@ -439,9 +451,33 @@ def findings_table(
     resamples: int,
     seed: int,
     found: Iterable[Finding] | None = None,
+    caveats: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Every finding's row (:func:`judge`)."""
-    return pd.DataFrame([judge(f, frames, resamples, seed) for f in (found or findings())])
+    return pd.DataFrame([judge(f, frames, resamples, seed, caveats) for f in (found or findings())])
+
+
+def caveats(config: Mapping[str, Any]) -> dict[str, str]:
+    """For each encoder whose configured checkpoint is not what the paper used (a note from
+    :func:`proofmatch.models.identity.identify`: "not MathBERT"), what its findings' notes say."""
+    from proofmatch.models.identity import identify
+    from proofmatch.spec.encoders import ENCODERS
+
+    out = {}
+    for spec in ENCODERS.values():
+        source = spec.checkpoint and config["matching"].get(spec.checkpoint)
+        if not source:
+            continue
+        try:
+            found = identify(source)
+        except (OSError, ValueError):
+            continue
+        if found.note:
+            out[spec.name] = (
+                f"{spec.label} column: {found.label()}; the verdict is about that stand-in, "
+                f"not the paper's {spec.label}"
+            )
+    return out
 
 
 def inputs(not_run: Mapping[Any, str]) -> list[Evaluation]:

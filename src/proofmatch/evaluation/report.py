@@ -129,7 +129,7 @@ def write_findings(
     if shares_json is not None:
         frames[F.LIME] = F.lime_frame(shares_json)
     resamples, seed = config["report"]["resamples"], config["seed"]
-    df = F.findings_table(frames, resamples, seed)
+    df = F.findings_table(frames, resamples, seed, caveats=F.caveats(config))
     head = headline_table(frames, config, resamples, seed)
     counts = df["Verdict"].value_counts().to_dict()
     after = (
