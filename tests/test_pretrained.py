@@ -197,3 +197,28 @@ def test_findings_on_a_stand_in_say_so(tiny_pretrained):
     assert row["Verdict"] == F.HOLDS and caveat in row["Note"]
     (other,) = [f for f in F.findings() if f.key == "scratchbert_over_npt"]
     assert F.judge(other, {}, 200, 0, {"mathbert": caveat})["Note"].startswith("not run")
+
+
+def test_search_serves_a_pretrained_run_fused_with_bm25(toy, tiny_pretrained, tmp_path):
+    """A frozen run's model is an ordinary matcher: a fusion index is built from it and a typed
+    query (encoded by the checkpoint, with its own lowercasing and untyped math) is answered."""
+    from proofmatch.data.splits import read_part
+    from proofmatch.search.build import build_index
+    from proofmatch.search.index import SearchIndex
+
+    run = tmp_path / "run"
+    train_run(toy, run, "mathbert", "frozen", "both", params(), 0, None, tiny_pretrained)
+    build_index(
+        tmp_path / "ix",
+        toy,
+        run_dir=run,
+        method="fusion",
+        fusion_weight_by_hand=0.5,
+        parts=["test"],
+    )
+    ix = SearchIndex(tmp_path / "ix")
+    test = read_part(toy, "test")
+    _, hits = ix.search(test["pair_id"].iloc[0], k=5)
+    assert len(hits) == 5 and ix.meta["method"] == "fusion"
+    _, typed = ix.search(r"Let $a$ be a set and $b$ the other.", k=3)
+    assert len(typed) == 3
