@@ -38,7 +38,7 @@ def rr(scores: np.ndarray) -> np.ndarray:
 
 
 def model_scores(
-    run: Path, parts: dict, shared: dict, cache: Path | None = None
+    run: Path, parts: dict, shared: dict, cache: Path | None = None, data: str = ""
 ) -> dict[str, np.ndarray]:
     """The dense score matrix of the run's model on each part (a head run's vectors kept in
     ``cache``, one file per checkpoint digest and part, for the next call)."""
@@ -52,7 +52,9 @@ def model_scores(
         if vecs is None and key and name == "dev" and (run / CACHE_FILE).exists():
             with np.load(run / CACHE_FILE) as c:
                 vecs = (c["dev_statements"], c["dev_proofs"])
-        kept = cache / f"{key[0]}-{key[1]}-{key[2]}-{name}.npz" if cache and key else None
+        kept = (
+            cache / f"{data}-{key[0][:16]}-{key[1]}-{key[2]}-{name}.npz" if cache and key else None
+        )
         if vecs is None and kept is not None and kept.exists():
             with np.load(kept) as c:
                 vecs = (c["statements"], c["proofs"])
@@ -91,7 +93,8 @@ def main() -> None:
     shared: dict = {}
     for spec in args.run:
         name, _, folder = spec.partition("=")
-        scores[name] = model_scores(Path(folder), parts, shared, args.cache)
+        data = f"{Path(args.data).parent.name}-{Path(args.data).stem}"  # split and level
+        scores[name] = model_scores(Path(folder), parts, shared, args.cache, data)
     z = {k: {n: standardize(v) for n, v in s.items()} for k, s in scores.items()}
     systems: dict[str, dict] = {}
     for name in scores:
