@@ -58,7 +58,8 @@ def toy(tmp_path_factory):
 
 def params(**fields) -> TrainParams:
     """MathBERT's params under the schema's defaults, shortened for a test."""
-    base = {"max_length": 48, "batch_size": 8, "head_epochs": 4, "epochs": 1, "eval_every": 1}
+    base = {"max_length": 48, "batch_size": 8, "head_batch_size": 8, "head_epochs": 4}
+    base.update(epochs=1, eval_every=1)
     return train_params("mathbert", **{**base, **fields})
 
 

@@ -95,6 +95,7 @@ ADDED: dict[str, Any] = {
     "train_layers": None,
     "head_epochs": 0,
     "head_learning_rate": 0.0,
+    "head_batch_size": 0,
 }
 
 
@@ -133,8 +134,9 @@ class TrainParams:
     normalize: bool  # L2-normalised vectors, scores cosine · cosine_scale
     cosine_scale: float
     train_layers: int | None  # fine-tune only the top this many layers (None: all)
-    head_epochs: int  # the frozen encoder's bilinear head: passes over cached embeddings ...
-    head_learning_rate: float  # ... and its AdamW rate
+    head_epochs: int  # the frozen encoder's bilinear head: passes over cached embeddings, ...
+    head_learning_rate: float  # ... its AdamW rate ...
+    head_batch_size: int  # ... and its batch
 
     def __post_init__(self) -> None:
         """Refuse a value outside its ``Literal`` type: the one check of the enums for the code

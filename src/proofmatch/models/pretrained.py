@@ -213,7 +213,7 @@ def head_run(
             scale,
             p.head_epochs,
             p.head_learning_rate,
-            p.batch_size,
+            p.head_batch_size,
             seed,
         )
     head_seconds = time.perf_counter() - t0 - encode_seconds
