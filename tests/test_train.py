@@ -829,6 +829,7 @@ def test_run_params_from_the_workflows_reduced_block():
         "npt": {"epochs": 3, "d_model": 16, "eval_every": 2},
         "bert": {"epochs": 5, "eval_every": 1},
         "specter": {"margin": 1.0, "hard_fraction": 0.3},
+        "pretrained": {"epochs": 1, "learning_rate": 2e-5},
     }
     reduced = {"max_length": 64, "npt": {"epochs": 3, "d_model": 16, "eval_every": 2}}
     assert (
@@ -839,3 +840,5 @@ def test_run_params_from_the_workflows_reduced_block():
     assert run_matching(whole, "npt") == reduced  # what the workflow passes as a job's params
     assert set(run_matching(whole, "specter")) == {"max_length", "bert", "specter"}
     assert run_matching(whole, "mathbert")["mathbert"] is None
+    # a pretrained checkpoint's own block replaces matching.bert's schedule
+    assert run_params(whole, "mathbert")["learning_rate"] == 2e-5
