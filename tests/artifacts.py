@@ -52,12 +52,22 @@ T3_ROWS = {
     "-Global-Global": ("hybrid", "global"),
     "-Triplet-Local": ("triplet", "local"),
     "-Triplet-Global": ("triplet", "global"),
+    "-ZeroShot-Local": ("zeroshot", "local"),
+    "-ZeroShot-Global": ("zeroshot", "global"),
+    "-Frozen-Local": ("frozen", "local"),
+    "-Frozen-Global": ("frozen", "global"),
 }
 # A fusion row of the baselines table and the folder name of a training mode.
 FUSION_ROW = re.compile(
-    r"(.+)-(Local|Global|Triplet) \+ BM25-(Local|Global) \(fusion, this project\)"
+    r"(.+)-(Local|Global|Triplet|ZeroShot|Frozen) \+ BM25-(Local|Global) \(fusion, this project\)"
 )
-MODES = {"Local": "local", "Global": "hybrid", "Triplet": "triplet"}
+MODES = {
+    "Local": "local",
+    "Global": "hybrid",
+    "Triplet": "triplet",
+    "ZeroShot": "zeroshot",
+    "Frozen": "frozen",
+}
 HUBNESS_ROWS = {"≥20": ">=20", "≥10": ">=10", "≥5": ">=5", "≥2": ">=2", "=1": "=1", "<1": "<1"}
 FIGURE_WIDTH_PX = 11 * 150  # panels.draw_panels's width_in x dpi
 EVAL_TABLES = ("table3", "table4", "table5", "table6", "baselines")
@@ -102,6 +112,9 @@ def _row_spec(table: str, row: pd.Series) -> tuple[str, str, str, str, str | Non
             encoder, mode, decoding = fusion.groups()
             return "mixed", f"{ENCODERS[encoder]}+bm25", MODES[mode], "both", None, decoding.lower()
         method, decoding = row["Method"].rsplit("-", 1)
+        if method.endswith("-ZeroShot"):  # a pretrained checkpoint untrained
+            encoder = ENCODERS[method.removesuffix("-ZeroShot")]
+            return "mixed", encoder, "zeroshot", "both", None, decoding.lower()
         return "mixed", METHODS[method], "none", "both", None, decoding.lower()
     raise ValueError(table)
 

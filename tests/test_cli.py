@@ -20,6 +20,7 @@ from artifacts import check_eval_json, check_eval_table, check_figure, check_tab
 from toydata import toy_pairs
 
 from proofmatch import cli
+from proofmatch import experiments as X
 from proofmatch.artifacts import write_parquet
 from proofmatch.config import deep_merge, load_config
 from proofmatch.evaluation import bootstrap as B
@@ -413,7 +414,7 @@ def eval_tree(root: Path, mathbert: bool = True) -> list[Path]:
     specs = [
         ("mixed", e, m, lv, "both", lv)
         for e in bilinear
-        for m in ("local", "hybrid")
+        for m in X.ENCODER_MODES[e]
         for lv in levels
     ]
     specs += [("mixed", "specter", "triplet", lv, "both", lv) for lv in levels]

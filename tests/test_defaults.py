@@ -178,11 +178,18 @@ NOT_MIRRORS: dict[str, dict[str, str]] = {
         "attention_dropout": SAVED_MODEL,
         "positions": SAVED_MODEL,
     },
-    "proofmatch.models.matcher:MatcherConfig": {"pooling": SAVED_MODEL, "w_init": SAVED_MODEL},
+    "proofmatch.models.matcher:MatcherConfig": {
+        "pooling": SAVED_MODEL,
+        "w_init": SAVED_MODEL,
+        "normalize": SAVED_MODEL,
+    },
+    "proofmatch.models.pretrained:cached_vectors": {"batch_size": ENCODING_BATCH},
     **{
         f"proofmatch.models.encoders:{name}": {
             "pooling": "a BERT encoder's own pooling when none is given ([CLS], SPECTER's); a run passes "
-            "matching.bert.pooling, SPECTER-style matching.specter.pooling (matcher.build_matcher)"
+            "matching.bert.pooling, SPECTER-style matching.specter.pooling (matcher.build_matcher)",
+            "normalize": "raw vectors unless asked; a pretrained checkpoint's run passes "
+            "matching.pretrained.normalize (matcher.build_matcher)",
         }
         for name in ("BertEncoder", "BertEncoder.from_checkpoint", "BertEncoder.from_config")
     },

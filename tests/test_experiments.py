@@ -39,7 +39,7 @@ def test_spec_and_table_renderer_load_no_torch(modules):
 
 
 def test_wildcard_values():
-    assert X.MODES == ("local", "hybrid", "triplet")
+    assert X.MODES == ("local", "hybrid", "zeroshot", "frozen", "triplet")
     assert X.ALL_LEVELS == ("conservation", "partial", "full", "trans", "partial_p", "full_p")
     assert X.FAMILIES == ("mixed", "unmixed") and [X.family(s) for s in X.SPLITS] == [
         "mixed",
@@ -79,13 +79,14 @@ def test_tables_cells():
     shapes = {
         name: (len(t.rows), len(t.groups), len(t.evaluations())) for name, t in tables.items()
     }
-    # Table 3: 7 trained runs (local and hybrid per bilinear encoder, SPECTER-style triplet) at 4 levels
+    # Table 3: 9 runs (local and hybrid per bilinear encoder, MathBERT's zeroshot and frozen,
+    # SPECTER-style triplet) at 4 levels
     assert shapes == {
-        "table3": (11, 4, 28),
+        "table3": (15, 4, 36),
         "table4": (8, 4, 32),
         "table5": (6, 2, 12),
         "table6": (5, 2, 10),
-        "baselines": (10, 4, 20),
+        "baselines": (12, 4, 24),
         "table7": (1, 0, 1),
     }
     for table in tables.values():
@@ -178,7 +179,7 @@ def test_not_run_follows_the_config():
     assert X.not_run(cfg) == {"pr": X.NOT_RUN_PR} and X.configured_splits(cfg) == X.FAMILIES
     assert RT.table6().evaluations(X.not_run(cfg)) == []
     t3 = RT.table3()
-    assert len(t3.evaluations(X.not_run(demo))) == 20 and len(t3.evaluations(X.not_run(cfg))) == 28
+    assert len(t3.evaluations(X.not_run(demo))) == 20 and len(t3.evaluations(X.not_run(cfg))) == 36
     assert {X.note("x"), X.note("not run: x")} == {"not run: x"}
 
 

@@ -71,6 +71,10 @@ def test_table3_rows_percentages_and_not_run(tmp_path):
         "ScratchBERT-Local-Local",
         "ScratchBERT-Local-Global",
         "ScratchBERT-Global-Global",
+        "MathBERT-ZeroShot-Local",
+        "MathBERT-ZeroShot-Global",
+        "MathBERT-Frozen-Local",
+        "MathBERT-Frozen-Global",
         "MathBERT-Local-Local",
         "MathBERT-Local-Global",
         "MathBERT-Global-Global",
@@ -82,7 +86,7 @@ def test_table3_rows_percentages_and_not_run(tmp_path):
     assert f"not run: {reason}" in md and "not run" in tex
     mb = df[df["Encoder-Decoder"] == "MathBERT-Local-Local"].iloc[0]
     assert mb.drop(["Encoder-Decoder", "Note"]).isna().all()
-    assert csv.shape == (11, 1 + 8 + 1)
+    assert csv.shape == (15, 1 + 8 + 1)
     # the workflow's inputs are the table's evaluations without the rows not run
     assert set(table.evaluations({"mathbert": reason})) == {ev for ev in results}
 
@@ -282,6 +286,8 @@ def test_baselines_table_with_not_run_method(tmp_path):
         "TF-IDF (reference code)-Global",
         "BM25-Local",
         "BM25-Global",
+        "MathBERT-ZeroShot-Local",
+        "MathBERT-ZeroShot-Global",
     ]
     assert "| TF-IDF-Local | 29.80 | 11.40 |" in md and "| TF-IDF-Global | – | 20.00 |" in md
     assert md.count("not run: rank_bm25 not installed") == 2
@@ -293,13 +299,14 @@ def test_baselines_table_fusion_rows(tmp_path):
     λ was chosen and which λ each cell used."""
     table = RT.baselines(fusion=[("npt", "local"), ("mathbert", "local")])
     labels = [row.labels[0] for row in table.rows]
-    assert labels[6:] == [
+    assert labels[6:8] == ["MathBERT-ZeroShot-Local", "MathBERT-ZeroShot-Global"]
+    assert labels[8:] == [
         "NPT-Local + BM25-Local (fusion, this project)",
         "NPT-Local + BM25-Global (fusion, this project)",
         "MathBERT-Local + BM25-Local (fusion, this project)",
         "MathBERT-Local + BM25-Global (fusion, this project)",
     ]
-    npt_row = table.rows[6]
+    npt_row = table.rows[8]
     assert [str(ev.path()) for ev in npt_row.cells] == [
         f"results/eval/mixed/npt+bm25-local/{lv}-both/test-{lv}.json" for lv in X.LEVELS
     ]
@@ -316,13 +323,15 @@ def test_baselines_table_fusion_rows(tmp_path):
             if ev.fused
             else metrics(0.3, 0.2, 0.25)
         ),
-        lambda ev: ev.model != "mathbert+bm25",
+        lambda ev: ev.model not in ("mathbert+bm25", "mathbert"),
     )
     df = T.render_table(table, results, tmp_path / "baselines", not_run=not_run)
     md, _, _ = read(tmp_path / "baselines")
     assert "| NPT-Local + BM25-Local (fusion, this project) | 60.00 | 50.00 | 60.00 |" in md
     assert "| NPT-Local + BM25-Global (fusion, this project) | – | 55.00 |" in md
-    assert md.count(X.NOT_RUN_MATHBERT) == 2 and (df["Note"].iloc[:8] == "").all()
+    # MathBERT's zero-shot and fused rows: not run
+    assert md.count(X.NOT_RUN_MATHBERT) == 4 and (df["Note"].iloc[:6] == "").all()
+    assert (df["Note"].iloc[8:10] == "").all()
     assert "this project's addition" in md and "chosen per trained run on its own dev part" in md
     assert (
         "λ chosen: NPT-Local (zscore): Conservation 0.5, Partial 1, Full 2, Transposition 0." in md
@@ -332,7 +341,7 @@ def test_baselines_table_fusion_rows(tmp_path):
     with pytest.raises(ValueError, match="without its weight"):
         T.render_table(table, results, tmp_path / "b2", not_run=not_run)
     # no fusion rows, no fusion caption
-    T.render_table(RT.baselines(fusion=()), results, tmp_path / "b3")
+    T.render_table(RT.baselines(fusion=()), results, tmp_path / "b3", not_run=not_run)
     assert "fusion" not in (tmp_path / "b3.md").read_text()
 
 
@@ -372,7 +381,7 @@ def test_rows_not_run_need_no_results(tmp_path):
     T.tables_from_eval_root(root, tmp_path / "tables", not_run=reasons)
     assert (
         compact((tmp_path / "tables" / "table3.md").read_text()).count(f"| {X.NOT_RUN_MATHBERT} |")
-        == 3
+        == 7
     )
     assert (
         compact((tmp_path / "tables" / "table6.md").read_text()).count(f"| {X.NOT_RUN_PR} |") == 5

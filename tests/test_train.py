@@ -37,6 +37,7 @@ from proofmatch.models.matcher import (
 )
 from proofmatch.models.optim import make_optimizer
 from proofmatch.models.params import (
+    ADDED,
     UNREAD,
     PretrainParams,
     TrainParams,
@@ -375,7 +376,8 @@ def test_train_params_come_from_the_config_and_fingerprints_stay(encoder):
         block["max_length"] if encoder == "npt" else matching["max_length"]
     )
     assert {k: flat[k] for k in RECORDED_UNREAD[encoder]} == RECORDED_UNREAD[encoder]
-    assert set(read) | set(RECORDED_UNREAD[encoder]) | {"max_length"} == set(flat)
+    assert set(read) | set(RECORDED_UNREAD[encoder]) | {"max_length"} == set(flat) - set(ADDED)
+    assert {k: flat[k] for k in ADDED} == ADDED  # matching.pretrained's, left out of fingerprints
     recorded = fingerprint(p, 0, ["a/1"])["params"]
     assert typed_params(TrainParams, recorded) == p  # a fingerprint's params load back
     assert p == TrainParams.from_config(
@@ -827,6 +829,7 @@ def test_run_params_from_the_workflows_reduced_block():
         "npt": {"epochs": 3, "d_model": 16, "eval_every": 2},
         "bert": {"epochs": 5, "eval_every": 1},
         "specter": {"margin": 1.0, "hard_fraction": 0.3},
+        "pretrained": {"epochs": 1, "learning_rate": 2e-5},
     }
     reduced = {"max_length": 64, "npt": {"epochs": 3, "d_model": 16, "eval_every": 2}}
     assert (
@@ -837,3 +840,5 @@ def test_run_params_from_the_workflows_reduced_block():
     assert run_matching(whole, "npt") == reduced  # what the workflow passes as a job's params
     assert set(run_matching(whole, "specter")) == {"max_length", "bert", "specter"}
     assert run_matching(whole, "mathbert")["mathbert"] is None
+    # a pretrained checkpoint's own block replaces matching.bert's schedule
+    assert run_params(whole, "mathbert")["learning_rate"] == 2e-5

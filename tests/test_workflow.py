@@ -772,3 +772,38 @@ def test_forcerun_trains_again_from_epoch_1_and_keeps_no_resume_state(demo_run):
         json.loads((demo_run / NPT_RUN / "metrics.json").read_text()) == before
     )  # same seed, same run
     assert "Nothing to be done" in dry_run(demo_run).stdout
+
+
+def test_a_pretrained_checkpoint_plans_its_column(tmp_path):
+    """``matching.mathbert`` naming a local checkpoint folder plans the MathBERT column of Table 3
+    (zeroshot, frozen, local and hybrid runs at every level, each with the folder as an input),
+    the zero-shot rows of the baselines table and the fusion of its frozen run with BM25; without
+    it (the smoke config) none of them is planned and the rows say not run."""
+    wd = copy_workflow(tmp_path)
+    ckpt = wd / "models" / "tiny"
+    ckpt.mkdir(parents=True)
+    (ckpt / "config.json").write_text("{}\n")
+    (wd / "p.yaml").write_text(
+        "matching:\n  mathbert: models/tiny\nfusion:\n  runs: [npt-local, mathbert-frozen]\n"
+    )
+    targets = ["-n", "results/tables/table3.md", "results/tables/baselines.md"]
+    plan = workflow(wd, targets, ("p.yaml",)).stdout
+    jobs = [
+        dict(re.findall(r"^    (\w+): (.*)$", body, flags=re.M))
+        for body in re.findall(r"^rule train_matcher:\n((?:    .*\n)*)", plan, flags=re.M)
+    ]
+    trained = [
+        (job["input"].split(", "), dict(kv.split("=", 1) for kv in job["wildcards"].split(", ")))
+        for job in jobs
+    ]
+    trained = [(i, w) for i, w in trained if w["encoder"] == "mathbert"]
+    assert sorted((w["mode"], w["level"]) for _, w in trained) == sorted(
+        (m, lv) for m in ("zeroshot", "frozen", "local", "hybrid") for lv in X.LEVELS
+    )
+    assert all("models/tiny" in inputs for inputs, _ in trained)
+    fused = {(w["encoder"], w["mode"]) for w in planned_wildcards(plan, "fuse_run")}
+    assert ("mathbert", "frozen") in fused
+    evals = {(w["encoder"], w["mode"]) for w in planned_wildcards(plan, "evaluate_run")}
+    assert ("mathbert", "zeroshot") in evals
+    bare = workflow(wd, targets).stdout
+    assert "encoder=mathbert" not in bare

@@ -61,7 +61,13 @@ LEVEL_NAMES = {
     "full_p": "Full+P",
 }
 ENCODER_NAMES = {s.name: s.label for s in ENCODER_SPECS.values()}
-MODE_NAMES = {"local": "Local", "hybrid": "Global", "triplet": "Triplet"}
+MODE_NAMES = {
+    "local": "Local",
+    "hybrid": "Global",
+    "zeroshot": "ZeroShot",  # a pretrained checkpoint untrained, and a head on its frozen vectors
+    "frozen": "Frozen",
+    "triplet": "Triplet",
+}
 DECODING_NAMES = {"local": "Local", "global": "Global"}
 VIEW_NAMES = {"text": "Text", "math": "Math", "both": "Both"}
 SPLIT_NAMES = {"mixed": "Mixed", "unmixed": "Unmixed", "pr": "Probability (Unmixed)"}

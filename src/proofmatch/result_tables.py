@@ -62,7 +62,14 @@ class Table:
 
 
 # Table 3: (mode, decodings reported); the paper reports no globally trained model decoded locally.
-TABLE3_DECODINGS = {"local": X.DECODINGS, "hybrid": ("global",), "triplet": X.DECODINGS}
+TABLE3_DECODINGS = {
+    "local": X.DECODINGS,
+    "hybrid": ("global",),
+    "triplet": X.DECODINGS,
+    "zeroshot": X.DECODINGS,  # a pretrained checkpoint as it is, and with a head on it
+    "frozen": X.DECODINGS,
+}
+ZERO_SHOT = "zeroshot"  # a pretrained checkpoint's untrained mode: also a row of the baselines
 TABLE5_ENCODERS = ("npt", "scratchbert")
 TABLE5_LEVELS = ("conservation", "full")
 # Table 6 (§9.4): rows are the five training levels, columns the two test levels that keep the
@@ -170,7 +177,7 @@ def baselines(
     fusion: Iterable[tuple[str, str]] = X.FUSION_RUNS,
 ) -> Table:
     """TF-IDF, the reference code's TF-IDF and BM25 on Mixed, local and global decoding, by level;
-    then each run of ``fusion`` ((encoder, mode) pairs) fused with BM25, trained and tested on the
+    then each pretrained checkpoint scored untrained (its ``zeroshot`` run); then each run of ``fusion`` ((encoder, mode) pairs) fused with BM25, trained and tested on the
     column's level (this project's rows; a fused run not made is not run for its encoder's reason)."""
     levels = tuple(levels)
     rows = tuple(
@@ -181,6 +188,17 @@ def baselines(
             (method,),
         )
         for method in methods
+        for dec in X.DECODINGS
+    )
+    rows += tuple(  # a pretrained checkpoint untrained: the zero-shot baseline of retrieval
+        Row(
+            (X.model_label(enc, ZERO_SHOT, dec),),
+            tuple(Run("mixed", enc, ZERO_SHOT, lv).evaluation(part) for lv in levels),
+            dec,
+            ((enc, ZERO_SHOT), enc),
+        )
+        for enc in X.ENCODERS
+        if ZERO_SHOT in X.ENCODER_MODES[enc]
         for dec in X.DECODINGS
     )
     rows += tuple(
@@ -295,7 +313,8 @@ BUILTIN: tuple[TableSpec, ...] = (
             "decoding (no MRR for global decoding). The paper reports only TF-IDF cosine's "
             "MRR range (11.4-29.8, §8); TF-IDF on the linearized tokens and BM25 are this "
             "project's, TF-IDF (reference code) is the paper's public code's vectorizer "
-            "(scikit-learn defaults: lowercased, one-character tokens dropped)."
+            "(scikit-learn defaults: lowercased, one-character tokens dropped). A ZeroShot row "
+            "is a pretrained checkpoint untrained: the cosine of its mean-pooled vectors."
         ),
         rows=lambda s: baselines(s.part, fusion=s.fusion),
     ),

@@ -11,6 +11,7 @@ from proofmatch.config import check_paths, run_matching, validate_config
 from proofmatch.evaluation import intervals as INTERVALS
 from proofmatch.evaluation import paper as PAPER
 from proofmatch.evaluation import transfer
+from proofmatch.spec.encoders import ENCODERS as ENCODER_SPECS
 from proofmatch.spec.sources import SOURCES
 
 validate_config(config)
@@ -80,6 +81,11 @@ def train_inputs(wildcards):
     if wildcards.encoder in X.PRETRAINED_ENCODERS:
         fam = X.family(wildcards.split)
         inputs["pretrained"] = f"{X.SCRATCHBERT_ROOT}/{fam}"
+    key = ENCODER_SPECS[wildcards.encoder].checkpoint
+    if key and Path(str(config["matching"][key])).is_dir():
+        inputs["pretrained"] = config["matching"][
+            key
+        ]  # a local checkpoint (not a hub id)
     return inputs
 
 

@@ -515,6 +515,7 @@ class Evidence:
     resolve_max_n: int
     kbest: Mapping[Any, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     paper: Mapping[tuple[Any, str], float] = field(default_factory=dict)
+    caveats: Mapping[str, str] = field(default_factory=dict)
     _draws: dict = field(default_factory=dict, repr=False)
     _seeds: dict = field(default_factory=dict, repr=False)
 
@@ -781,6 +782,9 @@ def judge_cells(finding: Finding, ev: Evidence) -> tuple[dict[str, Any], list[di
         notes.append("collapsed: " + "; ".join(collapses))
     if left_out:
         notes.append(f"not run: {', '.join(left_out)}")
+    if cells:
+        learned = {X.learned_encoder(e.model) for e in finding.evaluations()}
+        notes += [text for encoder, text in ev.caveats.items() if encoder in learned]
     small = [c for c in cells if c.small]
     if small and len(small) == len(cells):
         notes.append(f"every pool under {MIN_STATEMENTS} statements")
@@ -823,11 +827,17 @@ def judge_cells(finding: Finding, ev: Evidence) -> tuple[dict[str, Any], list[di
     return row, records
 
 
-def _evidence(frames: Mapping[Any, pd.DataFrame] | Evidence, resamples: int, seed: int) -> Evidence:
+def _evidence(
+    frames: Mapping[Any, pd.DataFrame] | Evidence,
+    resamples: int,
+    seed: int,
+    caveats: Mapping[str, str] | None = None,
+) -> Evidence:
     if isinstance(frames, Evidence):
-        return frames
+        return replace(frames, caveats=caveats) if caveats is not None else frames
     margin = config.default("report.equivalence_margin") / 100
-    return Evidence(frames, resamples, seed, margin, config.default("report.resolve_max_n"))
+    resolve_max_n = config.default("report.resolve_max_n")
+    return Evidence(frames, resamples, seed, margin, resolve_max_n, caveats=caveats or {})
 
 
 def judge(
@@ -835,9 +845,12 @@ def judge(
     frames: Mapping[Any, pd.DataFrame] | Evidence,
     resamples: int,
     seed: int,
+    caveats: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """One row of the findings table: the finding, each cell's numbers and the verdict."""
-    return judge_cells(finding, _evidence(frames, resamples, seed))[0]
+    """One row of the findings table: the finding, each cell's numbers and the verdict;
+    ``caveats`` (encoder -> text, :func:`caveats`) joins the note of a finding judged on that
+    encoder's runs (a stand-in checkpoint: its verdict is about the stand-in)."""
+    return judge_cells(finding, _evidence(frames, resamples, seed, caveats))[0]
 
 
 def findings_tables(
@@ -857,9 +870,33 @@ def findings_table(
     resamples: int,
     seed: int,
     found: Iterable[Finding] | None = None,
+    caveats: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Every finding's row (:func:`judge`)."""
     return findings_tables(_evidence(frames, resamples, seed), found)[0]
+
+
+def caveats(config: Mapping[str, Any]) -> dict[str, str]:
+    """For each encoder whose configured checkpoint is not what the paper used (a note from
+    :func:`proofmatch.models.identity.identify`: "not MathBERT"), what its findings' notes say."""
+    from proofmatch.models.identity import identify
+    from proofmatch.spec.encoders import ENCODERS
+
+    out = {}
+    for spec in ENCODERS.values():
+        source = spec.checkpoint and config["matching"].get(spec.checkpoint)
+        if not source:
+            continue
+        try:
+            found = identify(source)
+        except (OSError, ValueError):
+            continue
+        if found.note:
+            out[spec.name] = (
+                f"{spec.label} column: {found.label()}; the verdict is about that stand-in, "
+                f"not the paper's {spec.label}"
+            )
+    return out
 
 
 def inputs(not_run: Mapping[Any, str]) -> list[Evaluation]:

@@ -190,6 +190,7 @@ def evidence(
         resolve_max_n,
         kbest,
         paper_values(),
+        F.caveats(config),
     )
 
 

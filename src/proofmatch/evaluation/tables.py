@@ -120,7 +120,40 @@ def scores_caption(table: Table, config: Mapping[str, Any]) -> str:
     """The caption of a table of scores (Tables 3-6, baselines): its text, filled from ``config``,
     and how its fusion rows were made when it has any (their λ: :func:`fusion_weights`)."""
     fused = any(ev.fused for row in table.rows for ev in row.cells)
-    return fill_caption(RT.TABLES[table.name], config) + (FUSION_CAPTION if fused else "")
+    return (
+        fill_caption(RT.TABLES[table.name], config)
+        + (FUSION_CAPTION if fused else "")
+        + checkpoint_caption(table, config)
+    )
+
+
+def checkpoint_caption(table: Table, config: Mapping[str, Any]) -> str:
+    """What a table with rows of a pretrained checkpoint's encoder (MathBERT) loaded, named from
+    its config and the SHA-256 of its weights (:func:`proofmatch.models.pretrained.identify`):
+    " MathBERT column: all-MiniLM-L6-v2 (general English; not MathBERT), BertModel 6×384, ...".
+    Empty when the table has no such row or the encoder is not configured (its rows say so)."""
+    from proofmatch.models.identity import identify
+    from proofmatch.spec.encoders import ENCODERS
+
+    models = {X.learned_encoder(ev.model) for row in table.rows for ev in row.cells}
+    out = []
+    for spec in ENCODERS.values():
+        source = spec.checkpoint and config["matching"].get(spec.checkpoint)
+        if spec.name not in models or not source:
+            continue
+        try:
+            column = identify(source).column(spec.label)
+        except (OSError, ValueError) as e:  # a folder the caption cannot read: say so
+            column = f"{spec.label} column: {source} (unreadable: {e})"
+        modes = set(X.ENCODER_MODES[spec.name])
+        extra = (
+            " (ZeroShot: the cosine of its pooled vectors, untrained; Frozen: a bilinear head"
+            " trained on them, the encoder frozen)"
+            if {"zeroshot", "frozen"} <= modes
+            else ""
+        )
+        out.append(f" {column}{extra}.")
+    return "".join(out)
 
 
 def chance_mrr(n: int) -> float:

@@ -40,6 +40,7 @@ import numpy as np
 import torch
 
 from proofmatch.artifacts import CorruptArtifact, atomic_path, digest_path, verify
+from proofmatch.models.params import ADDED
 
 log = logging.getLogger(__name__)
 
@@ -66,12 +67,14 @@ def fingerprint(params: Any, seed: int, pair_ids: Sequence[Any], **fields: Any) 
     digest of their ids), plus any ``fields``. A checkpoint stores it; only a run with the same
     one resumes it."""
     digest = hashlib.sha256("\n".join(map(str, pair_ids)).encode()).hexdigest()[:16]
+    values = dataclasses.asdict(params)
+    values = {k: v for k, v in values.items() if k not in ADDED or v != ADDED[k]}
     return {
         **fields,
         "seed": seed,
         "n_train": len(pair_ids),
         "train_ids": digest,
-        "params": json.loads(json.dumps(dataclasses.asdict(params), sort_keys=True)),
+        "params": json.loads(json.dumps(values, sort_keys=True)),
     }
 
 

@@ -281,14 +281,17 @@ class BertEncoder(Encoder):
     briefly pretrained one gives nearly the same ``[CLS]`` vector for every input, and matching
     cannot start from there, so the demo config pools by the mean."""
 
-    def __init__(self, bert, pooling: Pooling = "cls"):
+    def __init__(self, bert, pooling: Pooling = "cls", normalize: bool = False):
         super().__init__()
         self.bert = bert
         self.pooling = pooling
+        self.normalize = normalize  # L2-normalised vectors: W = I scores their cosine
         self.dim = bert.config.hidden_size
 
     @classmethod
-    def from_checkpoint(cls, path: str | os.PathLike, pooling: Pooling = "cls") -> BertEncoder:
+    def from_checkpoint(
+        cls, path: str | os.PathLike, pooling: Pooling = "cls", normalize: bool = False
+    ) -> BertEncoder:
         """Load pretrained weights (a local folder, e.g. ScratchBERT, or a hub id, e.g. MathBERT).
 
         An MLM checkpoint (``BertForMaskedLM``) loads fine: its ``bert.*`` weights are the encoder.
@@ -299,14 +302,31 @@ class BertEncoder(Encoder):
         if local:
             verify(path)  # a ScratchBERT folder against the digest written with it
         bert = BertModel.from_pretrained(str(path), add_pooling_layer=False, local_files_only=local)
-        return cls(bert, pooling)
+        return cls(bert, pooling, normalize)
 
     @classmethod
-    def from_config(cls, config: dict, pooling: Pooling = "cls") -> BertEncoder:
+    def from_config(
+        cls, config: dict, pooling: Pooling = "cls", normalize: bool = False
+    ) -> BertEncoder:
         """An untrained encoder of the given architecture (weights are loaded afterwards)."""
         from transformers import BertConfig, BertModel
 
-        return cls(BertModel(BertConfig.from_dict(config), add_pooling_layer=False), pooling)
+        bert = BertModel(BertConfig.from_dict(config), add_pooling_layer=False)
+        return cls(bert, pooling, normalize)
+
+    def train_top(self, layers: int | None) -> None:
+        """Train only the top ``layers`` transformer layers (embeddings and the layers below
+        frozen: their gradients are never computed); None trains every weight."""
+        if layers is None:
+            return
+        n = self.bert.config.num_hidden_layers
+        if not 0 <= layers <= n:
+            raise ValueError(f"train_layers {layers} outside 0..{n} (the checkpoint's layers)")
+        for p in self.bert.parameters():
+            p.requires_grad_(False)
+        for layer in self.bert.encoder.layer[n - layers :]:
+            for p in layer.parameters():
+                p.requires_grad_(True)
 
     def config_dict(self) -> dict:
         """The architecture as plain JSON data (no local path: the saved model is relocatable)."""
@@ -317,6 +337,8 @@ class BertEncoder(Encoder):
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         out = self.bert(input_ids=input_ids, attention_mask=attention_mask.long())
         if self.pooling == "cls":
-            return out.last_hidden_state[:, 0]
-        mask = attention_mask.to(out.last_hidden_state.dtype).unsqueeze(-1)
-        return (out.last_hidden_state * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+            vec = out.last_hidden_state[:, 0]
+        else:
+            mask = attention_mask.to(out.last_hidden_state.dtype).unsqueeze(-1)
+            vec = (out.last_hidden_state * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+        return F.normalize(vec, dim=-1) if self.normalize else vec

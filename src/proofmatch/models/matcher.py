@@ -145,6 +145,10 @@ class MatcherConfig:
     pooling: Pooling = "cls"  # BERT encoders
     score_scale: float = 1.0  # bilinear scores are (sᵀWp)·score_scale + b (1/d: `scale_scores`)
     w_init: WInit = "identity"  # start of the bilinear W; irrelevant once trained
+    normalize: bool = False  # BERT encoders: L2-normalised vectors (W = I scores their cosine)
+    # the checkpoint a pretrained encoder started from: name, note, sha256 of its weights
+    # (proofmatch.models.pretrained.identify), so that a table names what was loaded
+    checkpoint: dict | None = None
 
     def __post_init__(self):
         """Refuse what no schema checked: a saved model's config.json is read back from a file."""
@@ -326,8 +330,10 @@ class NotConfigured(RuntimeError):
     """A run that cannot be made with this configuration (e.g. MathBERT without a checkpoint)."""
 
 
-def score_scale(scale_scores: bool, dim: int, scorer: str) -> float:
-    """``1/d`` for a bilinear scorer when ``scale_scores`` is on, else 1 (the paper's ``sᵀWp + b``).
+def score_scale(scale_scores: bool, dim: int, scorer: str, cosine: float | None = None) -> float:
+    """``1/d`` for a bilinear scorer when ``scale_scores`` is on, else 1 (the paper's ``sᵀWp + b``);
+    ``cosine`` for one over L2-normalised vectors (``matching.pretrained.cosine_scale``: a cosine
+    in [-1, 1] times 20 gives the in-batch softmax the spread that sentence encoders train with).
 
     Why: max-pooled post-LayerNorm NPT features are all positive (about +2.5 in every dimension)
     and ``W`` starts at the identity, so unscaled scores start near ``6·d`` and the first epoch's
@@ -336,6 +342,8 @@ def score_scale(scale_scores: bool, dim: int, scorer: str) -> float:
     attention divides by √d_k) keeps the starting scores O(1) whatever d is. Ranking by a fixed
     ``W`` is unchanged; only the training dynamics are.
     """
+    if scorer == "bilinear" and cosine is not None:
+        return float(cosine)
     return 1.0 / dim if scorer == "bilinear" and scale_scores else 1.0
 
 
@@ -393,7 +401,9 @@ def build_matcher(
         view,
         p.max_length,
         **fields,
-        score_scale=score_scale(p.scale_scores, made.dim, scorer),
+        score_scale=score_scale(
+            p.scale_scores, made.dim, scorer, p.cosine_scale if p.normalize else None
+        ),
         w_init=p.w_init,
     )
     return Matcher(config, made, codec)
@@ -460,15 +470,23 @@ def _fresh_bert(
             else "a BERT checkpoint (--pretrained-dir)"
         )
         raise NotConfigured(f"encoder {spec.name!r} needs {what}; none was given")
-    # p.pooling: matching.bert.pooling, for SPECTER-style matching.specter.pooling (run_params)
-    bert = BertEncoder.from_checkpoint(pretrained_dir, p.pooling)
+    # p.pooling: matching.bert.pooling, for SPECTER-style matching.specter.pooling, for a
+    # pretrained checkpoint matching.pretrained.pooling (run_params)
+    bert = BertEncoder.from_checkpoint(pretrained_dir, p.pooling, p.normalize)
+    bert.train_top(p.train_layers)
     codec = _checked_codec(bert, tokenizer_dir or pretrained_dir, p.max_length)
     fields = {"plain_math": codec.plain, "bert": bert.config_dict(), "pooling": bert.pooling}
+    if p.normalize:
+        fields["normalize"] = True
+    if spec.checkpoint:
+        from proofmatch.models.identity import identify
+
+        fields["checkpoint"] = identify(pretrained_dir).to_dict()
     return bert, codec, fields
 
 
 def _saved_bert(config: MatcherConfig, model_dir: Path) -> tuple[Encoder, WordPieceCodec]:
-    encoder = BertEncoder.from_config(config.bert, config.pooling)
+    encoder = BertEncoder.from_config(config.bert, config.pooling, config.normalize)
     return encoder, WordPieceCodec.load(model_dir, plain=config.plain_math)
 
 

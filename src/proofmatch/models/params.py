@@ -85,6 +85,20 @@ UNREAD: dict[str, Any] = {
 }
 
 
+# TrainParams fields added after fingerprints were first recorded, at the value every run before
+# them had (what a run of an encoder that does not read them holds): a fingerprint
+# (proofmatch.models.checkpoint.fingerprint) leaves a field out at this value, and typed_params
+# reads a recorded one back with it.
+ADDED: dict[str, Any] = {
+    "normalize": False,
+    "cosine_scale": 1.0,
+    "train_layers": None,
+    "head_epochs": 0,
+    "head_learning_rate": 0.0,
+    "head_batch_size": 0,
+}
+
+
 @dataclass(frozen=True)
 class TrainParams:
     """The settings of one training run: the config's ``matching`` part for one encoder, flat;
@@ -114,6 +128,15 @@ class TrainParams:
     eval_weights: EvalWeights  # ASGD: dev evaluation and model/ read its average or raw weights
     select_metric: SelectMetric  # model selection on dev MRR or dev accuracy (local decoding) ...
     hybrid_selection: HybridSelection  # ... or, for hybrid runs, dev accuracy of global decoding
+    # A pretrained checkpoint's settings (matching.pretrained; read by MathBERT only). Added after
+    # fingerprints were first recorded: the others hold ADDED's values, every earlier run's, and a
+    # fingerprint leaves them out at those values, so an earlier run's stays what it was.
+    normalize: bool  # L2-normalised vectors, scores cosine · cosine_scale
+    cosine_scale: float
+    train_layers: int | None  # fine-tune only the top this many layers (None: all)
+    head_epochs: int  # the frozen encoder's bilinear head: passes over cached embeddings, ...
+    head_learning_rate: float  # ... its AdamW rate ...
+    head_batch_size: int  # ... and its batch
 
     def __post_init__(self) -> None:
         """Refuse a value outside its ``Literal`` type: the one check of the enums for the code
@@ -128,7 +151,7 @@ class TrainParams:
         (whole, or the workflow's :func:`proofmatch.config.run_matching` part of it, a job's
         params); fields the encoder does not read are :data:`UNREAD`. An unknown key (a typo in
         a block that did not pass validation) is refused."""
-        return typed_params(cls, {**UNREAD, **run_params(matching, encoder)})
+        return typed_params(cls, {**UNREAD, **ADDED, **run_params(matching, encoder)})
 
 
 @dataclass(frozen=True)
@@ -175,6 +198,8 @@ def typed_params(cls: type[P], values: Mapping[str, Any]) -> P:
     ``X | None``; values are cast to the field's type (``1`` -> ``1.0``). Also reads back the
     ``params`` a fingerprint recorded (``metrics.json``, a checkpoint's ``state.pt``)."""
     fields = {f.name: f for f in dataclasses.fields(cls)}
+    if cls is TrainParams:  # a fingerprint leaves out the ADDED fields at their value
+        values = {**ADDED, **values}
     unknown = sorted(set(values) - set(fields))
     if unknown:
         raise ValueError(

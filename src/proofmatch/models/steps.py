@@ -14,6 +14,8 @@ from proofmatch.models import runtime
 from proofmatch.models.batching import TokenTable
 from proofmatch.models.matcher import global_loss, local_loss, triplet_loss
 
+# (a pretrained checkpoint's zeroshot and frozen modes take no step of the encoder:
+# proofmatch.models.pretrained)
 STEPS = {"local": ("local",), "hybrid": ("local", "global"), "triplet": ("triplet",)}
 
 

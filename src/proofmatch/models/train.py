@@ -56,7 +56,7 @@ import torch
 from proofmatch.artifacts import atomic_dir, atomic_path, verify, write_csv, write_json
 from proofmatch.data.splits import read_parts
 from proofmatch.data.views import view as token_view
-from proofmatch.models import checkpoint, runtime, sampling
+from proofmatch.models import checkpoint, pretrained, runtime, sampling
 from proofmatch.models.batching import TokenTable
 from proofmatch.models.matcher import Matcher, build_matcher, check_run
 from proofmatch.models.optim import make_optimizer, place_optimizer_state
@@ -411,6 +411,8 @@ def train_run(
             f"train_run takes TrainParams (TrainParams.from_config), not {type(p).__name__}"
         )
     check_run(encoder, mode, view)
+    if mode in pretrained.HEAD_MODES:  # a pretrained checkpoint as it is, or a head on it
+        return head_run(data_parquet, Path(out_dir), encoder, mode, view, p, seed, pretrained_dir)
     rt = runtime.init_runtime()
     sampling.seed_everything(seed, deterministic=rt.device.type == "cpu")
     run = build_run(
@@ -439,6 +441,27 @@ def train_run(
             save_progress(run, progress)
     result = finish(run, progress, encoder, view)
     runtime.close_runtime(rt)
+    return result
+
+
+def head_run(
+    data_parquet: str | os.PathLike,
+    out: Path,
+    encoder: str,
+    mode: str,
+    view: str,
+    p: TrainParams,
+    seed: int,
+    pretrained_dir: str | os.PathLike | None,
+) -> dict[str, Any]:
+    """A ``zeroshot`` or ``frozen`` run (:func:`proofmatch.models.pretrained.head_run`) with the
+    outputs of a trained run: ``model/``, ``metrics.csv``, ``curve.png``, ``metrics.json`` last."""
+    result, history = pretrained.head_run(
+        data_parquet, out, encoder, mode, view, p, seed, pretrained_dir, BEST_DIR
+    )
+    write_csv(pd.DataFrame(history), out / "metrics.csv")
+    plot_curve(history, out / "curve.png", f"{encoder}-{mode} {view} (seed {seed})")
+    write_json(result, out / "metrics.json")
     return result
 
 

@@ -64,7 +64,9 @@ NPT_BUILDER = "proofmatch.models.matcher:NPT_BUILDER"
 BERT_BUILDER = "proofmatch.models.matcher:BERT_BUILDER"
 
 #: Every encoder by name, in the tables' order. The bilinear models train locally and hybrid
-#: (§7.2: local + global loss), SPECTER-style with triplets.
+#: (§7.2: local + global loss), SPECTER-style with triplets. A pretrained checkpoint (MathBERT's
+#: column) is also scored as it is (zeroshot) and with a bilinear head over its frozen vectors
+#: (frozen): the two cheap points below fine-tuning (proofmatch.models.pretrained).
 ENCODERS: dict[str, EncoderSpec] = _by_name(
     EncoderSpec("npt", "NPT", ("local", "hybrid"), "npt", NPT_BUILDER),
     EncoderSpec(
@@ -76,7 +78,13 @@ ENCODERS: dict[str, EncoderSpec] = _by_name(
         from_scratchbert=True,
     ),
     EncoderSpec(
-        "mathbert", "MathBERT", ("local", "hybrid"), "bert", BERT_BUILDER, checkpoint="mathbert"
+        "mathbert",
+        "MathBERT",
+        ("zeroshot", "frozen", "local", "hybrid"),
+        "bert",
+        BERT_BUILDER,
+        settings=("pretrained",),
+        checkpoint="mathbert",
     ),
     EncoderSpec(
         "specter",

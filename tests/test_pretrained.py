@@ -1,0 +1,228 @@
+"""A pretrained checkpoint (the MathBERT column) below fine-tuning: what was loaded, the zero-shot
+run, the frozen encoder's bilinear head and its cached vectors, the top layers that train, and the
+tables' caption naming the checkpoint. A tiny random BERT saved in a folder stands in for it: no
+test downloads or reads a real checkpoint."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pandas as pd
+import pytest
+import torch
+from toydata import toy_pairs, train_params
+
+from proofmatch.artifacts import write_parquet
+from proofmatch.models import identity
+from proofmatch.models.matcher import build_matcher, load_matcher
+from proofmatch.models.params import ADDED, TrainParams
+from proofmatch.models.selection import rank_metrics
+from proofmatch.models.train import train_run
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+@pytest.fixture(scope="module")
+def tiny_pretrained(tmp_path_factory):
+    """A random tiny BertModel and an uncased WordPiece tokenizer on untyped words (as a checkpoint
+    pretrained elsewhere has), saved in a folder like a downloaded one."""
+    from transformers import BertConfig, BertModel
+
+    from proofmatch.models.tokenizer import build_tokenizer, wrap_fast
+
+    d = tmp_path_factory.mktemp("tiny-pretrained")
+    rows = toy_pairs(n_articles=4, seed=9)
+    texts = [" ".join(t).replace("$", "") for t in rows["statement_tokens"]] * 3
+    fast = wrap_fast(build_tokenizer(lambda: iter(texts), vocab_size=120, min_frequency=1))
+    fast.save_pretrained(str(d))
+    torch.manual_seed(0)
+    cfg = BertConfig(
+        vocab_size=len(fast),
+        hidden_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=64,
+        pad_token_id=fast.pad_token_id,
+    )
+    BertModel(cfg).save_pretrained(str(d))
+    return d
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory):
+    d = tmp_path_factory.mktemp("pretrained-data")
+    write_parquet(toy_pairs(n_articles=12, pairs_per_article=6, seed=3), d / "toy.parquet")
+    return d / "toy.parquet"
+
+
+def params(**fields) -> TrainParams:
+    """MathBERT's params under the schema's defaults, shortened for a test."""
+    base = {"max_length": 48, "batch_size": 8, "head_batch_size": 8, "head_epochs": 4}
+    base.update(epochs=1, eval_every=1)
+    return train_params("mathbert", **{**base, **fields})
+
+
+def test_identify_names_the_checkpoint_from_its_config_and_weights(tiny_pretrained, monkeypatch):
+    found = identity.identify(tiny_pretrained)
+    weights = (tiny_pretrained / "model.safetensors").read_bytes()
+    import hashlib
+
+    assert found.sha256 == hashlib.sha256(weights).hexdigest()
+    assert found.shape == "BertModel 2×16" and found.note == "not MathBERT"
+    assert found.column().startswith(f"MathBERT column: {found.name} (not MathBERT), BertModel")
+    # a known digest names it and says what it is
+    monkeypatch.setitem(identity.KNOWN, found.sha256, ("all-MiniLM-L6-v2", "general English"))
+    identity._identify.cache_clear()
+    known = identity.identify(tiny_pretrained)
+    assert known.label() == "all-MiniLM-L6-v2 (general English)"
+    identity._identify.cache_clear()
+    assert identity.identify("tbs17/MathBERT").label() == "tbs17/MathBERT"  # a hub id: itself
+    assert identity.identify("some/encoder").note == "not MathBERT"
+
+
+def test_pretrained_settings_leave_earlier_fingerprints_unchanged():
+    from proofmatch.models.checkpoint import fingerprint
+
+    p = train_params("scratchbert")
+    assert not set(ADDED) & set(fingerprint(p, 0, ["a/1"])["params"])
+    mb = params()
+    assert mb.normalize and mb.cosine_scale == 20.0 and mb.pooling == "mean"
+    assert {"normalize", "cosine_scale", "head_epochs"} <= set(
+        fingerprint(mb, 0, ["a/1"])["params"]
+    )
+
+
+def test_zeroshot_run_scores_the_cosine_of_the_checkpoints_vectors(toy, tiny_pretrained, tmp_path):
+    out = tmp_path / "zs"
+    result = train_run(
+        toy, out, "mathbert", "zeroshot", "both", params(), seed=0, pretrained_dir=tiny_pretrained
+    )
+    for name in ("metrics.json", "metrics.csv", "curve.png", "model/model.safetensors"):
+        assert (out / name).exists(), name
+    m = load_matcher(out, device="cpu")
+    assert m.config.normalize and m.config.pooling == "mean" and m.config.plain_math
+    assert torch.equal(m.W.detach(), torch.eye(16)) and float(m.b.detach()) == 0.0
+    assert m.config.checkpoint["sha256"] == identity.identify(tiny_pretrained).sha256
+    S = m.embed([["Let", "$a"], ["$b", "is", "a", "set"]])
+    torch.testing.assert_close(S.norm(dim=1), torch.ones(2))
+    from proofmatch.data.splits import read_parts
+
+    (dev,) = read_parts(toy, ["dev"])
+    again = rank_metrics(m, list(dev["statement_tokens"]), list(dev["proof_tokens"]))
+    assert result["dev_mrr"] == pytest.approx(again["mrr"], abs=1e-6)
+    assert result["epochs"] == 0 and result["n_trained_parameters"] == 0
+
+
+def test_frozen_head_trains_on_cached_vectors_and_never_loses_to_zero_shot(
+    toy, tiny_pretrained, tmp_path, monkeypatch
+):
+    out = tmp_path / "frozen"
+    p = params(head_epochs=6, head_learning_rate=0.05)
+    zs = train_run(
+        toy, tmp_path / "zs", "mathbert", "zeroshot", "both", p, 0, None, tiny_pretrained
+    )
+    fr = train_run(toy, out, "mathbert", "frozen", "both", p, 0, None, tiny_pretrained)
+    assert fr["dev_mrr"] >= zs["dev_mrr"] - 1e-9  # epoch 0 (W = I) is the zero-shot model
+    history = list(pd.read_csv(out / "metrics.csv")["dev_mrr"])
+    assert len(history) == 7 and history[0] == pytest.approx(zs["dev_mrr"], abs=1e-6)
+    m = load_matcher(out, device="cpu")
+    assert m.config.score_scale == 20.0
+    if fr["best_epoch"] > 0:
+        assert not torch.equal(m.W.detach(), torch.eye(16))
+    # the encoder's weights are the checkpoint's: only W trained
+    fresh = build_matcher("mathbert", "frozen", "both", p, None, None, tiny_pretrained)
+    for k, v in fresh.encoder.state_dict().items():
+        assert torch.equal(v, m.encoder.state_dict()[k]), k
+    # the vectors are cached: a second run with another head reads them and encodes nothing
+    monkeypatch.setattr(
+        type(m), "embed", lambda *a, **k: (_ for _ in ()).throw(AssertionError("encoded again"))
+    )
+    p2 = dataclasses.replace(p, head_epochs=2)
+    again = train_run(toy, out, "mathbert", "frozen", "both", p2, 0, None, tiny_pretrained)
+    assert again["best_epoch"] <= 2
+
+
+def test_train_layers_freezes_all_but_the_top(tiny_pretrained, toy):
+    m = build_matcher(
+        "mathbert", "local", "both", params(train_layers=1), None, None, tiny_pretrained
+    )
+    trained = {n for n, t in m.encoder.named_parameters() if t.requires_grad}
+    assert trained and all(n.startswith("bert.encoder.layer.1.") for n in trained)
+    with pytest.raises(ValueError, match="train_layers 3"):
+        build_matcher(
+            "mathbert", "local", "both", params(train_layers=3), None, None, tiny_pretrained
+        )
+
+
+def test_local_fine_tuning_of_the_pretrained_checkpoint(toy, tiny_pretrained, tmp_path):
+    out = tmp_path / "ft"
+    r = train_run(
+        toy, out, "mathbert", "local", "both", params(train_layers=1), 0, None, tiny_pretrained
+    )
+    m = load_matcher(out, device="cpu")
+    assert m.config.normalize and m.config.score_scale == 20.0 and r["epochs"] == 1
+
+
+def test_caption_names_the_loaded_checkpoint(tiny_pretrained):
+    from proofmatch import result_tables as RT
+    from proofmatch.config import validate_config
+    from proofmatch.evaluation.tables import checkpoint_caption
+
+    cfg = validate_config({"matching": {"mathbert": str(tiny_pretrained)}})
+    table3 = RT.table3()
+    text = checkpoint_caption(table3, cfg)
+    assert "MathBERT column:" in text and "(not MathBERT)" in text and "ZeroShot" in text
+    labels = [r.labels[0] for r in table3.rows]
+    assert "MathBERT-ZeroShot-Local" in labels and "MathBERT-Frozen-Global" in labels
+    assert checkpoint_caption(RT.table4(), cfg) == ""  # no MathBERT row
+    assert checkpoint_caption(table3, validate_config({})) == ""  # not configured: rows say so
+
+
+def test_findings_on_a_stand_in_say_so(tiny_pretrained):
+    """A finding judged on the runs of a checkpoint that is not MathBERT carries the caveat."""
+    from proofmatch.config import validate_config
+    from proofmatch.evaluation import findings as F
+
+    cfg = validate_config({"matching": {"mathbert": str(tiny_pretrained)}})
+    caveat = F.caveats(cfg)["mathbert"]
+    assert "not MathBERT" in caveat and "stand-in" in caveat
+    assert F.caveats(validate_config({})) == {}
+    (finding,) = [f for f in F.findings() if f.key == "npt_over_mathbert"]
+    index = [f"s{i}" for i in range(20)]
+    frames = {
+        ev: pd.DataFrame(
+            {m: [1.0 if ev.model == "npt" else 0.5] * 20 for m in ("mrr", "acc", "global_acc")},
+            index=index,
+        )
+        for ev in finding.evaluations()
+    }
+    row = F.judge(finding, frames, 200, 0, {"mathbert": caveat})
+    assert row["Verdict"] == F.HOLDS and caveat in row["Note"]
+    (other,) = [f for f in F.findings() if f.key == "scratchbert_over_npt"]
+    assert F.judge(other, {}, 200, 0, {"mathbert": caveat})["Note"].startswith("not run")
+
+
+def test_search_serves_a_pretrained_run_fused_with_bm25(toy, tiny_pretrained, tmp_path):
+    """A frozen run's model is an ordinary matcher: a fusion index is built from it and a typed
+    query (encoded by the checkpoint, with its own lowercasing and untyped math) is answered."""
+    from proofmatch.data.splits import read_part
+    from proofmatch.search.build import build_index
+    from proofmatch.search.index import SearchIndex
+
+    run = tmp_path / "run"
+    train_run(toy, run, "mathbert", "frozen", "both", params(), 0, None, tiny_pretrained)
+    build_index(
+        tmp_path / "ix",
+        toy,
+        run_dir=run,
+        method="fusion",
+        fusion_weight_by_hand=0.5,
+        parts=["test"],
+    )
+    ix = SearchIndex(tmp_path / "ix")
+    test = read_part(toy, "test")
+    _, hits = ix.search(test["pair_id"].iloc[0], k=5)
+    assert len(hits) == 5 and ix.meta["method"] == "fusion"
+    _, typed = ix.search(r"Let $a$ be a set and $b$ the other.", k=3)
+    assert len(typed) == 3
