@@ -506,3 +506,81 @@ def test_browser_keeps_the_results_when_an_explanation_is_refused(fusion_index, 
         assert re.search(r"Search again in \d+ seconds?", error.text), error.text
         assert browser.find_element(By.ID, "q").get_attribute("value") == "Let $y$ be prime."
         assert "proofmatch search" in browser.title  # the page, not a JSON body
+
+
+# ----------------------------------------------------------------------------- the HTML report
+
+REPORT_SNAKEFILE = """
+import sys
+sys.path.insert(0, {src!r})
+from proofmatch import result_tables as RT
+
+CONDA = None
+LATEX_TARGETS = []
+TRANSFER_TARGETS = []
+
+
+include: {rules!r}
+
+
+rule demo_md:
+    output:
+        md="results/tables/demo.md",
+    run:
+        import pandas as pd
+        from proofmatch.render import write_table
+
+        df = pd.DataFrame({{"Model": ["NPT <b>&", "BM25"], "MRR": [12.345, float("nan")]}})
+        write_table(df, output.md, "results/tables/demo.tex", "results/tables/demo.csv",
+                    caption="Scores <i>in</i> % & more.")
+"""
+
+
+@pytest.mark.slow
+def test_browser_opens_a_table_of_the_html_report(tmp_path, browser):
+    """``snakemake --report``: a table is an HTML result (rule table_html, from its .md) that the
+    report opens in place in Chromium, caption and cells escaped; a Markdown one would only be a
+    download link that Chromium does not open."""
+    import subprocess
+    import sys
+
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    repo = Path(__file__).resolve().parents[1]
+    (tmp_path / "Snakefile").write_text(
+        REPORT_SNAKEFILE.format(
+            src=str(repo / "src"), rules=str(repo / "workflow/rules/report.smk")
+        )
+    )
+    snakemake = [sys.executable, "-m", "snakemake", "-c1"]
+    for args in (["results/tables/demo.html"], ["--report", "r.html", "results/tables/demo.html"]):
+        done = subprocess.run(
+            snakemake + args, cwd=tmp_path, capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+    browser.get((tmp_path / "r.html").as_uri())
+    wait = WebDriverWait(browser, 30)
+    wait.until(EC.element_to_be_clickable((By.LINK_TEXT, "Results"))).click()
+    wait.until(EC.element_to_be_clickable((By.XPATH, "//a[normalize-space()='Tables']"))).click()
+    row = wait.until(
+        EC.presence_of_element_located(
+            (By.XPATH, "//tr[td[normalize-space()='results/tables/demo.html']]")
+        )
+    )
+    row.find_element(By.CSS_SELECTOR, "a[iconname='eye']").click()
+    frame = wait.until(EC.presence_of_element_located((By.TAG_NAME, "iframe")))
+    assert frame.get_attribute("src").startswith("data:text/html")
+    browser.switch_to.frame(frame)
+    try:
+        caption = browser.find_element(By.CSS_SELECTOR, "p.caption")
+        assert caption.text == "Scores <i>in</i> % & more."  # shown as text, not markup
+        cells = [c.text for c in browser.find_elements(By.CSS_SELECTOR, "table tbody td")]
+        assert cells == ["NPT <b>&", "12.35", "BM25", "–"]
+        heads = [c.text for c in browser.find_elements(By.CSS_SELECTOR, "table thead th")]
+        assert heads == ["Model", "MRR"]
+        table = browser.find_element(By.TAG_NAME, "table")
+        assert table.size["width"] > 0 and table.size["height"] > 0
+    finally:
+        browser.switch_to.default_content()
