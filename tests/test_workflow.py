@@ -552,11 +552,15 @@ def check_replacement_change(wd: Path) -> None:
         "table",
         "paper_comparison",
         "findings",
+        "table_html",
         "all",
     }, sorted(jobs)  # findings read Partial too
     assert sorted(w["table"] for w in jobs["table"]) == sorted(
         ["table3", "table4", "table5", "table6", "table7", "baselines"]
     )
+    assert sorted(w["page"] for w in jobs["table_html"]) == sorted(
+        [w["table"] for w in jobs["table"]] + ["paper_comparison", "findings"]
+    )  # each remade table's page for the report
     assert {
         (w["split"], f"{w['encoder']}+bm25-{w['mode']}", f"{w['level']}-{w['view']}")
         for w in jobs["fuse_run"]
@@ -737,7 +741,15 @@ def job_set(stdout: str) -> set[tuple[str, frozenset]]:
 
 
 # Readers that a run's evaluation, fusion and index feed (tables of scores, findings, ...).
-REPORT_RULES = {"table", "findings", "paper_comparison", "seeds_table", "scaling_table", "all"}
+REPORT_RULES = {
+    "table",
+    "findings",
+    "paper_comparison",
+    "seeds_table",
+    "scaling_table",
+    "table_html",
+    "all",
+}
 RUN_RULES = {"train_matcher", "evaluate_run", "fuse_run", "search_index"}
 
 
