@@ -434,3 +434,21 @@ def test_a_table_page_for_the_html_report(tmp_path):
     assert "<th>Model &lt;x&gt;</th>" in page and "<td>NPT &amp; co</td>" in page
     assert '<td class="num">12.35</td>' in page and '<td class="num">–</td>' in page
     assert page.count("<table>") == 2 and "<p>Verdicts: a 1.</p>" in page and "|" not in page
+
+
+def test_a_table_at_chance_says_so():
+    """at_chance: every MRR interval of the table holds its pool's chance MRR (Table 6 on a small
+    pr split); one interval clear of it, or no interval at all, and the caption says nothing."""
+    table = RT.TABLES["table6"].rows(RT.Setting(fusion=[]))
+    pools = {ev.split: 31 for row in table.rows for ev in row.cells}
+    chance = 100 * T.chance_mrr(31)
+    columns = {}
+    for group in table.groups:
+        columns[f"{group} MRR lo"] = [chance - 5.0] * len(table.rows)
+        columns[f"{group} MRR hi"] = [chance + 7.0] * len(table.rows)
+    df = pd.DataFrame(columns)
+    assert T.at_chance(table, df, pools)
+    df.loc[0, f"{table.groups[0]} MRR lo"] = chance + 0.5  # one row clear of chance
+    assert not T.at_chance(table, df, pools)
+    assert not T.at_chance(table, pd.DataFrame(index=range(len(table.rows))), pools)
+    assert "sits at chance" in T.AT_CHANCE
