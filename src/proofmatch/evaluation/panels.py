@@ -200,9 +200,11 @@ def _colour_scale(fig: Any, page: _Page, height_px: float) -> None:
     ax.imshow(np.linspace(-1, 1, 256)[None, :], aspect="auto", cmap=cmap, extent=(-1, 1, 0, 1))
     ax.set_yticks([])
     ax.set_xticks([-1, 0, 1])
-    ax.set_xticklabels(
+    labels = ax.set_xticklabels(
         ["−1: supports mismatch", "0", "+1: supports match"], fontsize=page.fontsize - 2
     )
+    labels[0].set_horizontalalignment("left")  # inside the figure's margin
+    labels[-1].set_horizontalalignment("right")
     ax.set_title(
         "LIME weight ÷ the panel's largest |weight| (colour, and its strength)",
         fontsize=page.fontsize - 1,
