@@ -12,6 +12,7 @@ says what the colours mean.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import unicodedata
@@ -51,10 +52,27 @@ def math_symbol(shown: str) -> str:
         f"{_LETTERLIKE.get(variant, '?')} {case} {letter.upper()}",
     ):
         try:
-            return unicodedata.lookup(name)
+            symbol = unicodedata.lookup(name)
         except KeyError:
             continue
+        if ord(symbol) in _glyphs():
+            return symbol
     return shown
+
+
+@functools.cache
+def _glyphs() -> frozenset[int]:
+    """The characters the drawing's fonts (:data:`FONTS`) have: a symbol none of them has stays
+    written as its token, rather than drawn as an empty box."""
+    from matplotlib import font_manager, ft2font
+
+    chars: set[int] = set()
+    for family in FONTS:
+        path = font_manager.findfont(
+            font_manager.FontProperties(family=family), fallback_to_default=False
+        )
+        chars |= set(ft2font.FT2Font(path).get_charmap())
+    return frozenset(chars)
 
 
 @dataclass
@@ -72,7 +90,7 @@ class Explanation:
 
 
 # one drawn string: kind ("title", "meta" or "token"), x and y in pixels (y downwards), text,
-# LIME weight (tokens), whether it is a math token
+# LIME weight (tokens), whether it is drawn in italics (a math token not drawn as a symbol)
 _Item = tuple[str, float, float, str, float, bool]
 
 
@@ -123,13 +141,14 @@ def _panel_items(
     y += 1.3 * page.line_h
     x = page.margin
     for i, (s, math_tok, w) in enumerate(zip(panel.tokens, panel.is_math, panel.weights)):
-        s = math_symbol(s) if math_tok else s
-        width = measure(s, "italic" if math_tok else "normal")
+        symbol = math_symbol(s) if math_tok else s
+        italic = math_tok and symbol == s  # a mathematical alphanumeric carries its own style
+        width = measure(symbol, "italic" if italic else "normal")
         if i == panel.n_statement or (
             x > page.margin and x + width + page.gap > page.width_px - page.margin
         ):
             x, y = page.margin, y + page.line_h * (1.5 if i == panel.n_statement else 1.0)
-        items.append(("token", x, y, s, float(w), math_tok))
+        items.append(("token", x, y, symbol, float(w), italic))
         x += width + page.gap
     return items, y
 
