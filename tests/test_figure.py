@@ -123,8 +123,8 @@ def test_figure_from_fake_matchers_has_both_pairs_under_both_models(tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and pdf.read_bytes()[:5] == b"%PDF-"
     # as the paper's examples: a pair whose own proof both models rank first comes first (the
     # text model matches only row 11); the next is not matched by both, and its title says so
-    matched = F.top1_matched(BagMatcher(math_weight=3.0), df) & F.top1_matched(
-        BagMatcher(math_weight=0.1), df
+    matched = F.top1_matched(BagMatcher(math_weight=3.0), df, 64) & F.top1_matched(
+        BagMatcher(math_weight=0.1), df, 64
     )
     assert list(np.flatnonzero(matched)) == [11]
     assert F.pick_pairs(df, 2, 120, matched) == [11, 3] and F.pick_pairs(df, 2, 120) == [3, 0]

@@ -128,7 +128,7 @@ def pick_pairs(
     return chosen + rest[: n - len(chosen)]
 
 
-def top1_matched(matcher: PairScorer, data: pd.DataFrame, batch_size: int = 64) -> np.ndarray:
+def top1_matched(matcher: PairScorer, data: pd.DataFrame, batch_size: int) -> np.ndarray:
     """Per pair of ``data``: whether ``matcher`` ranks its own proof first among the part's
     proofs (the score matrix as one product of the model's factors; a tie is not first)."""
     A, B, rb, cb = (
