@@ -60,6 +60,7 @@ include: "workflow/rules/tables.smk"
 include: "workflow/rules/search.smk"
 include: "workflow/rules/latex.smk"
 include: "workflow/rules/transfer.smk"
+include: "workflow/rules/report.smk"
 
 
 rule all:
@@ -74,3 +75,4 @@ rule all:
         LATEX_TARGETS,  # the conversion table, when a corpus comes from LaTeX sources
         REPORT_TARGETS,  # the data-scaling figure and the models the report's tables read
         TRANSFER_TARGETS,  # the transfer table, when transfer.corpora names a corpus
+        TABLE_PAGES,  # each table's HTML page, the one the HTML report shows

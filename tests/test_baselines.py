@@ -115,3 +115,22 @@ def test_tfidf_paper_sees_what_the_reference_vectorizer_saw():
     S = f(0, 2)
     assert S[0, 0] == pytest.approx(1.0) and S[0, 1] == 0.0  # $x is gone, $Ab == ab
     assert S[1, 1] == 0.0  # F____script (math) and "F~script" ("f", "script") differ
+
+
+def test_count_vectors_equal_scikit_learns():
+    """scoring.lexical.count_vectors (built directly, no scikit-learn import) gives exactly what
+    CountVectorizer(vocabulary=…).transform gives: tokens outside the vocabulary not counted,
+    repeats summed, an empty document an empty row."""
+    import numpy as np
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    from proofmatch.scoring.lexical import as_is, count_vectors
+
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(40)] + ["$x", "$=", "Proof", "."]
+    vocab = {w: i for i, w in enumerate(rng.permutation(words[:35]))}
+    docs = [list(rng.choice(words, size=int(rng.integers(0, 30)))) for _ in range(50)] + [[]]
+    ours = count_vectors(docs, vocab)
+    theirs = CountVectorizer(analyzer=as_is, lowercase=False, vocabulary=vocab).transform(docs)
+    assert ours.shape == theirs.shape and ours.dtype == np.float64
+    assert (ours != theirs).nnz == 0 and ours.has_sorted_indices

@@ -238,3 +238,26 @@ def test_bench_intervals_children_run_with_a_jobs_thread_variables(monkeypatch, 
         assert {v: seen[-1][v] for v in bench_intervals.THREAD_VARIABLES} == dict.fromkeys(
             bench_intervals.THREAD_VARIABLES, str(threads)
         )
+
+
+def test_bench_search_cli_times_a_refusal_a_query_and_a_batch(search_demo, tmp_path):
+    out = tmp_path / "rows.json"
+    subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "bench/bench_search_cli.py"),
+            "--index",
+            str(search_demo["index"]),
+            "--repeat",
+            "1",
+            "--batch",
+            "3",
+            "--json",
+            str(out),
+        ],
+        check=True,
+        timeout=600,
+    )
+    rows = json.loads(out.read_text())["rows"]
+    assert [r["status"] for r in rows] == [[2], [0], [0]]
+    assert rows[2]["queries"] >= 2 and rows[2]["warm_queries_per_s"] > 0

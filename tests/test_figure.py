@@ -121,20 +121,22 @@ def test_figure_from_fake_matchers_has_both_pairs_under_both_models(tmp_path):
         n_others=8,
     )
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and pdf.read_bytes()[:5] == b"%PDF-"
-    # as in the paper's Figure 2: (a), (b) = pair 1 under both models; (c), (d) = pair 2
-    assert [p.pair_id for p in panels] == [
-        "art3/lemma3",
-        "art3/lemma3",
-        "art0/lemma0",
-        "art0/lemma0",
-    ]
+    # as the paper's examples: a pair whose own proof both models rank first comes first (the
+    # text model matches only row 11); the next is not matched by both, and its title says so
+    matched = F.top1_matched(BagMatcher(math_weight=3.0), df, 64) & F.top1_matched(
+        BagMatcher(math_weight=0.1), df, 64
+    )
+    assert list(np.flatnonzero(matched)) == [11]
+    assert F.pick_pairs(df, 2, 120, matched) == [11, 3] and F.pick_pairs(df, 2, 120) == [3, 0]
+    first, second = df["pair_id"][11], df["pair_id"][3]
+    assert [p.pair_id for p in panels] == [first, first, second, second]
     assert [p.title for p in panels] == [
-        "(a) Example statement/proof 1 — math model — art3/lemma3",
-        "(b) Example statement/proof 1 — text model — art3/lemma3",
-        "(c) Example statement/proof 2 — math model — art0/lemma0",
-        "(d) Example statement/proof 2 — text model — art0/lemma0",
+        f"(a) Example 1: math model — {first}",
+        f"(b) Example 1: text model — {first}",
+        f"(c) Example 2: math model — {second} (not top 1 under every model)",
+        f"(d) Example 2: text model — {second} (not top 1 under every model)",
     ]
-    for panel, row in zip(panels, (3, 3, 0, 0)):
+    for panel, row in zip(panels, (11, 11, 3, 3)):
         assert len(panel.tokens) == len(df["statement_tokens"][row]) + len(df["proof_tokens"][row])
         assert panel.n_statement == len(df["statement_tokens"][row])
     # as in the paper: the math-heavy model's strongest "match" evidence is a shared math symbol,
@@ -190,3 +192,54 @@ def test_figure_check_sees_every_panel(tmp_path):
     assert panel_count(tmp_path / "1.png") == 2
     with pytest.raises(AssertionError):
         check_figure(tmp_path / "1.png", tmp_path / "1.pdf", panels=4)
+
+
+def test_math_tokens_print_as_symbols_and_panels_name_the_model():
+    from proofmatch.evaluation.panels import math_symbol
+
+    assert [math_symbol(t) for t in ("F[script]", "Q[double-struck]", "g[fraktur]")] == [
+        "ℱ",
+        "ℚ",
+        "𝔤",
+    ]
+    assert math_symbol("F[bold-script]") == "𝓕" and math_symbol("R[double-struck]") == "ℝ"
+    # a symbol the fonts lack stays its token (never an empty box)
+    from proofmatch.evaluation.panels import _glyphs
+
+    for token, symbol in (("x[bold]", "𝐱"), ("N[sans-serif]", "𝖭")):
+        assert math_symbol(token) == (symbol if ord(symbol) in _glyphs() else token)
+    assert math_symbol("α[bold]") == "α[bold]" and math_symbol("x") == "x"  # kept as they are
+    assert (
+        F.model_label("results/runs/mixed/scratchbert-local/conservation-both")
+        == "ScratchBERT-Local-Local"
+    )
+    assert F.model_label("somewhere/run") == "somewhere"
+
+
+def test_panels_draw_symbols_and_a_colour_scale(tmp_path, monkeypatch):
+    from proofmatch.evaluation import panels as P
+
+    drawn = []
+    import matplotlib.figure
+
+    real = matplotlib.figure.Figure.text
+
+    def spy(self, x, y, s, *args, **kwargs):
+        drawn.append(s)
+        return real(self, x, y, s, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "text", spy)
+    panel = P.Explanation(
+        "(a) Example 1: NPT-Local-Local trained with symbol conservation — a/1",
+        ["Let", "F[script]", "be", "Q[double-struck]"],
+        [False, True, False, True],
+        np.array([0.1, -0.4, 0.0, 0.2]),
+        2,
+        0.8,
+        0.9,
+        "a/1",
+    )
+    P.draw_panels([panel], tmp_path / "f.png", tmp_path / "f.pdf")
+    assert "ℱ" in drawn and "ℚ" in drawn and "F[script]" not in drawn
+    assert any("largest |weight| = 0.400" in s for s in drawn)
+    assert (tmp_path / "f.png").stat().st_size > 1000

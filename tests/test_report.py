@@ -453,3 +453,19 @@ def test_kbest_lists_are_read_in_the_frames_order(tmp_path):
     assert ids.tolist() == [[0, 2], [1, 0], [2, 1]]
     assert scores.tolist() == [[2.0, 1.5], [3.0, 1.0], [5.0, 0.0]]
     assert R.read_kbest(tmp_path / "missing.parquet", pd.Index(["a"])) is None
+
+
+def test_no_crossing_is_extrapolated_from_fewer_than_three_sizes():
+    """Two training sizes always make a line: the scaling caption extrapolates a crossing with
+    BM25 only from three sizes or more."""
+    import pandas as pd
+
+    from proofmatch.evaluation import report as R
+
+    def frame(sizes, gaps):
+        return pd.DataFrame({"Model": "NPT", "Train pairs": sizes, "Δ BM25": gaps})
+
+    assert R.crossing(frame([531, 1061], [-17.5, -8.0]), "NPT") is None
+    n = R.crossing(frame([250, 500, 1000], [-20.0, -15.0, -10.0]), "NPT")
+    assert n == pytest.approx(1000 * 2**2, rel=1e-6)  # 5 points gained per doubling
+    assert R.crossing(frame([250, 500, 1000], [-10.0, -15.0, -20.0]), "NPT") is None

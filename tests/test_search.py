@@ -382,6 +382,81 @@ def test_cli_index_and_search(search_demo, tmp_path, capsys):
     assert "warning: no word or symbol of the query occurs" in capsys.readouterr().err
 
 
+def test_cli_answers_many_queries_in_one_process(search_demo, tmp_path, capsys, monkeypatch):
+    """--queries FILE (or - for stdin): one query per non-empty line, one index load; each result
+    shows the statement its proof proves; a refused query is said in its place (status 2)."""
+    import io
+
+    ix = str(search_demo["index"])
+    pid = str(read_part(search_demo["data"], "test")["pair_id"].iloc[0])
+    queries = tmp_path / "q.txt"
+    queries.write_text(
+        f"Let $f$ be continuous on $[a,b]$. Then $f$ is bounded.\n\nLet $x be\n{pid}\n"
+    )
+    assert cli.main(["search", ix, "--queries", str(queries), "--json", "-k", "3"]) == 2
+    captured = capsys.readouterr()
+    lines = [json.loads(line) for line in captured.out.splitlines()]
+    assert [line.get("query_text") for line in lines] == [
+        "Let $f$ be continuous on $[a,b]$. Then $f$ is bounded.",
+        "Let $x be",
+        pid,
+    ]
+    assert len(lines[0]["results"]) == 3 and "unbalanced $" in lines[1]["error"]
+    assert lines[2]["query"]["kind"] == "id" and lines[2]["query"]["pair_id"] == pid
+    assert all(r["statement"] for r in lines[0]["results"] + lines[2]["results"])
+    assert "1 of 3 queries refused" in captured.err
+    monkeypatch.setattr("sys.stdin", io.StringIO(f"{pid}\nLet $y$ be prime.\n"))
+    assert cli.main(["search", ix, "--queries", "-", "-k", "2", "--part", "test"]) == 0
+    out = capsys.readouterr().out
+    assert "== query 1/2: " + pid in out and "== query 2/2: Let $y$ be prime." in out
+    assert out.count("proves: ") == 4 and out.count("proof:  ") == 4
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n  \n")
+    assert cli.main(["search", ix, "--queries", str(empty)]) == 2
+    assert "no query in" in capsys.readouterr().err
+    assert cli.main(["search", ix, "x", "--queries", str(queries)]) == 2
+    assert "not both" in capsys.readouterr().err
+
+
+def test_cli_refuses_an_unparseable_query_before_torch(search_demo):
+    """A query that cannot be an id and does not parse is refused before the index, its model
+    and torch are loaded (docs/measured/search-cli.md times it)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from proofmatch.cli import main; "
+        f"rc = main(['search', {str(search_demo['index'])!r}, r'Let $\\frac{{x$ be real']); "
+        "print(rc, 'torch' in sys.modules, 'scipy.stats' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["2", "False", "False"], done.stdout + done.stderr
+    assert "could not be read" in done.stderr
+
+
+def test_a_query_in_another_language_is_warned(search_demo, tmp_path):
+    """The index's proofs are English (polyglot on a sample of their text): a French or Russian
+    query is answered with a warning; an English one, and a short one, are not."""
+    build_index(
+        tmp_path / "bm25",
+        search_demo["data"],
+        method="bm25",
+        pairs_parquet=search_demo["pairs"],
+        articles_parquet=search_demo["articles"],
+    )
+    ix = SearchIndex(tmp_path / "bm25")
+    assert ix.corpus_language() == "en"
+    for text, code in [
+        ("Soit $f$ une fonction continue sur $[a,b]$. Alors $f$ atteint son maximum.", "fr"),
+        ("Пусть $f$ непрерывная функция на отрезке $[a,b]$. Тогда она ограничена.", "ru"),
+    ]:
+        q, hits = ix.search(text, k=3)
+        assert hits and any(f"({code}, " in w and "(en)" in w for w in q.warnings), q.warnings
+    for text in ("Let $f$ be continuous on $[a,b]$. Then $f$ attains its maximum.", "Soit $f$."):
+        q, _ = ix.search(text, k=3)
+        assert not any("read as" in w for w in q.warnings), q.warnings
+
+
 def test_real_latexml_for_tex_beyond_the_subset():
     """With Debian's latexml installed (CI installs it), ``\\aleph`` and ``\\oint`` go through it."""
     import shutil

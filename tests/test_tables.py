@@ -419,3 +419,45 @@ def test_table_from_inputs_takes_the_workflows_inputs(tmp_path):
         )
     with pytest.raises(ValueError, match="unknown table"):
         T.table_from_inputs("table9", [], tmp_path / "t9")
+
+
+def test_a_table_page_for_the_html_report(tmp_path):
+    """rule table_html's page: the .md's caption, then its tables (a second one included, as
+    findings.md has), every cell escaped, numbers right aligned."""
+    from proofmatch.render import markdown_to_html, write_table, write_table_html
+
+    df = pd.DataFrame({"Model <x>": ["NPT & co", "BM25"], "MRR": [12.345, float("nan")]})
+    md = tmp_path / "t.md"
+    write_table(
+        df,
+        md,
+        tmp_path / "t.tex",
+        tmp_path / "t.csv",
+        caption="Caption <b>bold</b>?",
+        md_after="\nVerdicts: a 1.\n\n| a | b |\n|---|---|\n| 1 | x |\n",
+    )
+    write_table_html(md, tmp_path / "t.html")
+    page = (tmp_path / "t.html").read_text()
+    assert page == markdown_to_html(md.read_text(), "t")
+    assert '<p class="caption">Caption &lt;b&gt;bold&lt;/b&gt;?</p>' in page
+    assert "<th>Model &lt;x&gt;</th>" in page and "<td>NPT &amp; co</td>" in page
+    assert '<td class="num">12.35</td>' in page and '<td class="num">–</td>' in page
+    assert page.count("<table>") == 2 and "<p>Verdicts: a 1.</p>" in page and "|" not in page
+
+
+def test_a_table_at_chance_says_so():
+    """at_chance: every MRR interval of the table holds its pool's chance MRR (Table 6 on a small
+    pr split); one interval clear of it, or no interval at all, and the caption says nothing."""
+    table = RT.TABLES["table6"].rows(RT.Setting(fusion=[]))
+    pools = {ev.split: 31 for row in table.rows for ev in row.cells}
+    chance = 100 * T.chance_mrr(31)
+    columns = {}
+    for group in table.groups:
+        columns[f"{group} MRR lo"] = [chance - 5.0] * len(table.rows)
+        columns[f"{group} MRR hi"] = [chance + 7.0] * len(table.rows)
+    df = pd.DataFrame(columns)
+    assert T.at_chance(table, df, pools)
+    df.loc[0, f"{table.groups[0]} MRR lo"] = chance + 0.5  # one row clear of chance
+    assert not T.at_chance(table, df, pools)
+    assert not T.at_chance(table, pd.DataFrame(index=range(len(table.rows))), pools)
+    assert "sits at chance" in T.AT_CHANCE

@@ -842,3 +842,46 @@ def test_run_params_from_the_workflows_reduced_block():
     assert run_matching(whole, "mathbert")["mathbert"] is None
     # a pretrained checkpoint's own block replaces matching.bert's schedule
     assert run_params(whole, "mathbert")["learning_rate"] == 2e-5
+
+
+def test_the_curve_of_a_one_epoch_run_shows_its_steps(tmp_path):
+    """A one-epoch run's curve draws its loss per step (not one dot), dev scores in %, and the
+    title names the split and the level it was trained on; metrics.csv keeps one row per epoch
+    without the per-step losses."""
+    from unittest import mock
+
+    import numpy as np
+
+    from proofmatch.models import train as T
+
+    steps = list(np.linspace(3.0, 2.0, 40))
+    history = [
+        {
+            "epoch": 1,
+            "loss": 2.5,
+            "local_loss": 2.5,
+            "dev_mrr": 0.171,
+            "dev_acc": 0.05,
+            T.STEP_LOSS: steps,
+        }
+    ]
+    title = T.curve_title(
+        tmp_path / "results/runs/mixed/npt-local/full-both", "npt", "local", "both", 13
+    )
+    assert title == "npt-local, split mixed, trained on level full, both view, seed 13"
+    import matplotlib.axes
+
+    drawn = []
+    real_plot = matplotlib.axes.Axes.plot
+
+    def spy(self, *args, **kwargs):
+        drawn.append((kwargs.get("label"), list(args[1]) if len(args) > 1 else []))
+        return real_plot(self, *args, **kwargs)
+
+    with mock.patch.object(matplotlib.axes.Axes, "plot", spy):
+        T.plot_curve(history, tmp_path / "curve.png", title)
+    assert (tmp_path / "curve.png").stat().st_size > 1000
+    by_label = dict(drawn)
+    assert by_label["loss per step"] == steps
+    assert by_label["dev MRR"] == [pytest.approx(17.1)]
+    assert T.STEP_LOSS not in T._csv_rows(history).columns

@@ -25,10 +25,14 @@ from proofmatch.search.explain import explain
 from proofmatch.search.index import SearchIndex
 from proofmatch.search.web import (
     CSP,
+    LOCAL_LIMITS,
+    PUBLIC_LIMITS,
     BoundedLog,
     RateLimiter,
+    add_arguments,
     create_app,
     is_loopback,
+    limits_for,
     server_config,
 )
 
@@ -127,6 +131,51 @@ def test_rate_limit_per_client(search_index):
         lim.take("a", 1.0) == 0 and lim.take("b", 1.0) == 0
     )  # refilled one a second; clients apart
     assert is_loopback("127.0.0.1") and is_loopback("::1") and not is_loopback("0.0.0.0")
+
+
+def test_page_refusals_keep_the_page_and_say_the_wait(fusion_index):
+    """On the page a refusal is the page (429, Retry-After), never a bare JSON body: a refused
+    explanation keeps the results of its search (kept in memory: no search token taken) and says
+    the wait where the explanation would be; a refused search keeps the query in its box."""
+    ix = fusion_index
+    text = r"Let $f$ be continuous on $[a, b]$. Then $f$ is bounded."
+    client = TestClient(create_app(ix, rate_per_minute=6, burst=2, explain_burst=1))
+    first = client.get("/", params={"q": text, "part": "test"})
+    assert first.status_code == 200 and first.text.count('<li class="result') == 10
+    _, hits = ix.search(text, k=10, part="test")
+    ok = client.get("/", params={"q": text, "part": "test", "explain": hits[0].pair_id})
+    assert ok.status_code == 200 and 'id="explain-method"' in ok.text
+    pid = hits[3].pair_id
+    refused = client.get("/", params={"q": text, "part": "test", "explain": pid})
+    assert refused.status_code == 429 and int(refused.headers["retry-after"]) >= 1
+    assert refused.headers["content-type"].startswith("text/html")
+    assert refused.text.count('<li class="result') == 10  # the results are kept
+    item = refused.text[refused.text.index(f'data-pair-id="{pid}"') :]
+    item = item[: item.index("</li>")]
+    assert 'id="explain-error"' in item and re.search(r"ask again in \d+ seconds?", item)
+    assert "&lt;" not in refused.text[:200] and not refused.text.lstrip().startswith("{")
+    # the kept page took no search token: one is left for a new search, then the next is refused
+    assert client.get("/", params={"q": "Let $x$ be real", "part": "test"}).status_code == 200
+    again = client.get("/", params={"q": "Let $y$ be prime", "part": "test"})
+    assert again.status_code == 429 and int(again.headers["retry-after"]) >= 1
+    assert 'id="error"' in again.text and re.search(r"Search again in \d+ seconds?", again.text)
+    assert "Let $y$ be prime</textarea>" in again.text  # the query stays in its box
+    # the JSON API still answers JSON
+    api = client.get("/api/search", params={"q": "Let $z$"})
+    assert api.status_code == 429 and api.json()["error"].startswith("too many requests")
+
+
+def test_serve_limits_are_generous_on_loopback_and_set_by_flags():
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    assert limits_for(parser.parse_args(["ix"])) == LOCAL_LIMITS
+    assert limits_for(parser.parse_args(["ix", "--host", "::1"])) == LOCAL_LIMITS
+    assert limits_for(parser.parse_args(["ix", "--host", "0.0.0.0"])) == PUBLIC_LIMITS
+    args = parser.parse_args(["ix", "--burst", "5", "--explain-rate-per-minute", "2"])
+    assert limits_for(args) == (LOCAL_LIMITS[0], 5, 2.0, LOCAL_LIMITS[3])
+    assert all(local > public for local, public in zip(LOCAL_LIMITS, PUBLIC_LIMITS))
 
 
 def test_api_fusion_says_which_scorer_answered_and_explains(fusion_index):
@@ -522,3 +571,127 @@ def test_browser_explains_a_fusion_result(fusion_index, browser):
             shot.parent.mkdir(parents=True, exist_ok=True)
             browser.execute_script("arguments[0].scrollIntoView()", panel)
             browser.save_screenshot(str(shot))
+
+
+def test_browser_keeps_the_results_when_an_explanation_is_refused(fusion_index, browser):
+    """Press "Why this proof?" on two results in a row with an explanation budget of one: the
+    second is refused inside the page, under its result, with the wait; the ten results and the
+    query stay. Then searches past the burst: the refusal is on the page, the query in its box."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    text = r"Let $f$ be continuous on $[a, b]$. Then $f$ is bounded."
+    app = create_app(fusion_index, rate_per_minute=2, burst=2, explain_burst=1)
+    with Server(app) as url:
+        browser.get(url + "/")
+        browser.find_element(By.ID, "q").send_keys(text)
+        Select(browser.find_element(By.ID, "part")).select_by_value("test")
+        browser.find_element(By.ID, "submit").click()
+        WebDriverWait(browser, 30).until(EC.presence_of_element_located((By.ID, "summary")))
+        browser.find_elements(By.CSS_SELECTOR, "li.result button.explain")[0].click()
+        WebDriverWait(browser, 30).until(EC.presence_of_element_located((By.ID, "explain-method")))
+        fourth = browser.find_elements(By.CSS_SELECTOR, "li.result")[3]
+        pid = fourth.get_attribute("data-pair-id")
+        fourth.find_element(By.CSS_SELECTOR, "button.explain").click()
+        WebDriverWait(browser, 30).until(EC.presence_of_element_located((By.ID, "explain-error")))
+        message = browser.find_element(By.ID, "explain-error")
+        assert re.search(r"ask again in \d+ seconds?", message.text), message.text
+        owner = message.find_element(By.XPATH, "ancestor::li[contains(@class, 'result')]")
+        assert owner.get_attribute("data-pair-id") == pid  # said beside the result asked about
+        assert len(browser.find_elements(By.CSS_SELECTOR, "li.result")) == 10  # results kept
+        assert browser.find_element(By.ID, "q").get_attribute("value") == text
+        assert message.is_displayed() and message.size["height"] > 0
+        if SCREENSHOT:
+            shot = Path(SCREENSHOT).with_name(Path(SCREENSHOT).stem + "-refused.png")
+            shot.parent.mkdir(parents=True, exist_ok=True)
+            browser.save_screenshot(str(shot))
+        # one search token left (the kept pages took none), then a refusal on the page
+        for query in ("Let $x$ be real.", "Let $y$ be prime."):
+            box = browser.find_element(By.ID, "q")
+            box.clear()
+            box.send_keys(query)
+            browser.find_element(By.ID, "submit").click()
+            WebDriverWait(browser, 30).until(EC.staleness_of(box))
+        error = browser.find_element(By.ID, "error")
+        assert re.search(r"Search again in \d+ seconds?", error.text), error.text
+        assert browser.find_element(By.ID, "q").get_attribute("value") == "Let $y$ be prime."
+        assert "proofmatch search" in browser.title  # the page, not a JSON body
+
+
+# ----------------------------------------------------------------------------- the HTML report
+
+REPORT_SNAKEFILE = """
+import sys
+sys.path.insert(0, {src!r})
+from proofmatch import result_tables as RT
+
+CONDA = None
+LATEX_TARGETS = []
+TRANSFER_TARGETS = []
+
+
+include: {rules!r}
+
+
+rule demo_md:
+    output:
+        md="results/tables/demo.md",
+    run:
+        import pandas as pd
+        from proofmatch.render import write_table
+
+        df = pd.DataFrame({{"Model": ["NPT <b>&", "BM25"], "MRR": [12.345, float("nan")]}})
+        write_table(df, output.md, "results/tables/demo.tex", "results/tables/demo.csv",
+                    caption="Scores <i>in</i> % & more.")
+"""
+
+
+@pytest.mark.slow
+def test_browser_opens_a_table_of_the_html_report(tmp_path, browser):
+    """``snakemake --report``: a table is an HTML result (rule table_html, from its .md) that the
+    report opens in place in Chromium, caption and cells escaped; a Markdown one would only be a
+    download link that Chromium does not open."""
+    import subprocess
+    import sys
+
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    repo = Path(__file__).resolve().parents[1]
+    (tmp_path / "Snakefile").write_text(
+        REPORT_SNAKEFILE.format(
+            src=str(repo / "src"), rules=str(repo / "workflow/rules/report.smk")
+        )
+    )
+    snakemake = [sys.executable, "-m", "snakemake", "-c1"]
+    for args in (["results/tables/demo.html"], ["--report", "r.html", "results/tables/demo.html"]):
+        done = subprocess.run(
+            snakemake + args, cwd=tmp_path, capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+    browser.get((tmp_path / "r.html").as_uri())
+    wait = WebDriverWait(browser, 30)
+    wait.until(EC.element_to_be_clickable((By.LINK_TEXT, "Results"))).click()
+    wait.until(EC.element_to_be_clickable((By.XPATH, "//a[normalize-space()='Tables']"))).click()
+    row = wait.until(
+        EC.presence_of_element_located(
+            (By.XPATH, "//tr[td[normalize-space()='results/tables/demo.html']]")
+        )
+    )
+    row.find_element(By.CSS_SELECTOR, "a[iconname='eye']").click()
+    frame = wait.until(EC.presence_of_element_located((By.TAG_NAME, "iframe")))
+    assert frame.get_attribute("src").startswith("data:text/html")
+    browser.switch_to.frame(frame)
+    try:
+        caption = browser.find_element(By.CSS_SELECTOR, "p.caption")
+        assert caption.text == "Scores <i>in</i> % & more."  # shown as text, not markup
+        cells = [c.text for c in browser.find_elements(By.CSS_SELECTOR, "table tbody td")]
+        assert cells == ["NPT <b>&", "12.35", "BM25", "–"]
+        heads = [c.text for c in browser.find_elements(By.CSS_SELECTOR, "table thead th")]
+        assert heads == ["Model", "MRR"]
+        table = browser.find_element(By.TAG_NAME, "table")
+        assert table.size["width"] > 0 and table.size["height"] > 0
+    finally:
+        browser.switch_to.default_content()

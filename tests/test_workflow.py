@@ -13,8 +13,9 @@ that reads one names it, and `all` names them all (a dry run); on the finished s
 model makes `all` plan its retraining and everything that reads it, and a forced run trains from
 epoch 1 and, finished, keeps no resume state.
 
-`snakemake --report` (README) is built from the same smoke run: every table with the caption its
-Markdown file begins with, Figure 2, the filter report and every training curve.
+`snakemake --report` (README) is built from the same smoke run: every table as an HTML page that
+begins with the caption its Markdown file begins with, Figure 2, the filter report and every
+training curve.
 """
 
 from __future__ import annotations
@@ -551,11 +552,15 @@ def check_replacement_change(wd: Path) -> None:
         "table",
         "paper_comparison",
         "findings",
+        "table_html",
         "all",
     }, sorted(jobs)  # findings read Partial too
     assert sorted(w["table"] for w in jobs["table"]) == sorted(
         ["table3", "table4", "table5", "table6", "table7", "baselines"]
     )
+    assert sorted(w["page"] for w in jobs["table_html"]) == sorted(
+        [w["table"] for w in jobs["table"]] + ["paper_comparison", "findings"]
+    )  # each remade table's page for the report
     assert {
         (w["split"], f"{w['encoder']}+bm25-{w['mode']}", f"{w['level']}-{w['view']}")
         for w in jobs["fuse_run"]
@@ -608,6 +613,17 @@ def test_demo_workflow_end_to_end(demo_run):
     check_replacement_change(wd)
 
 
+def report_pages(html: str) -> dict[str, str]:
+    """The HTML results of a Snakemake HTML report (what it opens in place), decoded, by path."""
+    import base64
+
+    found = re.findall(
+        r'"(results/[^"]+\.html)": \{"name": .*?"data_uri": "data:text/html;[^"]*?base64,([^"]+)"',
+        html,
+    )
+    return {path: base64.b64decode(data).decode("utf-8") for path, data in found}
+
+
 def report_captions(html: str) -> dict[str, str]:
     """The caption of every file of a Snakemake HTML report, by path, as plain text."""
     found = re.findall(r'"(results/[^"]+)": \{"name": .*?"caption": ("(?:[^"\\]|\\.)*")', html)
@@ -649,33 +665,40 @@ def test_bench_intervals_on_the_demo_run(demo_run):
 @pytest.mark.slow
 def test_report_of_the_demo_run(demo_run):
     """``snakemake --report`` (README) builds from the smoke run: every table, Figure 2, the filter
-    report and every training curve, each table captioned with the caption its .md begins with,
-    filled from the run's config (workflow/report/table.rst); the .md of a table of scores counts
-    its pool there, which the report's caption, planned before any job, names."""
+    report and every training curve. Each table is its HTML page (rule table_html), which the report
+    opens in place: the page begins with the caption its .md begins with, filled from the run's
+    config; the .md of a table of scores counts its pool there, which the caption planned before
+    any job (the table rule's param) only names."""
     report = demo_run / "report.html"
     workflow(demo_run, ["--report", str(report), "all"], timeout=600)
     html = report.read_text()
     captions = report_captions(html)
+    pages = report_pages(html)
     config = load_config(demo_run / "config/config.yaml", demo_run / "config/smoke.yaml")
     tables = sorted((demo_run / "results/tables").glob("*.md"))
-    assert {f"results/tables/{t.name}" for t in tables} <= set(captions), sorted(captions)
+    assert {f"results/tables/{t.stem}.html" for t in tables} <= set(pages), sorted(pages)
+    for t in tables:
+        page = pages[f"results/tables/{t.stem}.html"]
+        head = " ".join(t.read_text().split("\n\n")[0].split())
+        caption = re.search(r'<p class="caption">(.*?)</p>', page, re.S)
+        assert caption and htmllib.unescape(caption[1]) == head, t.name
+        assert page.count("<tr>") >= 2 and "|---" not in page, t.name
     registered = RT.tables(fusion=X.fusion_runs(config))
     for name in [*(f"table{n}" for n in range(1, 8)), "baselines"]:
-        shown = captions[f"results/tables/{name}.md"]
-        assert shown == T.table_caption(name, config), name
+        planned = T.table_caption(name, config)
         head = " ".join(
             (demo_run / f"results/tables/{name}.md").read_text().split("\n\n")[0].split()
         )
-        # a table of scores' file counts its pool (the evaluations' n), which the report's
-        # caption, planned before any job, only names
-        counted = shown
+        # a table of scores' file counts its pool (the evaluations' n), which the caption
+        # planned before any job only names
+        counted = planned
         if name in registered and name != "table7":
             evaluations = registered[name].evaluations(X.not_run(config))
             pools = T.pool_sizes(
                 {ev: json.loads((demo_run / ev.path()).read_text()) for ev in evaluations}
             )
             counted = T.table_caption(name, config, pools)
-            assert "counted in the file" in shown and "counted in the file" not in counted, name
+            assert "counted in the file" in planned and "counted in the file" not in counted, name
         if name == "baselines":  # the file adds each fusion row's λ, chosen by the run
             assert head.startswith(counted) and " λ chosen: " in head[len(counted) :], head
         elif name != "table7":  # Table 7's file counts its proofs (below)
@@ -689,9 +712,8 @@ def test_report_of_the_demo_run(demo_run):
     )
     assert f"Pool: {T.chance(n)}" in T.hubness_caption(hubness.part, n)
     protected = ", ".join(config["replace"]["protected"])
-    assert (
-        f"the protected symbols {protected} are not replaced"
-        in captions["results/tables/table6.md"]
+    assert f"the protected symbols {protected} are not replaced" in htmllib.unescape(
+        " ".join(pages["results/tables/table6.html"].split())
     )
     assert (
         "results/figures/figure2.png" in captions and "results/data/filter_report.json" in captions
@@ -719,7 +741,15 @@ def job_set(stdout: str) -> set[tuple[str, frozenset]]:
 
 
 # Readers that a run's evaluation, fusion and index feed (tables of scores, findings, ...).
-REPORT_RULES = {"table", "findings", "paper_comparison", "seeds_table", "scaling_table", "all"}
+REPORT_RULES = {
+    "table",
+    "findings",
+    "paper_comparison",
+    "seeds_table",
+    "scaling_table",
+    "table_html",
+    "all",
+}
 RUN_RULES = {"train_matcher", "evaluate_run", "fuse_run", "search_index"}
 
 

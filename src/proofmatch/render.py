@@ -9,6 +9,7 @@ write tables: the LaTeX stage its conversion table (:mod:`proofmatch.data.latex`
 
 from __future__ import annotations
 
+import html
 import os
 import re
 from pathlib import Path
@@ -77,3 +78,75 @@ def write_table(
     write_text(to_markdown(display, caption) + md_after, md)
     write_text(to_latex(display, caption, label or Path(md).stem), tex)
     write_csv(df, csv)
+
+
+# ----------------------------------------------------------------------------- HTML for the report
+
+_NUMBER = re.compile(r"^([−+-]?\d[\d,.]*( %|%)?( [±\[].*)?|–)$")
+HTML_STYLE = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 1.2rem; color: #1b1b1b; }
+p.caption { max-width: 62rem; }
+table { border-collapse: collapse; margin: 0.8rem 0 1.2rem; }
+th, td { padding: 0.25rem 0.7rem; border-bottom: 1px solid #ddd; text-align: left; }
+th { border-bottom: 2px solid #444; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+tbody tr:nth-child(even) { background: #f6f6f6; }
+"""
+
+
+def _pipe_cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def _is_pipe_table(lines: list[str]) -> bool:
+    return (
+        len(lines) >= 2
+        and all(line.lstrip().startswith("|") for line in lines)
+        and all(set(c) <= set(":-") and c for c in _pipe_cells(lines[1]))
+    )
+
+
+def _html_table(lines: list[str]) -> str:
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in _pipe_cells(lines[0]))
+    rows = []
+    for line in lines[2:]:
+        cells = "".join(
+            f'<td class="num">{html.escape(c)}</td>'
+            if _NUMBER.match(c)
+            else f"<td>{html.escape(c)}</td>"
+            for c in _pipe_cells(line)
+        )
+        rows.append(f"<tr>{cells}</tr>")
+    return (
+        f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n"
+        + "\n".join(rows)
+        + "\n</tbody>\n</table>"
+    )
+
+
+def markdown_to_html(text: str, title: str) -> str:
+    """A table's Markdown (as :func:`write_table` writes it: paragraphs, the first its caption,
+    and GitHub pipe tables) as one standalone HTML page, every cell escaped; numbers are set right
+    aligned. What the HTML report shows (``snakemake --report`` opens an HTML result in place; a
+    Markdown one only as a download link)."""
+    blocks = [b for b in re.split(r"\n[ \t]*\n", text.strip()) if b.strip()]
+    body = []
+    for i, block in enumerate(blocks):
+        lines = [line for line in block.splitlines() if line.strip()]
+        if _is_pipe_table(lines):
+            body.append(_html_table(lines))
+        else:
+            cls = ' class="caption"' if i == 0 else ""
+            body.append(f"<p{cls}>{html.escape(' '.join(block.split()))}</p>")
+    return (
+        '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f"<title>{html.escape(title)}</title>\n<style>{HTML_STYLE}</style>\n</head>\n<body>\n"
+        + "\n".join(body)
+        + "\n</body>\n</html>\n"
+    )
+
+
+def write_table_html(md: str | os.PathLike, out: str | os.PathLike) -> None:
+    """``out``: the table ``md`` as HTML (:func:`markdown_to_html`), written atomically."""
+    md = Path(md)
+    write_text(markdown_to_html(md.read_text(encoding="utf-8"), md.stem), out)

@@ -88,11 +88,7 @@ rule conversion_table:
     input:
         unpack(lambda w: C.conversion_reports(config)),
     output:
-        md=report(
-            "results/tables/conversion.md",
-            caption="../report/table.rst",
-            category="Tables",
-        ),
+        md="results/tables/conversion.md",
         tex="results/tables/conversion.tex",
         csv="results/tables/conversion.csv",
     log:

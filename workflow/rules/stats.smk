@@ -8,11 +8,7 @@ rule table1:
         articles="results/corpus/articles.parquet",
         pairs="results/data/pairs.parquet",
     output:
-        md=report(
-            "results/tables/table1.md",
-            caption="../report/table.rst",
-            category="Tables",
-        ),
+        md="results/tables/table1.md",
         tex="results/tables/table1.tex",
         csv="results/tables/table1.csv",
     log:
@@ -35,11 +31,7 @@ rule table2:
     input:
         pairs="results/data/pairs.parquet",
     output:
-        md=report(
-            "results/tables/table2.md",
-            caption="../report/table.rst",
-            category="Tables",
-        ),
+        md="results/tables/table2.md",
         tex="results/tables/table2.tex",
         csv="results/tables/table2.csv",
     log:

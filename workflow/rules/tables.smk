@@ -14,11 +14,7 @@ rule table:
     input:
         lambda w: table_inputs(w.table),
     output:
-        md=report(
-            "results/tables/{table}.md",
-            caption="../report/table.rst",
-            category="Tables",
-        ),
+        md="results/tables/{table}.md",
         tex="results/tables/{table}.tex",
         csv="results/tables/{table}.csv",
     log:
@@ -50,11 +46,7 @@ rule paper_comparison:
         paper=os.path.relpath(PAPER.PAPER_RESULTS),
         filter_report="results/data/filter_report.json",
     output:
-        md=report(
-            "results/tables/paper_comparison.md",
-            caption="../report/table.rst",
-            category="Tables",
-        ),
+        md="results/tables/paper_comparison.md",
         csv="results/tables/paper_comparison.csv",
     log:
         "results/logs/paper_comparison.log",
@@ -130,11 +122,7 @@ rule findings:
         evaluations=X.workflow_inputs(REPORT_EVALUATIONS["findings"]),
         shares="results/figures/figure2.json",
     output:
-        md=report(
-            "results/tables/findings.md",
-            caption="../report/table.rst",
-            category="Tables",
-        ),
+        md="results/tables/findings.md",
         tex="results/tables/findings.tex",
         csv="results/tables/findings.csv",
         headline="results/tables/findings_headline.csv",
@@ -159,11 +147,7 @@ use rule findings as seeds_table with:
     input:
         evaluations=X.workflow_inputs(REPORT_EVALUATIONS["seeds"]),
     output:
-        md=report(
-            "results/tables/seeds.md",
-            caption="../report/table.rst",
-            category="Tables",
-        ),
+        md="results/tables/seeds.md",
         tex="results/tables/seeds.tex",
         csv="results/tables/seeds.csv",
     log:
@@ -179,11 +163,7 @@ use rule findings as scaling_table with:
         evaluations=X.workflow_inputs(REPORT_EVALUATIONS["scaling"]),
         data=X.replaced_data("mixed", V.HEADLINE_LEVEL),
     output:
-        md=report(
-            "results/tables/scaling.md",
-            caption="../report/table.rst",
-            category="Tables",
-        ),
+        md="results/tables/scaling.md",
         tex="results/tables/scaling.tex",
         csv="results/tables/scaling.csv",
         png=report(

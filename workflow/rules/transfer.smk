@@ -112,11 +112,7 @@ rule transfer_table:
     input:
         lambda w: transfer.table_inputs(TRANSFER),
     output:
-        md=report(
-            "results/tables/transfer.md",
-            caption="../report/table.rst",
-            category="Tables",
-        ),
+        md="results/tables/transfer.md",
         tex="results/tables/transfer.tex",
         csv="results/tables/transfer.csv",
     log:

@@ -1,4 +1,5 @@
-"""Pretty-print any cached Parquet artifact: pairs, filter reasons, replacement mappings, splits.
+"""Pretty-print any cached Parquet artifact: pairs, filter reasons, replacement mappings, splits,
+symbol slots, evaluations.
 
 The artifact kind is recognised from its columns (see :func:`detect_kind`), so one command serves
 every stage: ``proofmatch show results/data/filter_audit.parquet --reason omitted`` lists the
@@ -6,6 +7,13 @@ dropped omitted proofs, ``proofmatch show results/replaced/mixed/full.parquet --
 a proof after symbol replacement with its mapping. Math tokens are printed between ``$ … $``
 (with the ``$`` prefix of each token removed), and in colour on a terminal, so text and math
 read apart; a title is printed between « ». Exits 1 when no row matches (like grep).
+
+Any path gets an answer, never a traceback: a JSON file (the reports and summaries beside the
+Parquets) is printed indented; a missing path, a folder, another format, a Parquet that cannot
+be read or whose digest no longer matches is refused with a message naming it (exit 2, as
+:class:`ShowError`); a Parquet of columns no stage writes is printed as a table, cells cut to
+:data:`MAX_CELL` characters, and says so. A filter value that matches nothing lists the values
+the file holds (``--reason``: every reason, with its count).
 """
 
 from __future__ import annotations
@@ -22,7 +30,9 @@ import pandas as pd
 from proofmatch.artifacts import CorruptArtifact, read_parquet
 from proofmatch.data.views import counts, is_math
 
-KINDS = ("audit", "replaced", "pairs", "extract", "split", "table")
+KINDS = ("audit", "replaced", "symbols", "evaluation", "pairs", "extract", "split", "table")
+MAX_CELL = 60  # characters of a cell of a plain table
+TOP_SHOWN = 5  # proofs of an evaluation's top-k list printed per statement
 _NO_SPACE_BEFORE = set(".,;:!?)]}")
 _NO_SPACE_AFTER = set("([{")
 _MATH_ON, _MATH_OFF = "\x1b[36m", "\x1b[0m"
@@ -35,6 +45,10 @@ def detect_kind(columns: Iterable[str]) -> str:
         return "audit"
     if "mapping" in cols:
         return "replaced"
+    if {"slots", "statement_candidates"} <= cols:
+        return "symbols"
+    if {"pair_id", "gold_rank", "topk_ids"} <= cols:
+        return "evaluation"
     if {"statement_tokens", "proof_tokens"} <= cols:
         return "pairs"
     if {"statement_xml", "proof_xml"} <= cols:
@@ -139,7 +153,9 @@ def format_rows(df: pd.DataFrame, kind: str, show_tokens: bool = False, color: b
         out.append(sizes.to_string())
         return "\n".join(out)
     if kind == "table":
-        return df.to_string(index=False)
+        return plain_table(df)
+    if kind == "evaluation":
+        return "\n".join(_evaluation_row(row) for _, row in df.iterrows())
     for _, row in df.iterrows():
         if kind == "audit":
             out.append(
@@ -148,6 +164,16 @@ def format_rows(df: pd.DataFrame, kind: str, show_tokens: bool = False, color: b
         elif kind == "replaced":
             out.append(_header(row, ["article_id", "part"]))
             out.append(f"  mapping: {format_mapping(row['mapping'])}")
+        elif kind == "symbols":
+            out.append(_header(row, ["article_id"]))
+            slots = row.get("slots")
+            out.append(f"  slots: {0 if slots is None else len(slots)} replaceable symbol places")
+            for side in ("statement", "proof"):
+                out.append(
+                    f"  {side}: candidates {row.get(f'{side}_candidates') or '(none)'}; "
+                    f"letters {row.get(f'{side}_letters') or '(none)'}; "
+                    f"constants {row.get(f'{side}_constants') or '(none)'}"
+                )
         else:
             out.append(_header(row, ["article_id", "kind", "position"]))
         if kind == "extract":
@@ -158,6 +184,56 @@ def format_rows(df: pd.DataFrame, kind: str, show_tokens: bool = False, color: b
             if f"{side}_tokens" in row.index:
                 out.extend(_side(row, side, show_tokens, color))
     return "\n".join(out)
+
+
+def _cell(value: Any, width: int = MAX_CELL) -> str:
+    """One cell as at most ``width`` characters: a list as its length and first items."""
+    if hasattr(value, "__len__") and not isinstance(value, (str, bytes, dict)):
+        items = list(value)
+        head = ", ".join(str(x) for x in items[:3])
+        text = f"[{len(items)}: {head}{', …' if len(items) > 3 else ''}]"
+    else:
+        text = str(value)
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def plain_table(df: pd.DataFrame) -> str:
+    """A table of any columns, each cell cut to :data:`MAX_CELL` characters (lists summarised)."""
+    return df.map(_cell).to_string(index=False)
+
+
+def _evaluation_row(row: pd.Series) -> str:
+    """One statement of an evaluation: its gold proof's rank, its top-1 and global prediction,
+    and the first :data:`TOP_SHOWN` proofs of its top-k list with their scores."""
+    rank = int(row["gold_rank"])
+    lines = [
+        f"== {row['pair_id']}  gold rank {rank}"
+        + (" (top 1)" if rank == 1 else "")
+        + f"; top 1 {row.get('top1')}"
+        + (f"; global {row['global_pred']}" if row.get("global_pred") else "")
+    ]
+    ids = list(row["topk_ids"]) if row.get("topk_ids") is not None else []
+    scores = list(row["topk_scores"]) if row.get("topk_scores") is not None else []
+    for i, pid in enumerate(ids[:TOP_SHOWN]):
+        score = f"{float(scores[i]):.3f}" if i < len(scores) else ""
+        gold = "  (its proof)" if pid == row["pair_id"] else ""
+        lines.append(f"  {i + 1:>2}. {score:>8}  {pid}{gold}")
+    if len(ids) > TOP_SHOWN:
+        lines.append(f"  … {len(ids) - TOP_SHOWN} more in its top {len(ids)}")
+    return "\n".join(lines)
+
+
+def _evaluation_summary(df: pd.DataFrame) -> str:
+    ranks = df["gold_rank"].astype(float)
+    return (
+        f"statements {len(df)}: MRR {100 * (1.0 / ranks).mean():.2f} %, "
+        f"top-1 accuracy {100 * (ranks == 1).mean():.2f} %, median gold rank {ranks.median():g}"
+    )
+
+
+class ShowError(ValueError):
+    """A path or filter ``show`` cannot answer: the message says why and what to give instead."""
 
 
 def select(
@@ -173,10 +249,17 @@ def select(
         if value is None:
             continue
         if col not in df.columns:
-            raise ValueError(
+            raise ShowError(
                 f"this artifact has no {col!r} column to filter on (columns: {list(df.columns)})"
             )
-        mask &= df[col].astype(str) == str(value)
+        hit = df[col].astype(str) == str(value)
+        if col == "reason" and not hit.any():
+            held = df["reason"].astype(str).value_counts().sort_index()
+            raise ShowError(
+                f"no row has reason {value!r}; the reasons in this file: "
+                + ", ".join(f"{r} ({n})" for r, n in held.items())
+            )
+        mask &= hit
     out = df[mask]
     return out if limit is None else out.head(limit)
 
@@ -190,28 +273,69 @@ def show(
     show_tokens: bool = False,
     color: bool = False,
 ) -> tuple[str, int]:
-    """``(text, number of matching rows shown)`` for one Parquet artifact."""
-    df = read_parquet(path)
+    """``(text, number of matching rows shown)`` for one Parquet artifact (a JSON file: indented);
+    :class:`ShowError` for a path it cannot read."""
+    if path.endswith(".json") and os.path.isfile(path):
+        return _show_json(path), 1
+    df = _read(path)
     kind = detect_kind(df.columns)
     rows = select(df, article, reason, pair, None if kind == "split" else limit)
     head = f"{path}: {kind}, {len(df)} rows" + (f", {len(rows)} shown" if kind != "split" else "")
+    if kind == "table":
+        head += " (a kind with no view of its own: printed as a table, long cells cut)"
+    if kind == "evaluation":
+        head += "\n" + _evaluation_summary(df)
     if rows.empty:
         return head + "\nno row matches", 0
     return head + "\n" + format_rows(rows, kind, show_tokens, color), len(rows)
 
 
+def _read(path: str) -> pd.DataFrame:
+    """The Parquet at ``path``, or :class:`ShowError` saying why not."""
+    import pyarrow as pa
+
+    if not os.path.exists(path):
+        raise ShowError(f"{path}: no such file")
+    if os.path.isdir(path):
+        raise ShowError(f"{path} is a folder; give one of its .parquet or .json files")
+    if not path.endswith(".parquet"):
+        raise ShowError(
+            f"{path}: show reads Parquet artifacts (.parquet) and prints JSON files (.json)"
+        )
+    try:
+        return read_parquet(path)
+    except CorruptArtifact as err:
+        raise ShowError(str(err)) from None
+    except (pa.ArrowException, OSError) as err:
+        raise ShowError(f"{path} is not a readable Parquet file ({err})") from None
+
+
+def _show_json(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ShowError(f"{path} is not valid JSON ({err})") from None
+    return f"{path}: JSON\n" + json.dumps(data, indent=2, ensure_ascii=False)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("artifact", help="a cached Parquet (pairs, audit, replaced, split, ...)")
+    parser.add_argument(
+        "artifact",
+        help="a cached Parquet (pairs, audit, replaced, symbols, split, evaluation, ...) or a "
+        "JSON report",
+    )
     parser.add_argument("--article", help="only this article_id")
-    parser.add_argument("--reason", help="only this filter reason (audit Parquet)")
+    parser.add_argument(
+        "--reason",
+        help="only this filter reason (audit Parquet; one that matches nothing lists those held)",
+    )
     parser.add_argument("--pair", help="only this pair_id")
     parser.add_argument("--limit", type=int, default=10, help="rows to print (0: all)")
     parser.add_argument("--tokens", action="store_true", help="also print the raw token lists")
 
 
 def main(args: argparse.Namespace) -> int:
-    import pyarrow as pa
-
     try:
         text, n = show(
             args.artifact,
@@ -222,13 +346,8 @@ def main(args: argparse.Namespace) -> int:
             args.tokens,
             color=sys.stdout.isatty(),
         )
-    except (CorruptArtifact, pa.ArrowException, OSError) as exc:  # not a readable table
-        print(
-            f"proofmatch show: {args.artifact}: cannot be read ({type(exc).__name__}: "
-            f"{str(exc)[:300]}); fix: rerun the job that writes it (snakemake --forcerun "
-            f"{args.artifact})",
-            file=sys.stderr,
-        )
+    except ShowError as err:
+        print(f"proofmatch show: {err}", file=sys.stderr)
         return 2
     try:
         print(text)

@@ -27,8 +27,11 @@ The paper's two pairs were picked by hand (Lemma 3.2 of arXiv:0810.0041 and Lemm
 arXiv:0803.3332); here they are chosen deterministically: pairs are ranked by having at most
 ``max_tokens`` tokens in statement + proof, then by the number of distinct math symbols statement
 and proof share (more first), then by length (shorter first), then by pair_id; the best pair is
-taken, then the best pair of another article (as the paper's two in Figure 2 come from two articles). If no
-pair is that short, the shortest pairs win. The same perturbation samples (LIME seed) and the same
+taken, then the best pair of another article (as the paper's two in Figure 2 come from two articles). Before all of
+these, a pair must be *matched*: its own proof ranked first among the part's proofs by every
+model explained (:func:`top1_matched`), as the paper's examples are, so the figure explains what
+a model matches, not a miss; when fewer pairs are, the others are taken and their panel titles
+say they are not top 1. If no pair is that short, the shortest pairs win. The same perturbation samples (LIME seed) and the same
 other proofs serve both models of one pair, so their panels differ only by the model.
 
 The panels are drawn by :mod:`proofmatch.evaluation.panels`: one per pair and model, each
@@ -41,6 +44,7 @@ import argparse
 import logging
 import os
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -68,9 +72,12 @@ def shared_math(statement: Sequence[str], proof: Sequence[str]) -> int:
     return len({t for t in statement if tok.is_math(t)} & {t for t in proof if tok.is_math(t)})
 
 
-def pick_pairs(data: pd.DataFrame, n: int = 2, max_tokens: int = 120) -> list[int]:
+def pick_pairs(
+    data: pd.DataFrame, n: int = 2, max_tokens: int = 120, matched: np.ndarray | None = None
+) -> list[int]:
     """Row positions of the ``n`` pairs to explain, best first, from distinct articles where the
-    data has an ``article_id`` column and enough articles (module docstring)."""
+    data has an ``article_id`` column and enough articles (module docstring); ``matched``: per
+    row, whether every model ranks the pair's own proof first: those pairs come first."""
     if data.empty:
         raise ValueError("no pairs to choose from")
     st = token_lists(data["statement_tokens"])
@@ -83,9 +90,11 @@ def pick_pairs(data: pd.DataFrame, n: int = 2, max_tokens: int = 120) -> list[in
         )
     shared = np.array([shared_math(s, p) for s, p in zip(st, pr)])
     fits = length <= max_tokens
+    unmatched = np.zeros(len(data), bool) if matched is None else ~np.asarray(matched, bool)
     key = pd.DataFrame(
         {
             "bad": ~ok,
+            "unmatched": unmatched,
             "long": ~fits,
             "shared": -shared,
             "length": length,
@@ -97,7 +106,9 @@ def pick_pairs(data: pd.DataFrame, n: int = 2, max_tokens: int = 120) -> list[in
         key["long"] = False
         key["shared"] = 0
     ranked = (
-        key[~key["bad"]].sort_values(["long", "shared", "length", "pair_id"], kind="stable").index
+        key[~key["bad"]]
+        .sort_values(["unmatched", "long", "shared", "length", "pair_id"], kind="stable")
+        .index
     )
     articles = (
         data["article_id"].astype(str).to_numpy() if "article_id" in data else np.arange(len(data))
@@ -115,6 +126,22 @@ def pick_pairs(data: pd.DataFrame, n: int = 2, max_tokens: int = 120) -> list[in
     )
     rest = [int(r) for r in ranked if r not in chosen]
     return chosen + rest[: n - len(chosen)]
+
+
+def top1_matched(matcher: PairScorer, data: pd.DataFrame, batch_size: int) -> np.ndarray:
+    """Per pair of ``data``: whether ``matcher`` ranks its own proof first among the part's
+    proofs (the score matrix as one product of the model's factors; a tie is not first)."""
+    A, B, rb, cb = (
+        np.asarray(x, np.float64)
+        for x in matcher.factors(
+            token_lists(data["statement_tokens"]),
+            token_lists(data["proof_tokens"]),
+            batch_size=batch_size,
+        )
+    )
+    S = A @ B.T + rb.reshape(-1, 1) + cb.reshape(1, -1)
+    own = np.diag(S)
+    return (S < own[:, None]).sum(axis=1) == len(own) - 1
 
 
 # ----------------------------------------------------------------------------- LIME
@@ -249,7 +276,18 @@ def figure_from_matchers(
     pair and matcher, pair by pair, lettered (a), (b), ... as in the paper's Figure 2."""
     if len(data) < 2:
         raise ValueError("the part has a single pair; need other proofs for the match probability")
-    rows = pick_pairs(data, n_pairs, max_tokens)
+    matched = np.ones(len(data), bool)
+    for _, m in matchers:
+        matched &= top1_matched(m, data, batch_size)
+    log.info(
+        "%d of %d pairs have their own proof ranked first by every model", matched.sum(), len(data)
+    )
+    if matched.sum() < n_pairs:
+        log.warning(
+            "fewer than %d pairs are matched (top 1) by every model; the panels say which are not",
+            n_pairs,
+        )
+    rows = pick_pairs(data, n_pairs, max_tokens, matched)
     statements = token_lists(data["statement_tokens"])
     proofs = token_lists(data["proof_tokens"])
     rng = np.random.default_rng(seed)
@@ -280,7 +318,8 @@ def figure_from_matchers(
                     others,
                     samples,
                     seed,
-                    f"({letter}) Example statement/proof {k} — {title} — {pair_id}",
+                    f"({letter}) Example {k}: {title} — {pair_id}"
+                    + ("" if matched[row] else " (not top 1 under every model)"),
                     batch_size,
                     pair_id,
                 )
@@ -318,6 +357,19 @@ def write_shares(
     write_json({"panels": rows}, out_json)
 
 
+def model_label(run_dir: str | os.PathLike) -> str:
+    """A run's model as the tables name it (``ScratchBERT-Local-Local``: encoder, training mode,
+    local decoding), read from its folder ``…/{encoder}-{mode}/{level}-{view}``; else the
+    folder's name."""
+    from proofmatch.spec.encoders import ENCODERS
+
+    name = Path(run_dir).parent.name
+    encoder, _, mode = name.partition("-")
+    if encoder in ENCODERS and mode:
+        return f"{ENCODERS[encoder].label}-{mode.capitalize()}-Local"
+    return name or str(run_dir)
+
+
 def figure2(
     run_conservation: str | os.PathLike,
     run_full: str | os.PathLike,
@@ -337,8 +389,11 @@ def figure2(
     ``out_json``: each panel's share of positive weight on math tokens (:func:`write_shares`)."""
     data = read_part(data_parquet, part)
     matchers = [
-        ("symbol conservation", _load_matcher(run_conservation)),
-        ("full symbol replacement", _load_matcher(run_full)),
+        (
+            f"{model_label(run_conservation)} trained with symbol conservation",
+            _load_matcher(run_conservation),
+        ),
+        (f"{model_label(run_full)} trained with full symbol replacement", _load_matcher(run_full)),
     ]
     panels = figure_from_matchers(
         matchers, data, out_png, out_pdf, samples, seed, max_tokens, n_others, batch_size, n_pairs

@@ -4,12 +4,18 @@ Rendering (matplotlib, Agg): each token is drawn as text with a coloured box, or
 support of "match", blue for "mismatch", opacity proportional to ``|weight| / max |weight|`` of the
 panel; lines are wrapped to the figure width and the proof starts on a new line. One panel per
 pair and model (:mod:`proofmatch.evaluation.figure` explains them), each with a title and the
-model's P(match) and LIME's local fit R².
+model's P(match) and LIME's local fit R². A math token is printed as the symbol it stands for:
+``F[script]`` as ℱ, ``Q[double-struck]`` as ℚ (:func:`math_symbol`: Unicode's mathematical
+alphanumerics, drawn with STIX where the text font lacks them). A colour scale under the panels
+says what the colours mean.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +26,53 @@ from proofmatch.artifacts import atomic_path
 
 MATCH_RGB = (1.0, 0.50, 0.05)  # orange
 MISMATCH_RGB = (0.12, 0.47, 0.71)  # blue
+FONTS = ["DejaVu Sans", "STIXGeneral"]  # STIX (matplotlib's own) has every math alphanumeric
+_VARIANT = re.compile(r"^(?P<symbol>.+)\[(?P<variant>[a-z-]+)\]$")
+# Unicode's older letterlike symbols stand where the mathematical alphanumerics have holes
+_LETTERLIKE = {"script": "SCRIPT", "double-struck": "DOUBLE-STRUCK", "fraktur": "BLACK-LETTER"}
+
+
+def math_symbol(shown: str) -> str:
+    """A drawn math token (``F[script]``, :func:`proofmatch.scoring.tokens.display_token`) as the
+    symbol it stands for (ℱ); a letter in a variant Unicode has no symbol for, or any other
+    token, as it is."""
+    m = _VARIANT.match(shown)
+    if not m or len(m["symbol"]) != 1 or not m["symbol"].isascii() or not m["symbol"].isalpha():
+        return shown
+    letter, variant = m["symbol"], m["variant"]
+    case = "CAPITAL" if letter.isupper() else "SMALL"
+    style = (
+        variant.upper()
+        .replace("-", " ")
+        .replace("DOUBLE STRUCK", "DOUBLE-STRUCK")
+        .replace("SANS SERIF", "SANS-SERIF")
+    )
+    for name in (
+        f"MATHEMATICAL {style} {case} {letter.upper()}",
+        f"{_LETTERLIKE.get(variant, '?')} {case} {letter.upper()}",
+    ):
+        try:
+            symbol = unicodedata.lookup(name)
+        except KeyError:
+            continue
+        if ord(symbol) in _glyphs():
+            return symbol
+    return shown
+
+
+@functools.cache
+def _glyphs() -> frozenset[int]:
+    """The characters the drawing's fonts (:data:`FONTS`) have: a symbol none of them has stays
+    written as its token, rather than drawn as an empty box."""
+    from matplotlib import font_manager, ft2font
+
+    chars: set[int] = set()
+    for family in FONTS:
+        path = font_manager.findfont(
+            font_manager.FontProperties(family=family), fallback_to_default=False
+        )
+        chars |= set(ft2font.FT2Font(path).get_charmap())
+    return frozenset(chars)
 
 
 @dataclass
@@ -37,7 +90,7 @@ class Explanation:
 
 
 # one drawn string: kind ("title", "meta" or "token"), x and y in pixels (y downwards), text,
-# LIME weight (tokens), whether it is a math token
+# LIME weight (tokens), whether it is drawn in italics (a math token not drawn as a symbol)
 _Item = tuple[str, float, float, str, float, bool]
 
 
@@ -79,6 +132,7 @@ def _panel_items(
             page.margin,
             y,
             f"P(match) = {panel.p_match:.3f}   LIME R² = {panel.r2:.2f}   "
+            f"largest |weight| = {float(np.max(np.abs(panel.weights))):.3f}   "
             "(orange: supports match, blue: supports mismatch)",
             0.0,
             False,
@@ -87,12 +141,14 @@ def _panel_items(
     y += 1.3 * page.line_h
     x = page.margin
     for i, (s, math_tok, w) in enumerate(zip(panel.tokens, panel.is_math, panel.weights)):
-        width = measure(s, "italic" if math_tok else "normal")
+        symbol = math_symbol(s) if math_tok else s
+        italic = math_tok and symbol == s  # a mathematical alphanumeric carries its own style
+        width = measure(symbol, "italic" if italic else "normal")
         if i == panel.n_statement or (
             x > page.margin and x + width + page.gap > page.width_px - page.margin
         ):
             x, y = page.margin, y + page.line_h * (1.5 if i == panel.n_statement else 1.0)
-        items.append(("token", x, y, s, float(w), math_tok))
+        items.append(("token", x, y, symbol, float(w), italic))
         x += width + page.gap
     return items, y
 
@@ -106,7 +162,9 @@ def _layout(
     renderer = probe.canvas.get_renderer()
 
     def measure(s: str, style: str) -> float:
-        t = probe.text(0, 0, s, fontsize=page.fontsize, fontstyle=style, parse_math=False)
+        t = probe.text(
+            0, 0, s, fontsize=page.fontsize, fontstyle=style, parse_math=False, fontfamily=FONTS
+        )
         w = t.get_window_extent(renderer).width
         t.remove()
         return w
@@ -117,7 +175,7 @@ def _layout(
         layout.append(items)
         y += 2.0 * page.line_h
     plt.close(probe)
-    return layout, y - page.line_h + page.margin
+    return layout, y - page.line_h + SCALE_LINES * page.line_h + page.margin
 
 
 def _draw_item(fig: Any, item: _Item, scale: float, page: _Page, height_px: float) -> None:
@@ -140,9 +198,37 @@ def _draw_item(fig: Any, item: _Item, scale: float, page: _Page, height_px: floa
             fontsize=page.fontsize,
             va="center",
             fontstyle="italic" if math_tok else "normal",
+            fontfamily=FONTS,
             parse_math=False,
             bbox={"boxstyle": "square,pad=0.15", "facecolor": (*rgb, alpha), "edgecolor": "none"},
         )
+
+
+SCALE_LINES = 3.0  # lines of height the colour scale takes under the panels
+
+
+def _colour_scale(fig: Any, page: _Page, height_px: float) -> None:
+    """Under the panels: the colours from "supports mismatch" to "supports match", each panel's
+    colour scaled by its own largest |weight| (given in its line)."""
+    from matplotlib.colors import LinearSegmentedColormap
+
+    cmap = LinearSegmentedColormap.from_list("lime", [MISMATCH_RGB, (1, 1, 1), MATCH_RGB])
+    h = 0.5 * page.line_h / height_px
+    bottom = (page.margin + 0.9 * page.line_h) / height_px
+    ax = fig.add_axes([page.margin / page.width_px, bottom, 0.42, h])
+    ax.imshow(np.linspace(-1, 1, 256)[None, :], aspect="auto", cmap=cmap, extent=(-1, 1, 0, 1))
+    ax.set_yticks([])
+    ax.set_xticks([-1, 0, 1])
+    labels = ax.set_xticklabels(
+        ["−1: supports mismatch", "0", "+1: supports match"], fontsize=page.fontsize - 2
+    )
+    labels[0].set_horizontalalignment("left")  # inside the figure's margin
+    labels[-1].set_horizontalalignment("right")
+    ax.set_title(
+        "LIME weight ÷ the panel's largest |weight| (colour, and its strength)",
+        fontsize=page.fontsize - 1,
+        loc="left",
+    )
 
 
 def draw_panels(
@@ -169,6 +255,7 @@ def draw_panels(
         scale = float(np.max(np.abs(panel.weights))) or 1.0
         for item in items:
             _draw_item(fig, item, scale, page, height_px)
+    _colour_scale(fig, page, height_px)
     for path, fmt in ((out_png, "png"), (out_pdf, "pdf")):
         with atomic_path(path, f".{fmt}") as tmp:
             fig.savefig(tmp, format=fmt, dpi=dpi)

@@ -412,11 +412,15 @@ def scaling_rows(
     return pd.DataFrame(rows)
 
 
+MIN_TREND_POINTS = 3  # training sizes a trend is fitted to; fewer: no crossing extrapolated
+
+
 def crossing(df: pd.DataFrame, model: str) -> float | None:
     """The train pairs at which ``model``'s gap to BM25 would reach 0 if it kept its least-squares
-    trend in log(pairs); None when it does not rise (or is already above)."""
+    trend in log(pairs); None when it does not rise (or is already above), or when fewer than
+    :data:`MIN_TREND_POINTS` training sizes were measured (two points always make a line)."""
     sub = df[df["Model"] == model].dropna(subset=["Δ BM25"])
-    if len(sub) < 2:
+    if sub["Train pairs"].nunique() < MIN_TREND_POINTS:
         return None
     slope, icept = np.polyfit(
         np.log(sub["Train pairs"].to_numpy(float)), sub["Δ BM25"].to_numpy(float), 1
@@ -465,19 +469,30 @@ def write_scaling(
     frames = load_frames(paths)
     df = scaling_rows(frames, config, train_pairs(data_parquet))
     crosses = []
+    sizes = df.loc[df["Δ BM25"].notna(), "Train pairs"].nunique()
     for model in dict.fromkeys(df.loc[df["Δ BM25"].notna(), "Model"]):
         n = crossing(df, model)
         crosses.append(
             f"{model}: " + ("no crossing on this trend" if n is None else f"about {n:,.0f} pairs")
         )
+    if sizes >= MIN_TREND_POINTS:
+        trend = (
+            "Where the learned − BM25 gap would reach 0 if its least-squares trend in log(train "
+            "pairs) held: " + "; ".join(crosses) + "."
+        )
+    else:
+        trend = (
+            f"Only {sizes} training size{'s' if sizes != 1 else ''} measured: no trend is fitted "
+            f"and no crossing extrapolated (that needs at least {MIN_TREND_POINTS}; "
+            "report.fractions adds sizes)."
+        )
     caption = (
         "Data scaling (this project's addition): test MRR (%) on Mixed Conservation with its 95 % bootstrap "
         "interval, each model trained on a share of the train part (a smaller share is a prefix of a larger "
         "one; dev and test parts unchanged). BM25 does not read the train part: its rows repeat the full one. "
-        "Δ BM25: paired difference on the same statements. Where the learned − BM25 gap would reach 0 if its "
-        "least-squares trend in log(train pairs) held: "
-        + "; ".join(crosses)
-        + ". One seed (config seed)."
+        "Δ BM25: paired difference on the same statements. "
+        + trend
+        + " One seed (config seed)."
         + pools_caption(frames)
     )
     shown = df.copy()

@@ -320,13 +320,43 @@ def render_table(
     cfg = config or _schema_defaults()
     resamples = cfg["report"]["resamples"]  # intervals: proofmatch.evaluation.intervals
     csv, shown = I.with_intervals(df, table, I.load_frames(results, loaded), resamples, cfg["seed"])
+    pools = pool_sizes(loaded)
     caption = (
         scores_caption(table, cfg)
-        + pool_caption(table, pool_sizes(loaded))
+        + pool_caption(table, pools)
         + (I.caption(resamples) if shown is not None else "")
+        + (AT_CHANCE if at_chance(table, csv, pools) else "")
         + fusion_weights(table, loaded)
     )
     return write_frame(csv, out_prefix, caption, shown)
+
+
+AT_CHANCE = (
+    " The whole table sits at chance: every MRR's 95 % interval holds its pool's chance MRR, so no"
+    " row is told apart from ranking the proofs at random."
+)
+
+
+def at_chance(table: Table, df: pd.DataFrame, pools: Mapping[Any, int]) -> bool:
+    """True when every MRR of ``df`` (a rendered table of scores with its interval columns,
+    ``<group> MRR lo/hi``) has an interval that holds the chance MRR of its pool (``pools``:
+    split -> proofs, :func:`pool_sizes`); False when any is clear of it, or when there is no
+    MRR with an interval to judge."""
+    judged = 0
+    for r, row in enumerate(table.rows):
+        if row.decoding != "local":
+            continue
+        for group, ev in zip(table.groups, row.cells):
+            lo, hi = f"{group} MRR lo", f"{group} MRR hi"
+            if lo not in df.columns or hi not in df.columns or ev.split not in pools:
+                continue
+            low, high = df.at[r, lo], df.at[r, hi]
+            if pd.isna(low) or pd.isna(high):
+                continue
+            if not low <= 100 * chance_mrr(pools[ev.split]) <= high:
+                return False
+            judged += 1
+    return judged > 0
 
 
 def fusion_weights(table: Table, loaded: Mapping[Evaluation, Mapping[str, Any]]) -> str:

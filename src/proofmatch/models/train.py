@@ -236,6 +236,14 @@ def step_losses(losses: Sequence[torch.Tensor], kinds: Sequence[str], epoch: int
     return values
 
 
+STEP_LOSS = "step_loss"  # an epoch row's loss of each step, in order (the curve draws them)
+
+
+def _csv_rows(history: list[dict[str, Any]]) -> pd.DataFrame:
+    """``metrics.csv``: the history, one row per epoch, without its per-step losses."""
+    return pd.DataFrame([{k: v for k, v in row.items() if k != STEP_LOSS} for row in history])
+
+
 def train_epoch(run: Training, epoch: int, bar) -> dict[str, Any]:
     """One shuffled pass over the train part, then the epoch's learning-rate decay; the epoch's
     row of ``metrics.csv`` (mean losses per kind; the dev columns are filled by :func:`evaluate_dev`)."""
@@ -263,6 +271,7 @@ def train_epoch(run: Training, epoch: int, bar) -> dict[str, Any]:
         "local_loss": mean(values[kinds == "local"]),
         "global_loss": mean(values[kinds == "global"]),
         "triplet_loss": mean(values[kinds == "triplet"]),
+        STEP_LOSS: [round(float(v), 5) for v in values],  # the curve's; not a metrics.csv column
         "global_batch_acc": mean(accs),
         "dev_mrr": float("nan"),
         "dev_acc": float("nan"),
@@ -320,7 +329,7 @@ def evaluate_dev(run: Training, progress: Progress, row: dict[str, Any]) -> None
 def save_progress(run: Training, progress: Progress) -> None:
     """``metrics.csv`` and the checkpoint (rank 0), then every rank waits for them."""
     if run.rt.is_main:
-        write_csv(pd.DataFrame(progress.history), run.out / "metrics.csv")
+        write_csv(_csv_rows(progress.history), run.out / "metrics.csv")
         checkpoint.save(
             run.state_path,
             run.fingerprint,
@@ -360,8 +369,10 @@ def finish(run: Training, progress: Progress, encoder: str, view: str) -> dict[s
     }
     if run.rt.is_main:
         publish_best(run)
-        write_csv(pd.DataFrame(history), run.out / "metrics.csv")
-        plot_curve(history, run.out / "curve.png", f"{encoder}-{run.mode} {view} (seed {run.seed})")
+        write_csv(_csv_rows(history), run.out / "metrics.csv")
+        plot_curve(
+            history, run.out / "curve.png", curve_title(run.out, encoder, run.mode, view, run.seed)
+        )
         write_json(result, run.out / "metrics.json")
         checkpoint.discard(run.resume_dir)
     return result
@@ -460,30 +471,70 @@ def head_run(
         data_parquet, out, encoder, mode, view, p, seed, pretrained_dir, BEST_DIR
     )
     write_csv(pd.DataFrame(history), out / "metrics.csv")
-    plot_curve(history, out / "curve.png", f"{encoder}-{mode} {view} (seed {seed})")
+    plot_curve(history, out / "curve.png", curve_title(out, encoder, mode, view, seed))
     write_json(result, out / "metrics.json")
     return result
 
 
+def curve_title(out: Path, encoder: str, mode: str, view: str, seed: int) -> str:
+    """The curve's title: the model, and the split and level it was trained on, read from the
+    run's folder when it is the workflow's ``results/runs/{split}/{encoder}-{mode}/{level}-{view}``."""
+    parts = Path(out).parts
+    where = ""
+    if len(parts) >= 4 and parts[-4] == "runs":
+        level = parts[-1].split("-", 1)
+        trained = level[0] + (f" ({level[1]})" if len(level) > 1 and level[1] != view else "")
+        where = f", split {parts[-3]}, trained on level {trained}"
+    return f"{encoder}-{mode}{where}, {view} view, seed {seed}"
+
+
 def plot_curve(history: list[dict], path: Path, title: str) -> None:
-    """Training losses and dev MRR/accuracy per epoch."""
+    """Training loss per step (light) and per epoch (its mean, markers), x in epochs, so a run of
+    one epoch still shows how its loss went; dev MRR and accuracy (%, as the tables) per epoch."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     df = pd.DataFrame(history)
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.2))
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.4))
+    steps = [row.get(STEP_LOSS) or [] for row in history]
+    if any(steps):
+        xs, ys = [], []
+        for row, losses in zip(history, steps):
+            n = len(losses)
+            xs += [row["epoch"] - 1 + (k + 1) / n for k in range(n)]
+            ys += list(losses)
+        ax1.plot(xs, ys, lw=0.6, alpha=0.45, color="tab:gray", label="loss per step")
+        if len(ys) >= 10:
+            w = max(2, len(ys) // 20)
+            smooth = pd.Series(ys).rolling(w, min_periods=1).mean()
+            ax1.plot(xs, smooth, lw=1.2, color="tab:gray", label=f"running mean of {w} steps")
     for col in ("loss", "local_loss", "global_loss", "triplet_loss"):
         if col in df and df[col].notna().any():
-            ax1.plot(df["epoch"], df[col], label=col, lw=1.2)
+            ax1.plot(df["epoch"], df[col], "o-", label=f"{col} (epoch mean)", lw=1.2, ms=4)
     ax1.set_xlabel("epoch"), ax1.set_ylabel("train loss"), ax1.legend(fontsize=7)
-    ev = df[df["dev_mrr"].notna()]
-    ax2.plot(ev["epoch"], ev["dev_mrr"], "o-", label="dev MRR")
-    ax2.plot(ev["epoch"], ev["dev_acc"], "s--", label="dev acc")
+    ev = df[df["dev_mrr"].notna()] if "dev_mrr" in df else df.iloc[0:0]
+    ax2.plot(ev["epoch"], 100 * ev["dev_mrr"], "o-", label="dev MRR")
+    ax2.plot(ev["epoch"], 100 * ev["dev_acc"], "s--", label="dev acc")
     if "dev_global_acc" in ev and ev["dev_global_acc"].notna().any():
-        ax2.plot(ev["epoch"], ev["dev_global_acc"], "^:", label="dev global acc")
-    ax2.set_xlabel("epoch"), ax2.set_ylim(0, 1), ax2.legend(fontsize=7)
+        ax2.plot(ev["epoch"], 100 * ev["dev_global_acc"], "^:", label="dev global acc")
+    if len(ev) == 1:  # one epoch: say the values, a lone dot is hard to read
+        row = ev.iloc[0]
+        ax2.annotate(
+            f"MRR {100 * row['dev_mrr']:.1f} %, acc {100 * row['dev_acc']:.1f} %",
+            (row["epoch"], 100 * row["dev_mrr"]),
+            textcoords="offset points",
+            xytext=(8, 6),
+            fontsize=7,
+        )
+    if len(ev):
+        last = float(ev["epoch"].max())
+        ax2.set_xlim(0.5, last + 0.5)
+        if len(ev) <= 12:
+            ax2.set_xticks(ev["epoch"].to_numpy())
+    ax2.set_xlabel("epoch"), ax2.set_ylabel("dev (%)"), ax2.set_ylim(0, 100)
+    ax2.legend(fontsize=7)
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     with atomic_path(path, ".png") as tmp:

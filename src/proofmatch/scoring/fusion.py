@@ -29,7 +29,6 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.stats import rankdata
 
 from proofmatch import config
 from proofmatch.spec.checks import unknown
@@ -62,6 +61,10 @@ def reciprocal_rank(scores: np.ndarray) -> np.ndarray:
     s = np.asarray(scores, dtype=np.float64)
     if s.ndim == 1:
         return reciprocal_rank(s[None, :])[0]
+    from scipy.stats import (
+        rankdata,
+    )  # here: scipy.stats takes ~1 s to import, search never needs it
+
     ranks = rankdata(-s, method="min", axis=1)
     return (1.0 / (RRF_K + ranks)).astype(np.float32)
 

@@ -59,11 +59,24 @@ def as_is(tokens: list[str]) -> list[str]:
 
 def count_vectors(docs: Sequence[list[str]], vocab: dict[str, int]) -> sp.csr_matrix:
     """Raw token counts over a fixed vocabulary (BM25's documents and queries; the base of
-    :func:`tfidf_vectors`)."""
-    from sklearn.feature_extraction.text import CountVectorizer
-
-    cv = CountVectorizer(analyzer=as_is, lowercase=False, vocabulary=vocab)
-    return sp.csr_matrix(cv.transform(list(docs)), dtype=np.float64)
+    :func:`tfidf_vectors`): what scikit-learn's ``CountVectorizer(vocabulary=vocab).transform``
+    gives (a token outside ``vocab`` is not counted), built directly, so that a search query does
+    not pay scikit-learn's import (a second or more on two cores)."""
+    docs = list(docs)
+    rows: list[int] = []
+    cols: list[int] = []
+    for i, doc in enumerate(docs):
+        for token in doc:
+            j = vocab.get(token)
+            if j is not None:
+                rows.append(i)
+                cols.append(j)
+    counts = sp.csr_matrix(
+        (np.ones(len(rows), np.float64), (np.asarray(rows, np.int64), np.asarray(cols, np.int64))),
+        shape=(len(docs), len(vocab)),
+    )  # duplicates summed
+    counts.sort_indices()
+    return counts
 
 
 def tfidf_fit(docs: Sequence[list[str]]) -> tuple[dict[str, int], np.ndarray]:

@@ -1,11 +1,20 @@
 """``proofmatch search INDEX QUERY``: the top-k proofs for a statement, as text or JSON.
 
 The query is a statement id of the index, an XHTML fragment, or LaTeX-flavoured text with
-formulas between ``$…$`` (:mod:`proofmatch.search.query`). A query that cannot be searched
-(empty, too long, an unbalanced ``$``, an unknown id) exits with status 2 and says why on stderr;
-the checks that need no index come before the index (and torch) is loaded. A missing or stale
-index (an older format, a model that is not the one it was built with) is one line on stderr and
-status 2, not a traceback.
+formulas between ``$…$`` (:mod:`proofmatch.search.query`). Each result shows the statement its
+proof proves, then the proof. ``--queries FILE`` (``-``: stdin) answers one query per non-empty
+line in the same process, so the index and its model load once: each query's results under a
+``== query N`` header, or with ``--json`` one JSON object per line (JSON Lines), a refused
+query as ``{"query": …, "error": …}`` in its place.
+
+A query that cannot be searched (empty, too long, an unbalanced ``$``, an unknown id, TeX or
+XHTML that does not parse) exits with status 2 and says why on stderr. Every check that needs
+no index comes before the index (and torch) is loaded: size, page and ``$`` balance, then the
+parse of a query that cannot be an id of the index (one with a space, or ``--kind tex/xhtml``),
+so such a refusal costs the parser's import, not the model's (docs/measured/search-cli.md). A
+missing or stale index (an older format, a model that is not the one it was built with) is one
+line on stderr and status 2, not a traceback. Over a batch, the status is 2 when any query was
+refused, and each refusal is said in its place.
 """
 
 from __future__ import annotations
@@ -16,13 +25,28 @@ import sys
 import textwrap
 
 from proofmatch.data.splits import PARTS
-from proofmatch.search.query import MAX_QUERY_CHARS, QueryError, check_dollars, check_size
+from proofmatch.search.query import (
+    MAX_QUERY_CHARS,
+    Query,
+    QueryError,
+    check_dollars,
+    check_size,
+    parse_query,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("index", help="index folder (proofmatch index)")
     parser.add_argument(
-        "query", help="statement id, XHTML fragment, or text with $...$ formulas; - reads stdin"
+        "query",
+        nargs="?",
+        help="statement id, XHTML fragment, or text with $...$ formulas; - reads stdin",
+    )
+    parser.add_argument(
+        "--queries",
+        metavar="FILE",
+        help="many queries, one per non-empty line of FILE (- reads stdin), answered in one "
+        "process; with --json one JSON object per line",
     )
     parser.add_argument("-k", type=int, default=10, help="results per page")
     parser.add_argument("--page", type=int, default=1, help="page of results (1 is the top k)")
@@ -42,6 +66,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="longest query accepted, in characters",
     )
     parser.add_argument("--lines", type=int, default=3, help="proof lines shown per result")
+    parser.add_argument(
+        "--statement-lines", type=int, default=2, help="lines of the statement proved per result"
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument(
         "--explain",
@@ -51,7 +78,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _print_text(index, q, hits, lines: int) -> None:
+def _print_text(index, q, hits, lines: int, statement_lines: int = 2) -> None:
     d = index.describe()
     scorer = d["scorer"]
     if scorer == "fusion":
@@ -76,11 +103,19 @@ def _print_text(index, q, hits, lines: int) -> None:
             f"{own}{halves}"
         )
         print(f"     {rec['article_id']}{title}")
-        wrapped = textwrap.wrap(rec["proof"], width=96)
-        for line in wrapped[:lines]:
-            print(f"     {line}")
-        if len(wrapped) > lines:
-            print("     …")
+        _print_wrapped("proves: ", rec["statement"] or "", statement_lines)
+        _print_wrapped("proof:  ", rec["proof"], lines)
+
+
+def _print_wrapped(label: str, text: str, lines: int) -> None:
+    """``text`` in lines of 96 characters, the first ``lines`` of them (``…`` when cut)."""
+    if lines <= 0:
+        return
+    wrapped = textwrap.wrap(text, width=96 - len(label)) or [""]
+    for i, line in enumerate(wrapped[:lines]):
+        print(f"     {label if i == 0 else ' ' * len(label)}{line}")
+    if len(wrapped) > lines:
+        print(f"     {' ' * len(label)}…")
 
 
 def _print_explanation(e: dict) -> None:
@@ -119,59 +154,158 @@ def _open_index(path: str):
         return None, f"index {path} is stale or incomplete for this proofmatch: {err}{hint}"
 
 
+def _early_query(text: str, args: argparse.Namespace) -> Query | None:
+    """The query parsed before any index is loaded (a refusal then costs no model), when it
+    cannot be an id of the index: ``--kind tex``/``xhtml``, or text with a space (ids have none).
+    None when it could be an id (the index decides, once loaded)."""
+    _refuse_early(text, args)
+    if args.kind == "id" or (args.kind == "auto" and not any(c.isspace() for c in text.strip())):
+        return None
+    return parse_query(text, None, args.kind, args.max_chars)  # auto: XHTML if it starts with <
+
+
+def _queries(args: argparse.Namespace) -> list[str]:
+    if args.queries is not None:
+        if args.query is not None:
+            raise QueryError("give one query or --queries FILE, not both")
+        if args.queries == "-":
+            lines = sys.stdin.read().splitlines()
+        else:
+            try:
+                with open(args.queries, encoding="utf-8") as f:
+                    lines = f.read().splitlines()
+            except OSError as err:
+                raise QueryError(f"cannot read the queries file {args.queries}: {err}") from None
+            except UnicodeDecodeError as err:
+                raise QueryError(f"{args.queries} is not UTF-8 text: {err}") from None
+        queries = [line.strip() for line in lines if line.strip()]
+        if not queries:
+            raise QueryError(f"no query in {args.queries} (one per non-empty line)")
+        return queries
+    if args.query is None:
+        raise QueryError("give a query, - to read one from stdin, or --queries FILE")
+    return [sys.stdin.read() if args.query == "-" else args.query]
+
+
+def _answer(index, text: str, early: Query | None, args: argparse.Namespace):
+    """(query, hits) for one query; ``early``: its parse before the index, reused unless the
+    text is an id of the index after all."""
+    query: str | Query = text
+    if early is not None and not (args.kind == "auto" and text in index.row_of):
+        query = early
+    return index.search(
+        query,
+        k=args.k,
+        offset=(args.page - 1) * args.k,
+        part=args.part,
+        kind=args.kind,
+        max_chars=args.max_chars,
+    )
+
+
+def _json_result(index, q, hits, args: argparse.Namespace) -> dict:
+    return {
+        "index": index.describe(),
+        "scorer": index.method,
+        "query": {
+            "kind": q.kind,
+            "n_tokens": len(q.tokens),
+            "pair_id": q.pair_id,
+            "converters": q.converters,
+            "warnings": q.warnings,
+        },
+        "page": args.page,
+        "k": args.k,
+        "part": args.part,
+        "results": [index.record(h) for h in hits],
+    }
+
+
 def main(args: argparse.Namespace) -> int:
-    text = sys.stdin.read() if args.query == "-" else args.query
     try:
-        _refuse_early(text, args)
+        texts = _queries(args)
     except QueryError as err:
         print(f"proofmatch search: {err}", file=sys.stderr)
+        return 2
+    batch = args.queries is not None
+    if batch and args.explain is not None:
+        print("proofmatch search: --explain takes one query, not --queries", file=sys.stderr)
+        return 2
+    early: list[Query | None | QueryError] = []
+    for text in texts:
+        try:
+            early.append(_early_query(text, args))
+        except QueryError as err:
+            early.append(err)
+    if not batch and isinstance(early[0], QueryError):
+        print(f"proofmatch search: {early[0]}", file=sys.stderr)
+        return 2
+    if all(isinstance(e, QueryError) for e in early):
+        for i, (text, err) in enumerate(zip(texts, early), 1):
+            _refused(i, text, err, args.json)
         return 2
     index, why = _open_index(args.index)
     if index is None:
         print(f"proofmatch search: {why}", file=sys.stderr)
         return 2
-    try:
-        if args.explain is not None:
-            from proofmatch.search.explain import explain
-
-            e = explain(
-                index, text, args.explain, part=args.part, kind=args.kind, max_chars=args.max_chars
-            )
-            if args.json:
-                print(json.dumps({"index": index.describe(), **e}, ensure_ascii=False, indent=2))
+    if args.explain is not None:
+        return _explain(index, texts[0], args)
+    refused = 0
+    for i, (text, pre) in enumerate(zip(texts, early), 1):
+        try:
+            if isinstance(pre, QueryError):
+                raise pre
+            q, hits = _answer(index, text, pre, args)
+        except QueryError as err:
+            refused += 1
+            if batch:
+                _refused(i, text, err, args.json)
+                continue
+            print(f"proofmatch search: {err}", file=sys.stderr)
+            return 2
+        if args.json:
+            out = _json_result(index, q, hits, args)
+            if batch:
+                print(json.dumps({"query_text": text, **out}, ensure_ascii=False), flush=True)
             else:
-                _print_explanation(e)
-            return 0
-        q, hits = index.search(
-            text,
-            k=args.k,
-            offset=(args.page - 1) * args.k,
-            part=args.part,
-            kind=args.kind,
-            max_chars=args.max_chars,
+                print(json.dumps(out, ensure_ascii=False, indent=2))
+            continue
+        if batch:
+            print(f"{'' if i == 1 else chr(10)}== query {i}/{len(texts)}: {_short(text)}")
+        for warning in q.warnings:
+            print(f"proofmatch search: warning: {warning}", file=sys.stderr)
+        _print_text(index, q, hits, args.lines, args.statement_lines)
+        sys.stdout.flush()
+    if batch and refused:
+        print(f"proofmatch search: {refused} of {len(texts)} queries refused", file=sys.stderr)
+    return 2 if refused else 0
+
+
+def _short(text: str, width: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _refused(i: int, text: str, err: QueryError, as_json: bool) -> None:
+    """A refused query of a batch, said in its place (JSON: a line of its own)."""
+    if as_json:
+        print(json.dumps({"query_text": text, "error": str(err)}, ensure_ascii=False), flush=True)
+    else:
+        print(f"proofmatch search: query {i} ({_short(text, 40)}): {err}", file=sys.stderr)
+
+
+def _explain(index, text: str, args: argparse.Namespace) -> int:
+    from proofmatch.search.explain import explain
+
+    try:
+        e = explain(
+            index, text, args.explain, part=args.part, kind=args.kind, max_chars=args.max_chars
         )
     except QueryError as err:
         print(f"proofmatch search: {err}", file=sys.stderr)
         return 2
     if args.json:
-        out = {
-            "index": index.describe(),
-            "scorer": index.method,
-            "query": {
-                "kind": q.kind,
-                "n_tokens": len(q.tokens),
-                "pair_id": q.pair_id,
-                "converters": q.converters,
-                "warnings": q.warnings,
-            },
-            "page": args.page,
-            "k": args.k,
-            "part": args.part,
-            "results": [index.record(h) for h in hits],
-        }
-        print(json.dumps(out, ensure_ascii=False, indent=2))
+        print(json.dumps({"index": index.describe(), **e}, ensure_ascii=False, indent=2))
     else:
-        for warning in q.warnings:
-            print(f"proofmatch search: warning: {warning}", file=sys.stderr)
-        _print_text(index, q, hits, args.lines)
+        _print_explanation(e)
     return 0

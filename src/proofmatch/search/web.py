@@ -21,6 +21,15 @@ client address in rate (a token bucket: ``rate_per_minute`` with bursts of ``bur
 ``Retry-After`` beyond it); explanations count against the same budget and are bounded in
 tokens (``max_explain_tokens``).
 
+The page never loses the user's work. A refusal on the page (``/``) is the page itself (status
+429, ``Retry-After``) with the query still in its box and the wait in words, never a bare JSON
+body: an explanation refused by its rate limit, or by a full pool, is said where the explanation
+would have been, under the results of its search, which are kept (the last ``RESULT_CACHE``
+pages of results are kept in memory, so showing them again costs no search and takes no token);
+a search refused is said above the form. The JSON API answers 429 with ``{"error": …}``.
+``proofmatch serve`` on a loopback address (the default) uses the generous limits of
+:data:`LOCAL_LIMITS` unless a flag sets one: only this machine's user can reach it.
+
 Explanations cannot stall search. An explanation rescores the proof once per token (seconds on a
 large model), so it runs apart from searches: in a pool of ``explain_workers`` (default 1)
 with at most ``explain_queue`` more waiting (default 2; beyond: a 503 with ``Retry-After``),
@@ -52,6 +61,7 @@ import logging
 import resource
 import threading
 import time
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -83,6 +93,10 @@ CSP = (
 )
 EXAMPLE = r"Let $f$ be continuous on $[a, b]$. Then $f$ attains its maximum."
 BUSY_RETRY_S = 5  # Retry-After of a 503 when the explanation pool is full
+RESULT_CACHE = 64  # pages of results kept, so that an explanation's page needs no new search
+# rate limits: (searches a minute, burst, explanations a minute, explanation burst)
+PUBLIC_LIMITS = (60.0, 20, 6.0, 3)  # served to other machines
+LOCAL_LIMITS = (600.0, 100, 60.0, 20)  # bound to a loopback address: only this machine's user
 HIGHLIGHT_LEVELS = 5  # colour steps per sign (style.css: .tok.pos1-5, .tok.neg1-5)
 
 
@@ -140,13 +154,13 @@ def create_app(
     index: Any,
     *,
     max_query_chars: int = DEFAULT_MAX_QUERY_CHARS,
-    rate_per_minute: float = 60,
-    burst: int = 20,
+    rate_per_minute: float = PUBLIC_LIMITS[0],
+    burst: int = PUBLIC_LIMITS[1],
     max_explain_tokens: int = MAX_EXPLAIN_TOKENS,
     explain_workers: int = 1,
     explain_queue: int = 2,
-    explain_rate_per_minute: float = 6,
-    explain_burst: int = 3,
+    explain_rate_per_minute: float = PUBLIC_LIMITS[2],
+    explain_burst: int = PUBLIC_LIMITS[3],
 ):
     """The FastAPI application over a loaded :class:`proofmatch.search.index.SearchIndex`."""
     app = FastAPI(title="proofmatch search", docs_url=None, redoc_url=None, openapi_url=None)
@@ -156,8 +170,15 @@ def create_app(
     searcher = Searcher(index, max_query_chars, max_explain_tokens, explain_workers, explain_queue)
     _add_guard(app, limiter, explain_limiter)
     _add_api_routes(app, searcher)
-    _add_page_route(app, searcher, templates)
+    _add_page_route(app, searcher, templates, Limits(limiter, explain_limiter))
     return app
+
+
+class Limits:
+    """The page's two rate limiters: searches (a page of results not kept) and explanations."""
+
+    def __init__(self, search: RateLimiter, explain: RateLimiter) -> None:
+        self.search, self.explain = search, explain
 
 
 class Searcher:
@@ -183,23 +204,44 @@ class Searcher:
         self.explain_running = threading.BoundedSemaphore(explain_workers)
         self.info = index.describe()
         self.parts = [p for p in PARTS if p in index.meta["parts"]]
+        self.kept: OrderedDict[tuple, tuple[Any, list]] = OrderedDict()
+        self.kept_lock = threading.Lock()
+
+    def kept_results(self, q: str, k: int, page: int, part: str) -> tuple[Any, list] | None:
+        """The results of this search if one of the last :data:`RESULT_CACHE` made it, else None."""
+        with self.kept_lock:
+            out = self.kept.get((q, k, page, part))
+            if out is not None:
+                self.kept.move_to_end((q, k, page, part))
+            return out
 
     def _check_part(self, part: str) -> None:
         if part and part not in self.parts:
             raise QueryError(f"unknown part {part!r}; this index has {', '.join(self.parts)}")
 
-    def run(self, q: str, k: int, page: int, part: str) -> tuple[Any, list]:
-        """Results ``page`` of ``k`` for query ``q`` (``part`` empty: all parts)."""
+    def run(self, q: str, k: int, page: int, part: str, keep: bool = False) -> tuple[Any, list]:
+        """Results ``page`` of ``k`` for query ``q`` (``part`` empty: all parts); ``keep`` (the
+        page): taken from, and kept in, the last pages of results (the API always searches)."""
         if not 1 <= k <= MAX_PAGE_SIZE:
             raise QueryError(f"k must be between 1 and {MAX_PAGE_SIZE}")
         if page < 1:
             raise QueryError("pages start at 1")
         self._check_part(part)
+        kept = self.kept_results(q, k, page, part) if keep else None
+        if kept is not None:
+            return kept
         query = self.index.parse(
             q, "auto", self.max_query_chars
         )  # formulas converted outside the lock
         with self.lock:
-            return self.index.search(query, k=k, offset=(page - 1) * k, part=part or None)
+            out = self.index.search(query, k=k, offset=(page - 1) * k, part=part or None)
+        if not keep:
+            return out
+        with self.kept_lock:
+            self.kept[(q, k, page, part)] = out
+            while len(self.kept) > RESULT_CACHE:
+                self.kept.popitem(last=False)
+        return out
 
     def why(self, q: str, pair_id: str, part: str) -> dict[str, Any]:
         """Why proof ``pair_id`` matches query ``q`` (:func:`proofmatch.search.explain.explain`),
@@ -208,7 +250,7 @@ class Searcher:
 
         self._check_part(part)
         if not self.explain_admitted.acquire(blocking=False):
-            raise Busy("every explanation worker is busy; retry in a few seconds")
+            raise Busy(f"every explanation worker is busy; retry in {BUSY_RETRY_S} s")
         try:
             query = self.index.parse(q, "auto", self.max_query_chars)
             with self.explain_running:  # not the search lock: searches go on meanwhile
@@ -223,17 +265,22 @@ class Searcher:
             self.explain_admitted.release()
 
 
+def _client(request: Request) -> str:
+    return request.client.host if request.client else "?"
+
+
 def _add_guard(app: FastAPI, limiter: RateLimiter, explain_limiter: RateLimiter) -> None:
     """Every response: the rate limit per client (style sheet exempt; an explanation also takes
     from its own) and the security headers."""
 
     @app.middleware("http")
     async def guard(request: Request, call_next):
-        client = request.client.host if request.client else "?"
-        wait = 0.0 if request.url.path.startswith("/static/") else limiter.take(client)
-        explaining = request.url.path == "/api/explain" or (
-            request.url.path == "/" and request.query_params.get("explain")
-        )
+        client = _client(request)
+        path = request.url.path
+        # the page takes its own tokens (_page_context): a refusal there is shown on the page
+        exempt = path.startswith("/static/") or path == "/"
+        wait = 0.0 if exempt else limiter.take(client)
+        explaining = path == "/api/explain"
         if wait <= 0 and explaining:
             wait = explain_limiter.take(client)
         if wait > 0:
@@ -293,20 +340,39 @@ def _add_api_routes(app: FastAPI, searcher: Searcher) -> None:
         return {"index": info, **out}
 
 
-def _add_page_route(app: FastAPI, searcher: Searcher, templates: Jinja2Templates) -> None:
+def _add_page_route(
+    app: FastAPI, searcher: Searcher, templates: Jinja2Templates, limits: Limits
+) -> None:
     """``/``: the search page (``explain``: also why that proof matches)."""
 
     @app.get("/", response_class=HTMLResponse)
     def page(request: Request, q: str = "", page: int = 1, part: str = "", explain: str = ""):
-        ctx, status = _page_context(searcher, q, page, part, explain)
-        return templates.TemplateResponse(request, "search.html", ctx, status_code=status)
+        ctx, status = _page_context(searcher, q, page, part, explain, limits, _client(request))
+        response = templates.TemplateResponse(request, "search.html", ctx, status_code=status)
+        if ctx["retry_after"]:
+            response.headers["Retry-After"] = str(ctx["retry_after"])
+        return response
+
+
+def _wait_words(wait: float) -> str:
+    s = max(1, round(wait))
+    return f"{s} second{'s' if s != 1 else ''}"
 
 
 def _page_context(
-    searcher: Searcher, q: str, page: int, part: str, explain_id: str
+    searcher: Searcher,
+    q: str,
+    page: int,
+    part: str,
+    explain_id: str,
+    limits: Limits | None = None,
+    client: str = "?",
 ) -> tuple[dict[str, Any], int]:
     """The search page's template context and HTTP status: the hits with their HTML, links to the
-    previous and next page, and the explanation asked for (a bad query or id: its error, 400)."""
+    previous and next page, and the explanation asked for (a bad query or id: its error, 400).
+    Rate limits (``limits``) are taken here, not by the guard, so that a refusal is said on the
+    page (429): a search not kept takes a search token; an explanation an explanation token, and
+    when it is refused the results stay, with the wait where the explanation would be."""
     index = searcher.index
     ctx: dict[str, Any] = {
         "q": q,
@@ -324,12 +390,23 @@ def _page_context(
         "explanation": None,
         "explain_error": None,
         "explain_on_page": False,
+        "explain_id": explain_id,
+        "retry_after": 0,
     }
     status = 200
     if not q.strip():
         return ctx, status
+    if limits is not None and searcher.kept_results(q, PAGE_SIZE, page, part) is None:
+        wait = limits.search.take(client)
+        if wait > 0:
+            ctx["error"] = (
+                f"Too many searches from this address in a short time: this one was not run. "
+                f"Search again in {_wait_words(wait)}."
+            )
+            ctx["retry_after"] = max(1, round(wait))
+            return ctx, 429
     try:
-        query, hits = searcher.run(q, PAGE_SIZE, page, part)
+        query, hits = searcher.run(q, PAGE_SIZE, page, part, keep=True)
     except QueryError as err:
         ctx["error"], status = str(err), 400
         return ctx, status
@@ -348,13 +425,22 @@ def _page_context(
     if page * PAGE_SIZE < min(index.size(part or None), MAX_RESULTS):
         ctx["next_url"] = "/?" + urlencode({**base, "page": page + 1})
     if explain_id:
+        ctx["explain_on_page"] = any(h.pair_id == explain_id for h in hits)
+        wait = limits.explain.take(client) if limits is not None else 0.0
+        if wait > 0:
+            ctx["explain_error"] = (
+                f"too many explanations from this address in a short time; the results are "
+                f"kept: ask again in {_wait_words(wait)}."
+            )
+            ctx["retry_after"] = max(1, round(wait))
+            return ctx, 429
         try:
             ctx["explanation"] = highlight(searcher.why(q, explain_id, part))
         except QueryError as err:
             ctx["explain_error"], status = str(err), 400
         except Busy as err:
             ctx["explain_error"], status = str(err), 503
-        ctx["explain_on_page"] = any(h.pair_id == explain_id for h in hits)
+            ctx["retry_after"] = BUSY_RETRY_S
     return ctx, status
 
 
@@ -514,14 +600,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_MAX_QUERY_CHARS,
         help="longest query accepted",
     )
+    local, public = LOCAL_LIMITS, PUBLIC_LIMITS
     parser.add_argument(
-        "--rate-per-minute", type=float, default=60, help="searches per minute per client"
+        "--rate-per-minute",
+        type=float,
+        help=f"searches per minute per client (default {local[0]:g} on a loopback --host, "
+        f"else {public[0]:g})",
     )
     parser.add_argument(
         "--burst",
         type=int,
-        default=20,
-        help="searches a client may make at once before the rate applies",
+        help="searches a client may make at once before the rate applies "
+        f"(default {local[1]} on a loopback --host, else {public[1]})",
     )
     parser.add_argument(
         "--max-explain-tokens",
@@ -539,14 +629,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--explain-rate-per-minute",
         type=float,
-        default=6,
-        help="explanations per minute per client",
+        help=f"explanations per minute per client (default {local[2]:g} on a loopback --host, "
+        f"else {public[2]:g})",
     )
     parser.add_argument(
         "--explain-burst",
         type=int,
-        default=3,
-        help="explanations a client may ask at once before its rate applies",
+        help="explanations a client may ask at once before its rate applies "
+        f"(default {local[3]} on a loopback --host, else {public[3]})",
     )
     parser.add_argument(
         "--header-timeout",
@@ -574,6 +664,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def limits_for(args: argparse.Namespace) -> tuple[float, int, float, int]:
+    """The four rate limits: each flag given, else :data:`LOCAL_LIMITS` when the server binds a
+    loopback address (only this machine reaches it), else :data:`PUBLIC_LIMITS`."""
+    defaults = LOCAL_LIMITS if is_loopback(args.host) else PUBLIC_LIMITS
+    given = (args.rate_per_minute, args.burst, args.explain_rate_per_minute, args.explain_burst)
+    rate, burst, explain_rate, explain_burst = (
+        d if g is None else g for g, d in zip(given, defaults)
+    )
+    return float(rate), int(burst), float(explain_rate), int(explain_burst)
+
+
 def main(args: argparse.Namespace) -> int:
     import torch
     import uvicorn
@@ -586,16 +687,25 @@ def main(args: argparse.Namespace) -> int:
     if not is_loopback(args.host):
         log.warning("binding %s: the page is reachable from other machines", args.host)
     index = SearchIndex(args.index)
+    rate, burst, explain_rate, explain_burst = limits_for(args)
+    log.info(
+        "rate limits per client: %g searches a minute (bursts of %d), %g explanations a minute "
+        "(bursts of %d)",
+        rate,
+        burst,
+        explain_rate,
+        explain_burst,
+    )
     app = create_app(
         index,
         max_query_chars=args.max_query_chars,
-        rate_per_minute=args.rate_per_minute,
-        burst=args.burst,
+        rate_per_minute=rate,
+        burst=burst,
         max_explain_tokens=args.max_explain_tokens,
         explain_workers=args.explain_workers,
         explain_queue=args.explain_queue,
-        explain_rate_per_minute=args.explain_rate_per_minute,
-        explain_burst=args.explain_burst,
+        explain_rate_per_minute=explain_rate,
+        explain_burst=explain_burst,
     )
     log.info("serving %s (%d proofs) on http://%s:%d/", args.index, index.n, args.host, args.port)
     uvicorn.Server(
