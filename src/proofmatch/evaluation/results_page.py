@@ -68,7 +68,7 @@ class LogSummary:
         return int((self.end - self.start).total_seconds())
 
 
-def summarize_log(text: str, source: str = "log") -> LogSummary:
+def summarize_log(text: str, where: str = "log") -> LogSummary:
     """The first and last ``[date]`` stamps of a Snakemake log and its "N of N steps (100%) done"
     count (None when the run did not finish every job)."""
     stamps = [
@@ -77,7 +77,7 @@ def summarize_log(text: str, source: str = "log") -> LogSummary:
         if m
     ]
     if not stamps:
-        raise ValueError(f"{source}: no Snakemake time stamp ('[Fri Dec  4 23:39:57 2026]')")
+        raise ValueError(f"{where}: no Snakemake time stamp ('[Fri Dec  4 23:39:57 2026]')")
     done = [int(m.group(1)) for m in map(STEPS.match, text.splitlines()) if m]
     return LogSummary(stamps[0], stamps[-1], done[-1] if done else None)
 
@@ -216,9 +216,8 @@ def snapshot(
 ) -> dict[str, Any]:
     """Copy ``tables`` (CSV stems) of ``results/tables/`` into ``out`` and write its ``run.json``."""
     checkout = results.resolve().parent
-    summary = summarize_log(
-        (log or newest_log(checkout)).read_text(encoding="utf-8", errors="replace")
-    )
+    log = log or newest_log(checkout)
+    summary = summarize_log(log.read_text(encoding="utf-8", errors="replace"), str(log))
     old = read_json(out / RUN_FILE) if (out / RUN_FILE).is_file() else {}
     out.mkdir(parents=True, exist_ok=True)
     for name in tables:
