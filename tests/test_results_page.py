@@ -81,11 +81,13 @@ def test_a_snapshot_records_its_run_and_keeps_its_views(tmp_path):
     assert "| wall time | 1 h 10 min 12 s |" in page and "| commit | `abc1234` |" in page
     assert "22.92 [18.9, 27.7]" in page and "−8.4 [−14.1, −2.9]" in page and "| 133 " in page
     # a chosen view and title survive a new snapshot of the same run
-    run["title"], run["views"] = "Demo", [{"file": "table3.csv", "columns": ["Model", "n"]}]
+    run["title"] = "Demo"
+    run["views"] = [{"file": "table3.csv", "columns": ["Model", "n"], "rows": "^NPT"}]
     (out / R.RUN_FILE).write_text(json.dumps(run))
     R.snapshot(results, out, ["config/config.yaml"], ["table3"], commit="def5678")
     page = R.render_page(out.parent)
     assert "## Demo" in page and "`def5678`" in page and "Conservation MRR" not in page
+    assert "| NPT-Local | 133 |" in page and "| BM25" not in page
 
 
 def test_the_command_writes_the_page(tmp_path):

@@ -14,7 +14,8 @@ and the table CSVs it quotes, copied unchanged from the run's ``results/tables/`
   their ``order`` key; ``tests/test_results_page.py`` checks that the committed page is what it
   writes, as config/README.md is checked against the schema.
 
-A view shows a table's columns (all by default, or those named in ``columns``) and, where the
+A view shows a table's rows (all, or those whose first column matches the regular expression
+``rows``) and columns (all by default, or those named in ``columns``) and, where the
 CSV has the interval bounds ``<column> lo`` and ``<column> hi``, the interval after the value
 (``22.92 [18.9, 27.7]``); a score prints with two decimals and a difference (a ``Δ`` column)
 signed with one, as in the workflow's own tables.
@@ -187,6 +188,9 @@ def render_section(folder: Path) -> str:
         lines += [f"### {title}", ""]
         if view.get("note"):
             lines += [view["note"].strip(), ""]
+        if view.get("rows"):  # a regular expression the first column must match
+            df = df[df.iloc[:, 0].astype(str).str.contains(view["rows"], regex=True)]
+            df = df.reset_index(drop=True)
         lines += [to_markdown(view_frame(df, view.get("columns"))).rstrip("\n"), ""]
     return "\n".join(lines)
 
