@@ -90,6 +90,16 @@ def test_a_snapshot_records_its_run_and_keeps_its_views(tmp_path):
     assert "| NPT-Local | 133 |" in page and "| BM25" not in page
 
 
+def test_a_view_counts_the_values_of_a_column():
+    df = pd.DataFrame({"Finding": ["a", "b", "c"], "Verdict": ["holds", "not run", "holds"]})
+    shown = R.view_table(df, {"count": "Verdict"})
+    assert shown.to_dict("list") == {"Verdict": ["holds", "not run"], "rows": [2, 1]}
+    assert R.view_table(df, {"rows": "^(?:a|c)$", "columns": ["Finding"]})["Finding"].tolist() == [
+        "a",
+        "c",
+    ]
+
+
 def test_the_command_writes_the_page(tmp_path):
     results = _tree(tmp_path)
     snaps = tmp_path / "snaps"

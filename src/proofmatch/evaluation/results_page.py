@@ -15,7 +15,8 @@ and the table CSVs it quotes, copied unchanged from the run's ``results/tables/`
   writes, as config/README.md is checked against the schema.
 
 A view shows a table's rows (all, or those whose first column matches the regular expression
-``rows``) and columns (all by default, or those named in ``columns``) and, where the
+``rows``), counted by the values of one column (``count``) or as cells: its columns (all by
+default, or those named in ``columns``) and, where the
 CSV has the interval bounds ``<column> lo`` and ``<column> hi``, the interval after the value
 (``22.92 [18.9, 27.7]``); a score prints with two decimals and a difference (a ``Δ`` column)
 signed with one, as in the workflow's own tables.
@@ -152,6 +153,22 @@ def view_frame(df: pd.DataFrame, columns: list[str] | None = None) -> pd.DataFra
     return pd.DataFrame(out, columns=shown)
 
 
+def view_table(df: pd.DataFrame, view: dict[str, Any]) -> pd.DataFrame:
+    """What one view shows of a table: its rows whose first column matches ``rows`` (a regular
+    expression), then either the number of rows per value of the column ``count``, or the cells
+    of ``columns`` (:func:`view_frame`)."""
+    if view.get("rows"):
+        keep = df.iloc[:, 0].astype(str).map(lambda v: re.search(view["rows"], v) is not None)
+        df = df[keep].reset_index(drop=True)
+    if view.get("count"):
+        column = view["count"]
+        if column not in df.columns:
+            raise ValueError(f"no column {column!r}; expected one of {list(df.columns)}")
+        counts = df[column].value_counts(sort=False)
+        return pd.DataFrame({column: counts.index.astype(str), "rows": counts.to_numpy()})
+    return view_frame(df, view.get("columns"))
+
+
 def read_snapshot_csv(path: Path) -> pd.DataFrame:
     """A table CSV as the workflow wrote it: numbers as numbers, text as text, empty as missing."""
     try:
@@ -188,10 +205,7 @@ def render_section(folder: Path) -> str:
         lines += [f"### {title}", ""]
         if view.get("note"):
             lines += [view["note"].strip(), ""]
-        if view.get("rows"):  # a regular expression the first column must match
-            df = df[df.iloc[:, 0].astype(str).str.contains(view["rows"], regex=True)]
-            df = df.reset_index(drop=True)
-        lines += [to_markdown(view_frame(df, view.get("columns"))).rstrip("\n"), ""]
+        lines += [to_markdown(view_table(df, view)).rstrip("\n"), ""]
     return "\n".join(lines)
 
 
