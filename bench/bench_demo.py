@@ -9,8 +9,8 @@ CPU seconds and the median job; then the run's wall clock, and its idle core-sec
 times the wall clock, less each running job's threads (at most the cores) times its wall time. A
 rule without a benchmark file (the tables) counts its wall time from the log and no CPU time.
 
-    python bench/bench_demo.py /work/demo                      # the newest log of that run
-    python bench/bench_demo.py /work/demo --log LOG --cores 2 --jobs   # and every job
+    python bench/bench_demo.py RUN_DIR                        # the newest log of that run
+    python bench/bench_demo.py RUN_DIR --log LOG --cores 2 --jobs   # and every job
 
 The figures are those of the machine at the time: on a shared machine a job's wall time carries
 the others' load, its CPU time much less, and a two-thread job's CPU time also carries the time

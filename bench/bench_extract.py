@@ -2,7 +2,7 @@
 
     python bench/bench_extract.py [CORPUS_DIR] [--repeat 3]
 
-CORPUS_DIR defaults to <repo>/../shared/corpora/stacks. Three timings, each the best of
+CORPUS_DIR defaults to the first folder config/stacks.yaml reads (its parent). Three timings, each the best of
 ``--repeat`` rounds (rounds interleave the variants, so load from other processes hits all of them),
 in wall-clock and in CPU time of this process (steadier on a shared machine):
 

@@ -1,4 +1,4 @@
-"""What the 95 % intervals cost a table job (issue 31: no more than 10 % of the tables' job time).
+"""What the 95 % intervals cost a table job (against a goal of no more than 10 % of a table job's time).
 
 A table job renders its table once, in a fresh process. So does this benchmark: for each of Tables
 3-6 and the baselines table of a finished results tree, a child process imports what the table

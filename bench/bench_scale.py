@@ -14,7 +14,7 @@ over its jobs (shards, splits, levels); peak RSS is the largest single job's. Th
 between sizes n1 < n2 is ``log(t2 / t1) / log(n2 / n1)`` with n the pairs before filtering, on CPU
 time (robust on a shared machine) and on wall time: 1 is linear.
 
-    python bench/bench_scale.py --articles 72 576 6480 --root /tmp/pm-scale --json scale.json
+    python bench/bench_scale.py --articles 72 576 6480 --root scale-runs --json scale.json
     python bench/bench_scale.py --articles 72 576          # quick look
 """
 

@@ -1,5 +1,5 @@
 """Model selection on the demo: today's defaults (select on dev MRR) against the reference code's
-choices (dev accuracy; hybrid runs: dev accuracy of global decoding), issue 21 item 3.
+choices (dev accuracy; hybrid runs: dev accuracy of global decoding).
 
 Builds the demo corpus's Mixed split at the Conservation level (the package functions the
 workflow rules call, as tests/searchdata.py), then trains NPT-Local and NPT-Hybrid (Both view) with

@@ -1,4 +1,4 @@
-"""SPECTER-style variants on the demo (issue 31 item 6): one training run of the package's
+"""SPECTER-style variants on the demo: one training run of the package's
 ``train_run`` per call, with the demo config's ``matching`` settings and the changes given as JSON.
 
 Flat ``TrainParams`` fields (``margin``, ``hard_fraction``, ``learning_rate``, ``epochs`` ...) are

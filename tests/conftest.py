@@ -32,6 +32,23 @@ def stacks_dir() -> Path:
 
 
 @pytest.fixture
+def paper_text() -> str:
+    """The MATcH paper's text (a plain-text file named by ``PROOFMATCH_PAPER_TEXT``; CI sets it);
+    skip without it, unless PROOFMATCH_REQUIRE_PAPER_TEXT=1 (CI) makes that a failure."""
+    path = os.environ.get("PROOFMATCH_PAPER_TEXT")
+    if not path or not Path(path).is_file():
+        why = (
+            f"PROOFMATCH_PAPER_TEXT={path!r} is no file"
+            if path
+            else "PROOFMATCH_PAPER_TEXT is unset"
+        )
+        if os.environ.get("PROOFMATCH_REQUIRE_PAPER_TEXT") == "1":
+            pytest.fail(f"PROOFMATCH_REQUIRE_PAPER_TEXT=1 but {why}")
+        pytest.skip(why)
+    return Path(path).read_text(encoding="utf-8")
+
+
+@pytest.fixture
 def one_thread():
     """Torch on one thread: tiny models run faster and steadier on a shared 2-core machine."""
     import torch
@@ -44,7 +61,7 @@ def one_thread():
 
 @pytest.fixture(scope="session")
 def search_demo(tmp_path_factory) -> dict[str, Path]:
-    """The session's one small demo build for the search and web tests (tests/searchdata.py):
+    """The test run's one small demo build for the search and web tests (tests/searchdata.py):
     pairs, a split, an NPT run and its search index."""
     from searchdata import mini_demo
 
@@ -150,7 +167,7 @@ subprocess.Popen.__init__ = _guarded_popen  # type: ignore[method-assign]
 # group. The groups:
 # - ``demo-run``: the tests that read the demo's whole smoke run (``demo_run``, most of one worker's
 #   time), handed out first so that nothing waits for it at the end;
-# - ``search-demo``: every module that uses the session's small search build (``search_demo``);
+# - ``search-demo``: every module that uses the test run's small search build (``search_demo``);
 # - one group per other module (its module-scoped fixtures stay on one worker).
 # Then the modules with workflow runs (``slow``), the longest tests, before the quick ones.
 # Two fixed groups (the smoke run's and the rest) left one worker idle for minutes whenever one of

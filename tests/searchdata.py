@@ -1,6 +1,6 @@
 """The demo pipeline in miniature for the search tests: the demo corpus (default 72 articles),
 extraction, linearization, filters, the Mixed split, conservation level, an NPT model trained a few
-epochs, its test-part evaluation, and a model index of all parts. Built once per pytest session
+epochs, its test-part evaluation, and a model index of all parts. Built once per test run
 (conftest.py's `search_demo` fixture) through the same package functions the workflow
 rules call, so its files have the workflow's columns and layout."""
 
@@ -102,8 +102,8 @@ def build(root: Path) -> dict[str, Path]:
 
 
 def mini_demo(tmp_path_factory) -> dict[str, Path]:
-    """The session's one build (see the module docstring); ``PROOFMATCH_SEARCH_DEMO`` names a
-    folder to keep it in between sessions while working on these tests."""
+    """The test run's one build (see the module docstring); ``PROOFMATCH_SEARCH_DEMO`` names a
+    folder to keep it in between test runs while working on these tests."""
     root = Path(
         os.environ.get("PROOFMATCH_SEARCH_DEMO") or tmp_path_factory.getbasetemp() / "search-demo"
     )
@@ -140,7 +140,7 @@ def fusion_index(
     demo: dict[str, Path], root: Path, parts: tuple[str, ...] = ("train", "dev", "test")
 ) -> Path:
     """A fusion index of the mini demo's NPT run, its λ read from the run's ``fusion.json`` as the
-    workflow's fusion rule writes it (a copy of the run, so the session's run stays as built)."""
+    workflow's fusion rule writes it (a copy of the run, so the shared run stays as built)."""
     import json
     import shutil
 

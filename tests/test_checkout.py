@@ -1,6 +1,6 @@
 """A checkout runs its own package: the Snakefile and every job it starts import ``proofmatch``
-from the checkout's ``src/``, not from whichever copy is installed (issue: a second clone ran the
-first clone's code)."""
+from the checkout's ``src/``, not from whichever copy is installed (else a second clone would run
+the first clone's code)."""
 
 from __future__ import annotations
 

@@ -88,8 +88,7 @@ def test_version(capsys):
 
 @pytest.mark.parametrize("command", sorted(cli.COMMANDS))
 def test_every_option_has_help_and_shows_its_default(command):
-    """Each option says what it is, and one with a default shows it in --help (issue 36). The
-    table commands' options are another engineer's (evaluation/tables.py) and keep theirs."""
+    """Each option says what it is, and one with a default shows it in --help."""
     import argparse
     import importlib
 
@@ -99,10 +98,7 @@ def test_every_option_has_help_and_shows_its_default(command):
     importlib.import_module(cli.COMMANDS[command][0]).add_arguments(parser)
     parser.format_help()  # renders with every default
     for action in parser._actions:
-        if (
-            isinstance(action, (argparse._HelpAction, argparse._SubParsersAction))
-            or command == "tables"
-        ):
+        if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
             continue
         assert action.help, (command, action.option_strings or action.dest)
         if action.option_strings and action.default not in (None, False, argparse.SUPPRESS):

@@ -119,7 +119,7 @@ def test_deep_merge_overrides_leaves_only():
 
 
 def test_stacks_built_overlay_replaces_the_shared_folders():
-    """config/stacks-built.yaml over stacks.yaml: the built folder instead of ../shared, the rest stacks.yaml's."""
+    """config/stacks-built.yaml over stacks.yaml: the built folder instead of the default two, the rest stacks.yaml's."""
     stacks = load_config(REPO / "config/config.yaml", REPO / "config/stacks.yaml")
     built = load_config(
         REPO / "config/config.yaml", REPO / "config/stacks.yaml", REPO / "config/stacks-built.yaml"

@@ -1,4 +1,4 @@
-"""Issue 35 item 5: nine malformed configs that used to pass the dry run now fail before any job,
+"""Nine malformed configs that a dry run would accept fail before any job,
 each naming the key (or the file and line) and the fix."""
 
 from __future__ import annotations

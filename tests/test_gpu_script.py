@@ -1,4 +1,4 @@
-"""Issue 32: bench/gpu/paper_size.py (the one-call GPU check of config/paper.yaml) runs its GPU
+"""bench/gpu/paper_size.py (the one-call GPU check of config/paper.yaml) runs its GPU
 code path at tiny sizes on the CPU and writes the GPU run's files; its plan fits the 6-minute
 call; config/stacks-gpu.yaml (the paper's sizes on Stacks for one GPU) validates and plans.
 
@@ -30,7 +30,7 @@ def load_script():
     return mod
 
 
-def test_plan_fits_the_call_and_asks_the_issues_questions():
+def test_plan_fits_the_call_and_asks_the_three_questions():
     ps = load_script()
     assert sum(ps.PLAN.values()) == ps.BUDGET <= 360  # <= 6 minutes on one H200
     assert ps.PLAN["mlm"] >= 120  # MLM at least 2 minutes
@@ -125,7 +125,7 @@ def test_tiny_run_writes_the_gpu_runs_json_table_and_archive(tmp_path):
     )
     wall = time.perf_counter() - t0
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
-    assert wall <= 120, f"--tiny took {wall:.0f} s (the issue: <= 2 minutes)"
+    assert wall <= 120, f"--tiny took {wall:.0f} s (the limit: 2 minutes)"
     ps = load_script()
     with tarfile.open(out / "paper_size.tgz") as tar:
         names = set(tar.getnames())

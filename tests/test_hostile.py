@@ -1,4 +1,4 @@
-"""Hostile inputs (issue 35): generated files that must be skipped or counted, never kill a run."""
+"""Hostile inputs: generated files that must be skipped or counted, never kill a run."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def test_nested_statements_are_bounded_by_an_output_budget() -> None:
 
 
 def test_nested_statements_worst_case_peak_rss(tmp_path: Path) -> None:
-    """The issue's worst case (4 MB unpacked, nested ~200 deep: over 1 GB of pairs unbounded) is
+    """The worst case (4 MB unpacked, nested ~200 deep: over 1 GB of pairs unbounded) is
     skipped with its reason, and the extracting process stays under 400 MB peak RSS."""
     data = nested_doc(200, 4_000_000)
     corpus = tmp_path / "corpus"
@@ -55,7 +55,7 @@ def test_nested_statements_worst_case_peak_rss(tmp_path: Path) -> None:
         from proofmatch.data import extract
         rep = extract.extract_dir({str(corpus)!r}, {str(out)!r})
         # this process's own peak memory: VmHWM starts anew at exec, while ru_maxrss keeps the forking
-        # parent's (the whole test session's)
+        # parent's (the whole test run's)
         hwm = re.search(r"VmHWM:\\s+(\\d+) kB", open("/proc/self/status").read())
         print(json.dumps({{"rss_mb": int(hwm[1]) / 1024,
                           "skipped": rep["files_skipped"], "pairs": rep["pairs"]}}))
@@ -281,7 +281,7 @@ def test_corrupt_parquet_byte_is_refused_naming_the_file(tmp_path: Path) -> None
     size = path.stat().st_size
     import random
 
-    offsets = random.Random(0).sample(range(size), 100)  # the issue's 100 one-byte overwrites
+    offsets = random.Random(0).sample(range(size), 100)  # 100 one-byte overwrites
     for offset in offsets + [4, size - 9]:  # and a data page, the footer
         _flip_one_byte(path, offset)
         for reader in (read_parquet, read_table):

@@ -207,7 +207,7 @@ def test_imports_only_go_down():
 
 def test_search_imports_nothing_from_evaluation():
     """Search scores with the scoring library, as evaluation does, and does not reach into
-    evaluation for it (issue 33): the floors alone would allow the import."""
+    evaluation for it: the floors alone would allow the import."""
     found = imports_between(PACKAGE, "proofmatch.search", "proofmatch.evaluation")
     assert found == [], "search imports evaluation:\n" + "\n".join(found)
 

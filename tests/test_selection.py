@@ -1,4 +1,4 @@
-"""Model selection during training (issue 21, item 3): which weights dev evaluation reads and
+"""Model selection during training: which weights dev evaluation reads and
 ``model/`` keeps (ASGD's average or the raw parameters), which dev metric selects the saved
 epoch (MRR or accuracy), and hybrid runs selecting on the dev accuracy of global decoding."""
 

@@ -1,4 +1,4 @@
-"""Tests on the real Stacks corpus (../shared/corpora/stacks); skipped when it is absent, a
+"""Tests on the real Stacks corpus (tests/conftest.py's ``stacks_dir``); skipped when it is absent, a
 failure instead with PROOFMATCH_REQUIRE_STACKS=1 (CI sets it, see tests/conftest.py).
 
 Extraction part: the manifest joins the real metadata.csv, and extraction reproduces the counts

@@ -1,10 +1,10 @@
-"""The query converter on TeX as people and the Stacks project write it (issue 36).
+"""The query converter on TeX as people and the Stacks project write it.
 
 The strict subset refuses what it does not know; the tolerant reader
 (:mod:`proofmatch.texmath.tolerant`) reads the rest as LaTeXML would, keeps an unknown command
 as a symbol and warns. Each command that made a whole query fail before has a case here (the
 tokens are those LaTeXML's presentation MathML gives in the Stacks corpus), and the coverage test
-converts every statement formula of the Stacks corpus (skipped without ../shared, a failure with
+converts every statement formula of the Stacks corpus (skipped without it, a failure with
 PROOFMATCH_REQUIRE_STACKS=1).
 """
 

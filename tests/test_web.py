@@ -100,7 +100,7 @@ def test_bad_queries_are_400_with_a_reason(search_index):
 
 def test_degraded_and_unmatched_queries_carry_warnings(search_index):
     """An unknown TeX command and a query with no token in any proof are answered, with a warning
-    in the JSON and beside the results on the page (issue 36)."""
+    in the JSON and beside the results on the page."""
     client = TestClient(create_app(search_index))
     body = client.get(
         "/api/search", params={"q": r"Let $\Frobnicate{x} \otimes_R M$ hold", "k": 3}

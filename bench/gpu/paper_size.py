@@ -1,4 +1,4 @@
-"""The paper's sizes on one GPU in one call (issue 32): does ``config/paper.yaml`` train?
+"""The paper's sizes on one GPU in one call: does ``config/paper.yaml`` train?
 
 Three questions, each answered by runs of the package's own code on the Stacks corpus's Mixed
 Conservation split (4,123 train / 515 dev / 515 test pairs):
@@ -23,12 +23,13 @@ and :func:`~proofmatch.models.pretrain.finish_pretraining`,
 What this file adds is the time budget: every part has a wall-clock deadline and stops there
 (its rows then say ``stopped_by_deadline``) instead of overrunning the call.
 
-On the CPU machine (data into ``bench/gpu/data/``, git-ignored, about 2.5 MB; wheels the GPU
-machine lacks into ``bench/gpu/data/wheels/``, see ../shared/notes/gpu-recipe.md)::
+On a CPU machine with a finished ``config/stacks.yaml`` results tree (data into
+``bench/gpu/data/``, git-ignored, about 2.5 MB; with ``--wheels``, the wheels a bare GPU machine
+lacks into ``bench/gpu/data/wheels/``)::
 
-    python3 bench/gpu/paper_size.py prepare --results /work/stacks-run/results --wheels
+    python3 bench/gpu/paper_size.py prepare --results path/to/results --wheels
 
-On the GPU machine (``run`` tool, ``carry: ["bench/gpu/data"]``)::
+On the GPU machine, with ``bench/gpu/data`` copied beside the checkout::
 
     bash bench/gpu/run_paper_size.sh          # = python3 bench/gpu/paper_size.py run --out "$OUT"
 
@@ -37,7 +38,7 @@ On any CPU, the same code path at tiny sizes on toy data (tests/test_gpu_script.
     python3 bench/gpu/paper_size.py run --tiny --out /tmp/ps
 
 Output: ``<out>/paper_size/`` (``paper_size.json``, ``paper_size.md``, ``pretrain_log.csv``) and
-the same folder archived as ``<out>/paper_size.tgz`` (only 8 files come back from ``$OUT``).
+the same folder archived as ``<out>/paper_size.tgz``, one file to copy back.
 """
 
 from __future__ import annotations
@@ -72,12 +73,11 @@ SPLIT, TOKENIZER = "conservation.parquet", "tokenizer"
 
 # ---------------------------------------------------------------- the plan (seconds on one H200)
 #
-# From the bench/ GPU figures (../shared/notes/gpu-recipe.md, docs/benchmarks.md; turn-2 code,
-# one H200): NPT at the paper's size 96 steps/s (local, bench_train.py), BERT-base MLM 41.5 % of
+# From the bench/ GPU figures (docs/benchmarks.md, one H200): NPT at the paper's size 96 steps/s (local, bench_train.py), BERT-base MLM 41.5 % of
 # the measured bf16 peak with torch.compile at 64 chunks of 512 tokens (bench_gpu.py). BERT-base
 # fine-tuning at 16 pairs of 200 tokens was never measured on a GPU: 500 steps in 27 s (about
 # 19 steps/s) is an estimate; the deadline stops a slower run at its share. Total 349 s, under
-# the issue's 6 minutes, so a rerun still fits in 15 minutes of device time.
+# a budget of 6 minutes, so that a rerun fits in a 15-minute GPU slot.
 PLAN = {
     "setup": 12,  # imports, wheel install, the bf16 GEMM peak (bench_gpu.bench_gemm)
     "baselines": 8,  # BM25 and TF-IDF, dev and test, on the CPU (515 pairs each)
@@ -359,7 +359,7 @@ def prepare(data: Path, results: Path | None, tiny: bool, wheels: bool) -> dict[
     (data / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     if size > 60 * 2**20:
         raise SystemExit(
-            f"{data} holds {size / 2**20:.1f} MiB; the device tool carries 64 MiB in all"
+            f"{data} holds {size / 2**20:.1f} MiB; keep it under 60 MiB to copy it with the checkout"
         )
     return manifest
 

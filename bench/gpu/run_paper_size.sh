@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 32 on a lent GPU: bench/gpu/paper_size.py at the paper's sizes, from the repository root,
+# One GPU: bench/gpu/paper_size.py at the paper's sizes, from the repository root,
 # with the data prepared on the CPU (`python3 bench/gpu/paper_size.py prepare --results ... --wheels`,
 # carried as bench/gpu/data). The script installs the wheels in bench/gpu/data/wheels itself and
 # stops each part at its deadline (349 s planned); `timeout` is the last guard, under the 6 minutes.

@@ -63,6 +63,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "tables": ("proofmatch.evaluation.tables", "render Tables 3-7"),
     "figure": ("proofmatch.evaluation.figure", "LIME explanations (Figure 2)"),
+    "results-page": (
+        "proofmatch.evaluation.results_page",
+        "snapshot a finished run's tables; write docs/results.md from the snapshots",
+    ),
     "index": ("proofmatch.search.build", "encode a corpus's proofs into a search index"),
     "search": ("proofmatch.search.search_cli", "rank an index's proofs for a statement"),
     "serve": ("proofmatch.search.web", "search page and JSON API over an index"),

@@ -3,7 +3,7 @@
 Beyond the paper: MREC was converted from arXiv in 2011 with LaTeXML and is not updated; this
 stage turns a folder of LaTeX sources into the same kind of corpus, so today's arXiv, a textbook or
 one's own articles go through the unchanged pipeline. Each article is converted as the Stacks
-chapters in ``../shared/corpora/stacks`` were: XHTML with parallel presentation + content MathML and
+chapters of ``config/stacks.yaml`` were (:mod:`proofmatch.data.stacks`): XHTML with parallel presentation + content MathML and
 the TeX annotation, as arXiv's LaTeXML-based HTML, no figure ever converted (the command, and how
 the main file is chosen: :mod:`proofmatch.data.latexml`).
 

@@ -1,8 +1,8 @@
 """One article through LaTeXML: its main file, one ``latexmlc`` run under a hard time limit, and
 what LaTeXML's log says about it (used per article by :mod:`proofmatch.data.latex`).
 
-The conversion mode is the one of the Stacks chapters in ``../shared/corpora/stacks`` (its README
-gives the command)::
+The conversion mode is the one of the Stacks chapters that ``config/stacks.yaml`` reads
+(:mod:`proofmatch.data.stacks` runs the same command)::
 
     latexmlc --format=xhtml --pmml --cmml --mathtex --nocomments --timeout=T --log=... --dest=...
 

@@ -1,6 +1,6 @@
 """``proofmatch stacks``: the Stacks project's chapters as a LaTeXML XHTML+MathML corpus, from its
-public sources (the recipe of ``../shared/corpora/README.md``, so that ``config/stacks.yaml`` runs
-without that folder; docs/data.md, "The Stacks corpus from its sources").
+public sources, so that ``config/stacks.yaml`` runs without a converted copy at hand
+(docs/data.md, "The Stacks corpus from its sources").
 
 The Stacks project is one LaTeX tree (https://github.com/stacks/stacks-project, GFDL 1.2 or
 later): a chapter ``CH.tex`` inputs ``preamble.tex`` and ``chapters.tex`` and ends with
@@ -47,7 +47,7 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 REPOSITORY = "https://github.com/stacks/stacks-project"
-#: The commit the ../shared/corpora folders were converted from.
+#: The commit of the converted Stacks corpus that ``config/stacks.yaml`` reads by default.
 COMMIT = "4ac4815d5a00dc2eacab7824cf4e4baafe2773ac"
 NOT_CHAPTERS = {"fdl", "index", "book"}
 SPLIT_ABOVE = 600_000
@@ -269,7 +269,7 @@ def convert_unit(
 
 
 def write_metadata(units: list[Unit], out: Path, source_note: str) -> int:
-    """``out/metadata.csv`` for the converted units (the columns of ../shared/corpora's); their count."""
+    """``out/metadata.csv`` for the converted units (the columns of the converted Stacks corpus's); their count."""
     rows = []
     for u in units:
         path = out / "xhtml" / f"{u.article_id}.xhtml.gz"
@@ -376,7 +376,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--source",
         required=True,
         type=Path,
-        help=f"a checkout of {REPOSITORY} (the ../shared corpora: commit {COMMIT[:12]})",
+        help=f"a checkout of {REPOSITORY} (the default Stacks corpus: commit {COMMIT[:12]})",
     )
     parser.add_argument(
         "--out",

@@ -13,7 +13,7 @@ the total score:
   C-contiguous: lapjv copies anything else);
 * otherwise the paper's k-best sparse graph solved with ``lap.lapmod``. A raw k-best graph may
   have no perfect matching (some proof is in nobody's top-k), and lapmod then returns garbage or
-  *segfaults* (shared/notes/peers-lap-lime-mathml.md §1.2). So every row gets one fallback edge
+  *segfaults* (lap 0.5.13). So every row gets one fallback edge
   to a seeded random cyclic permutation (never the diagonal: that would leak the gold proof),
   which makes the graph always feasible. Real costs are ``(max s - s) / range`` in [0, 1] and a
   fallback edge costs 3 (= 2 * max + 1): above every real cost, and far below lap's internal

@@ -480,9 +480,9 @@ def tables_from_eval_root(
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--eval-root", default=X.EVAL_ROOT)
-    parser.add_argument("--out-dir", default="results/tables")
-    parser.add_argument("--part", default="test", choices=X.PARTS)
+    parser.add_argument("--eval-root", default=X.EVAL_ROOT, help="the evaluation tree to read")
+    parser.add_argument("--out-dir", default="results/tables", help="where the tables are written")
+    parser.add_argument("--part", default="test", choices=X.PARTS, help="the evaluated part")
     run = RT.TABLE7_RUN
     parser.add_argument(
         "--table7-run",
@@ -499,7 +499,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--allow-missing", action="store_true", help="render missing results as 'not run'"
     )
-    parser.add_argument("--log", default=None)
+    parser.add_argument("--log", default=None, help="also log to this file")
 
 
 def main(args: argparse.Namespace) -> int:

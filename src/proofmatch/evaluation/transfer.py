@@ -58,7 +58,7 @@ from proofmatch.render import write_table
 
 log = logging.getLogger(__name__)
 
-LEVEL = "conservation"  # the setting: runs trained on Conservation, pools not replaced
+LEVEL = "conservation"  # runs trained on Conservation, pools not replaced
 
 
 def transfer_settings(config: Mapping[str, Any]) -> dict[str, Any]:

@@ -120,7 +120,7 @@ def bilinear_start(d: int, w_init: WInit) -> tuple[nn.Parameter, nn.Parameter]:
       in-batch softmax saturates at once. From zero every score is equal, the first gradient of
       ``W`` is minus the batch's statement-proof cross-covariance (the common part cancels).
       Measured: this alone does not rescue the paper's unscaled ASGD, which saturates after its
-      first steps all the same (docs/results.md).
+      first steps all the same (docs/benchmarks.md).
     """
     bound = 1.0 / np.sqrt(d)
     if w_init == "zeros":

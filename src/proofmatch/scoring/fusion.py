@@ -12,11 +12,10 @@ are all equal (an empty query for BM25) standardises to zeros: it then adds noth
 stored with the run; the test part is scored once with it. ``λ = 0`` is the learned scorer alone
 (its ranks, not its numbers), a large λ approaches BM25's ranks.
 
-Rank fusion (``normalize="rank"``) is the alternative the issue allows: each score becomes its
+Rank fusion (``normalize="rank"``) is the alternative: each score becomes its
 reciprocal rank ``1 / (RRF_K + rank)`` in its row (:func:`reciprocal_rank`, the reciprocal-rank
 fusion of Cormack, Clarke and Büttcher, SIGIR 2009, with their k = 60), so only the order of each
-half counts, not how far apart its scores are. The default is z-scores; both were measured on the
-demo's dev parts (docs/results.md, "Fusion").
+half counts, not how far apart its scores are. The default is z-scores.
 
 The fused scores are a row-chunk score function like every other scorer
 (:data:`proofmatch.decoding.local.ScoreRows`), so local and global decoding, MRR, accuracy and
