@@ -105,6 +105,16 @@ def validate_config(cfg: dict[str, Any]) -> dict[str, Any]:
     _check_corpus(cfg["corpus"], "corpus")
     for i, entry in enumerate(cfg.get("transfer", {}).get("corpora", [])):
         _check_corpus(entry, f"transfer.corpora.{i}")
+        if SOURCES[entry["source"]].after_extraction:
+            raise ConfigError(
+                f"config key transfer.corpora.{i}.source: {entry['source']} brings split data, "
+                "not a corpus to score; fix: a transfer corpus of XHTML articles (dir, latex, demo)"
+            )
+    if SOURCES[cfg["corpus"]["source"]].after_extraction and cfg["pretrain"]["text"] == "corpus":
+        raise ConfigError(
+            f"config key pretrain.text: corpus needs the articles' XHTML, which source "
+            f"{cfg['corpus']['source']} does not bring; fix: pretrain.text: pairs"
+        )
     check_config(cfg)
     return cfg
 

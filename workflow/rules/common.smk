@@ -24,6 +24,13 @@ MAIN_CORPUS = C.main_corpus(config)
 # (manifest, extract, linearize, filter_pairs, baseline) serve them all.
 CORPORA = C.all_corpora(config)
 SPLITS = X.configured_splits(config)
+# A source kind that enters after extraction (proofmatch.spec.sources: enters) brings what the
+# stages from the manifest to the replaced splits would write: those rules serve only the corpora
+# that enter as XHTML, and replaced_split only the splits the workflow makes itself.
+XHTML_CORPUS = C.xhtml_wildcards(config)
+MADE_SPLITS = (
+    f"(?:{X.pattern(C.made_splits(config))})" if C.made_splits(config) else "(?!)"
+)
 # Why a table part was not run (rendered in the table instead of numbers).
 NOT_RUN = X.not_run(config)
 # The runs fused with BM25 in the baselines table (config fusion.runs).
