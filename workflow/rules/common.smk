@@ -85,8 +85,8 @@ def train_inputs(wildcards):
     its own vocabulary and MathBERT comes from matching.mathbert."""
     inputs = {"data": X.replaced_data(wildcards.split, wildcards.level)}
     if wildcards.encoder in X.PRETRAINED_ENCODERS:
-        fam = X.family(wildcards.split)
-        inputs["pretrained"] = f"{X.SCRATCHBERT_ROOT}/{fam}"
+        # pretrain.checkpoint (the released ScratchBERT), else the family's own
+        inputs["pretrained"] = X.pretrained_folder(config, wildcards.split)
     return inputs
 
 
@@ -104,9 +104,12 @@ def pretrain_inputs(wildcards):
 
 
 # The pretrain block as the pretraining job's params; text is left out at its default (pairs), so
-# the key changes no params of a run made before it existed (the input set says which text).
+# the key changes no params of a run made before it existed (the input set says which text), and
+# checkpoint always (with one, no pretraining job is planned).
 PRETRAIN_PARAMS = {
-    k: v for k, v in config["pretrain"].items() if not (k == "text" and v == "pairs")
+    k: v
+    for k, v in config["pretrain"].items()
+    if not (k == "text" and v == "pairs") and k != "checkpoint"
 }
 
 
