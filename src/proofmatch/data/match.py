@@ -156,18 +156,31 @@ def pair_ids(pairs: Iterable[Pair], seen: set[str]) -> list[str]:
     return out
 
 
-def _token_table(ids: list[str], pairs: list[Pair], part: str) -> pa.Table:
-    return pa.table(
+def _token_table(
+    ids: list[str], pairs: list[Pair], part: str, same: list[tuple[list, list[str]]] | None
+) -> tuple[pa.Table, list[tuple[list, list[str]]], list[list[str]]]:
+    """A part's rows; ``same``: Conservation's (statement segments, statement tokens) of each
+    pair, whose tokens a level reuses where its statement is the same (the levels rename proof
+    symbols only). Returns the rows, this file's (segments, tokens) and its proof tokens."""
+    statements = []
+    proofs = [segment_tokens(p.proof) for p in pairs]
+    for k, p in enumerate(pairs):
+        if same is not None and same[k][0] == p.statement:
+            statements.append(same[k])
+        else:
+            statements.append((p.statement, segment_tokens(p.statement)))
+    table = pa.table(
         {
             "pair_id": ids,
             "article_id": [p.article_id for p in pairs],
             "part": [part] * len(pairs),
-            "statement_tokens": [segment_tokens(p.statement) for p in pairs],
-            "proof_tokens": [segment_tokens(p.proof) for p in pairs],
+            "statement_tokens": [t for _, t in statements],
+            "proof_tokens": proofs,
             "mapping": pa.nulls(len(pairs), pa.string()),
         },
         schema=OUTPUT_SCHEMA,
     )
+    return table, statements, proofs
 
 
 def _read(path: Path, head: dict) -> list[Pair]:
@@ -213,6 +226,7 @@ def import_folder(
         ]
         headers: dict[str, list[str]] = {}
         ids: dict[str, list[str]] = {}
+        statements: dict[str, list[tuple[list, list[str]]]] = {}
         seen: set[str] = set()
         counts: dict[str, int] = {}
         for level in levels:
@@ -234,12 +248,16 @@ def import_folder(
                     headers[part] = [p.header for p in pairs]
                     ids[part] = pair_ids(pairs, seen)
                     counts[part] = len(pairs)
-                    for p, pid in zip(pairs, ids[part]):
-                        article_file.setdefault(p.article_id, rel)
-                        _add_pair(pairs_rows, pair_source, p, pid, rel)
                 else:
                     _check_aligned(path, pairs, headers[part], files[(split, "conservation", part)])
-                parts.append(_token_table(ids[part], pairs, part))
+                table, stated, proofs = _token_table(ids[part], pairs, part, statements.get(part))
+                if level == "conservation":
+                    statements[part] = stated
+                    for p, pid, (_, st), pr in zip(pairs, ids[part], stated, proofs):
+                        article_file.setdefault(p.article_id, rel)
+                        _add_pair(pairs_rows, pair_source, p, pid, rel, st, pr)
+                parts.append(table)
+                del pairs, table, stated, proofs
             target = out / "replaced" / split / f"{level}.parquet"
             write_parquet(pa.concat_tables(parts), target, OUTPUT_SCHEMA)
             tables[f"{split}/{level}"] = str(target)
@@ -304,9 +322,14 @@ def import_folder(
 
 
 def _add_pair(
-    rows: dict[str, dict[str, Any]], source: dict[str, str], p: Pair, pid: str, rel: str
+    rows: dict[str, dict[str, Any]],
+    source: dict[str, str],
+    p: Pair,
+    pid: str,
+    rel: str,
+    statement_tokens: list[str],
+    proof_tokens: list[str],
 ) -> None:
-    statement_tokens, proof_tokens = segment_tokens(p.statement), segment_tokens(p.proof)
     if pid in rows:
         old = rows[pid]
         if old["statement_tokens"] != statement_tokens or old["proof_tokens"] != proof_tokens:

@@ -40,7 +40,8 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 from proofmatch.artifacts import atomic_path
-from proofmatch.data.views import is_math, math_token, split_math, text_tokens
+from proofmatch.data.views import FONT_SEP as FONT_SEP_TOKEN
+from proofmatch.data.views import MATH_PREFIX, is_math, math_token, split_math, text_tokens
 
 SEP = "_" * 12  # globals.py L25: the line between header, statement and proof
 FONT_SEP = "____"  # corpus_utils.py L250: token____mathvariant
@@ -197,27 +198,34 @@ def split_header(header: str) -> tuple[str, str | None]:
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    """``(number, line)`` without its line end, decoded strictly (a bad byte names its line)."""
-    with open(path, "rb") as f:
-        for n, raw in enumerate(f, 1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise MatchFormatError(
-                    path, n, f"not UTF-8: byte 0x{raw[exc.start]:02x} at column {exc.start + 1}"
-                ) from None
-            if n == 1 and line.startswith("\ufeff"):
-                line = line[1:]
-            if line.endswith("\n"):
-                line = line[:-1]
-            if line.endswith("\r"):
-                line = line[:-1]
-            yield n, line
+    """``(number, line)`` without its line end, the file decoded strictly as a whole (a bad byte
+    names its line): one decode and one split, the cost of a bare line scan."""
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise MatchFormatError(
+            path, line, f"not UTF-8: byte 0x{data[exc.start]:02x} at column {column}"
+        ) from None
+    del data
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the final line end
+    return enumerate(lines, 1)
 
 
 def _segment(path: Path, n: int, line: str) -> Segment:
-    kind, tab, content = line.partition("\t")
-    if not tab or kind not in (TEXT, MATH):
+    if line.startswith("text\t"):
+        kind, content = TEXT, line[5:]
+    elif line.startswith("math\t"):
+        kind, content = MATH, line[5:]
+    else:
         raise MatchFormatError(
             path, n, f"expected 'text<TAB>...' or 'math<TAB>...', got {line[:40]!r}"
         )
@@ -317,7 +325,16 @@ def iter_pairs(path: str | os.PathLike, head: dict | None = None) -> Iterator[Pa
             yield pair
             pair = None
             continue
-        (pair.statement if section == 1 else pair.proof).append(_segment(path, n, line))
+        if line[:5] == "text\t":
+            kind = TEXT
+        elif line[:5] == "math\t":
+            kind = MATH
+        else:
+            _segment(path, n, line)  # raises, naming the line
+        content = line[5:]
+        if not content or content.isspace():
+            _segment(path, n, line)
+        (pair.statement if section == 1 else pair.proof).append((kind, content))
     if pair is not None:
         if section < 2 or not pair.proof:
             raise MatchFormatError(
@@ -345,6 +362,20 @@ def math_file_token(token: str) -> str:
     return math_token(token)
 
 
+# the last ``____`` of a token, with a symbol before it and a font after it
+_FONT = re.compile(r"(?<=\S)____(?=(?:(?!____)[^ ])+(?: |$))")
+
+
+def _math_line(content: str) -> list[str]:
+    """A ``math`` line's typed tokens (:func:`math_file_token` of each), by string operations on
+    the whole line where its spacing is the writer's (one space between tokens)."""
+    if "  " in content or content[0] == " " or content[-1] == " " or "____normal" in content:
+        return [math_file_token(t) for t in content.split(" ") if t]
+    if FONT_SEP in content:
+        content = _FONT.sub(FONT_SEP_TOKEN, content)
+    return (MATH_PREFIX + content.replace(" ", " " + MATH_PREFIX)).split(" ")
+
+
 def segment_tokens(segments: Iterable[Segment]) -> list[str]:
     """The typed token list of a statement's or proof's segments."""
     out: list[str] = []
@@ -352,7 +383,7 @@ def segment_tokens(segments: Iterable[Segment]) -> list[str]:
         if kind == TEXT:
             out += text_tokens(content)
         else:
-            out += [math_file_token(t) for t in content.split(" ") if t]
+            out += _math_line(content)
     return out
 
 
@@ -403,6 +434,9 @@ def fragment_xml(segments: Iterable[Segment], tag: str = "div") -> str:
     for kind, content in segments:
         if kind == TEXT:
             parts.append(f"<span>{escape(content)}</span>")
+        elif FONT_SEP not in content:
+            items = escape(content).replace(" ", "</mi><mi>")
+            parts.append(f'<math xmlns="{MATHML_NS}"><mi>{items}</mi></math>')
         else:
             items = []
             for tok in content.split(" "):
