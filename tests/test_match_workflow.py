@@ -129,3 +129,15 @@ def test_the_read_prints_the_counts_and_check_says_what_differs(tmp_path):
         timeout=300,
     )
     assert bad.returncode == 2 and "nothing: not a folder" in bad.stderr
+
+
+def test_paper_comparison_says_when_the_pools_are_the_papers():
+    from proofmatch.evaluation.comparison import caption
+    from proofmatch.spec.sources import SOURCES
+
+    label = SOURCES["match"].label.format(dirs="resources/match")
+    own = caption(label, 27_841, 184_094, {"mixed": 18_408}, ["mixed"])
+    assert "The pools are the paper's own (184,094 pairs, Mixed test 18,408)" in own
+    assert "the MATcH dataset in resources/match" in own
+    other = caption(label, 66, 1_327, {"mixed": 133}, ["mixed"])
+    assert "paper's own" not in other

@@ -99,7 +99,7 @@ SOURCES: dict[str, SourceSpec] = {
         # the released MATcH dataset: split and replaced as released (proofmatch.data.match)
         SourceSpec(
             "match",
-            label="the released MATcH dataset in {dirs} (the paper's own pairs, splits, levels and test pools)",
+            label="the MATcH dataset in {dirs} (its pairs, splits and levels as released)",
             rule="match_corpus",
             folder="results/match/{name}",
             reads="the released MATcH dataset (mixed/, unmixed/, pb/)",
