@@ -375,3 +375,14 @@ def test_export_reads_back_equal(tmp_path):
                 path.read_bytes()
                 == (tmp_path / "exp2" / path.relative_to(tmp_path / "exp")).read_bytes()
             )
+
+
+def test_export_writes_the_csv_variant(tmp_path):
+    M.import_folder(release(tmp_path / "rel"), tmp_path / "one", splits=["mixed"])
+    written = M.export(
+        tmp_path / "one", tmp_path / "exp", splits=["mixed"], levels=["trans"], csv=True
+    )
+    assert str(tmp_path / "exp/csv/mixed/mixed_trans_dev.csv") in written
+    rows = F.read_csv(tmp_path / "exp/csv/mixed/mixed_trans_dev.csv")
+    assert len(rows) == 3 and rows[0]["meta"] == "arXiv:0000.0001|S1.Thm0"
+    assert rows[0]["proof"].startswith("Proof . z = 0____bold")

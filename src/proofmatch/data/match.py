@@ -42,7 +42,7 @@ from typing import Any
 import pyarrow as pa
 
 from proofmatch import experiments as X
-from proofmatch.artifacts import read_table, write_json, write_parquet
+from proofmatch.artifacts import read_table, write_json, write_parquet, write_text
 from proofmatch.data.corpus import ARTICLES_SCHEMA, MANIFEST_SCHEMA
 from proofmatch.data.matchfmt import (
     FAMILIES,
@@ -50,6 +50,7 @@ from proofmatch.data.matchfmt import (
     MatchFormatError,
     OutPair,
     Pair,
+    csv_text,
     expected_names,
     file_name,
     file_role,
@@ -423,11 +424,15 @@ def export(
     splits: Sequence[str] | None = None,
     levels: Sequence[str] | None = None,
     metadata: bool = True,
+    csv: bool = False,
 ) -> list[str]:
     """Write a results tree's replaced splits (``results/replaced/{split}/{level}.parquet``) in the
     released layout under ``out_dir`` (``mixed/mixed_{level}_{part}``, ``pb/...``), with article
     lines from ``results/corpus/articles.parquet`` (``metadata``; else the count 0 and no article
-    lines, as the reference's split files without metadata). Returns the files written."""
+    lines, as the reference's split files without metadata). ``csv``: also each file as the CSV the
+    reference's BERT scripts read (``convert_to_csv.py``; :func:`matchfmt.csv_text`), as
+    ``csv/{family}/{level}_{part}.csv`` (the reference's ``convert_to_csv.sh`` names it
+    ``{level}_{part}.csv`` and drops the family). Returns the files written."""
     results = Path(results)
     articles: dict[str, tuple[list[str], str]] | None = None
     if metadata:
@@ -481,6 +486,11 @@ def export(
                 target = Path(out_dir) / file_name(split, level, part)
                 write_file(target, out_pairs, articles)
                 written.append(str(target))
+                if csv:
+                    family = target.parent.name
+                    table = Path(out_dir) / "csv" / family / f"{target.name}.csv"
+                    write_text(csv_text(out_pairs), table)
+                    written.append(str(table))
     if not written:
         raise FileNotFoundError(f"{results}/replaced: no replaced split to export")
     return written
@@ -534,6 +544,11 @@ def export_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="write no article lines (count 0), as the reference's split files without metadata",
     )
+    parser.add_argument(
+        "--csv",
+        action="store_true",
+        help="also write each file as the reference's CSV (csv/{family}/{file}.csv)",
+    )
 
 
 def main(args: argparse.Namespace) -> int:
@@ -552,6 +567,8 @@ def main(args: argparse.Namespace) -> int:
 
 def export_main(args: argparse.Namespace) -> int:
     setup_logging()
-    written = export(args.results, args.out, args.splits, args.levels, not args.no_metadata)
+    written = export(
+        args.results, args.out, args.splits, args.levels, not args.no_metadata, args.csv
+    )
     print(f"{len(written)} files written under {args.out}")
     return 0
