@@ -318,7 +318,9 @@ def test_misaligned_level_file_names_file_and_header(tmp_path):
         match=r"unmixed_trans_dev, line \d+: pair 2 is 'arXiv:0001.0001\|S9.Thm9'",
     ):
         M.import_folder(folder, tmp_path / "out")
+    # nothing is written, not even the tables read before the error (Mixed is read first)
     assert not (tmp_path / "out/replaced/unmixed/trans.parquet").exists()
+    assert [p.name for p in (tmp_path / "out").rglob("*")] == []
 
 
 def test_level_file_with_fewer_pairs(tmp_path):
@@ -386,3 +388,17 @@ def test_export_writes_the_csv_variant(tmp_path):
     rows = F.read_csv(tmp_path / "exp/csv/mixed/mixed_trans_dev.csv")
     assert len(rows) == 3 and rows[0]["meta"] == "arXiv:0000.0001|S1.Thm0"
     assert rows[0]["proof"].startswith("Proof . z = 0____bold")
+
+
+def test_headers_without_statement_ids_get_numbered_pair_ids():
+    pairs = [
+        F.Pair(1, h, *F.split_header(h), [], [])
+        for h in ["arXiv:1", "arXiv:1", "arXiv:2|None", "arXiv:1|S1", "arXiv:1|S1"]
+    ]
+    assert M.pair_ids(pairs, set()) == [
+        "arXiv:1/#1",
+        "arXiv:1/#2",
+        "arXiv:2/#1",
+        "arXiv:1/S1",
+        "arXiv:1/S1#2",
+    ]

@@ -33,7 +33,9 @@ import argparse
 import json
 import logging
 import os
+import shutil
 import sys
+import tempfile
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -200,8 +202,37 @@ def import_folder(
     whose files are absent is an error, files of a split not configured are skipped (counted).
     ``require``: the levels every split must have (the workflow: every level it plans); the other
     levels are read where all three parts are present."""
-    out = Path(out_root)
     files, skipped = scan(folder)
+    final = Path(out_root)
+    final.mkdir(parents=True, exist_ok=True)
+    # every table is written into a staging folder first and moved into place only once the
+    # whole folder has been read: an error leaves none of them, old or new mixed
+    out = Path(tempfile.mkdtemp(prefix=".match-read.", dir=final))
+    try:
+        report = _import(folder, out, files, skipped, splits, require)
+        for path in sorted(p for p in out.rglob("*") if p.is_file()):
+            target = final / path.relative_to(out)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(path, target)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    report["tables"] = {
+        k: str(final / Path(v).relative_to(out)) for k, v in report["tables"].items()
+    }
+    if report_json is not None:
+        write_json(report, report_json)
+    return report
+
+
+def _import(
+    folder: str | os.PathLike,
+    out: Path,
+    files: dict[tuple[str, str, str], Path],
+    skipped: dict[str, str],
+    splits: Sequence[str],
+    require: Sequence[str],
+) -> dict[str, Any]:
+    """:func:`import_folder`'s reading and writing, into ``out`` (its staging folder)."""
     for key in [k for k in files if k[0] not in splits]:
         skipped[str(files.pop(key).relative_to(folder))] = f"split {key[0]} not configured"
     for split in splits:
@@ -317,8 +348,6 @@ def import_folder(
         {"source": "match", "kept": len(rows), "articles_kept": len(used), "folder": str(folder)},
         out / "data" / "filter_report.json",
     )
-    if report_json is not None:
-        write_json(report, report_json)
     return report
 
 
