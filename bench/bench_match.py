@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import shutil
 import subprocess
 import sys
 import time
@@ -127,12 +128,19 @@ def main() -> int:
         "--out", required=True, help="scratch folder (the MATcH folder and the read's tree)"
     )
     parser.add_argument("--json", help="write the measurements here")
+    parser.add_argument(
+        "--reuse", action="store_true", help="read the folder a previous run wrote (same --pairs)"
+    )
     args = parser.parse_args()
     out = Path(args.out)
     src = str(Path(__file__).resolve().parents[1] / "src")
     t = time.perf_counter()
-    size = make_folder(out / "match", args.pairs)
-    write_s = time.perf_counter() - t
+    if args.reuse and len(list((out / "match").rglob("*_*"))) == 24:
+        size, write_s = sum(f.stat().st_size for f in (out / "match").rglob("*_*")), float("nan")
+    else:
+        size = make_folder(out / "match", args.pairs)
+        write_s = time.perf_counter() - t
+    shutil.rmtree(out / "tree", ignore_errors=True)
     scan = subprocess.run(
         [sys.executable, "-c", SCAN, str(out / "match")], capture_output=True, text=True, check=True
     )

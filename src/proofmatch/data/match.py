@@ -37,14 +37,16 @@ import shutil
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from proofmatch import experiments as X
-from proofmatch.artifacts import read_table, write_json, write_parquet, write_text
+from proofmatch.artifacts import atomic_path, read_table, write_json, write_parquet, write_text
 from proofmatch.data.corpus import ARTICLES_SCHEMA, MANIFEST_SCHEMA
 from proofmatch.data.matchfmt import (
     FAMILIES,
@@ -159,35 +161,35 @@ def pair_ids(pairs: Iterable[Pair], seen: set[str]) -> list[str]:
     return out
 
 
-def _token_table(
-    ids: list[str], pairs: list[Pair], part: str, same: list[tuple[list, list[str]]] | None
-) -> tuple[pa.Table, list[tuple[list, list[str]]], list[list[str]]]:
-    """A part's rows; ``same``: Conservation's (statement segments, statement tokens) of each
-    pair, whose tokens a level reuses where its statement is the same (the levels rename proof
-    symbols only). Returns the rows, this file's (segments, tokens) and its proof tokens."""
-    statements = []
-    proofs = [segment_tokens(p.proof) for p in pairs]
-    for k, p in enumerate(pairs):
-        if same is not None and same[k][0] == p.statement:
-            statements.append(same[k])
-        else:
-            statements.append((p.statement, segment_tokens(p.statement)))
-    table = pa.table(
-        {
-            "pair_id": ids,
-            "article_id": [p.article_id for p in pairs],
-            "part": [part] * len(pairs),
-            "statement_tokens": [t for _, t in statements],
-            "proof_tokens": proofs,
-            "mapping": pa.nulls(len(pairs), pa.string()),
-        },
-        schema=OUTPUT_SCHEMA,
-    )
-    return table, statements, proofs
+CHUNK = 4096  # pairs tokenised at once: the Python token lists of a chunk, then Arrow
 
 
-def _read(path: Path, head: dict) -> list[Pair]:
-    return list(iter_pairs(path, head))
+def _chunks(pairs: Iterator[Pair], size: int = CHUNK) -> Iterator[list[Pair]]:
+    batch: list[Pair] = []
+    for p in pairs:
+        batch.append(p)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _tokens(lists: list[list[str]]) -> pa.Array:
+    return pa.array(lists, type=pa.list_(pa.string()))
+
+
+@dataclass
+class _Conservation:
+    """What a level file of the same split and part is checked against and reuses: the
+    Conservation file's path, headers, pair ids, a hash of each statement's lines and the
+    statements' tokens."""
+
+    path: Path
+    headers: list[str] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)
+    hashes: list[int] = field(default_factory=list)
+    statements: pa.ChunkedArray | None = None
 
 
 def import_folder(
@@ -247,53 +249,96 @@ def _import(
                     )
     articles: dict[str, tuple[list[str], str]] = {}
     article_file: dict[str, str] = {}
-    pairs_rows: dict[str, dict[str, Any]] = {}
-    pair_source: dict[str, str] = {}
+    known: dict[str, tuple[int, str]] = {}  # pair id -> (hash of its tokens, where it was read)
     report: dict[str, Any] = {"folder": str(folder), "files": {}, "skipped": skipped, "splits": {}}
     variants = set()
     tables: dict[str, str] = {}
-    for split in splits:
-        levels = [
-            lv for lv in SPLIT_LEVELS[split] if all((split, lv, p) in files for p in FILE_PARTS)
-        ]
-        headers: dict[str, list[str]] = {}
-        ids: dict[str, list[str]] = {}
-        statements: dict[str, list[tuple[list, list[str]]]] = {}
-        seen: set[str] = set()
-        counts: dict[str, int] = {}
-        for level in levels:
-            parts = []
-            for part in FILE_PARTS:
-                path = files[(split, level, part)]
-                rel = str(path.relative_to(folder))
-                head: dict = {}
-                pairs = _read(path, head)
-                variants.add("with metadata" if head["articles"] else "without metadata")
-                report["files"][rel] = {
-                    "pairs": len(pairs),
-                    "count": head["count"],
-                    "articles": len(head["articles"]),
-                }
-                for aid, meta in head["articles"].items():
-                    articles.setdefault(aid, meta)
-                if level == "conservation":
-                    headers[part] = [p.header for p in pairs]
-                    ids[part] = pair_ids(pairs, seen)
-                    counts[part] = len(pairs)
-                else:
-                    _check_aligned(path, pairs, headers[part], files[(split, "conservation", part)])
-                table, stated, proofs = _token_table(ids[part], pairs, part, statements.get(part))
-                if level == "conservation":
-                    statements[part] = stated
-                    for p, pid, (_, st), pr in zip(pairs, ids[part], stated, proofs):
-                        article_file.setdefault(p.article_id, rel)
-                        _add_pair(pairs_rows, pair_source, p, pid, rel, st, pr)
-                parts.append(table)
-                del pairs, table, stated, proofs
-            target = out / "replaced" / split / f"{level}.parquet"
-            write_parquet(pa.concat_tables(parts), target, OUTPUT_SCHEMA)
-            tables[f"{split}/{level}"] = str(target)
-        report["splits"][split] = {"levels": levels, "parts": counts}
+    n_pairs = 0
+    with (
+        atomic_path(out / "data" / "pairs.parquet", ".parquet", digest=True) as pairs_file,
+        pq.ParquetWriter(pairs_file, PAIRS_COLUMNS) as pairs_writer,
+    ):
+        for split in splits:
+            levels = [
+                lv for lv in SPLIT_LEVELS[split] if all((split, lv, p) in files for p in FILE_PARTS)
+            ]
+            conservation: dict[str, _Conservation] = {}
+            seen: set[str] = set()
+            counts: dict[str, int] = {}
+            for level in levels:
+                parts = []
+                for part in FILE_PARTS:
+                    path = files[(split, level, part)]
+                    rel = str(path.relative_to(folder))
+                    head: dict = {}
+                    first = level == "conservation"
+                    ref = conservation.setdefault(part, _Conservation(path))
+                    chunks, n = [], 0
+                    for batch in _chunks(iter_pairs(path, head)):
+                        hashes = [hash(tuple(p.statement)) for p in batch]
+                        if first:
+                            ids = pair_ids(batch, seen)
+                            ref.headers += [p.header for p in batch]
+                            ref.ids += ids
+                            ref.hashes += hashes
+                        else:
+                            _check_aligned(path, batch, n, ref)
+                            ids = ref.ids[n : n + len(batch)]
+                        if not first and hashes == ref.hashes[n : n + len(batch)]:
+                            statements = ref.statements.slice(n, len(batch))
+                            statement_lists = None
+                        else:
+                            statement_lists = [segment_tokens(p.statement) for p in batch]
+                            statements = _tokens(statement_lists)
+                        proof_lists = [segment_tokens(p.proof) for p in batch]
+                        chunks.append(
+                            pa.table(
+                                {
+                                    "pair_id": ids,
+                                    "article_id": [p.article_id for p in batch],
+                                    "part": [part] * len(batch),
+                                    "statement_tokens": statements,
+                                    "proof_tokens": _tokens(proof_lists),
+                                    "mapping": pa.nulls(len(batch), pa.string()),
+                                },
+                                schema=OUTPUT_SCHEMA,
+                            )
+                        )
+                        if first:
+                            rows = _new_pairs(
+                                batch, ids, statement_lists, proof_lists, rel, known, n_pairs
+                            )
+                            n_pairs += len(rows["pair_id"])
+                            pairs_writer.write_table(pa.table(rows, schema=PAIRS_COLUMNS))
+                            for p in batch:
+                                article_file.setdefault(p.article_id, rel)
+                        n += len(batch)
+                    if not first and n < len(ref.headers):
+                        raise MatchFormatError(
+                            path,
+                            None,
+                            f"{n} pairs, {ref.path} has {len(ref.headers)}; first missing header "
+                            f"{ref.headers[n]!r}",
+                        )
+                    table = pa.concat_tables(chunks) if chunks else OUTPUT_SCHEMA.empty_table()
+                    if first:
+                        ref.statements = table.column("statement_tokens")
+                        counts[part] = n
+                    variants.add("with metadata" if head["articles"] else "without metadata")
+                    report["files"][rel] = {
+                        "pairs": n,
+                        "count": head["count"],
+                        "articles": len(head["articles"]),
+                    }
+                    for aid, meta in head["articles"].items():
+                        articles.setdefault(aid, meta)
+                    parts.append(table)
+                    del chunks, table
+                target = out / "replaced" / split / f"{level}.parquet"
+                write_parquet(pa.concat_tables(parts), target, OUTPUT_SCHEMA)
+                tables[f"{split}/{level}"] = str(target)
+                del parts
+            report["splits"][split] = {"levels": levels, "parts": counts}
     if not articles:  # files without article lines: the headers' ids are the articles
         articles = {aid: ([], "") for aid in article_file}
     missing = sorted(set(article_file) - set(articles))
@@ -330,81 +375,76 @@ def _import(
         out / "corpus" / "manifest.parquet",
         manifest_schema,
     )
-    rows = list(pairs_rows.values())
-    write_parquet(
-        pa.table({f.name: [r[f.name] for r in rows] for f in PAIRS_COLUMNS}, schema=PAIRS_COLUMNS),
-        out / "data" / "pairs.parquet",
-        PAIRS_COLUMNS,
-    )
     report.update(
-        pairs=len(rows),
+        pairs=n_pairs,
         articles=len(used),
         variant=" and ".join(sorted(variants)),
-        duplicate_ids_renamed=sum(1 for r in rows if "#" in r["statement_id"]),
+        duplicate_ids_renamed=sum(1 for pid in known if "#" in pid.rsplit("/", 1)[-1]),
         tables=tables,
     )
     report["differences"] = compare_counts(report)
     write_json(
-        {"source": "match", "kept": len(rows), "articles_kept": len(used), "folder": str(folder)},
+        {"source": "match", "kept": n_pairs, "articles_kept": len(used), "folder": str(folder)},
         out / "data" / "filter_report.json",
     )
     return report
 
 
-def _add_pair(
-    rows: dict[str, dict[str, Any]],
-    source: dict[str, str],
-    p: Pair,
-    pid: str,
+def _new_pairs(
+    batch: list[Pair],
+    ids: list[str],
+    statements: list[list[str]] | None,
+    proofs: list[list[str]],
     rel: str,
-    statement_tokens: list[str],
-    proof_tokens: list[str],
-) -> None:
-    if pid in rows:
-        old = rows[pid]
-        if old["statement_tokens"] != statement_tokens or old["proof_tokens"] != proof_tokens:
-            raise MatchFormatError(
-                rel, p.line, f"pair {pid!r} differs from the pair of that id in {source[pid]}"
-            )
-        return
-    source[pid] = f"{rel}, line {p.line}"
-    rows[pid] = {
-        "article_id": p.article_id,
-        "statement_id": pid.removeprefix(f"{p.article_id}/"),
-        "kind": "",
-        "position": len(rows),
-        "statement_xml": fragment_xml(p.statement),
-        "proof_xml": fragment_xml(p.proof),
-        "pair_id": pid,
-        "statement_tokens": statement_tokens,
-        "proof_tokens": proof_tokens,
-        "statement_title_tokens": 0,
-        "proof_title_tokens": 0,
-    }
+    known: dict[str, tuple[int, str]],
+    position: int,
+) -> dict[str, list[Any]]:
+    """The rows of ``pairs.parquet`` of a Conservation chunk's pairs not read before (a pair is in
+    the files of several splits: it must be the same pair each time)."""
+    rows: dict[str, list[Any]] = {name: [] for name in PAIRS_COLUMNS.names}
+    for p, pid, st, pr in zip(batch, ids, statements, proofs):
+        digest = hash((tuple(st), tuple(pr)))
+        if pid in known:
+            if known[pid][0] != digest:
+                raise MatchFormatError(
+                    rel, p.line, f"pair {pid!r} differs from the pair of that id in {known[pid][1]}"
+                )
+            continue
+        known[pid] = (digest, f"{rel}, line {p.line}")
+        values = {
+            "article_id": p.article_id,
+            "statement_id": pid.removeprefix(f"{p.article_id}/"),
+            "kind": "",
+            "position": position + len(rows["pair_id"]),
+            "statement_xml": fragment_xml(p.statement),
+            "proof_xml": fragment_xml(p.proof),
+            "pair_id": pid,
+            "statement_tokens": st,
+            "proof_tokens": pr,
+            "statement_title_tokens": 0,
+            "proof_title_tokens": 0,
+        }
+        for name, value in values.items():
+            rows[name].append(value)
+    return rows
 
 
-def _check_aligned(path: Path, pairs: list[Pair], headers: list[str], reference: Path) -> None:
-    """The level file ``path`` holds the pairs of Conservation's ``reference`` in its order."""
-    for k, (p, h) in enumerate(zip(pairs, headers)):
-        if p.header != h:
+def _check_aligned(path: Path, batch: list[Pair], start: int, ref: _Conservation) -> None:
+    """The level file ``path``'s pairs ``start``... hold Conservation's pairs in its order."""
+    for k, p in enumerate(batch, start):
+        if k >= len(ref.headers):
             raise MatchFormatError(
                 path,
                 p.line,
-                f"pair {k + 1} is {p.header!r} but pair {k + 1} of {reference} is {h!r}: the level "
-                "files of a split must hold the same pairs in the same order",
+                f"more pairs than {ref.path} ({len(ref.headers)}); first extra header {p.header!r}",
             )
-    if len(pairs) != len(headers):
-        fewer = len(pairs) < len(headers)
-        raise MatchFormatError(
-            path,
-            None,
-            f"{len(pairs)} pairs, {reference} has {len(headers)}; "
-            + (
-                f"first missing header {headers[len(pairs)]!r}"
-                if fewer
-                else f"first extra header {pairs[len(headers)].header!r} (line {pairs[len(headers)].line})"
-            ),
-        )
+        if p.header != ref.headers[k]:
+            raise MatchFormatError(
+                path,
+                p.line,
+                f"pair {k + 1} is {p.header!r} but pair {k + 1} of {ref.path} is {ref.headers[k]!r}: "
+                "the level files of a split must hold the same pairs in the same order",
+            )
 
 
 def compare_counts(report: Mapping[str, Any]) -> list[str]:
