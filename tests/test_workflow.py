@@ -774,11 +774,11 @@ def test_match_route_from_an_export_of_the_demo_run(demo_run, tmp_path):
     tables = {p.name: p.read_text() for p in (wd / "results/tables").glob("*.md")}
     export(wd / "results", wd / "results/demo_match")
     match = ["config/match-demo.yaml"]
-    workflow(wd, [outputs["report"], "-c2"], match)
+    workflow(wd, [outputs["report"], "-c2"], match, timeout=900)
     assert {path: data_digest(wd / path) for path in replaced} == before
     shutil.rmtree(wd / "results/tables")
     triggers = ["--rerun-triggers", "params", "input", "software-env", "code"]
-    done = workflow(wd, ["all", "-c2", *triggers], match)
+    done = workflow(wd, ["all", "-c2", *triggers], match, timeout=900)
     ran = set(re.findall(r"^rule (\w+):", done.stdout + done.stderr, re.M))
     assert ran <= {
         "table",
