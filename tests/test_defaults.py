@@ -136,6 +136,12 @@ NOT_MIRRORS: dict[str, dict[str, str]] = {
         "metadata": "a table the caller names, not corpus.metadata"
     },
     "proofmatch.experiments:model_folders": {"runs": "runs named by the caller, not transfer.runs"},
+    "proofmatch.data.match:export": {
+        "metadata": "whether the export writes article lines, not corpus.metadata"
+    },
+    "proofmatch.spec.encoders:EncoderSpec": {
+        "checkpoint": "the matching key of an encoder's checkpoint, not pretrain.checkpoint"
+    },
     "proofmatch.evaluation.figure:pick_pairs": {
         "max_tokens": "the longest pair LIME explains, not filter.max_tokens"
     },
@@ -182,6 +188,8 @@ NOT_MIRRORS: dict[str, dict[str, str]] = {
         "pooling": SAVED_MODEL,
         "w_init": SAVED_MODEL,
         "normalize": SAVED_MODEL,
+        "checkpoint": "the pretrained checkpoint a saved model started from (its name and digest), "
+        "not pretrain.checkpoint",
     },
     "proofmatch.models.pretrained:cached_vectors": {"batch_size": ENCODING_BATCH},
     **{

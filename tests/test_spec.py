@@ -192,3 +192,62 @@ def test_typed_values_are_the_schemas():
         enums = [b["properties"][name]["enum"] for b in blocks if name in b["properties"]]
         assert enums and all(tuple(e) == values for e in enums), (name, values, enums)
     assert tuple(props["replace"]["properties"]["partial_rounding"]["enum"]) == ROUNDINGS
+
+
+# The source example ("Adding a corpus source"): its edits may also replace a line.
+SOURCE_EDIT = re.compile(
+    r"^\*\*\d\.[^*]*\*\* — `(?P<path>[^`]+)`, "
+    r"(?P<where>after|before|in place of) the line `(?P<anchor>[^`]+)`:\n\n"
+    r"```\w+\n(?P<text>.*?)```",
+    flags=re.M | re.S,
+)
+
+
+def test_the_source_example_is_three_files_and_a_dry_run_plans_it(tmp_path):
+    """docs/architecture.md's worked example of a corpus source, applied to a copy of the
+    project: three files; the kind validates and a dry run plans its rule, then the manifest,
+    extraction and the rest of the corpus stages from what it writes."""
+    text = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = text.split("\n## Adding a corpus source\n", 1)[1].split("\n## ", 1)[0]
+    edits = list(SOURCE_EDIT.finditer(section))
+    assert sorted({e["path"] for e in edits}) == [
+        "src/proofmatch/schemas/config.schema.yaml",
+        "src/proofmatch/spec/sources.py",
+        "workflow/rules/corpus.smk",
+    ]
+    (tmp_path / "wd").mkdir()
+    wd = copy_workflow(tmp_path / "wd")
+    for edit in edits:
+        path = wd / edit["path"]
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        at = [i for i, line in enumerate(lines) if line.strip() == edit["anchor"]]
+        assert len(at) == 1, (edit["path"], edit["anchor"], at)
+        i = at[0]
+        if edit["where"] == "in place of":
+            lines[i] = edit["text"]
+        else:
+            lines.insert(i + (edit["where"] == "after"), edit["text"])
+        path.write_text("".join(lines), encoding="utf-8")
+    (wd / "checkout").mkdir()
+    (wd / "stacks.yaml").write_text("corpus:\n  source: stacks\n  dir: checkout\n  n_shards: 2\n")
+    env = {**os.environ, "PYTHONPATH": str(wd / "src")}
+    dry = subprocess.run(
+        SNAKEMAKE
+        + [
+            "-np",
+            "results/data/pairs.parquet",
+            "--configfile",
+            "config/config.yaml",
+            "stacks.yaml",
+        ],
+        cwd=wd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    out = dry.stdout + dry.stderr
+    assert dry.returncode == 0, out[-3000:]
+    assert "proofmatch stacks --source checkout --out results/stacks/main" in out
+    for rule, n in (("stacks_corpus", 1), ("manifest", 1), ("extract", 2), ("filter_pairs", 1)):
+        assert len(re.findall(rf"^rule {rule}:", out, re.M)) == n, (rule, out[-3000:])

@@ -784,6 +784,54 @@ def test_a_missing_model_plans_its_training_and_every_reader(demo_run, tmp_path)
 
 
 @pytest.mark.slow
+def test_match_route_from_an_export_of_the_demo_run(demo_run, tmp_path):
+    """corpus.source: match on a MATcH-format export of the smoke run's splits (config/match-demo.yaml):
+    ``match_corpus`` reads it back token-identical (equal digests of every split and level), and
+    every table is built again from it. The models are the smoke run's: their data is
+    token-identical (the digests), so they are not trained again: ``--touch`` tells Snakemake so
+    (the re-read files are newer and their bytes differ, the ``mapping`` column is null); a full
+    training run would double the smoke test."""
+    from proofmatch import corpora as C
+    from proofmatch.data.match import data_digest, export
+
+    wd = tmp_path / "m"
+    shutil.copytree(demo_run, wd, symlinks=True)
+    match_cfg = load_config(wd / "config/config.yaml", wd / "config/match-demo.yaml")
+    splits = X.configured_splits(match_cfg)
+    outputs = C.main_corpus(match_cfg).entry_outputs(splits)
+    replaced = [v for k, v in outputs.items() if k.split("_", 1)[0] in splits]
+    workflow(wd, replaced + ["-c2"])  # the levels no table of the smoke run read
+    before = {path: data_digest(wd / path) for path in replaced}
+    tables = {p.name: p.read_text() for p in (wd / "results/tables").glob("*.md")}
+    export(wd / "results", wd / "results/demo_match")
+    match = ["config/match-demo.yaml"]
+    workflow(wd, [outputs["report"], "-c2"], match, timeout=900)
+    assert {path: data_digest(wd / path) for path in replaced} == before
+    workflow(wd, ["all", "-c2", "--touch"], match, timeout=900)
+    shutil.rmtree(wd / "results/tables")
+    done = workflow(wd, ["all", "-c2"], match, timeout=900)
+    ran = set(re.findall(r"^(?:local)?rule (\w+):", done.stdout + done.stderr, re.M))
+    assert ran <= {
+        "table",
+        "table1",
+        "table2",
+        "paper_comparison",
+        "findings",
+        "seeds_table",
+        "scaling_table",
+        "all",
+    }, ran
+    for name in ("table3.md", "table4.md", "table5.md", "table6.md", "table7.md", "baselines.md"):
+        assert (wd / "results/tables" / name).read_text() == tables[name], name
+    assert set(tables) == {p.name for p in (wd / "results/tables").glob("*.md")}
+    assert (
+        "the MATcH dataset in results/demo_match (its pairs"
+        in (wd / "results/tables/paper_comparison.md").read_text()
+    )
+    assert "Nothing to be done" in workflow(wd, ["all", "-n"], match).stdout
+
+
+@pytest.mark.slow
 def test_forcerun_trains_again_from_epoch_1_and_keeps_no_resume_state(demo_run):
     """Last of the smoke run's tests (pytest runs a file in order): the NPT run trained again
     leaves ``all`` out of date (its evaluation and readers are newer than the tables)."""

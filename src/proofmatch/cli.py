@@ -29,6 +29,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "proofmatch.data.stacks",
         "build the Stacks project corpus from its LaTeX sources with LaTeXML",
     ),
+    "match": (
+        "proofmatch.data.match",
+        "read a released MATcH dataset folder (read); compare its counts with the paper's (check)",
+    ),
+    "export-match": (
+        "proofmatch.data.match_export",
+        "write a results tree's splits and levels in the released MATcH layout",
+    ),
     "manifest": ("proofmatch.data.corpus", "list and shard a corpus folder, join its metadata"),
     "extract": ("proofmatch.data.extract", "extract statement-proof pairs from XHTML articles"),
     "linearize": ("proofmatch.data.linearize", "linearize extracted pairs into typed tokens"),

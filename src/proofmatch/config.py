@@ -135,6 +135,16 @@ def validate_config(cfg: dict[str, Any]) -> dict[str, Any]:
     _check_corpus(cfg["corpus"], "corpus")
     for i, entry in enumerate(cfg.get("transfer", {}).get("corpora", [])):
         _check_corpus(entry, f"transfer.corpora.{i}")
+        if SOURCES[entry["source"]].after_extraction:
+            raise ConfigError(
+                f"config key transfer.corpora.{i}.source: {entry['source']} brings split data, "
+                "not a corpus to score; fix: a transfer corpus of XHTML articles (dir, latex, demo)"
+            )
+    if SOURCES[cfg["corpus"]["source"]].after_extraction and cfg["pretrain"]["text"] == "corpus":
+        raise ConfigError(
+            f"config key pretrain.text: corpus needs the articles' XHTML, which source "
+            f"{cfg['corpus']['source']} does not bring; fix: pretrain.text: pairs"
+        )
     check_config(cfg)
     return cfg
 
@@ -227,6 +237,22 @@ def check_paths(cfg: dict[str, Any]) -> None:
     for spec in ENCODERS.values():
         if spec.checkpoint:
             errors.extend(_check_checkpoint(cfg["matching"][spec.checkpoint], spec.checkpoint))
+    given = cfg["pretrain"].get("checkpoint")
+    if given:
+        folder = Path(given)
+        weights = [w for w in ("model.safetensors", "pytorch_model.bin") if (folder / w).is_file()]
+        lacks = [f for f in ("config.json", "vocab.txt") if not (folder / f).is_file()]
+        if not folder.is_dir() or lacks or not weights:
+            errors.append(
+                f"config key pretrain.checkpoint: {given} is not a BERT checkpoint folder"
+                + (
+                    f" (no {', '.join(lacks + ([] if weights else ['pytorch_model.bin or model.safetensors']))})"
+                    if folder.is_dir()
+                    else " (no such folder)"
+                )
+                + "; fix: the folder of the released ScratchBERT: config.json, pytorch_model.bin "
+                "or model.safetensors, vocab.txt"
+            )
     if errors:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(errors))
 

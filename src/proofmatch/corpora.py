@@ -104,6 +104,24 @@ class Corpus:
         and a results tree made before the rules were shared, stay as they were)."""
         return f"{self.root}/".removeprefix(f"{MAIN_ROOT}/")
 
+    def entry_outputs(self, splits: Sequence[str]) -> dict[str, str]:
+        """What the rule of a kind that enters after extraction writes (named outputs): the
+        artifacts of the stages it skips, at the paths those stages write them (the read's
+        report in the kind's folder; the manifest and articles; the pairs and the filter report;
+        every configured split at every level a table can ask for: the four of Tables 3-5, and
+        for pr also the protected ones of Table 6)."""
+        out = {
+            "report": f"{self.spec.root(self.name)}/report.json",
+            "manifest": f"{self.root}/corpus/manifest.parquet",
+            "articles": f"{self.root}/corpus/articles.parquet",
+            "pairs": f"{self.root}/data/pairs.parquet",
+            "filter_report": f"{self.root}/data/filter_report.json",
+        }
+        for split in splits:
+            for level in X.ALL_LEVELS if split == "pr" else X.LEVELS:
+                out[f"{split}_{level}"] = X.replaced_data(split, level)
+        return out
+
     def inputs(self) -> dict[str, Any]:
         """The manifest rule's inputs: ``corpus`` (a folder, or the configured folders in order)
         and ``metadata`` (a table, or the configured tables that exist). A generated corpus (demo,
@@ -169,6 +187,19 @@ def main_corpus(config: Mapping[str, Any]) -> Corpus:
     """The training corpus (config ``corpus``)."""
     block = config["corpus"]
     return Corpus(MAIN, block, int(block["n_shards"]), MAIN_ROOT)
+
+
+def xhtml_wildcards(config: Mapping[str, Any]) -> str:
+    """The ``{corpus}`` constraint of the rules from the manifest to the filter: the corpora whose
+    source enters as XHTML (a regex that matches nothing when there are none)."""
+    names = [w for w, c in all_corpora(config).items() if not c.spec.after_extraction]
+    return f"(?:{X.pattern(names)})" if names else "(?!)"
+
+
+def made_splits(config: Mapping[str, Any]) -> tuple[str, ...]:
+    """The splits the workflow makes and replaces from the training corpus's pairs: every
+    configured split, none when its source brings them split and replaced."""
+    return () if main_corpus(config).spec.after_extraction else X.configured_splits(config)
 
 
 def transfer_root(name: str) -> str:

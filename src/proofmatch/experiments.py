@@ -290,14 +290,27 @@ class Evaluation:
         return Run(self.split, encoder, self.mode, self.level, self.view, self.variant)
 
 
-def model_folders(evaluations: Iterable[Evaluation], runs: Iterable[Run] = ()) -> list[str]:
+def pretrained_folder(config: Mapping[str, Any], split: str) -> str:
+    """The BERT checkpoint ``split``'s ScratchBERT and SPECTER-style runs start from: the
+    configured ``pretrain.checkpoint`` (the released ScratchBERT), else the family's ScratchBERT
+    pretrained by the workflow."""
+    given = (config.get("pretrain") or {}).get("checkpoint")
+    return str(given) if given else f"{SCRATCHBERT_ROOT}/{family(split)}"
+
+
+def model_folders(
+    evaluations: Iterable[Evaluation], runs: Iterable[Run] = (), pretrains: bool = True
+) -> list[str]:
     """The model folders behind ``evaluations`` (a baseline has none) and ``runs``: each run's
     ``model/``, then the tokenizer and ScratchBERT folders of the families its ScratchBERT and
-    SPECTER runs start from. The workflow's ``rule all`` names them: Snakemake plans a missing
+    SPECTER runs start from (``pretrains``: the workflow pretrains them; False under
+    ``pretrain.checkpoint``). The workflow's ``rule all`` names them: Snakemake plans a missing
     file again only when a target needs it, not when what was made from it is up to date."""
     found = {run for run in (e.run() for e in evaluations) if run is not None}
     ordered = sorted(found.union(runs), key=lambda r: str(r.dir()))
-    families = sorted({family(r.split) for r in ordered if r.encoder in PRETRAINED_ENCODERS})
+    families = sorted(
+        {family(r.split) for r in ordered if r.encoder in PRETRAINED_ENCODERS and pretrains}
+    )
     return [
         *(str(r.model()) for r in ordered),
         *(f"{TOKENIZER_ROOT}/{f}" for f in families),

@@ -25,6 +25,13 @@ MAIN_CORPUS = C.main_corpus(config)
 # (manifest, extract, linearize, filter_pairs, baseline) serve them all.
 CORPORA = C.all_corpora(config)
 SPLITS = X.configured_splits(config)
+# A source kind that enters after extraction (proofmatch.spec.sources: enters) brings what the
+# stages from the manifest to the replaced splits would write: those rules serve only the corpora
+# that enter as XHTML, and replaced_split only the splits the workflow makes itself.
+XHTML_CORPUS = C.xhtml_wildcards(config)
+MADE_SPLITS = (
+    f"(?:{X.pattern(C.made_splits(config))})" if C.made_splits(config) else "(?!)"
+)
 # Why a table part was not run (rendered in the table instead of numbers).
 NOT_RUN = X.not_run(config)
 # The runs fused with BM25 in the baselines table (config fusion.runs).
@@ -79,8 +86,8 @@ def train_inputs(wildcards):
     its own vocabulary and MathBERT comes from matching.mathbert."""
     inputs = {"data": X.replaced_data(wildcards.split, wildcards.level)}
     if wildcards.encoder in X.PRETRAINED_ENCODERS:
-        fam = X.family(wildcards.split)
-        inputs["pretrained"] = f"{X.SCRATCHBERT_ROOT}/{fam}"
+        # pretrain.checkpoint (the released ScratchBERT), else the family's own
+        inputs["pretrained"] = X.pretrained_folder(config, wildcards.split)
     key = ENCODER_SPECS[wildcards.encoder].checkpoint
     if key and Path(str(config["matching"][key])).is_dir():
         inputs["pretrained"] = config["matching"][
@@ -103,9 +110,12 @@ def pretrain_inputs(wildcards):
 
 
 # The pretrain block as the pretraining job's params; text is left out at its default (pairs), so
-# the key changes no params of a run made before it existed (the input set says which text).
+# the key changes no params of a run made before it existed (the input set says which text), and
+# checkpoint always (with one, no pretraining job is planned).
 PRETRAIN_PARAMS = {
-    k: v for k, v in config["pretrain"].items() if not (k == "text" and v == "pairs")
+    k: v
+    for k, v in config["pretrain"].items()
+    if not (k == "text" and v == "pairs") and k != "checkpoint"
 }
 
 

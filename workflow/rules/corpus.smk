@@ -36,6 +36,8 @@ rule manifest:
         "results/logs/{corpus}manifest.log",
     benchmark:
         "results/benchmarks/{corpus}manifest.tsv"
+    wildcard_constraints:
+        corpus=XHTML_CORPUS,
     conda:
         CONDA
     resources:
@@ -86,3 +88,28 @@ rule linearize:
         runtime=240,
     script:
         "../scripts/linearize.py"
+
+
+# The released MATcH dataset (corpus.source: match, proofmatch.data.match): it enters after
+# extraction, so this one job writes the artifacts of the stages it skips (Corpus.entry_outputs).
+if MAIN_CORPUS.spec.after_extraction:
+
+    rule match_corpus:
+        input:
+            MAIN_CORPUS.entry["dir"],
+        output:
+            **MAIN_CORPUS.entry_outputs(SPLITS),
+        log:
+            "results/logs/match_corpus.log",
+        benchmark:
+            "results/benchmarks/match_corpus.tsv"
+        conda:
+            CONDA
+        resources:
+            mem_mb=8000,
+            runtime=120,
+        params:
+            splits=SPLITS,
+            levels=X.ALL_LEVELS,
+        script:
+            "../scripts/match_corpus.py"

@@ -19,6 +19,8 @@ rule filter_pairs:
         "results/logs/{corpus}filter_pairs.log",
     benchmark:
         "results/benchmarks/{corpus}filter_pairs.tsv"
+    wildcard_constraints:
+        corpus=XHTML_CORPUS,
     conda:
         CONDA
     resources:
@@ -164,6 +166,8 @@ rule replaced_split:
         "results/logs/replaced_split/{split}-{level}.log",
     benchmark:
         "results/benchmarks/replaced_split/{split}-{level}.tsv"
+    wildcard_constraints:
+        split=MADE_SPLITS,
     conda:
         CONDA
     resources:

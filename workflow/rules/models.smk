@@ -11,6 +11,7 @@ MODEL_TARGETS = X.model_folders(
         for ev in table.evaluations(NOT_RUN)
     ),
     [*X.FIGURE2_RUNS.values(), X.SEARCH_DEMO_RUN],
+    pretrains=not config["pretrain"]["checkpoint"],
 )
 
 

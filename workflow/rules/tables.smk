@@ -113,7 +113,10 @@ REPORT_EVALUATIONS = {
 # rule all asks for their tables as for every registered one (RT.TABLES)
 REPORT_TARGETS = [
     "results/figures/scaling.png",
-    *X.model_folders(ev for evs in REPORT_EVALUATIONS.values() for ev in evs),
+    *X.model_folders(
+        (ev for evs in REPORT_EVALUATIONS.values() for ev in evs),
+        pretrains=not config["pretrain"]["checkpoint"],
+    ),
 ]
 
 

@@ -274,6 +274,31 @@ class NPTEncoder(Encoder):
         return x.masked_fill(~mask[:, :, None], float("-inf")).max(dim=1).values
 
 
+def _bert_from_bin(folder: Path):
+    """A BERT encoder from a folder with ``config.json`` and a ``pytorch_model.bin`` state dict
+    (the released ScratchBERT: a ``BertForMaskedLM``'s ``bert.*`` and ``cls.*`` weights, no
+    pooler). The file is read with ``weights_only=True``: tensors only, never arbitrary pickled
+    code. The MLM head is dropped; every encoder weight must be there."""
+    from transformers import BertConfig, BertModel
+
+    bin_file = folder / "pytorch_model.bin"
+    if not bin_file.is_file():
+        raise FileNotFoundError(f"{folder}: no model.safetensors or pytorch_model.bin")
+    state = torch.load(bin_file, map_location="cpu", weights_only=True)
+    if not isinstance(state, dict):
+        raise ValueError(f"{bin_file}: not a state dict")
+    bert = BertModel(BertConfig.from_pretrained(str(folder)), add_pooling_layer=False)
+    own = {k.removeprefix("bert."): v for k, v in state.items() if not k.startswith("cls.")}
+    own = {k: v for k, v in own.items() if not k.startswith("pooler.")}
+    missing, unexpected = bert.load_state_dict(own, strict=False)
+    missing = [k for k in missing if not k.endswith("position_ids")]
+    if missing or unexpected:
+        raise ValueError(
+            f"{bin_file}: not this BERT's weights: missing {missing[:3]}, unexpected {unexpected[:3]}"
+        )
+    return bert
+
+
 class BertEncoder(Encoder):
     """A ``BertModel`` without pooler; the text vector is the last hidden state of ``[CLS]``
     (``pooling="cls"``, SPECTER's choice; the paper names no pooling and the reference code used
@@ -301,6 +326,8 @@ class BertEncoder(Encoder):
         local = Path(str(path)).is_dir()
         if local:
             verify(path)  # a ScratchBERT folder against the digest written with it
+            if not (Path(path) / "model.safetensors").exists():
+                return cls(_bert_from_bin(Path(path)), pooling)
         bert = BertModel.from_pretrained(str(path), add_pooling_layer=False, local_files_only=local)
         return cls(bert, pooling, normalize)
 

@@ -186,10 +186,10 @@ class PretrainParams:
     @classmethod
     def from_config(cls, pretrain: Mapping[str, Any]) -> PretrainParams:
         """The params of the validated config's ``pretrain`` block (``eval_every_unit`` and
-        ``text`` left out: :func:`proofmatch.models.pretrain.pretrain` reads them)."""
-        return typed_params(
-            cls, {k: v for k, v in pretrain.items() if k not in ("eval_every_unit", "text")}
-        )
+        ``text`` left out: :func:`proofmatch.models.pretrain.pretrain` reads them; ``checkpoint``
+        too: with one, nothing is pretrained)."""
+        skip = ("eval_every_unit", "text", "checkpoint")
+        return typed_params(cls, {k: v for k, v in pretrain.items() if k not in skip})
 
 
 def typed_params(cls: type[P], values: Mapping[str, Any]) -> P:

@@ -173,10 +173,22 @@ def train_tokenizer(
 
 
 def load_tokenizer(tokenizer_dir: str | os.PathLike):
-    """Load a tokenizer saved by :func:`train_tokenizer` (or any local/hub BERT tokenizer)."""
-    from transformers import AutoTokenizer
+    """Load a tokenizer saved by :func:`train_tokenizer` (or any local/hub BERT tokenizer, or a
+    folder with only a ``vocab.txt``: a lower-casing WordPiece tokenizer over it)."""
+    from transformers import AutoTokenizer, BertTokenizerFast
 
-    local = Path(str(tokenizer_dir)).is_dir()
+    folder = Path(str(tokenizer_dir))
+    local = folder.is_dir()
+    if local and not any(
+        (folder / f).exists() for f in ("tokenizer.json", "tokenizer_config.json")
+    ):
+        if (folder / "vocab.txt").is_file():
+            # the released ScratchBERT: a hand-copied WordPiece vocab.txt and no tokenizer
+            # config; the reference loads it with do_lower_case=True (waylonli/MATcH,
+            # train/neural_model_bert.py L448)
+            return BertTokenizerFast.from_pretrained(
+                str(folder), do_lower_case=True, local_files_only=True
+            )
     return AutoTokenizer.from_pretrained(str(tokenizer_dir), local_files_only=local)
 
 

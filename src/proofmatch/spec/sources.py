@@ -10,6 +10,12 @@ two ``source`` enums (one definition, ``#/definitions/source``) are checked agai
 in one place (tests/test_corpora.py). Adding a kind: docs/architecture.md, "Adding a corpus
 source".
 
+A kind also says where it enters the workflow (``enters``): as XHTML articles that the manifest
+lists and the extraction reads (``xhtml``), or as data already extracted, filtered, split and
+symbol-replaced (``replaced``: the released MATcH dataset), whose rule then writes the artifacts
+those stages would have written (:meth:`proofmatch.corpora.Corpus.entry_outputs`) and the stages
+before them are not planned for it.
+
 Pure data below the ground floor (docs/architecture.md, "Floors"): it imports nothing of the
 package, so the config check and the Snakefile read it before any job runs.
 """
@@ -17,6 +23,10 @@ package, so the config check and the Snakefile read it before any job runs.
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+#: Where a source kind enters: ``xhtml`` (articles, read from the manifest on) or ``replaced``
+#: (pairs already split and symbol-replaced, read from the replaced splits on).
+ENTRY_STAGES = ("xhtml", "replaced")
 
 
 @dataclass(frozen=True)
@@ -30,7 +40,8 @@ class SourceSpec:
     reads as they are. ``block``: the schema sub-block of its settings (a JSON pointer into
     config.schema.yaml), None when it has none. ``reads``: what the entry's ``dir`` holds, None
     when the kind reads no folder. ``several``: whether ``dir`` may list several folders, read as
-    one corpus (each with its own metadata table)."""
+    one corpus (each with its own metadata table). ``enters``: one of :data:`ENTRY_STAGES`, the
+    stage whose artifacts the kind brings (``xhtml``: articles for the manifest)."""
 
     name: str
     label: str
@@ -39,10 +50,25 @@ class SourceSpec:
     block: str | None = None
     reads: str | None = None
     several: bool = False
+    enters: str = "xhtml"
 
     def __post_init__(self) -> None:
         if (self.rule is None) != (self.folder is None):
             raise ValueError(f"source {self.name!r}: a rule needs its folder and a folder its rule")
+        if self.enters not in ENTRY_STAGES:
+            raise ValueError(
+                f"source {self.name!r}: enters {self.enters!r}; expected one of {ENTRY_STAGES}"
+            )
+        if self.enters != "xhtml" and self.rule is None:
+            raise ValueError(
+                f"source {self.name!r}: a kind that enters after extraction needs its rule"
+            )
+
+    @property
+    def after_extraction(self) -> bool:
+        """Whether the kind brings data past extraction (no manifest, extraction, filter, split
+        or replacement job is planned for such a corpus; it can only be the training corpus)."""
+        return self.enters != "xhtml"
 
     def root(self, corpus: str) -> str | None:
         """The folder ``rule`` writes the corpus named ``corpus`` into; None: read as configured."""
@@ -69,6 +95,15 @@ SOURCES: dict[str, SourceSpec] = {
             folder="results/latex/{name}",
             block="#/definitions/latex",
             reads="LaTeX sources",
+        ),
+        # the released MATcH dataset: split and replaced as released (proofmatch.data.match)
+        SourceSpec(
+            "match",
+            label="the MATcH dataset in {dirs} (its pairs, splits and levels as released)",
+            rule="match_corpus",
+            folder="results/match/{name}",
+            reads="the released MATcH dataset (mixed/, unmixed/, pb/)",
+            enters="replaced",
         ),
     )
 }
