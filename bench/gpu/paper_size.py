@@ -291,7 +291,7 @@ def prepare(data: Path, results: Path | None, tiny: bool, wheels: bool) -> dict[
     (paper.yaml's: 30,522 words, min frequency 2; rule train_tokenizer's function). MLM reads the
     train part's statements and proofs (the articles' text) from the same Parquet. ``wheels``:
     download the wheels the GPU machine lacks into ``data/wheels`` (recipe)."""
-    from proofmatch.artifacts import write_parquet
+    from proofmatch.artifacts import digest_path, write_parquet
     from proofmatch.models.tokenizer import train_tokenizer
 
     cfg = load_settings(tiny)
@@ -312,6 +312,7 @@ def prepare(data: Path, results: Path | None, tiny: bool, wheels: bool) -> dict[
                 f"config/stacks.yaml results/replaced/mixed/{SPLIT}` first"
             )
         shutil.copy2(src, split)
+        shutil.copy2(digest_path(src), digest_path(split))  # the table's digest travels with it
     tok = data / TOKENIZER
     shutil.rmtree(tok, ignore_errors=True)
     train_tokenizer(
