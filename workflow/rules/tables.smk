@@ -38,6 +38,7 @@ rule table:
         # the table's caption, filled from the config (the report's; the script writes the same
         # with its pool counted)
         caption=lambda w: T.table_caption(w.table, config),
+        settings=T.job_settings(config),  # what the job reads of the config, nothing else
     script:
         "../scripts/render_table.py"
 
@@ -148,6 +149,7 @@ rule findings:
         runtime=10,
     params:
         caption=T.table_caption("findings", config),
+        settings=T.job_settings(config),  # what the job reads of the config, nothing else
     script:
         "../scripts/report_table.py"
 
@@ -169,6 +171,7 @@ use rule findings as seeds_table with:
         "results/benchmarks/seeds_table.tsv"
     params:
         caption=T.table_caption("seeds", config),
+        settings=T.job_settings(config),
 
 
 use rule findings as scaling_table with:
@@ -195,3 +198,4 @@ use rule findings as scaling_table with:
         "results/benchmarks/scaling_table.tsv"
     params:
         caption=T.table_caption("scaling", config),
+        settings=T.job_settings(config),
