@@ -723,6 +723,41 @@ REPORT_RULES = {"table", "findings", "paper_comparison", "seeds_table", "scaling
 RUN_RULES = {"train_matcher", "evaluate_run", "fuse_run", "search_index"}
 
 
+def check_resamples_change(wd: Path) -> None:
+    """``report.resamples`` 1000 -> 2000 (a param of every table job, tests/test_params.py) plans
+    the tables with intervals, the findings and the seeds table again, and nothing else."""
+    (wd / "resamples.yaml").write_text("report:\n  resamples: 2000\n")
+    plan = planned_jobs(workflow(wd, ["all", "-n"], ("resamples.yaml",)).stdout)
+    assert set(plan) == REPORT_RULES, sorted(plan)
+
+
+@pytest.mark.slow
+def test_a_changed_resamples_plans_findings_and_seeds(demo_run):
+    check_resamples_change(demo_run)
+
+
+@pytest.mark.slow
+def test_results_move_to_a_fresh_checkout_without_rerunning(demo_run, tmp_path):
+    """docs/architecture.md, "Moving results": ``proofmatch results stamp`` where the smoke run was
+    made, ``cp -a results`` into a fresh checkout (whose files are all newer than the results, so
+    Snakemake plans every job), ``proofmatch results adopt`` there: nothing to be done, no job run,
+    and Snakemake's records came along (a changed setting replans what depends on it)."""
+    smoke = ["--configfile", "config/smoke.yaml"]
+    from proofmatch.cli import main
+
+    assert main(["results", "stamp", "--root", str(demo_run), *smoke]) == 0
+    clone = copy_workflow(tmp_path)
+    subprocess.run(["cp", "-a", str(demo_run / "results"), str(clone)], check=True)
+    before = planned_jobs(workflow(clone, ["all", "-n"]).stdout)
+    assert sum(map(len, before.values())) > 100, sorted(before)
+    logs = sorted((clone / "results/logs").rglob("*.log"))
+    sizes = [p.stat().st_size for p in logs]
+    assert main(["results", "adopt", "--root", str(clone), *smoke]) == 0
+    assert "Nothing to be done" in workflow(clone, ["all", "-n"]).stdout
+    assert [p.stat().st_size for p in logs] == sizes  # no job ran (each would log)
+    check_resamples_change(clone)
+
+
 @pytest.mark.slow
 def test_a_missing_model_plans_its_training_and_every_reader(demo_run, tmp_path):
     """``snakemake -n all`` on the finished smoke run, with one run's ``model/`` moved away, plans

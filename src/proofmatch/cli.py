@@ -58,6 +58,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "index": ("proofmatch.search.build", "encode a corpus's proofs into a search index"),
     "search": ("proofmatch.search.search_cli", "rank an index's proofs for a statement"),
     "serve": ("proofmatch.search.web", "search page and JSON API over an index"),
+    "results": (
+        "proofmatch.results_tree",
+        "stamp a finished results tree; adopt a copied one without rerunning its jobs",
+    ),
 }
 
 
