@@ -56,6 +56,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "tables": ("proofmatch.evaluation.tables", "render Tables 3-7"),
     "figure": ("proofmatch.evaluation.figure", "LIME explanations (Figure 2)"),
     "index": ("proofmatch.search.build", "encode a corpus's proofs into a search index"),
+    "index-corpus": (
+        "proofmatch.search.corpus_index",
+        "a folder of papers (XHTML or LaTeX) to a search index: no split, no training",
+    ),
     "search": ("proofmatch.search.search_cli", "rank an index's proofs for a statement"),
     "serve": ("proofmatch.search.web", "search page and JSON API over an index"),
     "results": (
