@@ -81,10 +81,11 @@ def test_refusals_say_what_was_found(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_latex_sources_to_an_answered_search_in_one_command(tmp_path, latexmlc):  # noqa: F811
-    """README and docs/search.md: one of the tests' own LaTeX articles (real arXiv source layout)
-    converted with LaTeXML, indexed and searched by one command."""
+    """README and docs/search.md: two of the tests' own LaTeX articles (arXiv's source layout: a
+    folder, a single .tex) converted with LaTeXML, indexed and searched by one command."""
     papers = tmp_path / "papers"
     papers.mkdir()
+    shutil.copytree(DATA / "sources/2101.00001", papers / "2101.00001")
     shutil.copy(DATA / "sources/2101.00003.tex", papers)
     shutil.copy(DATA / "sources/metadata.csv", papers)
     done = subprocess.run(
@@ -96,8 +97,8 @@ def test_latex_sources_to_an_answered_search_in_one_command(tmp_path, latexmlc):
         timeout=600,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert '"method": "bm25", "n": 2' in done.stdout
-    assert "2 proofs for a tex query, bm25 index of 2 proofs" in done.stdout
+    assert '"method": "bm25", "n": 4' in done.stdout
+    assert "2 proofs for a tex query, bm25 index of 4 proofs" in done.stdout
     first = done.stdout.split("\n  1.")[1]
     assert "2101.00003 — Counting edges of finite graphs" in first
     assert "odd degree" in first
