@@ -197,6 +197,32 @@ def test_pretrain_text_corpus_plans_the_article_text_before_pretraining(tmp_path
     assert pretrain_inputs == pairs_inputs + ["results/data/article_text.parquet"]
 
 
+def test_only_mixed_plans_no_unmixed_or_pr_job_and_the_tables_say_why(tmp_path):
+    """``splits.families: [mixed]`` (docs/data.md, "Splits": a corpus too small to cut by article):
+    ``all`` plans no job of the Unmixed family or the pr split (no tokenizer, ScratchBERT, training,
+    evaluation or baseline), make_splits writes only Mixed, and the tables' rows of the splits left
+    out carry the reason instead of numbers (the table jobs' params)."""
+    wd = copy_workflow(tmp_path)
+    (wd / "mixed.yaml").write_text("splits:\n  families: [mixed]\n")
+    dry = workflow(wd, ["all", "-n"], ("mixed.yaml",)).stdout
+    jobs = planned_io(dry)
+    paths = [f for _, i, o in jobs for f in i + o]
+    assert not [f for f in paths if "unmixed" in f or "/pr/" in f or "/pr." in f], [
+        f for f in paths if "unmixed" in f or "/pr/" in f
+    ][:5]
+    (splits,) = [o for rule, _, o in jobs if rule == "make_splits"]
+    assert splits == ["results/splits/mixed.parquet"]
+    assert {"train_matcher", "evaluate_run", "table", "findings"} <= {r for r, _, _ in jobs}
+    from proofmatch.config import load_config
+
+    config = load_config(wd / "config/config.yaml", wd / "config/smoke.yaml", wd / "mixed.yaml")
+    reasons = X.not_run(config)
+    assert reasons["unmixed"] == X.NOT_RUN_UNMIXED and reasons["pr"] == X.NOT_RUN_PR_UNMIXED
+    table4 = RT.tables(fusion=X.fusion_runs(config))["table4"]
+    assert {r.labels[0] for r in table4.rows if table4.reason(r, reasons)} == {"Unmixed"}
+    assert X.configured_splits(config) == ("mixed",)
+
+
 def planned_io(stdout: str) -> list[tuple[str, list[str], list[str]]]:
     """Rule, inputs and outputs of every job of a ``snakemake -n`` plan."""
     jobs = []

@@ -60,6 +60,7 @@ SETTINGS = (
     "seed",
     "report",
     "splits.pr_category",
+    "splits.families",
     "fusion.runs",
     "replace.protected",
     "matching.specter",
