@@ -102,3 +102,12 @@ def test_latex_sources_to_an_answered_search_in_one_command(tmp_path, latexmlc):
     first = done.stdout.split("\n  1.")[1]
     assert "2101.00003 — Counting edges of finite graphs" in first
     assert "odd degree" in first
+
+
+def test_a_bare_model_folder_trained_elsewhere(five, tmp_path, search_demo):
+    """A saved model (encoder and head) without its run folder: alone, or fused by hand."""
+    model = shutil.copytree(search_demo["run"] / "model", tmp_path / "elsewhere")
+    meta = index_corpus(five, tmp_path / "bare", run_dir=model, fusion=False)
+    assert meta["method"] == "model" and meta["run"]["run_dir"] == str(model)
+    with pytest.raises(ValueError, match="fusion.json does not exist"):
+        index_corpus(five, tmp_path / "nofusion", run_dir=model)

@@ -174,7 +174,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--run",
         default=None,
         help="a training run folder (RUN/model/, RUN/fusion.json): score with it fused with BM25; "
-        "without it BM25 alone",
+        "or a saved model folder (encoder and head) with --fusion-weight or --no-fusion; without "
+        "it BM25 alone",
     )
     parser.add_argument(
         "--no-fusion", action="store_true", help="with --run: the run alone, no BM25"
