@@ -111,3 +111,4 @@ def test_a_bare_model_folder_trained_elsewhere(five, tmp_path, search_demo):
     assert meta["method"] == "model" and meta["run"]["run_dir"] == str(model)
     with pytest.raises(ValueError, match="fusion.json does not exist"):
         index_corpus(five, tmp_path / "nofusion", run_dir=model)
+    assert not work_folder(tmp_path / "nofusion").exists()  # refused before the corpus is read

@@ -35,6 +35,7 @@ from proofmatch.data.archives import Limits
 from proofmatch.data.splits import DATA_COLUMNS
 from proofmatch.logs import setup_logging
 from proofmatch.search.build import build_index
+from proofmatch.search.provenance import fusion_weight
 
 log = logging.getLogger(__name__)
 
@@ -147,6 +148,8 @@ def index_corpus(
     if run_dir is None and (fusion_weight_by_hand is not None or not fusion):
         raise CorpusIndexError("--fusion-weight and --no-fusion need --run (a training run)")
     method = "bm25" if run_dir is None else ("fusion" if fusion else "model")
+    if method == "fusion":  # a missing or bad weight refused before the corpus is read
+        fusion_weight(run_dir, fusion_weight_by_hand)
     files = corpus_pairs(src, work_folder(out), metadata, paper_filters, limits)
     return build_index(
         out,
