@@ -115,6 +115,7 @@ MIRRORS: dict[str, dict[str, str]] = {
     "proofmatch.models.selection:rank_metrics": DECODE,
     "proofmatch.models.selection:decoded_metrics": DECODE,
     "proofmatch.search.build:build_index": {"seed": "seed"},
+    "proofmatch.search.corpus_index:index_corpus": {"seed": "seed"},
 }
 
 # Defaults under a config key's name that mirror no config key, and why.
@@ -131,6 +132,12 @@ NOT_MIRRORS: dict[str, dict[str, str]] = {
     "proofmatch.texmath.parse:Node": {"text": "a parse node's text, not pretrain.text"},
     "proofmatch.data.extract:extract_dir": {
         "metadata": "a table the caller names (folder mode), not corpus.metadata"
+    },
+    "proofmatch.search.corpus_index:corpus_pairs": {
+        "metadata": "a table the caller names (index-corpus), not corpus.metadata"
+    },
+    "proofmatch.search.corpus_index:index_corpus": {
+        "metadata": "a table the caller names (index-corpus), not corpus.metadata"
     },
     "proofmatch.data.latex:convert_corpus": {
         "metadata": "a table the caller names, not corpus.metadata"
@@ -214,6 +221,7 @@ CLI_MIRRORS: dict[str, dict[str, str]] = {
     "proofmatch.evaluation.baselines": DECODE,
     "proofmatch.evaluation.figure": LIME,
     "proofmatch.search.build": {"seed": "seed"},
+    "proofmatch.search.corpus_index": {"timeout_s": "corpus.latex.timeout_s"},
 }
 # Options under a config key's name with a default that mirrors none, and why. (A default of None
 # is not checked: such an option overrides the config that --config names, e.g. train --seed.)

@@ -234,3 +234,28 @@ def test_unmixed_keeps_a_chapters_parts_on_one_side():
     pairs, articles = corpus()
     same = make_splits(pairs, articles.assign(chapter=articles["article_id"]), seed=3)
     assert same["unmixed"].equals(make_splits(pairs, articles, seed=3)["unmixed"])
+
+
+def test_a_split_the_corpus_cannot_support_names_the_config_key_that_fixes_it(tmp_path, capsys):
+    """docs/data.md, "Splits": Mixed needs 3 pairs, Unmixed 3 chapters (articles) with pairs, pr 3
+    of them in ``splits.pr_category``; each refusal is a ConfigError naming the key, and a job
+    (``run_logged``) states it once, without a traceback."""
+    from proofmatch.config import ConfigError
+    from proofmatch.logs import run_logged
+
+    pairs, articles = corpus(n_articles=8, n_pr=2)
+    with pytest.raises(ConfigError, match=r"found 2\. Set splits.pr_category: null"):
+        make_splits(pairs, articles)
+    tiny, tiny_articles = corpus(n_articles=2, n_pr=0)
+    with pytest.raises(ConfigError, match=r"\(found 2\)\. Set splits.families: \[mixed\]"):
+        make_splits(tiny, tiny_articles, pr_category=None, which=("mixed", "unmixed"))
+    assert set(make_splits(tiny, tiny_articles, pr_category=None, which=("mixed",))) == {"mixed"}
+    with pytest.raises(ConfigError, match="needs at least 3; the corpus gave 2"):
+        make_splits(tiny.head(2), tiny_articles, which=("mixed",))
+    log = tmp_path / "job.log"
+    with pytest.raises(SystemExit) as stop:
+        run_logged(log, make_splits, pairs, articles)
+    assert stop.value.code == 1
+    err = capsys.readouterr().err
+    assert err.count("splits.pr_category: null") == 1 and "Traceback" not in err
+    assert "Traceback" not in log.read_text() and "splits.pr_category: null" in log.read_text()

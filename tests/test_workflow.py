@@ -23,6 +23,7 @@ from __future__ import annotations
 import html as htmllib
 import json
 import math
+import os
 import re
 import shutil
 import subprocess
@@ -196,6 +197,32 @@ def test_pretrain_text_corpus_plans_the_article_text_before_pretraining(tmp_path
         "results/models/tokenizer/mixed",
     ]
     assert pretrain_inputs == pairs_inputs + ["results/data/article_text.parquet"]
+
+
+def test_only_mixed_plans_no_unmixed_or_pr_job_and_the_tables_say_why(tmp_path):
+    """``splits.families: [mixed]`` (docs/data.md, "Splits": a corpus too small to cut by article):
+    ``all`` plans no job of the Unmixed family or the pr split (no tokenizer, ScratchBERT, training,
+    evaluation or baseline), make_splits writes only Mixed, and the tables' rows of the splits left
+    out carry the reason instead of numbers (the table jobs' params)."""
+    wd = copy_workflow(tmp_path)
+    (wd / "mixed.yaml").write_text("splits:\n  families: [mixed]\n")
+    dry = workflow(wd, ["all", "-n"], ("mixed.yaml",)).stdout
+    jobs = planned_io(dry)
+    paths = [f for _, i, o in jobs for f in i + o]
+    assert not [f for f in paths if "unmixed" in f or "/pr/" in f or "/pr." in f], [
+        f for f in paths if "unmixed" in f or "/pr/" in f
+    ][:5]
+    (splits,) = [o for rule, _, o in jobs if rule == "make_splits"]
+    assert splits == ["results/splits/mixed.parquet"]
+    assert {"train_matcher", "evaluate_run", "table", "findings"} <= {r for r, _, _ in jobs}
+    from proofmatch.config import load_config
+
+    config = load_config(wd / "config/config.yaml", wd / "config/smoke.yaml", wd / "mixed.yaml")
+    reasons = X.not_run(config)
+    assert reasons["unmixed"] == X.NOT_RUN_UNMIXED and reasons["pr"] == X.NOT_RUN_PR_UNMIXED
+    table4 = RT.tables(fusion=X.fusion_runs(config))["table4"]
+    assert {r.labels[0] for r in table4.rows if table4.reason(r, reasons)} == {"Unmixed"}
+    assert X.configured_splits(config) == ("mixed",)
 
 
 def planned_io(stdout: str) -> list[tuple[str, list[str], list[str]]]:
@@ -751,6 +778,43 @@ REPORT_RULES = {
     "all",
 }
 RUN_RULES = {"train_matcher", "evaluate_run", "fuse_run", "search_index"}
+
+
+def check_resamples_change(wd: Path) -> None:
+    """``report.resamples`` 1000 -> 2000 (a param of every table job, tests/test_params.py) plans
+    the tables with intervals, the findings and the seeds table again, and nothing else."""
+    (wd / "resamples.yaml").write_text("report:\n  resamples: 2000\n")
+    plan = planned_jobs(workflow(wd, ["all", "-n"], ("resamples.yaml",)).stdout)
+    assert set(plan) == REPORT_RULES, sorted(plan)
+
+
+@pytest.mark.slow
+def test_a_changed_resamples_plans_findings_and_seeds(demo_run):
+    check_resamples_change(demo_run)
+
+
+@pytest.mark.slow
+def test_results_move_to_a_fresh_checkout_without_rerunning(demo_run, tmp_path):
+    """docs/architecture.md, "Moving results": ``proofmatch results stamp`` where the smoke run was
+    made, ``cp -a results`` into a fresh checkout (whose files are all newer than the results, so
+    Snakemake plans every job), ``proofmatch results adopt`` there: nothing to be done, no job run,
+    and Snakemake's records came along (a changed setting replans what depends on it)."""
+    smoke = ["--configfile", "config/smoke.yaml"]
+    from proofmatch.cli import main
+
+    assert main(["results", "stamp", "--root", str(demo_run), *smoke]) == 0
+    clone = copy_workflow(tmp_path)
+    for path in clone.rglob("*"):  # a fresh clone's files are newer than any result
+        os.utime(path)
+    subprocess.run(["cp", "-a", str(demo_run / "results"), str(clone)], check=True)
+    before = planned_jobs(workflow(clone, ["all", "-n"]).stdout)
+    assert sum(map(len, before.values())) > 100, sorted(before)  # every job: 161
+    logs = sorted((clone / "results/logs").rglob("*.log"))
+    sizes = [p.stat().st_size for p in logs]
+    assert main(["results", "adopt", "--root", str(clone), *smoke]) == 0
+    assert "Nothing to be done" in workflow(clone, ["all", "-n"]).stdout
+    assert [p.stat().st_size for p in logs] == sizes  # no job ran (each would log)
+    check_resamples_change(clone)
 
 
 @pytest.mark.slow

@@ -76,8 +76,16 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "snapshot a finished run's tables; write docs/results.md from the snapshots",
     ),
     "index": ("proofmatch.search.build", "encode a corpus's proofs into a search index"),
+    "index-corpus": (
+        "proofmatch.search.corpus_index",
+        "a folder of papers (XHTML or LaTeX) to a search index: no split, no training",
+    ),
     "search": ("proofmatch.search.search_cli", "rank an index's proofs for a statement"),
     "serve": ("proofmatch.search.web", "search page and JSON API over an index"),
+    "results": (
+        "proofmatch.results_tree",
+        "stamp a finished results tree; adopt a copied one without rerunning its jobs",
+    ),
 }
 
 

@@ -18,7 +18,7 @@ import functools
 import math
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -402,6 +402,27 @@ def run_matching(
     if decode is not None and matching[spec.block].get("hybrid_selection") == "global":
         part["decode"] = {"topk": decode["topk"], "exact_max_n": decode["exact_max_n"]}
     return part
+
+
+def settings(config: Mapping[str, Any], keys: Iterable[str]) -> dict[str, Any]:
+    """The part of ``config`` under the dotted ``keys`` (``report``: the whole block,
+    ``splits.pr_category``: one value), nested as in the config; every other key left out.
+
+    The workflow hands a job that needs config values beyond single ones exactly this as a param
+    (``params.settings``): Snakemake reruns a job when its params change, and a job reads no
+    other setting (its script never touches ``snakemake.config``; ``tests/test_params.py``), so
+    no changed key can leave an artifact stale. A key the job then reads but was not declared
+    fails with ``KeyError`` instead of being read silently.
+    """
+    out: dict[str, Any] = {}
+    for key in keys:
+        *path, last = key.split(".")
+        src, dst = config, out
+        for part in path:
+            src = src[part]
+            dst = dst.setdefault(part, {})
+        dst[last] = copy.deepcopy(src[last])
+    return out
 
 
 def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:

@@ -118,8 +118,11 @@ def family(split: str) -> str:
 
 
 def configured_splits(config: Mapping[str, Any]) -> tuple[str, ...]:
-    """The splits made: the probability-domain split only when a category is configured."""
-    return SPLITS if config["splits"]["pr_category"] else FAMILIES
+    """The splits made: the families of ``splits.families``, and the probability-domain split
+    (part of Unmixed) only when a category is configured and Unmixed is made."""
+    families = config["splits"]["families"]
+    pr = bool(config["splits"]["pr_category"]) and "unmixed" in families
+    return tuple(s for s in SPLITS if s in families or (s == "pr" and pr))
 
 
 def fusion_model(encoder: str) -> str:
@@ -172,6 +175,10 @@ def not_run_checkpoint(encoder: str) -> str:
 
 NOT_RUN_MATHBERT = not_run_checkpoint("mathbert")
 NOT_RUN_PR = "not run: splits.pr_category is null (no probability-domain split)"
+NOT_RUN_UNMIXED = (
+    "not run: splits.families leaves out the Unmixed split (a corpus too small to cut by article)"
+)
+NOT_RUN_PR_UNMIXED = "not run: splits.families leaves out the Unmixed split, of which pr is part"
 
 
 def not_run(config: Mapping[str, Any]) -> dict[str, str]:
@@ -181,6 +188,9 @@ def not_run(config: Mapping[str, Any]) -> dict[str, str]:
     for spec in ENCODER_SPECS.values():
         if spec.checkpoint and not config["matching"][spec.checkpoint]:
             reasons[spec.name] = not_run_checkpoint(spec.name)
+    if "unmixed" not in config["splits"]["families"]:
+        reasons["unmixed"] = NOT_RUN_UNMIXED
+        reasons["pr"] = NOT_RUN_PR_UNMIXED
     if not config["splits"]["pr_category"]:
         reasons["pr"] = NOT_RUN_PR
     return reasons

@@ -34,6 +34,7 @@ rule table:
         # the table's caption, filled from the config (the report's; the script writes the same
         # with its pool counted)
         caption=lambda w: T.table_caption(w.table, config),
+        settings=T.job_settings(config),  # what the job reads of the config, nothing else
     script:
         "../scripts/render_table.py"
 
@@ -142,6 +143,7 @@ rule findings:
         runtime=30,
     params:
         caption=T.table_caption("findings", config),
+        settings=T.job_settings(config),  # what the job reads of the config, nothing else
     script:
         "../scripts/report_table.py"
 
@@ -159,6 +161,7 @@ use rule findings as seeds_table with:
         "results/benchmarks/seeds_table.tsv"
     params:
         caption=T.table_caption("seeds", config),
+        settings=T.job_settings(config),
 
 
 use rule findings as scaling_table with:
@@ -181,3 +184,4 @@ use rule findings as scaling_table with:
         "results/benchmarks/scaling_table.tsv"
     params:
         caption=T.table_caption("scaling", config),
+        settings=T.job_settings(config),

@@ -14,5 +14,5 @@ run_logged(
     str(md.with_suffix("")),
     not_run=dict(snakemake.params.not_run),
     fusion=[tuple(r) for r in snakemake.params.fusion],
-    config=snakemake.config,
+    config=snakemake.params.settings,
 )

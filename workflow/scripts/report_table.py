@@ -7,28 +7,29 @@ from proofmatch.logs import run_logged
 
 md = Path(snakemake.output.md)
 name, prefix = md.stem, str(md.with_suffix(""))
+settings = snakemake.params.settings  # the config keys this job reads (tables.SETTINGS)
 inputs = {"findings": R.findings_inputs, "seeds": R.seeds_inputs, "scaling": R.scaling_inputs}[
     name
-](snakemake.config)
+](settings)
 paths = R.evaluation_paths(inputs)
 if name == "findings":
     run_logged(
         snakemake.log[0],
         R.write_findings,
         paths,
-        snakemake.config,
+        settings,
         prefix,
         snakemake.input.shares,
         snakemake.output.headline,
     )
 elif name == "seeds":
-    run_logged(snakemake.log[0], R.write_seeds, paths, snakemake.config, prefix)
+    run_logged(snakemake.log[0], R.write_seeds, paths, settings, prefix)
 else:
     run_logged(
         snakemake.log[0],
         R.write_scaling,
         paths,
-        snakemake.config,
+        settings,
         snakemake.input.data,
         prefix,
         snakemake.output.png,

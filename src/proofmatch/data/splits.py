@@ -214,9 +214,11 @@ def _unmixed(
     pr_groups = np.sort(groups[is_pr].unique())
     other_groups = np.sort(np.setdiff1d(groups.unique(), pr_groups))
     if with_pr and len(pr_groups) < 3:
-        raise ValueError(
+        raise config.ConfigError(
             f"the pr split needs at least 3 chapters (articles) with primary category {pr_category!r} "
-            f"among the pairs, found {len(pr_groups)}"
+            f"among the pairs, found {len(pr_groups)}. Set splits.pr_category: null (no "
+            "probability-domain split; Table 6 then says why), or to a primary category that 3 "
+            "articles of the metadata table have"
         )
     rng = np.random.default_rng([seed, _UNMIXED_STREAM])
     strata = []
@@ -229,7 +231,13 @@ def _unmixed(
         elif len(keys):
             strata.append(pd.Series("train", index=keys, name="part", dtype=object))
     unmixed = _frame(pairs, pd.concat(strata).reindex(groups).to_numpy())
-    _require_parts(unmixed, "unmixed")
+    _require_parts(
+        unmixed,
+        "unmixed",
+        "the Unmixed split cuts the chapters (articles) with pairs, so it needs at least 3 "
+        f"(found {len(pr_groups) + len(other_groups)}). Set splits.families: [mixed] to make "
+        "only the Mixed split (the tables' Unmixed and pr rows then say why they were not run)",
+    )
     return unmixed
 
 
@@ -260,6 +268,13 @@ def make_splits(
     pairs = _sorted_pairs(pairs)
     out: dict[str, pd.DataFrame] = {}
     if "mixed" in which:
+        if len(pairs) < 3:
+            raise config.ConfigError(
+                f"the Mixed split cuts the pairs into train, dev and test, so it needs at least 3; "
+                f"the corpus gave {len(pairs)} (results/data/filter_report.json says what the "
+                "filters dropped: filter.min_tokens, filter.max_tokens and filter.language set "
+                "them). A corpus this small can still be searched: proofmatch index-corpus DIR"
+            )
         out["mixed"] = _mixed(pairs, fractions, seed)
     if "unmixed" not in which and "pr" not in which:
         return out
@@ -274,12 +289,12 @@ def make_splits(
     return out
 
 
-def _require_parts(split: pd.DataFrame, name: str) -> None:
+def _require_parts(split: pd.DataFrame, name: str, fix: str = "the corpus is too small") -> None:
     empty = [p for p in PARTS if not (split["part"] == p).any()]
     if empty:
-        raise ValueError(
+        raise config.ConfigError(
             f"the {name} split has empty parts {empty} ({len(split)} pairs, "
-            f"{split['article_id'].nunique()} articles): the corpus is too small"
+            f"{split['article_id'].nunique()} articles): {fix}"
         )
 
 

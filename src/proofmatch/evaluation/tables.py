@@ -34,7 +34,7 @@ import pandas as pd
 from proofmatch import experiments as X
 from proofmatch import result_tables as RT
 from proofmatch.artifacts import read_json
-from proofmatch.config import validate_config
+from proofmatch.config import settings, validate_config
 from proofmatch.evaluation import intervals as I
 from proofmatch.experiments import HUBNESS_BINS, Evaluation, Run
 from proofmatch.logs import setup_logging
@@ -54,6 +54,20 @@ SPECTER_POOLING = {
     "mean": "mean-pooled (not SPECTER's [CLS], which an MLM-only ScratchBERT leaves nearly the same "
     "for every input; docs/models.md)",
 }
+# The config keys a table job reads (which rows run, captions, intervals): its rule passes exactly
+# these as params.settings (proofmatch.config.settings), so a change of any of them reruns it.
+SETTINGS = (
+    "seed",
+    "report",
+    "corpus.source",
+    "corpus.dir",
+    "splits.pr_category",
+    "splits.families",
+    "fusion.runs",
+    "replace.protected",
+    "matching.specter",
+    *(f"matching.{spec.checkpoint}" for spec in X.ENCODER_SPECS.values() if spec.checkpoint),
+)
 # Added to a table's caption when it has fusion rows (the baselines table, config fusion.runs).
 FUSION_CAPTION = (
     " The rows 'X + BM25 (fusion, this project)' are this project's addition, not in the paper: "
@@ -90,6 +104,11 @@ def table_caption(
         + pool_caption(table, pools)
         + I.caption(config["report"]["resamples"])  # the workflow's tables always carry intervals
     )
+
+
+def job_settings(config: Mapping[str, Any]) -> dict[str, Any]:
+    """What a table job (the workflow's tables, findings, seeds, scaling) reads of ``config``."""
+    return settings(config, SETTINGS)
 
 
 def caption_fields(config: Mapping[str, Any]) -> dict[str, Any]:
