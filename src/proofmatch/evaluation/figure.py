@@ -29,7 +29,7 @@ arXiv:0803.3332); here they are chosen deterministically: pairs are ranked by ha
 and proof share (more first), then by length (shorter first), then by pair_id; the best pair is
 taken, then the best pair of another article (as the paper's two in Figure 2 come from two articles). Before all of
 these, a pair must be *matched*: its own proof ranked first among the part's proofs by every
-model explained (:func:`top1_matched`), as the paper's examples are, so the figure explains what
+model explained (:func:`top1_matched`), as the examples of the paper's Figure 2 are, so the figure explains what
 a model matches, not a miss; when fewer pairs are, the others are taken and their panel titles
 say they are not top 1. If no pair is that short, the shortest pairs win. The same perturbation samples (LIME seed) and the same
 other proofs serve both models of one pair, so their panels differ only by the model.
