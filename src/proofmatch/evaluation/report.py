@@ -32,6 +32,7 @@ from proofmatch.data.subsample import kept_train_rows
 from proofmatch.evaluation import bootstrap as B
 from proofmatch.evaluation import findings as F
 from proofmatch.evaluation import paper as P
+from proofmatch.evaluation import verdicts as VD
 from proofmatch.evaluation.comparison import corpus_label
 from proofmatch.evaluation.intervals import load_frames, signed
 from proofmatch.evaluation.tables import chance, pool_sizes, pools_sentence
@@ -162,8 +163,8 @@ def evidence(
     frames: Mapping[Any, pd.DataFrame],
     config: Mapping[str, Any],
     paths: Mapping[Any, str | os.PathLike] | None = None,
-) -> F.Evidence:
-    """The findings' :class:`~proofmatch.evaluation.findings.Evidence`: the frames, the config's
+) -> VD.Evidence:
+    """The findings' :class:`~proofmatch.evaluation.verdicts.Evidence`: the frames, the config's
     bootstrap, margin and re-solving settings, the k-best lists of every evaluation whose global
     accuracy a finding reads (from the Parquet file beside its JSON in ``paths``) and the paper's
     values."""
@@ -175,14 +176,14 @@ def evidence(
     kbest = {}
     for ev, path in (paths or {}).items():
         if (
-            F.seed_variant_of(ev) in global_evs
+            VD.seed_variant_of(ev) in global_evs
             and ev in frames
             and len(frames[ev]) <= resolve_max_n
         ):
             found = read_kbest(Path(path).with_suffix(".parquet"), frames[ev].index)
             if found is not None:
                 kbest[ev] = found
-    return F.Evidence(
+    return VD.Evidence(
         frames,
         rep["resamples"],
         config["seed"],
@@ -190,7 +191,7 @@ def evidence(
         resolve_max_n,
         kbest,
         paper_values(),
-        F.caveats(config),
+        VD.caveats(config),
     )
 
 
@@ -200,7 +201,7 @@ def seeds_sentence(frames: Mapping[Any, pd.DataFrame], config: Mapping[str, Any]
     seed = config["seed"]
     varied = sorted(
         {
-            _label(F.seed_variant_of(ev))
+            _label(VD.seed_variant_of(ev))
             for ev in frames
             if isinstance(ev, Evaluation) and ev.variant.startswith("seed")
         }
@@ -227,11 +228,11 @@ def write_findings(
     ``<out_prefix>_headline.csv``)."""
     frames: dict[Any, pd.DataFrame] = dict(load_frames(paths))  # type: ignore[arg-type]
     if shares_json is not None:
-        frames[F.LIME] = F.lime_frame(shares_json)
+        frames[F.LIME] = VD.lime_frame(shares_json)
     resamples, seed = config["report"]["resamples"], config["seed"]
     ev = evidence(frames, config, paths)
     t0 = time.perf_counter()
-    df, cells = F.findings_tables(ev)
+    df, cells = VD.findings_tables(ev)
     log.info(
         "judged %d findings (%d cells, %d evaluations re-solved) in %.1f s",
         len(df),
@@ -251,7 +252,7 @@ def write_findings(
         + head_shown.to_markdown(index=False, tablefmt="github")
         + "\n"
     )
-    caption = F.CAPTION.format(
+    caption = VD.CAPTION.format(
         corpus=corpus,
         resamples=resamples,
         margin=config["report"]["equivalence_margin"],
@@ -276,14 +277,14 @@ def write_findings(
 def findings_inputs(config: Mapping[str, Any]) -> list[Evaluation]:
     """The evaluations the findings read, the seed variants of those among them that
     ``report.seeds`` trains again, and the headline gap's."""
-    base = F.inputs(X.not_run(config))
+    base = VD.inputs(X.not_run(config))
     wanted = set(base)
     seeds = [
         ev
         for _, run in V.seed_runs(config)
         if run.variant
         for ev in V.test_evaluations(run, config)
-        if F.seed_variant_of(ev) in wanted
+        if VD.seed_variant_of(ev) in wanted
     ]
     return list(dict.fromkeys(base + seeds + headline_evaluations(config)))
 
