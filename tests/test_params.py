@@ -24,6 +24,7 @@ import pytest
 
 from proofmatch.config import load_config, settings
 from proofmatch.evaluation import report as R
+from proofmatch.evaluation import scaling as S
 from proofmatch.evaluation import tables as T
 
 REPO = Path(__file__).resolve().parents[1]
@@ -188,7 +189,7 @@ def test_the_table_jobs_read_the_same_from_their_settings_as_from_the_config():
     for extra in ((), ("config/smoke.yaml",), ("config/stacks.yaml",)):
         config = load_config(REPO / "config/config.yaml", *(REPO / e for e in extra))
         part = T.job_settings(config)
-        for inputs in (R.findings_inputs, R.seeds_inputs, R.scaling_inputs):
+        for inputs in (R.findings_inputs, R.seeds_inputs, S.scaling_inputs):
             assert inputs(part) == inputs(config), (extra, inputs)
         for name in ("table3", "table4", "table5", "table6", "table7", "baselines", "findings"):
             assert T.table_caption(name, part) == T.table_caption(name, config), (extra, name)

@@ -459,12 +459,12 @@ def test_no_crossing_is_extrapolated_from_fewer_than_three_sizes():
     BM25 only from three sizes or more."""
     import pandas as pd
 
-    from proofmatch.evaluation import report as R
+    from proofmatch.evaluation import scaling as S
 
     def frame(sizes, gaps):
         return pd.DataFrame({"Model": "NPT", "Train pairs": sizes, "Δ BM25": gaps})
 
-    assert R.crossing(frame([531, 1061], [-17.5, -8.0]), "NPT") is None
-    n = R.crossing(frame([250, 500, 1000], [-20.0, -15.0, -10.0]), "NPT")
+    assert S.crossing(frame([531, 1061], [-17.5, -8.0]), "NPT") is None
+    n = S.crossing(frame([250, 500, 1000], [-20.0, -15.0, -10.0]), "NPT")
     assert n == pytest.approx(1000 * 2**2, rel=1e-6)  # 5 points gained per doubling
-    assert R.crossing(frame([250, 500, 1000], [-10.0, -15.0, -20.0]), "NPT") is None
+    assert S.crossing(frame([250, 500, 1000], [-10.0, -15.0, -20.0]), "NPT") is None

@@ -5,6 +5,7 @@ import os
 
 from proofmatch.evaluation import comparison as COMPARISON
 from proofmatch.evaluation import report as REPORT
+from proofmatch.evaluation import scaling as SCALING
 from proofmatch.evaluation import tables as T
 
 
@@ -109,7 +110,7 @@ rule figure2:
 REPORT_EVALUATIONS = {
     "findings": REPORT.findings_inputs(config),
     "seeds": REPORT.seeds_inputs(config),
-    "scaling": REPORT.scaling_inputs(config),
+    "scaling": SCALING.scaling_inputs(config),
 }
 # rule all asks for their tables as for every registered one (RT.TABLES)
 REPORT_TARGETS = [
