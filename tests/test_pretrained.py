@@ -167,7 +167,7 @@ def test_local_fine_tuning_of_the_pretrained_checkpoint(toy, tiny_pretrained, tm
 def test_caption_names_the_loaded_checkpoint(tiny_pretrained):
     from proofmatch import result_tables as RT
     from proofmatch.config import validate_config
-    from proofmatch.evaluation.tables import checkpoint_caption
+    from proofmatch.evaluation.captions import checkpoint_caption
 
     cfg = validate_config({"matching": {"mathbert": str(tiny_pretrained)}})
     table3 = RT.table3()

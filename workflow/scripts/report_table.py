@@ -8,7 +8,7 @@ from proofmatch.logs import run_logged
 
 md = Path(snakemake.output.md)
 name, prefix = md.stem, str(md.with_suffix(""))
-settings = snakemake.params.settings  # the config keys this job reads (tables.SETTINGS)
+settings = snakemake.params.settings  # the config keys this job reads (captions.SETTINGS)
 inputs = {"findings": R.findings_inputs, "seeds": R.seeds_inputs, "scaling": S.scaling_inputs}[
     name
 ](settings)

@@ -29,9 +29,9 @@ from proofmatch.evaluation import bootstrap as B
 from proofmatch.evaluation import findings as F
 from proofmatch.evaluation import paper as P
 from proofmatch.evaluation import verdicts as VD
+from proofmatch.evaluation.captions import chance, pool_sizes, pools_sentence
 from proofmatch.evaluation.comparison import corpus_label
 from proofmatch.evaluation.intervals import load_frames, signed
-from proofmatch.evaluation.tables import chance, pool_sizes, pools_sentence
 from proofmatch.experiments import Evaluation
 from proofmatch.render import write_table
 
@@ -68,7 +68,7 @@ def _write(
 def pools_caption(frames: Mapping[Any, pd.DataFrame]) -> str:
     """What a report table's caption says of its pools: for each split and part its evaluations
     read, the number of proofs each statement is ranked against and their chance MRR (H_n / n,
-    :func:`proofmatch.evaluation.tables.chance_mrr`)."""
+    :func:`proofmatch.evaluation.captions.chance_mrr`)."""
     evaluated = {ev: {"n": len(f)} for ev, f in frames.items() if isinstance(ev, Evaluation)}
     sizes = pool_sizes(evaluated, key=lambda ev: (ev.split, ev.part))
     return " " + pools_sentence(

@@ -21,6 +21,7 @@ from proofmatch import config
 from proofmatch import experiments as X
 from proofmatch.artifacts import read_json
 from proofmatch.evaluation import bootstrap as B
+from proofmatch.evaluation.captions import chance_mrr
 from proofmatch.evaluation.findings import (
     ALPHA,
     COLLAPSE_SHARE,
@@ -35,7 +36,6 @@ from proofmatch.evaluation.findings import (
     _name,
     findings,
 )
-from proofmatch.evaluation.tables import chance_mrr
 from proofmatch.experiments import Evaluation
 
 log = logging.getLogger(__name__)
