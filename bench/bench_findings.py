@@ -31,6 +31,7 @@ from proofmatch.config import load_config
 from proofmatch.decoding.assign import resampled_global_acc
 from proofmatch.evaluation import findings as F
 from proofmatch.evaluation import report as R
+from proofmatch.evaluation import verdicts as VD
 from proofmatch.evaluation.bootstrap import draw_counts
 from proofmatch.evaluation.intervals import load_frames
 
@@ -40,7 +41,7 @@ def resolved_evaluations(config) -> list[X.Evaluation]:
     wanted = {
         t[1] for f in F.findings() for c in f.contrasts for t in c.terms if t[2] == "global_acc"
     }
-    return [ev for ev in R.findings_inputs(config) if F.seed_variant_of(ev) in wanted]
+    return [ev for ev in R.findings_inputs(config) if VD.seed_variant_of(ev) in wanted]
 
 
 def main() -> None:
@@ -80,7 +81,7 @@ def compare_tree(config, root: str) -> None:
     frames = load_frames(paths)
     shares = f"{root}/results/figures/figure2.json"
     try:
-        frames[F.LIME] = F.lime_frame(shares)
+        frames[F.LIME] = VD.lime_frame(shares)
     except FileNotFoundError:
         pass
     out = {}
@@ -88,7 +89,7 @@ def compare_tree(config, root: str) -> None:
         cfg = {**config, "report": {**config["report"], "resolve_max_n": max_n}}
         t0 = time.process_time()
         ev = R.evidence(frames, cfg, paths)
-        rows, cells = F.findings_tables(ev)
+        rows, cells = VD.findings_tables(ev)
         out[name] = (rows, cells)
         print(
             f"findings {name}: {time.process_time() - t0:.1f} CPU s ({len(ev.kbest)} k-best lists)"

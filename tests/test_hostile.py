@@ -565,7 +565,7 @@ def test_readers_that_used_to_skip_the_digest_refuse_a_changed_byte(
 
     from proofmatch.artifacts import CorruptArtifact, write_parquet
     from proofmatch.data import article_text, stats, subsample
-    from proofmatch.evaluation import report
+    from proofmatch.evaluation import scaling
 
     n = 200
     frame = pd.DataFrame(
@@ -588,7 +588,7 @@ def test_readers_that_used_to_skip_the_digest_refuse_a_changed_byte(
         "subsample": lambda: subsample.subsample_train(path, tmp_path / "out.parquet", 0.5, 1),
         "token_stats": lambda: stats.token_stats_file(path),
         "article_text": lambda: article_text.read_article_text(path),
-        "train_pairs": lambda: report.train_pairs(path),
+        "train_pairs": lambda: scaling.train_pairs(path),
     }[reader]
     with pytest.raises(CorruptArtifact, match=rf"{path} differs .*--forcerun"):
         call()

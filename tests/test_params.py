@@ -23,8 +23,9 @@ from pathlib import Path
 import pytest
 
 from proofmatch.config import load_config, settings
+from proofmatch.evaluation import captions as CAP
 from proofmatch.evaluation import report as R
-from proofmatch.evaluation import tables as T
+from proofmatch.evaluation import scaling as S
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = REPO / "workflow/scripts"
@@ -187,11 +188,11 @@ def test_the_table_jobs_read_the_same_from_their_settings_as_from_the_config():
     with KeyError here)."""
     for extra in ((), ("config/smoke.yaml",), ("config/stacks.yaml",)):
         config = load_config(REPO / "config/config.yaml", *(REPO / e for e in extra))
-        part = T.job_settings(config)
-        for inputs in (R.findings_inputs, R.seeds_inputs, R.scaling_inputs):
+        part = CAP.job_settings(config)
+        for inputs in (R.findings_inputs, R.seeds_inputs, S.scaling_inputs):
             assert inputs(part) == inputs(config), (extra, inputs)
         for name in ("table3", "table4", "table5", "table6", "table7", "baselines", "findings"):
-            assert T.table_caption(name, part) == T.table_caption(name, config), (extra, name)
+            assert CAP.table_caption(name, part) == CAP.table_caption(name, config), (extra, name)
 
 
 def test_a_changed_resamples_reaches_the_findings_and_seeds_jobs(tmp_path):

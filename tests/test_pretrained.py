@@ -167,7 +167,7 @@ def test_local_fine_tuning_of_the_pretrained_checkpoint(toy, tiny_pretrained, tm
 def test_caption_names_the_loaded_checkpoint(tiny_pretrained):
     from proofmatch import result_tables as RT
     from proofmatch.config import validate_config
-    from proofmatch.evaluation.tables import checkpoint_caption
+    from proofmatch.evaluation.captions import checkpoint_caption
 
     cfg = validate_config({"matching": {"mathbert": str(tiny_pretrained)}})
     table3 = RT.table3()
@@ -183,11 +183,12 @@ def test_findings_on_a_stand_in_say_so(tiny_pretrained):
     """A finding judged on the runs of a checkpoint that is not MathBERT carries the caveat."""
     from proofmatch.config import validate_config
     from proofmatch.evaluation import findings as F
+    from proofmatch.evaluation import verdicts as VD
 
     cfg = validate_config({"matching": {"mathbert": str(tiny_pretrained)}})
-    caveat = F.caveats(cfg)["mathbert"]
+    caveat = VD.caveats(cfg)["mathbert"]
     assert "not MathBERT" in caveat and "stand-in" in caveat
-    assert F.caveats(validate_config({})) == {}
+    assert VD.caveats(validate_config({})) == {}
     (finding,) = [f for f in F.findings() if f.key == "npt_over_mathbert"]
     index = [f"s{i}" for i in range(20)]
     frames = {
@@ -197,10 +198,10 @@ def test_findings_on_a_stand_in_say_so(tiny_pretrained):
         )
         for ev in finding.evaluations()
     }
-    row = F.judge(finding, frames, 200, 0, {"mathbert": caveat})
+    row = VD.judge(finding, frames, 200, 0, {"mathbert": caveat})
     assert row["Verdict"] == F.HOLDS and caveat in row["Note"]
     (other,) = [f for f in F.findings() if f.key == "scratchbert_over_npt"]
-    assert F.judge(other, {}, 200, 0, {"mathbert": caveat})["Note"].startswith("not run")
+    assert VD.judge(other, {}, 200, 0, {"mathbert": caveat})["Note"].startswith("not run")
 
 
 def test_search_serves_a_pretrained_run_fused_with_bm25(toy, tiny_pretrained, tmp_path):

@@ -15,6 +15,7 @@ from proofmatch.data.subsample import kept_train_rows, subsample_train
 from proofmatch.evaluation import bootstrap as B
 from proofmatch.evaluation import findings as F
 from proofmatch.evaluation import intervals as I
+from proofmatch.evaluation import verdicts as VD
 
 
 def test_bootstrap_of_a_hit_rate_is_the_binomial_closed_form():
@@ -112,24 +113,24 @@ def test_a_planted_table_flips_the_verdict():
         X.Run("mixed", "npt", "local", lv).evaluation("test"): _frame(0.3, seed=9 + i)
         for i, lv in enumerate(X.LEVELS)
     }
-    assert F.judge(finding, {**sb, **npt}, 1000, 13)["Verdict"] == F.HOLDS
+    assert VD.judge(finding, {**sb, **npt}, 1000, 13)["Verdict"] == F.HOLDS
     flipped = dict(npt)
     flipped[X.Run("mixed", "npt", "local", "full").evaluation("test")] = _frame(0.99, seed=3)
     sb_full = X.Run("mixed", "scratchbert", "local", "full").evaluation("test")
     assert (
-        F.judge(finding, {**sb, **flipped, sb_full: _frame(0.3, seed=4)}, 1000, 13)["Verdict"]
+        VD.judge(finding, {**sb, **flipped, sb_full: _frame(0.3, seed=4)}, 1000, 13)["Verdict"]
         == F.CONTRADICTED
     )
     same = {ev.__class__(**{**ev.__dict__, "model": "npt"}): frame for ev, frame in sb.items()}
-    assert F.judge(finding, {**sb, **same}, 1000, 13)["Verdict"] == F.UNDECIDED
-    row = F.judge(finding, sb, 1000, 13)
+    assert VD.judge(finding, {**sb, **same}, 1000, 13)["Verdict"] == F.UNDECIDED
+    row = VD.judge(finding, sb, 1000, 13)
     assert row["Verdict"] == F.NOT_RUN and "not run" in row["Note"]
 
 
 def test_a_pool_too_small_prints_no_interval_and_is_not_supportable():
     finding = next(f for f in F.findings() if f.key == "npt_math_conservation")
     a, b = finding.evaluations()
-    row = F.judge(finding, {a: _frame(0.9, n=5), b: _frame(0.3, n=5, seed=2)}, 1000, 13)
+    row = VD.judge(finding, {a: _frame(0.9, n=5), b: _frame(0.3, n=5, seed=2)}, 1000, 13)
     assert row["Verdict"] == F.NOT_SUPPORTABLE
     assert "n = 5 < 10: no interval" in row["Numbers (points, 95 % interval; adj.: Holm)"]
     assert "[" not in row["Numbers (points, 95 % interval; adj.: Holm)"]
@@ -180,17 +181,17 @@ def test_one_uncorrected_cell_below_zero_is_undecided_after_holm():
             **{m: base[m] + d for m, d in diff.items()}
         )
     sb_full = X.Run("mixed", "scratchbert", "local", "full").evaluation("test")
-    row, cells = F.judge_cells(finding, _evidence(frames))
+    row, cells = VD.judge_cells(finding, _evidence(frames))
     full = next(c for c in cells if c["Cell"] == "Full MRR")
     assert full["Hi"] < 0 < full["Adjusted hi"]  # one uncorrected cell wrong, the adjusted one not
     assert row["Verdict"] == F.UNDECIDED
     assert row["Tally (above / covering / below 0)"] == "0 / 11 / 1"
     frames[sb_full] = frames[sb_full].assign(mrr=frames[sb_full]["mrr"] - 0.3)
-    assert F.judge_cells(finding, _evidence(frames))[0]["Verdict"] == F.CONTRADICTED
+    assert VD.judge_cells(finding, _evidence(frames))[0]["Verdict"] == F.CONTRADICTED
 
 
-def _evidence(frames, margin: float = 0.08) -> F.Evidence:
-    return F.Evidence(frames, 1000, 13, margin, 1000)
+def _evidence(frames, margin: float = 0.08) -> VD.Evidence:
+    return VD.Evidence(frames, 1000, 13, margin, 1000)
 
 
 def test_equivalence_within_the_margin_holds_and_twice_the_margin_is_contradicted():
@@ -203,10 +204,10 @@ def test_equivalence_within_the_margin_holds_and_twice_the_margin_is_contradicte
         base = _noise(300, seed=20 + i, sd=0.1)
         frames[_ev(enc, "conservation")] = base
         frames[_ev(enc, "trans")] = base.copy()
-    row = F.judge_cells(finding, _evidence(frames, m))[0]
+    row = VD.judge_cells(finding, _evidence(frames, m))[0]
     assert row["Verdict"] == "holds (equivalent within 8)"
     frames[_ev("npt", "trans")] = _shifted(frames[_ev("npt", "conservation")], -2 * m)
-    row = F.judge_cells(finding, _evidence(frames, m))[0]
+    row = VD.judge_cells(finding, _evidence(frames, m))[0]
     assert row["Verdict"] == "contradicted (differs by more than 8)"
 
 
@@ -225,10 +226,10 @@ def test_a_collapsed_model_is_not_supportable():
             frames[X.Run("pr", "scratchbert", "local", plain).evaluation("test", t)] = _shifted(
                 _noise(60, 1), -0.2
             )
-    assert F.judge_cells(finding, _evidence(frames))[0]["Verdict"] == F.HOLDS
+    assert VD.judge_cells(finding, _evidence(frames))[0]["Verdict"] == F.HOLDS
     hub = X.Run("pr", "scratchbert", "local", "full").evaluation("test", "conservation")
     frames[hub] = frames[hub].assign(top1_share=1.0)  # one proof is everyone's top-1
-    row = F.judge_cells(finding, _evidence(frames))[0]
+    row = VD.judge_cells(finding, _evidence(frames))[0]
     assert row["Verdict"] == F.NOT_SUPPORTABLE
     assert "one proof is the top-1 of 60 of 60 statements" in row["Note"]
     assert "ScratchBERT-Local" in row["Note"]
@@ -237,7 +238,7 @@ def test_a_collapsed_model_is_not_supportable():
     frames[hub] = _noise(60, 1, sd=0.01).assign(
         mrr=chance + 0.01 * np.random.default_rng(0).standard_normal(60)
     )
-    assert "covers chance" in F.judge_cells(finding, _evidence(frames))[0]["Note"]
+    assert "covers chance" in VD.judge_cells(finding, _evidence(frames))[0]["Note"]
 
 
 def test_a_seed_that_flips_moves_holds_to_undecided():
@@ -250,10 +251,10 @@ def test_a_seed_that_flips_moves_holds_to_undecided():
         base = _noise(200, seed=40 + i, sd=0.1)
         frames[_ev("npt", lv)] = base
         frames[_ev("scratchbert", lv)] = _shifted(base, 0.1)
-    assert F.judge_cells(finding, _evidence(frames))[0]["Verdict"] == F.HOLDS
+    assert VD.judge_cells(finding, _evidence(frames))[0]["Verdict"] == F.HOLDS
     npt = _ev("npt", "conservation")
     frames[X.Evaluation(**{**npt.__dict__, "variant": "seed14"})] = _shifted(frames[npt], 0.2)
-    row, cells = F.judge_cells(finding, _evidence(frames))
+    row, cells = VD.judge_cells(finding, _evidence(frames))
     assert row["Verdict"] == F.UNDECIDED
     cell = next(c for c in cells if c["Cell"] == "Conservation MRR")
     assert cell["Seeds"] == 2 and cell["Lo"] < 0 < cell["Hi"]
@@ -458,12 +459,12 @@ def test_no_crossing_is_extrapolated_from_fewer_than_three_sizes():
     BM25 only from three sizes or more."""
     import pandas as pd
 
-    from proofmatch.evaluation import report as R
+    from proofmatch.evaluation import scaling as S
 
     def frame(sizes, gaps):
         return pd.DataFrame({"Model": "NPT", "Train pairs": sizes, "Δ BM25": gaps})
 
-    assert R.crossing(frame([531, 1061], [-17.5, -8.0]), "NPT") is None
-    n = R.crossing(frame([250, 500, 1000], [-20.0, -15.0, -10.0]), "NPT")
+    assert S.crossing(frame([531, 1061], [-17.5, -8.0]), "NPT") is None
+    n = S.crossing(frame([250, 500, 1000], [-20.0, -15.0, -10.0]), "NPT")
     assert n == pytest.approx(1000 * 2**2, rel=1e-6)  # 5 points gained per doubling
-    assert R.crossing(frame([250, 500, 1000], [-10.0, -15.0, -20.0]), "NPT") is None
+    assert S.crossing(frame([250, 500, 1000], [-10.0, -15.0, -20.0]), "NPT") is None

@@ -12,6 +12,7 @@ from proofmatch import result_tables as RT
 from proofmatch.artifacts import write_json
 from proofmatch.config import validate_config
 from proofmatch.evaluation import bootstrap as B
+from proofmatch.evaluation import captions as CAP
 from proofmatch.evaluation import intervals as I
 from proofmatch.evaluation import tables as T
 
@@ -197,17 +198,17 @@ def test_captions_are_filled_from_the_config_once(tmp_path):
     params.caption, table_caption of the run's config): Table 6 names the configured protected
     symbols, not the default's."""
     default = validate_config({})
-    assert "+P: the protected symbols P, E, V, σ, ρ are not replaced." in T.table_caption(
+    assert "+P: the protected symbols P, E, V, σ, ρ are not replaced." in CAP.table_caption(
         "table6", default
     )
     mine = validate_config({"replace": {"protected": ["P", "Q"]}})
-    caption = T.table_caption("table6", mine)
+    caption = CAP.table_caption("table6", mine)
     assert "+P: the protected symbols P, Q are not replaced." in caption and "σ" not in caption
     results = fill(RT.table6(), lambda ev: metrics(0.5, 0.4, 0.3))
     T.render_table(RT.table6(), results, tmp_path / "table6", config=mine)
     # rendered from loaded metrics (no per-statement file) it has no intervals, so no sentence on
     # them; it counts its pool (the evaluations' n), which the report's caption only names
-    counted = T.table_caption("table6", mine, pools={"pr": 100})
+    counted = CAP.table_caption("table6", mine, pools={"pr": 100})
     assert (tmp_path / "table6.md").read_text().split("\n\n")[0] == counted.removesuffix(
         I.caption(mine["report"]["resamples"])
     )
@@ -217,46 +218,46 @@ def test_captions_are_filled_from_the_config_once(tmp_path):
     assert "P, Q are not replaced" in (tmp_path / "table6.tex").read_text()
     # Table 7 counts its proofs once rendered; the report's caption, planned before, says "the proofs"
     T.hubness_table(metrics(0.5, 0.4, 0.45), tmp_path / "table7")
-    assert (tmp_path / "table7.md").read_text().split("\n\n")[0] == T.hubness_caption("dev", 100)
-    assert T.table_caption("table7", mine) == T.hubness_caption("dev")
-    assert "distribution of the proofs of the dev set" in T.hubness_caption("dev")
-    assert "the 100 proofs of the dev set" in T.hubness_caption("dev", 100)
-    assert [T.table_caption(name, mine) for name in ("table1", "table2")] == [
+    assert (tmp_path / "table7.md").read_text().split("\n\n")[0] == CAP.hubness_caption("dev", 100)
+    assert CAP.table_caption("table7", mine) == CAP.hubness_caption("dev")
+    assert "distribution of the proofs of the dev set" in CAP.hubness_caption("dev")
+    assert "the 100 proofs of the dev set" in CAP.hubness_caption("dev", 100)
+    assert [CAP.table_caption(name, mine) for name in ("table1", "table2")] == [
         RT.TABLES["table1"].caption,
         RT.TABLES["table2"].caption,
     ]
     # the baselines' caption explains fusion rows only when the config fuses runs (fusion.runs)
-    assert T.FUSION_CAPTION in T.table_caption("baselines", default)
-    assert T.FUSION_CAPTION not in T.table_caption(
+    assert CAP.FUSION_CAPTION in CAP.table_caption("baselines", default)
+    assert CAP.FUSION_CAPTION not in CAP.table_caption(
         "baselines", validate_config({"fusion": {"runs": []}})
     )
     # Table 3 says which of the SPECTER-style choices are SPECTER's (matching.specter)
-    assert "margin 1)" in T.table_caption(
+    assert "margin 1)" in CAP.table_caption(
         "table3", default
-    ) and "mean-pooled (not SPECTER's [CLS]" in T.table_caption("table3", default)
-    cls = T.table_caption(
+    ) and "mean-pooled (not SPECTER's [CLS]" in CAP.table_caption("table3", default)
+    cls = CAP.table_caption(
         "table3", validate_config({"matching": {"specter": {"pooling": "cls", "margin": 0.5}}})
     )
     assert (
         "the [CLS] vector (SPECTER's)" in cls and "margin 0.5)" in cls and "mean-pooled" not in cls
     )
     with pytest.raises(ValueError, match="no caption for table 'table9'"):
-        T.table_caption("table9", mine)
+        CAP.table_caption("table9", mine)
 
 
 def test_chance_mrr_is_the_harmonic_number_over_the_pool():
     """A random ranking of n proofs puts the gold one at each rank with probability 1/n: its MRR is
     H_n / n (1 for one proof, 3/4 for two, 25/48 for four), and a table's caption gives it per
     split, a split without results "not run"."""
-    assert [T.chance_mrr(n) for n in (1, 2, 4)] == pytest.approx([1.0, 0.75, 25 / 48])
-    assert T.chance_mrr(18408) == pytest.approx(sum(1 / k for k in range(1, 18409)) / 18408)
+    assert [CAP.chance_mrr(n) for n in (1, 2, 4)] == pytest.approx([1.0, 0.75, 25 / 48])
+    assert CAP.chance_mrr(18408) == pytest.approx(sum(1 / k for k in range(1, 18409)) / 18408)
     with pytest.raises(ValueError, match="at least one proof"):
-        T.chance_mrr(0)
-    text = T.pool_caption(RT.table4(), {"mixed": 1234})
+        CAP.chance_mrr(0)
+    text = CAP.pool_caption(RT.table4(), {"mixed": 1234})
     assert text.endswith("Mixed n = 1,234, chance MRR 0.62; Unmixed not run."), text
-    assert "(Mixed, Unmixed)" in T.pool_caption(RT.table4(), None)
+    assert "(Mixed, Unmixed)" in CAP.pool_caption(RT.table4(), None)
     with pytest.raises(ValueError, match="different numbers of test pairs"):
-        T.pool_sizes({ev: {"n": 10 + i} for i, ev in enumerate(RT.table3().rows[0].cells)})
+        CAP.pool_sizes({ev: {"n": 10 + i} for i, ev in enumerate(RT.table3().rows[0].cells)})
 
 
 def test_table7_hubness_from_json(tmp_path):
@@ -450,7 +451,7 @@ def test_a_table_at_chance_says_so():
     pr split); one interval clear of it, or no interval at all, and the caption says nothing."""
     table = RT.TABLES["table6"].rows(RT.Setting(fusion=[]))
     pools = {ev.split: 31 for row in table.rows for ev in row.cells}
-    chance = 100 * T.chance_mrr(31)
+    chance = 100 * CAP.chance_mrr(31)
     columns = {}
     for group in table.groups:
         columns[f"{group} MRR lo"] = [chance - 5.0] * len(table.rows)

@@ -25,7 +25,7 @@ from proofmatch.config import validate_config
 from proofmatch.data.splits import read_parts
 from proofmatch.demo.generate import generate
 from proofmatch.evaluation import bootstrap as B
-from proofmatch.evaluation import tables as T
+from proofmatch.evaluation import captions as CAP
 from proofmatch.evaluation import transfer
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
@@ -217,7 +217,7 @@ def test_table_sets_each_pool_beside_the_in_corpus_numbers(tmp_path, monkeypatch
     )
     # each pool's chance MRR, H_n / n: the in-corpus test part's too
     n_in = int(re.search(r"In-corpus MRR \(n=(\d+)\)", md).group(1))
-    assert f"In-corpus: {T.chance(n_in)};" in md
+    assert f"In-corpus: {CAP.chance(n_in)};" in md
     assert (
         "never tuned on a pool: NPT-Local λ = 0.75 (zscore); ScratchBERT-Local λ = 0.75 (zscore)."
         in md

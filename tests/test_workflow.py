@@ -37,7 +37,7 @@ from artifacts import check_eval_tables, check_figure
 from proofmatch import experiments as X
 from proofmatch import result_tables as RT
 from proofmatch.config import load_config
-from proofmatch.evaluation import tables as T
+from proofmatch.evaluation import captions as CAP
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
@@ -491,7 +491,7 @@ def check_paper_comparison(results: Path) -> None:
     assert "demo corpus" in caption and f"{report['kept']:,} statement-proof pairs" in caption, (
         caption
     )
-    assert f"Mixed {T.chance(pool)};" in caption, caption  # the pool and its chance MRR
+    assert f"Mixed {CAP.chance(pool)};" in caption, caption  # the pool and its chance MRR
 
 
 def check_results(wd: Path) -> None:
@@ -712,7 +712,7 @@ def test_report_of_the_demo_run(demo_run):
         assert page.count("<tr>") >= 2 and "|---" not in page, t.name
     registered = RT.tables(fusion=X.fusion_runs(config))
     for name in [*(f"table{n}" for n in range(1, 8)), "baselines"]:
-        planned = T.table_caption(name, config)
+        planned = CAP.table_caption(name, config)
         head = " ".join(
             (demo_run / f"results/tables/{name}.md").read_text().split("\n\n")[0].split()
         )
@@ -721,10 +721,10 @@ def test_report_of_the_demo_run(demo_run):
         counted = planned
         if name in registered and name != "table7":
             evaluations = registered[name].evaluations(X.not_run(config))
-            pools = T.pool_sizes(
+            pools = CAP.pool_sizes(
                 {ev: json.loads((demo_run / ev.path()).read_text()) for ev in evaluations}
             )
-            counted = T.table_caption(name, config, pools)
+            counted = CAP.table_caption(name, config, pools)
             assert "counted in the file" in planned and "counted in the file" not in counted, name
         if name == "baselines":  # the file adds each fusion row's λ, chosen by the run
             assert head.startswith(counted) and " λ chosen: " in head[len(counted) :], head
@@ -735,9 +735,9 @@ def test_report_of_the_demo_run(demo_run):
     assert (
         (demo_run / "results/tables/table7.md")
         .read_text()
-        .startswith(T.hubness_caption(hubness.part, n))
+        .startswith(CAP.hubness_caption(hubness.part, n))
     )
-    assert f"Pool: {T.chance(n)}" in T.hubness_caption(hubness.part, n)
+    assert f"Pool: {CAP.chance(n)}" in CAP.hubness_caption(hubness.part, n)
     protected = ", ".join(config["replace"]["protected"])
     assert f"the protected symbols {protected} are not replaced" in htmllib.unescape(
         " ".join(pages["results/tables/table6.html"].split())

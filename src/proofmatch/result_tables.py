@@ -240,7 +240,7 @@ COMPARISON_CAPTION = (
 )
 
 # Every result table, in the order rule all lists them. A caption's {fields} are filled from the
-# config (proofmatch.evaluation.tables.caption_fields); a table's pool is added where it is known.
+# config (proofmatch.evaluation.captions.caption_fields); a table's pool is added where it is known.
 BUILTIN: tuple[TableSpec, ...] = (
     TableSpec(
         "table1",

@@ -1,4 +1,5 @@
 # Dataset statistics: Table 1 (articles and categories) and Table 2 (token counts).
+from proofmatch.evaluation import captions as CAP
 from proofmatch.evaluation import tables as T
 
 
@@ -22,7 +23,7 @@ rule table1:
         runtime=15,
     params:
         # the report's caption, the .md's too (a function: no {wildcard} expansion of its text)
-        caption=lambda w: T.table_caption("table1", config),
+        caption=lambda w: CAP.table_caption("table1", config),
     script:
         "../scripts/table1.py"
 
@@ -44,6 +45,6 @@ rule table2:
         mem_mb=4000,
         runtime=15,
     params:
-        caption=lambda w: T.table_caption("table2", config),  # as table1's
+        caption=lambda w: CAP.table_caption("table2", config),  # as table1's
     script:
         "../scripts/table2.py"

@@ -5,6 +5,8 @@ import os
 
 from proofmatch.evaluation import comparison as COMPARISON
 from proofmatch.evaluation import report as REPORT
+from proofmatch.evaluation import scaling as SCALING
+from proofmatch.evaluation import captions as CAP
 from proofmatch.evaluation import tables as T
 
 
@@ -33,8 +35,8 @@ rule table:
         fusion=FUSION_RUNS,
         # the table's caption, filled from the config (the report's; the script writes the same
         # with its pool counted)
-        caption=lambda w: T.table_caption(w.table, config),
-        settings=T.job_settings(config),  # what the job reads of the config, nothing else
+        caption=lambda w: CAP.table_caption(w.table, config),
+        settings=CAP.job_settings(config),  # what the job reads of the config, nothing else
     script:
         "../scripts/render_table.py"
 
@@ -109,7 +111,7 @@ rule figure2:
 REPORT_EVALUATIONS = {
     "findings": REPORT.findings_inputs(config),
     "seeds": REPORT.seeds_inputs(config),
-    "scaling": REPORT.scaling_inputs(config),
+    "scaling": SCALING.scaling_inputs(config),
 }
 # rule all asks for their tables as for every registered one (RT.TABLES)
 REPORT_TARGETS = [
@@ -142,8 +144,8 @@ rule findings:
         # pool (515 pairs), 20 of them (bench/bench_findings.py; docs/measured/findings.md)
         runtime=30,
     params:
-        caption=T.table_caption("findings", config),
-        settings=T.job_settings(config),  # what the job reads of the config, nothing else
+        caption=CAP.table_caption("findings", config),
+        settings=CAP.job_settings(config),  # what the job reads of the config, nothing else
     script:
         "../scripts/report_table.py"
 
@@ -160,8 +162,8 @@ use rule findings as seeds_table with:
     benchmark:
         "results/benchmarks/seeds_table.tsv"
     params:
-        caption=T.table_caption("seeds", config),
-        settings=T.job_settings(config),
+        caption=CAP.table_caption("seeds", config),
+        settings=CAP.job_settings(config),
 
 
 use rule findings as scaling_table with:
@@ -183,5 +185,5 @@ use rule findings as scaling_table with:
     benchmark:
         "results/benchmarks/scaling_table.tsv"
     params:
-        caption=T.table_caption("scaling", config),
-        settings=T.job_settings(config),
+        caption=CAP.table_caption("scaling", config),
+        settings=CAP.job_settings(config),

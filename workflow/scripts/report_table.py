@@ -1,14 +1,15 @@
-"""The findings, seeds or scaling table (thin wrapper around proofmatch.evaluation.report)."""
+"""The findings, seeds or scaling table (thin wrapper around proofmatch.evaluation.report and .scaling)."""
 
 from pathlib import Path
 
 from proofmatch.evaluation import report as R
+from proofmatch.evaluation import scaling as S
 from proofmatch.logs import run_logged
 
 md = Path(snakemake.output.md)
 name, prefix = md.stem, str(md.with_suffix(""))
-settings = snakemake.params.settings  # the config keys this job reads (tables.SETTINGS)
-inputs = {"findings": R.findings_inputs, "seeds": R.seeds_inputs, "scaling": R.scaling_inputs}[
+settings = snakemake.params.settings  # the config keys this job reads (captions.SETTINGS)
+inputs = {"findings": R.findings_inputs, "seeds": R.seeds_inputs, "scaling": S.scaling_inputs}[
     name
 ](settings)
 paths = R.evaluation_paths(inputs)
@@ -27,7 +28,7 @@ elif name == "seeds":
 else:
     run_logged(
         snakemake.log[0],
-        R.write_scaling,
+        S.write_scaling,
         paths,
         settings,
         snakemake.input.data,

@@ -12,7 +12,7 @@ the paper's value and the reason; a missing result of any other cell is an error
 The caption names the corpus (``corpus.source`` and its folder(s)), its size after filtering (the
 filter report's kept articles and pairs) and the decoding pool of each split: the number of test
 pairs every statement is ranked against (the evaluations' ``n``) and the MRR of ranking them at
-random (:func:`proofmatch.evaluation.tables.chance_mrr`).
+random (:func:`proofmatch.evaluation.captions.chance_mrr`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ from proofmatch import result_tables as RT
 from proofmatch.artifacts import read_json, write_csv, write_text
 from proofmatch.evaluation import intervals as I
 from proofmatch.evaluation import paper as P
-from proofmatch.evaluation.tables import Source, cells, chance, load_metrics, pool_sizes
+from proofmatch.evaluation.captions import chance, pool_sizes
+from proofmatch.evaluation.tables import Source, cells, load_metrics
 from proofmatch.render import to_markdown
 from proofmatch.spec.sources import SOURCES
 

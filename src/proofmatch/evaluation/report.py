@@ -1,12 +1,10 @@
-"""The report's tables beyond the paper's: findings, seed spread and the data-scaling curve.
+"""The report's tables beyond the paper's: findings and seed spread (the data-scaling curve is in
+:mod:`proofmatch.evaluation.scaling`).
 
 * ``findings``: :mod:`proofmatch.evaluation.findings`, one row per finding of the paper, then the
   headline gap (each learned Local run and its fusion against BM25 and TF-IDF, Mixed Conservation);
 * ``seeds``: each headline run (config ``report.seed_runs``) trained with every seed of
-  ``report.seeds``: test MRR per seed, mean ± SD, and the interval of the config seed's run;
-* ``scaling``: the headline runs, their fusion and the baselines at each train share of
-  ``report.fractions`` (and 1), with intervals, plus a figure (MRR against train pairs, log axis)
-  and where the learned-minus-BM25 gap would cross 0 if its trend in log(pairs) held.
+  ``report.seeds``: test MRR per seed, mean ± SD, and the interval of the config seed's run.
 
 All read the per-statement block of each evaluation JSON and write Markdown, LaTeX and
 CSV through :func:`proofmatch.render.write_table`.
@@ -23,18 +21,17 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow.compute as pc
 
 from proofmatch import experiments as X
 from proofmatch import variants as V
-from proofmatch.artifacts import atomic_path, read_table, write_csv
-from proofmatch.data.subsample import kept_train_rows
+from proofmatch.artifacts import read_table, write_csv
 from proofmatch.evaluation import bootstrap as B
 from proofmatch.evaluation import findings as F
 from proofmatch.evaluation import paper as P
+from proofmatch.evaluation import verdicts as VD
+from proofmatch.evaluation.captions import chance, pool_sizes, pools_sentence
 from proofmatch.evaluation.comparison import corpus_label
 from proofmatch.evaluation.intervals import load_frames, signed
-from proofmatch.evaluation.tables import chance, pool_sizes, pools_sentence
 from proofmatch.experiments import Evaluation
 from proofmatch.render import write_table
 
@@ -71,7 +68,7 @@ def _write(
 def pools_caption(frames: Mapping[Any, pd.DataFrame]) -> str:
     """What a report table's caption says of its pools: for each split and part its evaluations
     read, the number of proofs each statement is ranked against and their chance MRR (H_n / n,
-    :func:`proofmatch.evaluation.tables.chance_mrr`)."""
+    :func:`proofmatch.evaluation.captions.chance_mrr`)."""
     evaluated = {ev: {"n": len(f)} for ev, f in frames.items() if isinstance(ev, Evaluation)}
     sizes = pool_sizes(evaluated, key=lambda ev: (ev.split, ev.part))
     return " " + pools_sentence(
@@ -162,8 +159,8 @@ def evidence(
     frames: Mapping[Any, pd.DataFrame],
     config: Mapping[str, Any],
     paths: Mapping[Any, str | os.PathLike] | None = None,
-) -> F.Evidence:
-    """The findings' :class:`~proofmatch.evaluation.findings.Evidence`: the frames, the config's
+) -> VD.Evidence:
+    """The findings' :class:`~proofmatch.evaluation.verdicts.Evidence`: the frames, the config's
     bootstrap, margin and re-solving settings, the k-best lists of every evaluation whose global
     accuracy a finding reads (from the Parquet file beside its JSON in ``paths``) and the paper's
     values."""
@@ -175,14 +172,14 @@ def evidence(
     kbest = {}
     for ev, path in (paths or {}).items():
         if (
-            F.seed_variant_of(ev) in global_evs
+            VD.seed_variant_of(ev) in global_evs
             and ev in frames
             and len(frames[ev]) <= resolve_max_n
         ):
             found = read_kbest(Path(path).with_suffix(".parquet"), frames[ev].index)
             if found is not None:
                 kbest[ev] = found
-    return F.Evidence(
+    return VD.Evidence(
         frames,
         rep["resamples"],
         config["seed"],
@@ -190,7 +187,7 @@ def evidence(
         resolve_max_n,
         kbest,
         paper_values(),
-        F.caveats(config),
+        VD.caveats(config),
     )
 
 
@@ -200,7 +197,7 @@ def seeds_sentence(frames: Mapping[Any, pd.DataFrame], config: Mapping[str, Any]
     seed = config["seed"]
     varied = sorted(
         {
-            _label(F.seed_variant_of(ev))
+            _label(VD.seed_variant_of(ev))
             for ev in frames
             if isinstance(ev, Evaluation) and ev.variant.startswith("seed")
         }
@@ -227,11 +224,11 @@ def write_findings(
     ``<out_prefix>_headline.csv``)."""
     frames: dict[Any, pd.DataFrame] = dict(load_frames(paths))  # type: ignore[arg-type]
     if shares_json is not None:
-        frames[F.LIME] = F.lime_frame(shares_json)
+        frames[F.LIME] = VD.lime_frame(shares_json)
     resamples, seed = config["report"]["resamples"], config["seed"]
     ev = evidence(frames, config, paths)
     t0 = time.perf_counter()
-    df, cells = F.findings_tables(ev)
+    df, cells = VD.findings_tables(ev)
     log.info(
         "judged %d findings (%d cells, %d evaluations re-solved) in %.1f s",
         len(df),
@@ -251,7 +248,7 @@ def write_findings(
         + head_shown.to_markdown(index=False, tablefmt="github")
         + "\n"
     )
-    caption = F.CAPTION.format(
+    caption = VD.CAPTION.format(
         corpus=corpus,
         resamples=resamples,
         margin=config["report"]["equivalence_margin"],
@@ -276,14 +273,14 @@ def write_findings(
 def findings_inputs(config: Mapping[str, Any]) -> list[Evaluation]:
     """The evaluations the findings read, the seed variants of those among them that
     ``report.seeds`` trains again, and the headline gap's."""
-    base = F.inputs(X.not_run(config))
+    base = VD.inputs(X.not_run(config))
     wanted = set(base)
     seeds = [
         ev
         for _, run in V.seed_runs(config)
         if run.variant
         for ev in V.test_evaluations(run, config)
-        if F.seed_variant_of(ev) in wanted
+        if VD.seed_variant_of(ev) in wanted
     ]
     return list(dict.fromkeys(base + seeds + headline_evaluations(config)))
 
@@ -352,161 +349,6 @@ def write_seeds(
         f"the run every other table shows ({resamples} resamples)." + pools_caption(frames)
     )
     _write(df, out_prefix, caption, pd.DataFrame(shown))
-    return df
-
-
-# ----------------------------------------------------------------------------- scaling
-
-
-def scaling_inputs(config: Mapping[str, Any]) -> list[Evaluation]:
-    return V.evaluations({**config, "report": {**config["report"], "seeds": [config["seed"]]}})
-
-
-def train_pairs(data_parquet: str | os.PathLike) -> int:
-    table = read_table(data_parquet, columns=["part"])
-    return int(pc.sum(pc.equal(table["part"], "train")).as_py())
-
-
-def scaling_rows(
-    frames: Mapping[Evaluation, pd.DataFrame], config: Mapping[str, Any], n_train: int
-) -> pd.DataFrame:
-    """One row per (model, fraction) from the evaluations' per-statement frames (each file read
-    once: BM25's serves every share): train pairs, MRR with interval, Acc, and for a learned or
-    fused row its paired difference from BM25."""
-    resamples, seed = config["report"]["resamples"], config["seed"]
-    fractions = [*sorted(config["report"]["fractions"]), 1.0]
-    bm25 = frames[V.baseline_variant("bm25", 1.0)]
-    entries = [
-        (_label(ev), f, ev)
-        for f, run in V.scaling_runs(config)
-        for ev in V.test_evaluations(run, config)
-    ]
-    entries += [
-        (X.METHOD_NAMES[m], f, V.baseline_variant(m, f))
-        for m in V.SCALING_BASELINES
-        for f in fractions
-    ]
-    rows = []
-    for label, f, ev in entries:
-        frame = frames[ev]
-        iv = B.interval(frame["mrr"].to_numpy(), resamples, seed)
-        d = (
-            B.contrast([(1.0, frame), (-1.0, bm25)], "mrr", resamples, seed)
-            if ev.run() is not None
-            else None
-        )
-        rows.append(
-            {
-                "Model": label,
-                "Fraction": f,
-                "Train pairs": n_train if f >= 1 else len(kept_train_rows(n_train, f, seed)),
-                "MRR": 100 * iv.value,
-                "MRR lo": 100 * iv.low,
-                "MRR hi": 100 * iv.high,
-                "Acc": 100 * frame["acc"].mean(),
-                "Δ BM25": np.nan if d is None else 100 * d.value,
-                "Δ BM25 lo": np.nan if d is None else 100 * d.low,
-                "Δ BM25 hi": np.nan if d is None else 100 * d.high,
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-MIN_TREND_POINTS = 3  # training sizes a trend is fitted to; fewer: no crossing extrapolated
-
-
-def crossing(df: pd.DataFrame, model: str) -> float | None:
-    """The train pairs at which ``model``'s gap to BM25 would reach 0 if it kept its least-squares
-    trend in log(pairs); None when it does not rise (or is already above), or when fewer than
-    :data:`MIN_TREND_POINTS` training sizes were measured (two points always make a line)."""
-    sub = df[df["Model"] == model].dropna(subset=["Δ BM25"])
-    if sub["Train pairs"].nunique() < MIN_TREND_POINTS:
-        return None
-    slope, icept = np.polyfit(
-        np.log(sub["Train pairs"].to_numpy(float)), sub["Δ BM25"].to_numpy(float), 1
-    )
-    if slope <= 0 or sub["Δ BM25"].iloc[-1] >= 0:
-        return None
-    return float(np.exp(-icept / slope))
-
-
-def scaling_figure(
-    df: pd.DataFrame, out_png: str | os.PathLike, out_pdf: str | os.PathLike
-) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=150)
-    for model, sub in df.groupby("Model", sort=False):
-        x = sub["Train pairs"].to_numpy(float)
-        y = sub["MRR"].to_numpy(float)
-        ax.errorbar(
-            x, y, yerr=[y - sub["MRR lo"], sub["MRR hi"] - y], marker="o", capsize=3, label=model
-        )
-    ax.set_xscale("log")
-    ax.set_xlabel("training pairs (Mixed Conservation train part, log scale)")
-    ax.set_ylabel("test MRR (%) with 95 % interval")
-    ax.legend(fontsize=7)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    for out in (out_png, out_pdf):
-        with atomic_path(out, suffix=Path(out).suffix) as tmp:
-            fig.savefig(tmp)
-    plt.close(fig)
-
-
-def write_scaling(
-    paths: Mapping[Evaluation, str | os.PathLike],
-    config: Mapping[str, Any],
-    data_parquet: str | os.PathLike,
-    out_prefix: str | os.PathLike,
-    out_png: str | os.PathLike,
-    out_pdf: str | os.PathLike,
-) -> pd.DataFrame:
-    """``scaling.{md,tex,csv}`` and the scaling figure."""
-    frames = load_frames(paths)
-    df = scaling_rows(frames, config, train_pairs(data_parquet))
-    crosses = []
-    sizes = df.loc[df["Δ BM25"].notna(), "Train pairs"].nunique()
-    for model in dict.fromkeys(df.loc[df["Δ BM25"].notna(), "Model"]):
-        n = crossing(df, model)
-        crosses.append(
-            f"{model}: " + ("no crossing on this trend" if n is None else f"about {n:,.0f} pairs")
-        )
-    if sizes >= MIN_TREND_POINTS:
-        trend = (
-            "Where the learned − BM25 gap would reach 0 if its least-squares trend in log(train "
-            "pairs) held: " + "; ".join(crosses) + "."
-        )
-    else:
-        trend = (
-            f"Only {sizes} training size{'s' if sizes != 1 else ''} measured: no trend is fitted "
-            f"and no crossing extrapolated (that needs at least {MIN_TREND_POINTS}; "
-            "report.fractions adds sizes)."
-        )
-    caption = (
-        "Data scaling (this project's addition): test MRR (%) on Mixed Conservation with its 95 % bootstrap "
-        "interval, each model trained on a share of the train part (a smaller share is a prefix of a larger "
-        "one; dev and test parts unchanged). BM25 does not read the train part: its rows repeat the full one. "
-        "Δ BM25: paired difference on the same statements. "
-        + trend
-        + " One seed (config seed)."
-        + pools_caption(frames)
-    )
-    shown = df.copy()
-    shown["MRR"] = [
-        f"{m:.2f} [{lo:.1f}, {hi:.1f}]" for m, lo, hi in zip(df["MRR"], df["MRR lo"], df["MRR hi"])
-    ]
-    shown["Δ BM25"] = [
-        "–" if np.isnan(d) else f"{d:+.1f} [{lo:+.1f}, {hi:+.1f}]".replace("-", "−")
-        for d, lo, hi in zip(df["Δ BM25"], df["Δ BM25 lo"], df["Δ BM25 hi"])
-    ]
-    shown["Fraction"] = [f"{f:g}" for f in df["Fraction"]]
-    shown = shown.drop(columns=["MRR lo", "MRR hi", "Δ BM25 lo", "Δ BM25 hi"])
-    _write(df, out_prefix, caption, shown)
-    scaling_figure(df, out_png, out_pdf)
     return df
 
 

@@ -40,7 +40,8 @@ from proofmatch.corpora import transfer_corpora, transfer_root
 from proofmatch.data.replace import OUTPUT_SCHEMA
 from proofmatch.data.splits import read_part
 from proofmatch.evaluation import intervals as I
-from proofmatch.evaluation.tables import cells, chance, load_metrics, pools_sentence
+from proofmatch.evaluation.captions import chance, pools_sentence
+from proofmatch.evaluation.tables import cells, load_metrics
 from proofmatch.experiments import (
     EVAL_ROOT,
     LEVEL_NAMES,
@@ -297,7 +298,7 @@ def _body(
 def pool_notes(in_n: int, pool_info: Mapping[str, Mapping[str, Any]]) -> str:
     """What the caption says of the pools: the in-corpus test part's size and each transfer
     pool's pairs and articles, each with its chance MRR (H_n / n,
-    :func:`proofmatch.evaluation.tables.chance_mrr`), and a pool that shares articles or pairs
+    :func:`proofmatch.evaluation.captions.chance_mrr`), and a pool that shares articles or pairs
     with the training corpus's train part marked as no clean transfer."""
     notes = [f"In-corpus: {chance(in_n)}"]
     for c, info in pool_info.items():

@@ -38,8 +38,8 @@ class TableSpec:
 
     ``name`` is its file stem (``results/tables/{name}.md``), ``title`` how errors and the paper
     comparison name it. ``caption`` is a template of what its .md and .tex files and the HTML
-    report say above it, filled from the config by :func:`proofmatch.evaluation.tables.table_caption`
-    (the fields of :func:`proofmatch.evaluation.tables.caption_fields`). ``rows`` takes a
+    report say above it, filled from the config by :func:`proofmatch.evaluation.captions.table_caption`
+    (the fields of :func:`proofmatch.evaluation.captions.caption_fields`). ``rows`` takes a
     :class:`proofmatch.result_tables.Setting` (the evaluated part, the fused runs, Table 7's run)
     and returns the table's :class:`proofmatch.result_tables.Table`: the evaluation behind each
     cell, which the one ``rule table`` reads and ``render_table.py`` renders. A table made
