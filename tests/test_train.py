@@ -852,6 +852,7 @@ def test_the_curve_of_a_one_epoch_run_shows_its_steps(tmp_path):
 
     import numpy as np
 
+    from proofmatch.models import curves as C
     from proofmatch.models import train as T
 
     steps = list(np.linspace(3.0, 2.0, 40))
@@ -862,10 +863,10 @@ def test_the_curve_of_a_one_epoch_run_shows_its_steps(tmp_path):
             "local_loss": 2.5,
             "dev_mrr": 0.171,
             "dev_acc": 0.05,
-            T.STEP_LOSS: steps,
+            C.STEP_LOSS: steps,
         }
     ]
-    title = T.curve_title(
+    title = C.curve_title(
         tmp_path / "results/runs/mixed/npt-local/full-both", "npt", "local", "both", 13
     )
     assert title == "npt-local, split mixed, trained on level full, both view, seed 13"
@@ -879,9 +880,9 @@ def test_the_curve_of_a_one_epoch_run_shows_its_steps(tmp_path):
         return real_plot(self, *args, **kwargs)
 
     with mock.patch.object(matplotlib.axes.Axes, "plot", spy):
-        T.plot_curve(history, tmp_path / "curve.png", title)
+        C.plot_curve(history, tmp_path / "curve.png", title)
     assert (tmp_path / "curve.png").stat().st_size > 1000
     by_label = dict(drawn)
     assert by_label["loss per step"] == steps
     assert by_label["dev MRR"] == [pytest.approx(17.1)]
-    assert T.STEP_LOSS not in T._csv_rows(history).columns
+    assert C.STEP_LOSS not in T._csv_rows(history).columns
