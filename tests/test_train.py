@@ -23,17 +23,14 @@ from proofmatch.models import runtime
 from proofmatch.models import train as train_mod
 from proofmatch.models.batching import TokenTable
 from proofmatch.models.encoders import NPTConfig, NPTEncoder, WordVocab, pad_batch
+from proofmatch.models.losses import global_loss, local_loss, max_assignment, triplet_loss
 from proofmatch.models.matcher import (
     Matcher,
     MatcherConfig,
     NotConfigured,
     check_run,
-    global_loss,
     load_matcher,
-    local_loss,
-    max_assignment,
     npt_vocab,
-    triplet_loss,
 )
 from proofmatch.models.optim import make_optimizer
 from proofmatch.models.params import (
