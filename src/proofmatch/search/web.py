@@ -335,6 +335,39 @@ def _wait_words(wait: float) -> str:
     return f"{s} second{'s' if s != 1 else ''}"
 
 
+def _add_explanation(
+    ctx: dict[str, Any],
+    searcher: Searcher,
+    q: str,
+    part: str,
+    explain_id: str,
+    hits: list,
+    limits: Limits | None,
+    client: str,
+) -> int:
+    """Put the explanation of ``explain_id`` asked for on the page (``ctx``) and return the
+    page's status: 200, or its refusal (429 rate limit, 503 full pool) or error (400), said where
+    the explanation would be."""
+    status = 200
+    ctx["explain_on_page"] = any(h.pair_id == explain_id for h in hits)
+    wait = limits.explain.take(client) if limits is not None else 0.0
+    if wait > 0:
+        ctx["explain_error"] = (
+            f"too many explanations from this address in a short time; the results are "
+            f"kept: ask again in {_wait_words(wait)}."
+        )
+        ctx["retry_after"] = max(1, round(wait))
+        return 429
+    try:
+        ctx["explanation"] = highlight(searcher.why(q, explain_id, part))
+    except QueryError as err:
+        ctx["explain_error"], status = str(err), 400
+    except Busy as err:
+        ctx["explain_error"], status = str(err), 503
+        ctx["retry_after"] = BUSY_RETRY_S
+    return status
+
+
 def _page_context(
     searcher: Searcher,
     q: str,
@@ -401,22 +434,7 @@ def _page_context(
     if page * PAGE_SIZE < min(index.size(part or None), MAX_RESULTS):
         ctx["next_url"] = "/?" + urlencode({**base, "page": page + 1})
     if explain_id:
-        ctx["explain_on_page"] = any(h.pair_id == explain_id for h in hits)
-        wait = limits.explain.take(client) if limits is not None else 0.0
-        if wait > 0:
-            ctx["explain_error"] = (
-                f"too many explanations from this address in a short time; the results are "
-                f"kept: ask again in {_wait_words(wait)}."
-            )
-            ctx["retry_after"] = max(1, round(wait))
-            return ctx, 429
-        try:
-            ctx["explanation"] = highlight(searcher.why(q, explain_id, part))
-        except QueryError as err:
-            ctx["explain_error"], status = str(err), 400
-        except Busy as err:
-            ctx["explain_error"], status = str(err), 503
-            ctx["retry_after"] = BUSY_RETRY_S
+        status = _add_explanation(ctx, searcher, q, part, explain_id, hits, limits, client)
     return ctx, status
 
 
