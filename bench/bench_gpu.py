@@ -110,7 +110,8 @@ def bench_npt(variant: str, kind: str, warmup: int, steps: int) -> dict:
     optimisation step per call. ``variant``: eager, compile (inductor) or graphs (inductor with CUDA
     graphs, ``mode="reduce-overhead"``)."""
     from proofmatch.models.encoders import NPTConfig, NPTEncoder
-    from proofmatch.models.matcher import Matcher, MatcherConfig, global_loss, local_loss
+    from proofmatch.models.losses import global_loss, local_loss
+    from proofmatch.models.matcher import Matcher, MatcherConfig
     from proofmatch.models.optim import make_optimizer
 
     class _Codec:

@@ -28,7 +28,8 @@ from proofmatch.config import validate_config
 from proofmatch.models import runtime
 from proofmatch.models.batching import TokenTable
 from proofmatch.models.encoders import NPTConfig, NPTEncoder
-from proofmatch.models.matcher import Matcher, MatcherConfig, global_loss, local_loss
+from proofmatch.models.losses import global_loss, local_loss
+from proofmatch.models.matcher import Matcher, MatcherConfig
 from proofmatch.models.optim import make_optimizer
 from proofmatch.models.params import TrainParams
 from proofmatch.models.train import Training, train_epoch

@@ -192,7 +192,8 @@ def test_bilinear_starts(w_init):
     log B); bilinear is nn.Bilinear's U(±1/√d) with zero mean; identity adds I to it."""
     import math
 
-    from proofmatch.models.matcher import bilinear_start, local_loss
+    from proofmatch.models.losses import local_loss
+    from proofmatch.models.matcher import bilinear_start
 
     torch.manual_seed(0)
     d = 64

@@ -23,17 +23,14 @@ from proofmatch.models import runtime
 from proofmatch.models import train as train_mod
 from proofmatch.models.batching import TokenTable
 from proofmatch.models.encoders import NPTConfig, NPTEncoder, WordVocab, pad_batch
+from proofmatch.models.losses import global_loss, local_loss, max_assignment, triplet_loss
 from proofmatch.models.matcher import (
     Matcher,
     MatcherConfig,
     NotConfigured,
     check_run,
-    global_loss,
     load_matcher,
-    local_loss,
-    max_assignment,
     npt_vocab,
-    triplet_loss,
 )
 from proofmatch.models.optim import make_optimizer
 from proofmatch.models.params import (
@@ -852,6 +849,7 @@ def test_the_curve_of_a_one_epoch_run_shows_its_steps(tmp_path):
 
     import numpy as np
 
+    from proofmatch.models import curves as C
     from proofmatch.models import train as T
 
     steps = list(np.linspace(3.0, 2.0, 40))
@@ -862,10 +860,10 @@ def test_the_curve_of_a_one_epoch_run_shows_its_steps(tmp_path):
             "local_loss": 2.5,
             "dev_mrr": 0.171,
             "dev_acc": 0.05,
-            T.STEP_LOSS: steps,
+            C.STEP_LOSS: steps,
         }
     ]
-    title = T.curve_title(
+    title = C.curve_title(
         tmp_path / "results/runs/mixed/npt-local/full-both", "npt", "local", "both", 13
     )
     assert title == "npt-local, split mixed, trained on level full, both view, seed 13"
@@ -879,9 +877,9 @@ def test_the_curve_of_a_one_epoch_run_shows_its_steps(tmp_path):
         return real_plot(self, *args, **kwargs)
 
     with mock.patch.object(matplotlib.axes.Axes, "plot", spy):
-        T.plot_curve(history, tmp_path / "curve.png", title)
+        C.plot_curve(history, tmp_path / "curve.png", title)
     assert (tmp_path / "curve.png").stat().st_size > 1000
     by_label = dict(drawn)
     assert by_label["loss per step"] == steps
     assert by_label["dev MRR"] == [pytest.approx(17.1)]
-    assert T.STEP_LOSS not in T._csv_rows(history).columns
+    assert C.STEP_LOSS not in T._csv_rows(history).columns

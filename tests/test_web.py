@@ -23,18 +23,17 @@ from proofmatch.search.build import build_index
 from proofmatch.search.display import fragment_text
 from proofmatch.search.explain import explain
 from proofmatch.search.index import SearchIndex
-from proofmatch.search.web import (
-    CSP,
+from proofmatch.search.server import (
     LOCAL_LIMITS,
     PUBLIC_LIMITS,
     BoundedLog,
     RateLimiter,
     add_arguments,
-    create_app,
     is_loopback,
     limits_for,
     server_config,
 )
+from proofmatch.search.web import CSP, create_app
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

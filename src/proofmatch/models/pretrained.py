@@ -162,6 +162,45 @@ def _train_head(S, P, dev_S, dev_P, scale, epochs, learning_rate, batch_size, se
     return best_W, best, history
 
 
+def fit_head(vectors, mode: str, p, d: int, scale: float, seed: int):
+    """A head run's ``W`` (``d × d``), best epoch (``epoch``, ``mrr``, ``acc``) and history on the
+    cached ``vectors``: the identity for ``zeroshot``, :func:`train_head` for ``frozen``."""
+    import numpy as np
+
+    if mode == "zeroshot":
+        W = np.eye(d, dtype=np.float32)
+        m = dev_metrics(vectors["dev_statements"], vectors["dev_proofs"], W, scale)
+        best = {"epoch": 0, "mrr": m["mrr"], "acc": m["acc"]}
+        history = [{"epoch": 0, "loss": float("nan"), "dev_mrr": m["mrr"], "dev_acc": m["acc"]}]
+        history[0]["best"] = True
+    else:
+        W, best, history = train_head(
+            vectors["train_statements"],
+            vectors["train_proofs"],
+            vectors["dev_statements"],
+            vectors["dev_proofs"],
+            scale,
+            p.head_epochs,
+            p.head_learning_rate,
+            p.head_batch_size,
+            seed,
+        )
+    return W, best, history
+
+
+def _log_result(result: dict[str, Any]) -> None:
+    """One line of a head run's result: its dev MRR, best epoch and times."""
+    log.info(
+        "%s-%s: dev MRR %.4f (epoch %d), encoding %.1f s, head %.1f s",
+        result["encoder"],
+        result["mode"],
+        result["dev_mrr"],
+        result["best_epoch"],
+        result["encode_seconds"],
+        result["head_seconds"],
+    )
+
+
 def head_run(
     data_parquet: str | os.PathLike,
     out_dir: str | os.PathLike,
@@ -177,7 +216,6 @@ def head_run(
     ``out_dir/model_dir`` (swapped in whole), and its result (``metrics.json``'s fields) and
     history (``metrics.csv``'s rows), which :func:`proofmatch.models.train.train_run` writes with
     its curve as it does a trained run's."""
-    import numpy as np
     import torch
 
     from proofmatch.data.splits import read_parts
@@ -198,24 +236,7 @@ def head_run(
     parts = {"dev": dev} if mode == "zeroshot" else {"train": train, "dev": dev}
     vectors = cached_vectors(matcher, parts, out / CACHE_FILE)
     encode_seconds = time.perf_counter() - t0
-    if mode == "zeroshot":
-        W = np.eye(d, dtype=np.float32)
-        m = dev_metrics(vectors["dev_statements"], vectors["dev_proofs"], W, scale)
-        best = {"epoch": 0, "mrr": m["mrr"], "acc": m["acc"]}
-        history = [{"epoch": 0, "loss": float("nan"), "dev_mrr": m["mrr"], "dev_acc": m["acc"]}]
-        history[0]["best"] = True
-    else:
-        W, best, history = train_head(
-            vectors["train_statements"],
-            vectors["train_proofs"],
-            vectors["dev_statements"],
-            vectors["dev_proofs"],
-            scale,
-            p.head_epochs,
-            p.head_learning_rate,
-            p.head_batch_size,
-            seed,
-        )
+    W, best, history = fit_head(vectors, mode, p, d, scale, seed)
     head_seconds = time.perf_counter() - t0 - encode_seconds
     with torch.no_grad():
         matcher.W.copy_(torch.as_tensor(W))
@@ -245,14 +266,6 @@ def head_run(
         "head_seconds": head_seconds,
         "fingerprint": fp,
     }
-    log.info(
-        "%s-%s: dev MRR %.4f (epoch %d), encoding %.1f s, head %.1f s",
-        encoder,
-        mode,
-        best["mrr"],
-        best["epoch"],
-        encode_seconds,
-        head_seconds,
-    )
+    _log_result(result)
     nan = float("nan")  # the columns the training curve reads
     return result, [{"local_loss": r["loss"], "dev_global_acc": nan, **r} for r in history]

@@ -12,7 +12,7 @@ import torch
 from proofmatch import config
 from proofmatch.models import runtime
 from proofmatch.models.batching import TokenTable
-from proofmatch.models.matcher import global_loss, local_loss, triplet_loss
+from proofmatch.models.losses import global_loss, local_loss, triplet_loss
 
 # (a pretrained checkpoint's zeroshot and frozen modes take no step of the encoder:
 # proofmatch.models.pretrained)

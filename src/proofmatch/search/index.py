@@ -50,24 +50,13 @@ from proofmatch.search.folder import (
     files_digest,
 )
 from proofmatch.search.query import MAX_QUERY_CHARS, Query, QueryError, parse_query
+from proofmatch.search.query_warnings import LANGUAGE_SAMPLE, warn_language, warn_unmatched
 
 MAX_RESULTS = 1000  # deepest rank a search may page to
-LANGUAGE_MIN_WORDS = 4  # a query's language is judged on at least this many words of text
-LANGUAGE_SAMPLE = 300  # proofs whose text tells the index's language
 SCORERS = ("model", "tfidf", "bm25", "fusion")  # what answers a query: the index's method
 
 
 # ----------------------------------------------------------------------------- searching
-
-
-def _language_name(code: str) -> str:
-    """The English name of a language code (polyglot's), else the code."""
-    try:
-        from polyglot.detect.base import Language
-
-        return str(Language.from_code(code).name)
-    except Exception:  # noqa: BLE001 - an unknown code: the code itself reads well enough
-        return code
 
 
 def top_order(scores: np.ndarray, k: int, gold: int | None = None) -> np.ndarray:
@@ -304,8 +293,8 @@ class SearchIndex:
                 f"results 1-{MAX_RESULTS} can be shown; asked for {offset + 1}-{offset + k}"
             )
         q = text if isinstance(text, Query) else self.parse(text, kind, max_chars)
-        self._warn_unmatched(q)
-        self._warn_language(q)
+        warn_unmatched(q, self.proof_vocabulary, self.method)
+        warn_language(q, self.corpus_language)
         rows = self._candidates(part).rows
         gold_row = self.row_of[q.pair_id] if q.kind == "id" else None
         halves = None
@@ -361,25 +350,6 @@ class SearchIndex:
             )
         return self._proof_vocab
 
-    def _warn_unmatched(self, q: Query) -> None:
-        """A query none of whose tokens occurs in any proof gets a warning beside its results: every
-        lexical score is 0, so the order says nothing lexical (a model index still ranks it)."""
-        if q.kind == "id" or not q.tokens:
-            return
-        vocab = self.proof_vocabulary()
-        if not vocab or any(t in vocab for t in q.tokens):
-            return
-        why = (
-            "every TF-IDF/BM25 score is 0 and the order is arbitrary"
-            if self.method in ("tfidf", "bm25")
-            else "BM25 scores are all 0; the order is the model's alone"
-            if self.method == "fusion"
-            else "the order is the model's guess from its embeddings alone"
-        )
-        q.warnings.append(
-            f"no word or symbol of the query occurs in any proof of this index: {why}"
-        )
-
     def corpus_language(self) -> str | None:
         """The language of the index's proofs (polyglot on the text of up to
         :data:`LANGUAGE_SAMPLE` of them, spread over the index), or None when not reliably known."""
@@ -393,27 +363,6 @@ class SearchIndex:
                 status, code, _ = detect_language(sample)
                 self._language = code if status == "reliable" else None
         return self._language
-
-    def _warn_language(self, q: Query) -> None:
-        """A query whose words read reliably as another language than the index's proofs gets a
-        warning: its words can hardly match (BM25), and a model never saw that language."""
-        if q.kind == "id":
-            return
-        words = [t for t in q.tokens if not t.startswith("$") and any(c.isalpha() for c in t)]
-        if len(words) < LANGUAGE_MIN_WORDS:
-            return
-        corpus = self.corpus_language()
-        if corpus is None:
-            return
-        from proofmatch.data.filter_rules import detect_language
-
-        status, code, confidence = detect_language(" ".join(words))
-        if status == "reliable" and code and code != corpus:
-            q.warnings.append(
-                f"the query's words read as {_language_name(code)} ({code}, {confidence:.0f} % "
-                f"confident) but the proofs of this index are in {_language_name(corpus)} "
-                f"({corpus}): few of its words can match them; formulas still do"
-            )
 
     def _faiss_top(
         self, q: Query, k: int, rows: np.ndarray | None

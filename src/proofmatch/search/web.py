@@ -28,7 +28,7 @@ would have been, under the results of its search, which are kept (the last ``RES
 pages of results are kept in memory, so showing them again costs no search and takes no token);
 a search refused is said above the form. The JSON API answers 429 with ``{"error": …}``.
 ``proofmatch serve`` on a loopback address (the default) uses the generous limits of
-:data:`LOCAL_LIMITS` unless a flag sets one: only this machine's user can reach it.
+:data:`~proofmatch.search.server.LOCAL_LIMITS` unless a flag sets one: only this machine's user can reach it.
 
 Explanations cannot stall search. An explanation rescores the proof once per token (seconds on a
 large model), so it runs apart from searches: in a pool of ``explain_workers`` (default 1)
@@ -39,14 +39,14 @@ general one. Searches run one at a time under one lock (one model, two cores), a
 scoring holds it: a query's formulas are converted (LaTeXML: up to 20 s each) before the lock is
 taken, so a slow conversion delays its own request only.
 
-Slow clients are shed (:func:`server_config`). A connection must send a whole request head within
+Slow clients are shed (:func:`proofmatch.search.server.server_config`). A connection must send a whole request head within
 ``header_timeout`` seconds of opening (or of its previous response): one that trickles its
 headers in byte by byte, or sends nothing, is closed then. An idle keep-alive connection is
 closed after ``keep_alive_timeout`` seconds. At most ``max_connections`` are open at once (and
 fewer than the process's descriptor limit allows); a connection beyond that is closed at once. So
 a flood of slow sockets holds at most ``max_connections`` descriptors for at most
 ``header_timeout`` seconds each, and never locks every client out for longer. Warnings of the
-server and of asyncio are logged at most :data:`LOG_BURST` times per :data:`LOG_WINDOW_S`
+server and of asyncio are logged at most :data:`~proofmatch.search.server.LOG_BURST` times per :data:`~proofmatch.search.server.LOG_WINDOW_S`
 seconds each (then one line counts what was left out), so a flood cannot fill a disk with logs.
 A client's address is the socket's: ``X-Forwarded-For`` is read only from the proxy named by
 ``--trusted-proxy`` (none by default), so headers cannot make one client many.
@@ -55,12 +55,8 @@ A client's address is the socket's: ``X-Forwarded-For`` is read only from the pr
 from __future__ import annotations
 
 import argparse
-import asyncio
-import ipaddress
 import logging
-import resource
 import threading
-import time
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
@@ -80,13 +76,21 @@ from proofmatch.search.folder import (
 )  # search.explain (torch) is imported on the first explanation
 from proofmatch.search.index import MAX_RESULTS
 from proofmatch.search.query import QueryError
+from proofmatch.search.server import (
+    DEFAULT_MAX_QUERY_CHARS,
+    PUBLIC_LIMITS,
+    RateLimiter,
+    add_arguments,  # noqa: F401 - `proofmatch serve`'s flags: the command line reads them here
+    is_loopback,
+    limits_for,
+    server_config,
+)
 
 log = logging.getLogger(__name__)
 
 HERE = Path(__file__).resolve().parent
 PAGE_SIZE = 10
 MAX_PAGE_SIZE = 50
-DEFAULT_MAX_QUERY_CHARS = 4000
 CSP = (
     "default-src 'none'; style-src 'self'; img-src 'none'; script-src 'none'; form-action 'self'; "
     "base-uri 'none'; frame-ancestors 'none'"
@@ -94,9 +98,6 @@ CSP = (
 EXAMPLE = r"Let $f$ be continuous on $[a, b]$. Then $f$ attains its maximum."
 BUSY_RETRY_S = 5  # Retry-After of a 503 when the explanation pool is full
 RESULT_CACHE = 64  # pages of results kept, so that an explanation's page needs no new search
-# rate limits: (searches a minute, burst, explanations a minute, explanation burst)
-PUBLIC_LIMITS = (60.0, 20, 6.0, 3)  # served to other machines
-LOCAL_LIMITS = (600.0, 100, 60.0, 20)  # bound to a loopback address: only this machine's user
 HIGHLIGHT_LEVELS = 5  # colour steps per sign (style.css: .tok.pos1-5, .tok.neg1-5)
 
 
@@ -119,31 +120,6 @@ def highlight(explanation: dict[str, Any]) -> dict[str, Any]:
             for side in ("statement", "proof")
         },
     }
-
-
-class RateLimiter:
-    """Token bucket per client: ``rate_per_minute`` tokens a minute, at most ``burst`` saved."""
-
-    def __init__(self, rate_per_minute: float, burst: int, max_clients: int = 10000):
-        if rate_per_minute <= 0 or burst < 1:
-            raise ValueError("rate_per_minute must be > 0 and burst >= 1")
-        self.rate, self.burst, self.max_clients = rate_per_minute / 60.0, float(burst), max_clients
-        self.buckets: dict[str, tuple[float, float]] = {}
-        self.lock = threading.Lock()
-
-    def take(self, client: str, now: float | None = None) -> float:
-        """0 when the request may go on, else the seconds until it may."""
-        now = time.monotonic() if now is None else now
-        with self.lock:
-            if len(self.buckets) >= self.max_clients and client not in self.buckets:
-                self.buckets.clear()  # a flood of addresses: forget, rather than grow without bound
-            tokens, last = self.buckets.get(client, (self.burst, now))
-            tokens = min(self.burst, tokens + (now - last) * self.rate)
-            if tokens < 1.0:
-                self.buckets[client] = (tokens, now)
-                return (1.0 - tokens) / self.rate
-            self.buckets[client] = (tokens - 1.0, now)
-            return 0.0
 
 
 class Busy(Exception):
@@ -359,6 +335,39 @@ def _wait_words(wait: float) -> str:
     return f"{s} second{'s' if s != 1 else ''}"
 
 
+def _add_explanation(
+    ctx: dict[str, Any],
+    searcher: Searcher,
+    q: str,
+    part: str,
+    explain_id: str,
+    hits: list,
+    limits: Limits | None,
+    client: str,
+) -> int:
+    """Put the explanation of ``explain_id`` asked for on the page (``ctx``) and return the
+    page's status: 200, or its refusal (429 rate limit, 503 full pool) or error (400), said where
+    the explanation would be."""
+    status = 200
+    ctx["explain_on_page"] = any(h.pair_id == explain_id for h in hits)
+    wait = limits.explain.take(client) if limits is not None else 0.0
+    if wait > 0:
+        ctx["explain_error"] = (
+            f"too many explanations from this address in a short time; the results are "
+            f"kept: ask again in {_wait_words(wait)}."
+        )
+        ctx["retry_after"] = max(1, round(wait))
+        return 429
+    try:
+        ctx["explanation"] = highlight(searcher.why(q, explain_id, part))
+    except QueryError as err:
+        ctx["explain_error"], status = str(err), 400
+    except Busy as err:
+        ctx["explain_error"], status = str(err), 503
+        ctx["retry_after"] = BUSY_RETRY_S
+    return status
+
+
 def _page_context(
     searcher: Searcher,
     q: str,
@@ -425,254 +434,8 @@ def _page_context(
     if page * PAGE_SIZE < min(index.size(part or None), MAX_RESULTS):
         ctx["next_url"] = "/?" + urlencode({**base, "page": page + 1})
     if explain_id:
-        ctx["explain_on_page"] = any(h.pair_id == explain_id for h in hits)
-        wait = limits.explain.take(client) if limits is not None else 0.0
-        if wait > 0:
-            ctx["explain_error"] = (
-                f"too many explanations from this address in a short time; the results are "
-                f"kept: ask again in {_wait_words(wait)}."
-            )
-            ctx["retry_after"] = max(1, round(wait))
-            return ctx, 429
-        try:
-            ctx["explanation"] = highlight(searcher.why(q, explain_id, part))
-        except QueryError as err:
-            ctx["explain_error"], status = str(err), 400
-        except Busy as err:
-            ctx["explain_error"], status = str(err), 503
-            ctx["retry_after"] = BUSY_RETRY_S
+        status = _add_explanation(ctx, searcher, q, part, explain_id, hits, limits, client)
     return ctx, status
-
-
-HEADER_TIMEOUT_S = 10.0  # a request head must arrive within this of opening or the last response
-KEEP_ALIVE_TIMEOUT_S = 5  # an idle keep-alive connection is closed after this
-MAX_CONNECTIONS = 256  # open connections at once; beyond: closed at once
-LOG_WINDOW_S = 10.0
-LOG_BURST = 20  # records per message per window (server and asyncio warnings)
-_FD_RESERVE = 64  # descriptors kept free of connections (index files, logs, the listener)
-
-
-class BoundedLog(logging.Filter):
-    """At most ``burst`` records of one message template per ``window`` seconds; the first record
-    after a window that dropped some says how many were left out."""
-
-    def __init__(self, burst: int = LOG_BURST, window: float = LOG_WINDOW_S):
-        super().__init__()
-        self.burst, self.window = burst, window
-        self.seen: dict[str, tuple[float, int, int]] = {}  # msg -> (window start, passed, dropped)
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        now = time.monotonic()
-        key = str(record.msg)[:200]
-        start, passed, dropped = self.seen.get(key, (now, 0, 0))
-        if now - start >= self.window:
-            if dropped:
-                record.msg = (
-                    f"{record.msg} [{dropped} more like this in {self.window:g} s left out]"
-                )
-            start, passed, dropped = now, 0, 0
-        if passed >= self.burst:
-            self.seen[key] = (start, passed, dropped + 1)
-            return False
-        if len(self.seen) >= 1000 and key not in self.seen:
-            self.seen.clear()
-        self.seen[key] = (start, passed + 1, dropped)
-        record.exc_info = record.exc_info if passed < 3 else None  # tracebacks: the first few only
-        return True
-
-
-def bound_logs() -> BoundedLog:
-    """Install :class:`BoundedLog` on the loggers a connection flood writes to."""
-    bounded = BoundedLog()
-    for name in ("asyncio", "uvicorn.error", "uvicorn.access", "uvicorn"):
-        logger = logging.getLogger(name)
-        if not any(isinstance(f, BoundedLog) for f in logger.filters):
-            logger.addFilter(bounded)
-    return bounded
-
-
-def connection_limit(wanted: int) -> int:
-    """``wanted``, but below the process's descriptor limit (with room for its own files)."""
-    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft == resource.RLIM_INFINITY:
-        return wanted
-    return max(1, min(wanted, soft - _FD_RESERVE))
-
-
-def shedding_protocol(header_timeout: float, max_connections: int) -> type:
-    """uvicorn's h11 protocol with a deadline for a request head and a cap on connections."""
-    from uvicorn.protocols.http.h11_impl import H11Protocol
-
-    class SheddingProtocol(H11Protocol):
-        shed = 0  # connections closed at once (over the cap), over the server's life
-        timed_out = 0  # connections closed for a request head not sent in time
-
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            super().connection_made(transport)
-            self._head_timer: asyncio.TimerHandle | None = None
-            if len(self.connections) > max_connections:
-                type(self).shed += 1
-                self.logger.warning(
-                    "too many open connections (over %d): closing new ones", max_connections
-                )
-                transport.abort()
-                return
-            self._arm_head_timer()
-
-        def _arm_head_timer(self) -> None:
-            if self._head_timer is not None:
-                self._head_timer.cancel()
-            self._head_timer = self.loop.call_later(header_timeout, self._head_timeout)
-
-        def _head_timeout(self) -> None:
-            self._head_timer = None
-            if self.cycle is not None and not self.cycle.response_complete:
-                return  # a request is being answered; its response re-arms the timer
-            if not self.transport.is_closing():
-                type(self).timed_out += 1
-                self.logger.warning(
-                    "closing a connection that sent no request head in %g s", header_timeout
-                )
-                self.transport.abort()
-
-        def on_response_complete(self) -> None:
-            super().on_response_complete()
-            if not self.transport.is_closing():
-                self._arm_head_timer()
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            if getattr(self, "_head_timer", None) is not None:
-                self._head_timer.cancel()
-                self._head_timer = None
-            super().connection_lost(exc)
-
-    return SheddingProtocol
-
-
-def server_config(
-    app: Any,
-    host: str = "127.0.0.1",
-    port: int = 8000,
-    *,
-    header_timeout: float = HEADER_TIMEOUT_S,
-    keep_alive_timeout: int = KEEP_ALIVE_TIMEOUT_S,
-    max_connections: int = MAX_CONNECTIONS,
-    trusted_proxy: str | None = None,
-    log_level: str = "info",
-) -> Any:
-    """The uvicorn configuration that sheds slow clients (module docstring): the head deadline,
-    the keep-alive timeout, the connection cap and proxy headers only from ``trusted_proxy``."""
-    import uvicorn
-
-    cap = connection_limit(max_connections)
-    config = uvicorn.Config(
-        app,
-        host=host,
-        port=port,
-        log_level=log_level,
-        server_header=False,
-        http=shedding_protocol(header_timeout, cap),
-        timeout_keep_alive=keep_alive_timeout,
-        backlog=min(2048, cap),
-        proxy_headers=trusted_proxy is not None,
-        forwarded_allow_ips=trusted_proxy or "",
-    )
-    bound_logs()  # after uvicorn's own logging set-up
-    return config
-
-
-def is_loopback(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host == "localhost"
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("index", help="index folder (proofmatch index)")
-    parser.add_argument(
-        "--host", default="127.0.0.1", help="address to bind (default: this machine only)"
-    )
-    parser.add_argument("--port", type=int, default=8000, help="port to listen on")
-    parser.add_argument(
-        "--max-query-chars",
-        type=int,
-        default=DEFAULT_MAX_QUERY_CHARS,
-        help="longest query accepted",
-    )
-    local, public = LOCAL_LIMITS, PUBLIC_LIMITS
-    parser.add_argument(
-        "--rate-per-minute",
-        type=float,
-        help=f"searches per minute per client (default {local[0]:g} on a loopback --host, "
-        f"else {public[0]:g})",
-    )
-    parser.add_argument(
-        "--burst",
-        type=int,
-        help="searches a client may make at once before the rate applies "
-        f"(default {local[1]} on a loopback --host, else {public[1]})",
-    )
-    parser.add_argument(
-        "--max-explain-tokens",
-        type=int,
-        default=MAX_EXPLAIN_TOKENS,
-        help="explanations: most query + proof tokens masked (one rescoring each)",
-    )
-    parser.add_argument("--threads", type=int, default=1, help="torch threads for encoding queries")
-    parser.add_argument(
-        "--explain-workers", type=int, default=1, help="explanations computed at once"
-    )
-    parser.add_argument(
-        "--explain-queue", type=int, default=2, help="explanations waiting; beyond: 503"
-    )
-    parser.add_argument(
-        "--explain-rate-per-minute",
-        type=float,
-        help=f"explanations per minute per client (default {local[2]:g} on a loopback --host, "
-        f"else {public[2]:g})",
-    )
-    parser.add_argument(
-        "--explain-burst",
-        type=int,
-        help="explanations a client may ask at once before its rate applies "
-        f"(default {local[3]} on a loopback --host, else {public[3]})",
-    )
-    parser.add_argument(
-        "--header-timeout",
-        type=float,
-        default=HEADER_TIMEOUT_S,
-        help="seconds a connection has to send a request head (after opening or a response)",
-    )
-    parser.add_argument(
-        "--keep-alive-timeout",
-        type=int,
-        default=KEEP_ALIVE_TIMEOUT_S,
-        help="seconds an idle keep-alive connection stays open",
-    )
-    parser.add_argument(
-        "--max-connections",
-        type=int,
-        default=MAX_CONNECTIONS,
-        help="open connections at once (beyond: closed at once; kept below the descriptor limit)",
-    )
-    parser.add_argument(
-        "--trusted-proxy",
-        default=None,
-        help="address of a reverse proxy whose X-Forwarded-For names the client (default: none; "
-        "every client is its socket's address)",
-    )
-
-
-def limits_for(args: argparse.Namespace) -> tuple[float, int, float, int]:
-    """The four rate limits: each flag given, else :data:`LOCAL_LIMITS` when the server binds a
-    loopback address (only this machine reaches it), else :data:`PUBLIC_LIMITS`."""
-    defaults = LOCAL_LIMITS if is_loopback(args.host) else PUBLIC_LIMITS
-    given = (args.rate_per_minute, args.burst, args.explain_rate_per_minute, args.explain_burst)
-    rate, burst, explain_rate, explain_burst = (
-        d if g is None else g for g, d in zip(given, defaults)
-    )
-    return float(rate), int(burst), float(explain_rate), int(explain_burst)
 
 
 def main(args: argparse.Namespace) -> int:
