@@ -12,6 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from proofmatch.data import match as M
+from proofmatch.data import match_counts as MC
+from proofmatch.data import match_export as ME
 from proofmatch.data import matchfmt as F
 
 SEP = "_" * 12
@@ -289,7 +291,7 @@ def test_import_folder(tmp_path):
     assert arts["primary_category"].tolist() == ["math.AG", "math.PR", "math.AG"]
     pairs = pq.read_table(tmp_path / "out/data/pairs.parquet").to_pandas()
     assert len(pairs) == 9 and "<math" in pairs["statement_xml"][0]
-    assert M.compare_counts(report)[0].startswith("pairs: 9 read, the paper has 184,094")
+    assert MC.compare_counts(report)[0].startswith("pairs: 9 read, the paper has 184,094")
 
 
 def test_table2_counts_the_text_lines_words(tmp_path):
@@ -360,17 +362,17 @@ def test_bad_byte_in_a_level_file_writes_nothing(tmp_path):
 
 def test_export_reads_back_equal(tmp_path):
     M.import_folder(release(tmp_path / "rel"), tmp_path / "one")
-    M.export(tmp_path / "one", tmp_path / "exp")
+    ME.export(tmp_path / "one", tmp_path / "exp")
     M.import_folder(tmp_path / "exp", tmp_path / "two")
     for split, levels in M.SPLIT_LEVELS.items():
         for level in levels:
             a = tmp_path / f"one/replaced/{split}/{level}.parquet"
-            assert M.data_digest(a) == M.data_digest(
+            assert ME.data_digest(a) == ME.data_digest(
                 tmp_path / f"two/replaced/{split}/{level}.parquet"
             )
     # an export read back and exported again is the same bytes (text lines come back tokenised
     # and consecutive formulas as one math line, so the first export is not the release's bytes)
-    M.export(tmp_path / "two", tmp_path / "exp2")
+    ME.export(tmp_path / "two", tmp_path / "exp2")
     for path in (tmp_path / "exp").rglob("*"):
         if path.is_file():
             assert (
@@ -381,7 +383,7 @@ def test_export_reads_back_equal(tmp_path):
 
 def test_export_writes_the_csv_variant(tmp_path):
     M.import_folder(release(tmp_path / "rel"), tmp_path / "one", splits=["mixed"])
-    written = M.export(
+    written = ME.export(
         tmp_path / "one", tmp_path / "exp", splits=["mixed"], levels=["trans"], csv=True
     )
     assert str(tmp_path / "exp/csv/mixed/mixed_trans_dev.csv") in written
