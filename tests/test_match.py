@@ -15,6 +15,7 @@ from proofmatch.data import match as M
 from proofmatch.data import match_counts as MC
 from proofmatch.data import match_export as ME
 from proofmatch.data import matchfmt as F
+from proofmatch.data import matchfmt_write as FW
 
 SEP = "_" * 12
 
@@ -112,11 +113,11 @@ def test_tokens_and_fonts_both_ways():
 
 def test_writer_matches_the_reference_layout(tmp_path):
     pairs = [
-        F.OutPair("b", "S1", [("text", "Let")], [("math", "x")]),
-        F.OutPair("a", None, [("text", "A")], [("text", "B")]),
+        FW.OutPair("b", "S1", [("text", "Let")], [("math", "x")]),
+        FW.OutPair("a", None, [("text", "A")], [("text", "B")]),
     ]
     path = tmp_path / "out"
-    F.write_file(path, pairs, {"a": (["math.AG", "math.CO"], "T\tone"), "b": ([], "U")})
+    FW.write_file(path, pairs, {"a": (["math.AG", "math.CO"], "T\tone"), "b": ([], "U")})
     assert (
         path.read_bytes()
         == (
@@ -125,7 +126,7 @@ def test_writer_matches_the_reference_layout(tmp_path):
             f"a|None\n{SEP}\ntext\tA\n{SEP}\ntext\tB\n\n"
         ).encode()
     )
-    F.write_file(path, pairs, None)
+    FW.write_file(path, pairs, None)
     assert path.read_text().startswith("0\n\n\nb|S1\n")
 
 
@@ -218,23 +219,23 @@ def test_csv_variant(tmp_path):
     pairs = F.read_file(
         write(tmp_path / "f", file_b([("1|a", ST, PR), ("2|b", ['text\tsay "hi", then'], PR)]))
     ).pairs
-    text = F.csv_text(pairs)
+    text = FW.csv_text(pairs)
     lines = text.split("\n")
     assert lines[0] == ",theory,proof,meta"
     assert lines[1].startswith("0,Lemma 3.2. Let x____bold ∈ R____double-struck be given .,")
     assert lines[2].startswith('0,"say ""hi"", then",')
     write(tmp_path / "f.csv", text)
-    rows = F.read_csv(tmp_path / "f.csv")
+    rows = FW.read_csv(tmp_path / "f.csv")
     assert rows[1] == {
         "theory": 'say "hi", then',
         "proof": "Proof. x = 0____bold y ⁡____italic ∎",
         "meta": "2|b",
     }
-    text_only = next(csv.reader(io.StringIO(F.csv_text(pairs[:1], only="text").split("\n")[1])))
+    text_only = next(csv.reader(io.StringIO(FW.csv_text(pairs[:1], only="text").split("\n")[1])))
     assert text_only[1] == "Lemma 3.2. Let  be given ."  # a double space where the formula was
     write(tmp_path / "bad.csv", "a,b\n")
     with pytest.raises(F.MatchFormatError, match="line 1"):
-        F.read_csv(tmp_path / "bad.csv")
+        FW.read_csv(tmp_path / "bad.csv")
 
 
 # ----------------------------------------------------------------------------- a folder
@@ -387,7 +388,7 @@ def test_export_writes_the_csv_variant(tmp_path):
         tmp_path / "one", tmp_path / "exp", splits=["mixed"], levels=["trans"], csv=True
     )
     assert str(tmp_path / "exp/csv/mixed/mixed_trans_dev.csv") in written
-    rows = F.read_csv(tmp_path / "exp/csv/mixed/mixed_trans_dev.csv")
+    rows = FW.read_csv(tmp_path / "exp/csv/mixed/mixed_trans_dev.csv")
     assert len(rows) == 3 and rows[0]["meta"] == "arXiv:0000.0001|S1.Thm0"
     assert rows[0]["proof"].startswith("Proof . z = 0____bold")
 

@@ -13,14 +13,8 @@ from pathlib import Path
 from proofmatch import experiments as X
 from proofmatch.artifacts import read_table, write_text
 from proofmatch.data.match import SPLIT_LEVELS
-from proofmatch.data.matchfmt import (
-    FILE_PARTS,
-    OutPair,
-    csv_text,
-    file_name,
-    token_segments,
-    write_file,
-)
+from proofmatch.data.matchfmt import FILE_PARTS, file_name, token_segments
+from proofmatch.data.matchfmt_write import OutPair, csv_text, write_file
 from proofmatch.logs import setup_logging
 
 
@@ -36,7 +30,7 @@ def export(
     released layout under ``out_dir`` (``mixed/mixed_{level}_{part}``, ``pb/...``), with article
     lines from ``results/corpus/articles.parquet`` (``metadata``; else the count 0 and no article
     lines, as the reference's split files without metadata). ``csv``: also each file as the CSV the
-    reference's BERT scripts read (``convert_to_csv.py``; :func:`matchfmt.csv_text`), as
+    reference's BERT scripts read (``convert_to_csv.py``; :func:`matchfmt_write.csv_text`), as
     ``csv/{family}/{level}_{part}.csv`` (the reference's ``convert_to_csv.sh`` names it
     ``{level}_{part}.csv`` and drops the family). Returns the files written."""
     results = Path(results)
