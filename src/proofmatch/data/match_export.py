@@ -9,6 +9,7 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from proofmatch import experiments as X
 from proofmatch.artifacts import read_table, write_text
@@ -34,17 +35,7 @@ def export(
     ``csv/{family}/{level}_{part}.csv`` (the reference's ``convert_to_csv.sh`` names it
     ``{level}_{part}.csv`` and drops the family). Returns the files written."""
     results = Path(results)
-    articles: dict[str, tuple[list[str], str]] | None = None
-    if metadata:
-        table = read_table(results / "corpus" / "articles.parquet").to_pydict()
-        articles = {}
-        for aid, title, cats, primary in zip(
-            table["article_id"], table["title"], table["categories"], table["primary_category"]
-        ):
-            cats = [c for c in (cats or []) if c]
-            if primary and primary not in cats:
-                cats = [primary, *cats]
-            articles[aid] = (cats, title or "")
+    articles = _articles(results) if metadata else None
     written = []
     for split in splits or X.SPLITS:
         for level in levels or SPLIT_LEVELS[split]:
@@ -61,28 +52,7 @@ def export(
             )
             rows = data.to_pydict()
             for part in FILE_PARTS:
-                out_pairs = []
-                for pid, aid, p, st, pr in zip(
-                    rows["pair_id"],
-                    rows["article_id"],
-                    rows["part"],
-                    rows["statement_tokens"],
-                    rows["proof_tokens"],
-                ):
-                    if p != part:
-                        continue
-                    if not pid.startswith(f"{aid}/"):
-                        raise ValueError(
-                            f"{src}: pair id {pid!r} does not start with its article id {aid!r}/"
-                        )
-                    out_pairs.append(
-                        OutPair(
-                            aid,
-                            pid[len(aid) + 1 :],
-                            token_segments(st, f"{src}: pair {pid!r} statement"),
-                            token_segments(pr, f"{src}: pair {pid!r} proof"),
-                        )
-                    )
+                out_pairs = _out_pairs(rows, part, src)
                 target = Path(out_dir) / file_name(split, level, part)
                 write_file(target, out_pairs, articles)
                 written.append(str(target))
@@ -94,6 +64,46 @@ def export(
     if not written:
         raise FileNotFoundError(f"{results}/replaced: no replaced split to export")
     return written
+
+
+def _articles(results: Path) -> dict[str, tuple[list[str], str]]:
+    """The article lines of a results tree's ``corpus/articles.parquet``: ``id -> (categories,
+    title)``, the primary category first."""
+    table = read_table(results / "corpus" / "articles.parquet").to_pydict()
+    articles = {}
+    for aid, title, cats, primary in zip(
+        table["article_id"], table["title"], table["categories"], table["primary_category"]
+    ):
+        cats = [c for c in (cats or []) if c]
+        if primary and primary not in cats:
+            cats = [primary, *cats]
+        articles[aid] = (cats, title or "")
+    return articles
+
+
+def _out_pairs(rows: dict[str, list[Any]], part: str, src: Path) -> list[OutPair]:
+    """The pairs of a replaced split's rows (``to_pydict``) in ``part``, in file order."""
+    out_pairs = []
+    for pid, aid, p, st, pr in zip(
+        rows["pair_id"],
+        rows["article_id"],
+        rows["part"],
+        rows["statement_tokens"],
+        rows["proof_tokens"],
+    ):
+        if p != part:
+            continue
+        if not pid.startswith(f"{aid}/"):
+            raise ValueError(f"{src}: pair id {pid!r} does not start with its article id {aid!r}/")
+        out_pairs.append(
+            OutPair(
+                aid,
+                pid[len(aid) + 1 :],
+                token_segments(st, f"{src}: pair {pid!r} statement"),
+                token_segments(pr, f"{src}: pair {pid!r} proof"),
+            )
+        )
+    return out_pairs
 
 
 def data_digest(parquet: str | os.PathLike) -> str:
