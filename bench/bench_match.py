@@ -1,7 +1,7 @@
 """Reading a released-size MATcH folder: ``proofmatch.data.match.import_folder`` (every line parsed,
 tokenised, every level's Parquet written) against a bare Python line scan of the same bytes.
 
-The folder is synthetic and written by the project's writer (``matchfmt.write_file``): Mixed and
+The folder is synthetic and written by the project's writer (``matchfmt_write.write_file``): Mixed and
 Unmixed, four levels each, train/dev/test 80/10/10 of ``--pairs`` pairs (the release: 184,094),
 statements and proofs of the release's mean lengths (Table 2: 80 and 210 whitespace tokens, about
 40 % text), runs of text and math lines, fonts on some math tokens, the levels differing in proof
@@ -66,7 +66,8 @@ def segments(rng: random.Random, n_tokens: int, level_shift: int = 0) -> list[tu
 def make_folder(out: Path, n_pairs: int, seed: int = 0) -> int:
     """Write Mixed and Unmixed at four levels; returns the bytes written."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-    from proofmatch.data.matchfmt import FILE_LEVELS, OutPair, write_file
+    from proofmatch.data.matchfmt import FILE_LEVELS
+    from proofmatch.data.matchfmt_write import OutPair, write_file
 
     rng = random.Random(seed)
     n_articles = max(1, round(n_pairs / 6.6))

@@ -143,7 +143,7 @@ NOT_MIRRORS: dict[str, dict[str, str]] = {
         "metadata": "a table the caller names, not corpus.metadata"
     },
     "proofmatch.experiments:model_folders": {"runs": "runs named by the caller, not transfer.runs"},
-    "proofmatch.data.match:export": {
+    "proofmatch.data.match_export:export": {
         "metadata": "whether the export writes article lines, not corpus.metadata"
     },
     "proofmatch.spec.encoders:EncoderSpec": {

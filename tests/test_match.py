@@ -12,7 +12,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from proofmatch.data import match as M
+from proofmatch.data import match_counts as MC
+from proofmatch.data import match_export as ME
 from proofmatch.data import matchfmt as F
+from proofmatch.data import matchfmt_write as FW
 
 SEP = "_" * 12
 
@@ -110,11 +113,11 @@ def test_tokens_and_fonts_both_ways():
 
 def test_writer_matches_the_reference_layout(tmp_path):
     pairs = [
-        F.OutPair("b", "S1", [("text", "Let")], [("math", "x")]),
-        F.OutPair("a", None, [("text", "A")], [("text", "B")]),
+        FW.OutPair("b", "S1", [("text", "Let")], [("math", "x")]),
+        FW.OutPair("a", None, [("text", "A")], [("text", "B")]),
     ]
     path = tmp_path / "out"
-    F.write_file(path, pairs, {"a": (["math.AG", "math.CO"], "T\tone"), "b": ([], "U")})
+    FW.write_file(path, pairs, {"a": (["math.AG", "math.CO"], "T\tone"), "b": ([], "U")})
     assert (
         path.read_bytes()
         == (
@@ -123,7 +126,7 @@ def test_writer_matches_the_reference_layout(tmp_path):
             f"a|None\n{SEP}\ntext\tA\n{SEP}\ntext\tB\n\n"
         ).encode()
     )
-    F.write_file(path, pairs, None)
+    FW.write_file(path, pairs, None)
     assert path.read_text().startswith("0\n\n\nb|S1\n")
 
 
@@ -216,23 +219,23 @@ def test_csv_variant(tmp_path):
     pairs = F.read_file(
         write(tmp_path / "f", file_b([("1|a", ST, PR), ("2|b", ['text\tsay "hi", then'], PR)]))
     ).pairs
-    text = F.csv_text(pairs)
+    text = FW.csv_text(pairs)
     lines = text.split("\n")
     assert lines[0] == ",theory,proof,meta"
     assert lines[1].startswith("0,Lemma 3.2. Let x____bold ∈ R____double-struck be given .,")
     assert lines[2].startswith('0,"say ""hi"", then",')
     write(tmp_path / "f.csv", text)
-    rows = F.read_csv(tmp_path / "f.csv")
+    rows = FW.read_csv(tmp_path / "f.csv")
     assert rows[1] == {
         "theory": 'say "hi", then',
         "proof": "Proof. x = 0____bold y ⁡____italic ∎",
         "meta": "2|b",
     }
-    text_only = next(csv.reader(io.StringIO(F.csv_text(pairs[:1], only="text").split("\n")[1])))
+    text_only = next(csv.reader(io.StringIO(FW.csv_text(pairs[:1], only="text").split("\n")[1])))
     assert text_only[1] == "Lemma 3.2. Let  be given ."  # a double space where the formula was
     write(tmp_path / "bad.csv", "a,b\n")
     with pytest.raises(F.MatchFormatError, match="line 1"):
-        F.read_csv(tmp_path / "bad.csv")
+        FW.read_csv(tmp_path / "bad.csv")
 
 
 # ----------------------------------------------------------------------------- a folder
@@ -289,7 +292,7 @@ def test_import_folder(tmp_path):
     assert arts["primary_category"].tolist() == ["math.AG", "math.PR", "math.AG"]
     pairs = pq.read_table(tmp_path / "out/data/pairs.parquet").to_pandas()
     assert len(pairs) == 9 and "<math" in pairs["statement_xml"][0]
-    assert M.compare_counts(report)[0].startswith("pairs: 9 read, the paper has 184,094")
+    assert MC.compare_counts(report)[0].startswith("pairs: 9 read, the paper has 184,094")
 
 
 def test_table2_counts_the_text_lines_words(tmp_path):
@@ -360,17 +363,17 @@ def test_bad_byte_in_a_level_file_writes_nothing(tmp_path):
 
 def test_export_reads_back_equal(tmp_path):
     M.import_folder(release(tmp_path / "rel"), tmp_path / "one")
-    M.export(tmp_path / "one", tmp_path / "exp")
+    ME.export(tmp_path / "one", tmp_path / "exp")
     M.import_folder(tmp_path / "exp", tmp_path / "two")
     for split, levels in M.SPLIT_LEVELS.items():
         for level in levels:
             a = tmp_path / f"one/replaced/{split}/{level}.parquet"
-            assert M.data_digest(a) == M.data_digest(
+            assert ME.data_digest(a) == ME.data_digest(
                 tmp_path / f"two/replaced/{split}/{level}.parquet"
             )
     # an export read back and exported again is the same bytes (text lines come back tokenised
     # and consecutive formulas as one math line, so the first export is not the release's bytes)
-    M.export(tmp_path / "two", tmp_path / "exp2")
+    ME.export(tmp_path / "two", tmp_path / "exp2")
     for path in (tmp_path / "exp").rglob("*"):
         if path.is_file():
             assert (
@@ -381,11 +384,11 @@ def test_export_reads_back_equal(tmp_path):
 
 def test_export_writes_the_csv_variant(tmp_path):
     M.import_folder(release(tmp_path / "rel"), tmp_path / "one", splits=["mixed"])
-    written = M.export(
+    written = ME.export(
         tmp_path / "one", tmp_path / "exp", splits=["mixed"], levels=["trans"], csv=True
     )
     assert str(tmp_path / "exp/csv/mixed/mixed_trans_dev.csv") in written
-    rows = F.read_csv(tmp_path / "exp/csv/mixed/mixed_trans_dev.csv")
+    rows = FW.read_csv(tmp_path / "exp/csv/mixed/mixed_trans_dev.csv")
     assert len(rows) == 3 and rows[0]["meta"] == "arXiv:0000.0001|S1.Thm0"
     assert rows[0]["proof"].startswith("Proof . z = 0____bold")
 

@@ -856,7 +856,7 @@ def test_match_route_from_an_export_of_the_demo_run(demo_run, tmp_path):
     (the re-read files are newer and their bytes differ, the ``mapping`` column is null); a full
     training run would double the smoke test."""
     from proofmatch import corpora as C
-    from proofmatch.data.match import data_digest, export
+    from proofmatch.data.match_export import data_digest, export
 
     wd = tmp_path / "m"
     shutil.copytree(demo_run, wd, symlinks=True)

@@ -26,13 +26,10 @@ from typing import Any
 import jsonschema
 import yaml
 
+from proofmatch.config_yaml import ConfigError, load_yaml, short
 from proofmatch.corpora import CorpusError, corpus_folders
 from proofmatch.spec.encoders import ENCODERS, encoder_spec, run_names
 from proofmatch.spec.sources import SOURCES
-
-
-class ConfigError(ValueError):
-    """A configuration value that the schema rejects."""
 
 
 def schema() -> dict[str, Any]:
@@ -83,17 +80,6 @@ def _fill_defaults(validator_class: type) -> type:
 _Validator = _fill_defaults(jsonschema.Draft202012Validator)
 
 
-#: Most characters of a value an error message quotes.
-QUOTE_CHARS = 120
-#: Most values (mappings, lists, scalars) a config file may hold once its aliases are expanded.
-MAX_CONFIG_VALUES = 100_000
-
-
-def _short(text: str, limit: int = QUOTE_CHARS * 2) -> str:
-    """``text`` cut to ``limit`` characters, saying how long it was."""
-    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
-
-
 def _non_finite(value: Any, key: str = "") -> Iterator[str]:
     """The dotted keys of NaN and infinite numbers in a loaded config."""
     if isinstance(value, float) and not math.isfinite(value):
@@ -123,7 +109,7 @@ def validate_config(cfg: dict[str, Any]) -> dict[str, Any]:
         lines = []
         for e in errors:
             key = ".".join(str(p) for p in e.path) or "<top level>"
-            lines.append(f"config key {key}: {_short(e.message)}; fix: {_short(_hint(e))}")
+            lines.append(f"config key {key}: {short(e.message)}; fix: {short(_hint(e))}")
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines))
     if abs(sum(cfg["splits"]["fractions"]) - 1.0) > 1e-6:
         raise ConfigError("config key splits.fractions: must sum to 1; fix: e.g. [0.8, 0.1, 0.1]")
@@ -230,7 +216,7 @@ def check_paths(cfg: dict[str, Any]) -> None:
             if t is not None and not Path(t).is_file():
                 sub = f"{key}.metadata" + (f".{j}" if isinstance(tables, list) else "")
                 errors.append(
-                    f"config key {sub}: file {_short(str(t))} does not exist; fix: the path of "
+                    f"config key {sub}: file {short(str(t))} does not exist; fix: the path of "
                     "the metadata table (CSV/TSV/Parquet; relative paths start at the working "
                     "folder), or null"
                 )
@@ -271,84 +257,6 @@ def _check_checkpoint(given: str | None, key: str) -> list[str]:
         f"(owner/name); fix: the path of a downloaded checkpoint, a hub id such as "
         f"tbs17/MathBERT, or null"
     ]
-
-
-class _StrictLoader(yaml.SafeLoader):
-    """YAML's safe loader that refuses a key given twice in one mapping (plain YAML keeps the last)."""
-
-
-def _strict_mapping(
-    loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False
-) -> dict[Any, Any]:
-    seen: dict[Any, Any] = {}
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        if key in seen:
-            raise yaml.constructor.ConstructorError(
-                f"in the mapping starting at line {node.start_mark.line + 1}",
-                node.start_mark,
-                f"duplicate key {key!r} (first at line {seen[key].line + 1})",
-                key_node.start_mark,
-            )
-        seen[key] = key_node.start_mark
-    return loader.construct_mapping(node, deep=deep)
-
-
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _strict_mapping)
-
-
-def load_yaml(path: str | os.PathLike) -> Any:
-    """One YAML file, duplicate keys refused; any error names the file and line and what to fix."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise ConfigError(
-            f"config file {path}: cannot be read ({type(exc).__name__}: {_short(str(exc))})"
-        ) from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise ConfigError(
-            f"config file {path}, line {line}, column {column}: byte {data[exc.start]:#04x} is "
-            "not UTF-8; fix: save the file as UTF-8"
-        ) from None
-    try:
-        loaded = yaml.load(text, Loader=_StrictLoader)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        what = _short(" ".join(filter(None, [exc.context, exc.problem])))
-        fix = (
-            "give each key once"
-            if "duplicate key" in (exc.problem or "")
-            else "fix the YAML syntax there (indent with spaces, quote values with ': ' or '#')"
-        )
-        raise ConfigError(f"config file {path}{where}: {what}; fix: {fix}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"config file {path}: {_short(str(exc))}") from None
-    if _expanded_size(loaded, MAX_CONFIG_VALUES) > MAX_CONFIG_VALUES:
-        raise ConfigError(
-            f"config file {path}: its aliases (*name) expand to more than "
-            f"{MAX_CONFIG_VALUES:,} values; fix: write the values out, or alias less"
-        )
-    return loaded
-
-
-def _expanded_size(value: Any, cap: int) -> int:
-    """How many values ``value`` holds with every shared (aliased) part counted each time it is
-    used; counting stops past ``cap``."""
-    count, stack = 0, [value]
-    while stack and count <= cap:
-        v = stack.pop()
-        count += 1
-        if isinstance(v, dict):
-            stack.extend(v.keys())
-            stack.extend(v.values())
-        elif isinstance(v, list):
-            stack.extend(v)
-    return count
 
 
 def _check_corpus(entry: dict[str, Any], key: str) -> None:

@@ -1,4 +1,4 @@
-"""The released MATcH dataset's text format: one file read and written, its names, its CSV variant.
+"""The released MATcH dataset's text format: one file read, its names, its tokens.
 
 The authors of the paper released their dataset (184,094 pairs, already extracted, filtered, split
 and symbol-replaced) as three folders, ``mixed/``, ``unmixed/`` and ``pb/``, of UTF-8 text files
@@ -22,16 +22,15 @@ a ``math`` line's tokens become ``$x`` and ``x____bold`` becomes ``$x~bold``; th
 of text tokens into one ``text`` line and a run of math tokens into one ``math`` line (the project's
 token lists do not keep where one formula ends and the next begins; docs/deviations.md).
 
-Every error names the file and the line (:class:`MatchFormatError`). File names map to a split, a
-level and a part (:func:`file_role`), including the probability-domain names and the misnamed
+Writing a file and the CSV variant are :mod:`proofmatch.data.matchfmt_write`. Every error names
+the file and the line (:class:`MatchFormatError`). File names map to a split, a level and a part
+(:func:`file_role`), including the probability-domain names and the misnamed
 ``full_pb_no_train_no_protected``. Folder-level reading (alignment of the level files, the
 project's tables) is :mod:`proofmatch.data.match`.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
@@ -39,7 +38,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from proofmatch.artifacts import atomic_path
 from proofmatch.data.views import FONT_SEP as FONT_SEP_TOKEN
 from proofmatch.data.views import MATH_PREFIX, is_math, math_token, split_math, text_tokens
 
@@ -234,17 +232,11 @@ def _segment(path: Path, n: int, line: str) -> Segment:
     return kind, content
 
 
-def iter_pairs(path: str | os.PathLike, head: dict | None = None) -> Iterator[Pair]:
-    """The pairs of one released file in order, read line by line; ``head`` (a dict), when
-    given, receives ``count`` and ``articles`` once the article block is read.
-
-    Raises :class:`MatchFormatError` (file and line) for: a count line that is not an integer, an
-    article line without its three fields, a count that disagrees with the article lines, a header
-    whose article is not among them, a pair without its separator or with a third one, a line
-    that is neither ``text`` nor ``math``, an empty statement or proof, and a file that ends inside
-    its article block or inside a pair (truncated)."""
-    path = Path(path)
-    lines = _lines(path)
+def _read_head(
+    path: Path, lines: Iterator[tuple[int, str]]
+) -> tuple[int, dict[str, tuple[list[str], str]]]:
+    """A file's count line and article block, read from ``lines`` (left at the first pair's
+    lines): the count and the articles (``id -> (categories, title)``)."""
     first = next(lines, None)
     if first is None:
         raise MatchFormatError(path, None, "empty file (expected a count line)")
@@ -279,6 +271,21 @@ def iter_pairs(path: str | os.PathLike, head: dict | None = None) -> Iterator[Pa
             1,
             f"the count line says {count} articles but {len(articles)} article lines follow",
         )
+    return count, articles
+
+
+def iter_pairs(path: str | os.PathLike, head: dict | None = None) -> Iterator[Pair]:
+    """The pairs of one released file in order, read line by line; ``head`` (a dict), when
+    given, receives ``count`` and ``articles`` once the article block is read.
+
+    Raises :class:`MatchFormatError` (file and line) for: a count line that is not an integer, an
+    article line without its three fields, a count that disagrees with the article lines, a header
+    whose article is not among them, a pair without its separator or with a third one, a line
+    that is neither ``text`` nor ``math``, an empty statement or proof, and a file that ends inside
+    its article block or inside a pair (truncated)."""
+    path = Path(path)
+    lines = _lines(path)
+    count, articles = _read_head(path, lines)
     if head is not None:
         head.update(count=count, articles=articles)
 
@@ -446,107 +453,3 @@ def fragment_xml(segments: Iterable[Segment], tag: str = "div") -> str:
             parts.append(f'<math xmlns="{MATHML_NS}">{"".join(items)}</math>')
     parts.append(f"</{tag}>")
     return "".join(parts)
-
-
-# ----------------------------------------------------------------------------- writing
-
-
-@dataclass(frozen=True)
-class OutPair:
-    """A pair to write: its header's two ids and its two sides as segments."""
-
-    article_id: str
-    statement_id: str | None
-    statement: Sequence[Segment]
-    proof: Sequence[Segment]
-
-
-def _one_line(value: str) -> str:
-    return " ".join(str(value).split())
-
-
-def format_file(
-    pairs: Iterable[OutPair],
-    articles: dict[str, tuple[Sequence[str], str]] | None,
-) -> Iterator[str]:
-    """The text of one file, as the reference writer emits it (``export_dataset``, L626-636:
-    ``"{count}\\n\\n"``, the sorted article lines, ``"\\n"``, each ``Pair.write``). ``articles``
-    None writes no article block and a count of 0, as the reference's split files without
-    metadata (``len(newmetadata)`` of an empty dict); else the articles of the pairs written,
-    their count first."""
-    pairs = list(pairs)
-    if articles is None:
-        yield "0\n\n\n"
-    else:
-        ids = {p.article_id for p in pairs}
-        missing = sorted(ids - set(articles))
-        if missing:
-            raise ValueError(f"article {missing[0]!r} has a pair but no metadata")
-        yield f"{len(ids)}\n\n"
-        for aid in sorted(ids):
-            cats, title = articles[aid]
-            yield f"{aid}\t{'|'.join(cats)}\t{_one_line(title)}\n"
-        yield "\n"
-    for p in pairs:
-        lines = [f"{p.article_id}|{p.statement_id}\n", f"{SEP}\n"]
-        lines += [f"{k}\t{c}\n" for k, c in p.statement]
-        lines.append(f"{SEP}\n")
-        lines += [f"{k}\t{c}\n" for k, c in p.proof]
-        lines.append("\n")
-        yield "".join(lines)
-
-
-def write_file(
-    path: str | os.PathLike,
-    pairs: Iterable[OutPair],
-    articles: dict[str, tuple[Sequence[str], str]] | None,
-) -> None:
-    """Write one file atomically (UTF-8, LF, no BOM): :func:`format_file`."""
-    with atomic_path(path) as tmp:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-            for chunk in format_file(pairs, articles):
-                f.write(chunk)
-
-
-# ----------------------------------------------------------------------------- CSV variant
-
-
-CSV_COLUMNS = ("theory", "proof", "meta")
-
-
-def csv_text(pairs: Iterable[Pair | OutPair], only: str | None = None) -> str:
-    """The CSV the reference's ``convert_to_csv.py`` makes of a file's pairs (pandas 1.x
-    ``to_csv``): header ``,theory,proof,meta``, every index 0, each side's segment contents joined
-    by one space (``only``: ``text`` or ``math`` keeps one type and puts ``""`` for the others,
-    as ``--text_only``/``--math_only``), ``meta`` the header; minimal quoting, LF."""
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["", *CSV_COLUMNS])
-
-    def side(segments: Sequence[Segment]) -> str:
-        return " ".join(c if only is None or k == only else "" for k, c in segments)
-
-    for p in pairs:
-        header = p.header if isinstance(p, Pair) else f"{p.article_id}|{p.statement_id}"
-        writer.writerow(["0", side(p.statement), side(p.proof), header.strip()])
-    return buf.getvalue()
-
-
-def read_csv(path: str | os.PathLike) -> list[dict[str, str]]:
-    """The rows of a CSV made by ``convert_to_csv.py`` (``theory``, ``proof``, ``meta``; the
-    text/math typing is not in it); an error names the file and the row's line."""
-    path = Path(path)
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise MatchFormatError(path, None, f"not UTF-8 at byte {exc.start}") from None
-    reader = csv.reader(io.StringIO(text, newline=""))
-    header = next(reader, None)
-    if header is None or [h for h in header[1:]] != list(CSV_COLUMNS):
-        raise MatchFormatError(path, 1, f"expected the header ',theory,proof,meta', got {header!r}")
-    rows = []
-    for row in reader:
-        if len(row) != 4:
-            raise MatchFormatError(path, reader.line_num, f"expected 4 fields, got {len(row)}")
-        rows.append(dict(zip(CSV_COLUMNS, row[1:])))
-    return rows

@@ -1,0 +1,114 @@
+"""The tables a MATcH read writes besides the replaced splits: ``pairs.parquet``'s rows (each pair
+once, with an XHTML fragment of its lines) and the corpus's articles and manifest.
+
+Apart from :mod:`proofmatch.data.match` (which walks the folder and the files) because these are
+the XHTML route's tables, filled from what the release holds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from proofmatch.artifacts import write_parquet
+from proofmatch.data.corpus import ARTICLES_SCHEMA, MANIFEST_SCHEMA
+from proofmatch.data.matchfmt import MatchFormatError, Pair, fragment_xml
+
+PAIRS_COLUMNS = pa.schema(
+    [
+        ("article_id", pa.string()),
+        ("statement_id", pa.string()),
+        ("kind", pa.string()),
+        ("position", pa.int64()),
+        ("statement_xml", pa.string()),
+        ("proof_xml", pa.string()),
+        ("pair_id", pa.string()),
+        ("statement_tokens", pa.list_(pa.string())),
+        ("proof_tokens", pa.list_(pa.string())),
+        ("statement_title_tokens", pa.int64()),
+        ("proof_title_tokens", pa.int64()),
+    ]
+)
+
+
+def new_pairs(
+    batch: list[Pair],
+    ids: list[str],
+    statements: list[list[str]] | None,
+    proofs: list[list[str]],
+    rel: str,
+    known: dict[str, tuple[int, str]],
+    position: int,
+) -> dict[str, list[Any]]:
+    """The rows of ``pairs.parquet`` of a Conservation chunk's pairs not read before (a pair is in
+    the files of several splits: it must be the same pair each time)."""
+    rows: dict[str, list[Any]] = {name: [] for name in PAIRS_COLUMNS.names}
+    for p, pid, st, pr in zip(batch, ids, statements, proofs):
+        digest = hash((tuple(st), tuple(pr)))
+        if pid in known:
+            if known[pid][0] != digest:
+                raise MatchFormatError(
+                    rel, p.line, f"pair {pid!r} differs from the pair of that id in {known[pid][1]}"
+                )
+            continue
+        known[pid] = (digest, f"{rel}, line {p.line}")
+        values = {
+            "article_id": p.article_id,
+            "statement_id": pid.removeprefix(f"{p.article_id}/"),
+            "kind": "",
+            "position": position + len(rows["pair_id"]),
+            "statement_xml": fragment_xml(p.statement),
+            "proof_xml": fragment_xml(p.proof),
+            "pair_id": pid,
+            "statement_tokens": st,
+            "proof_tokens": pr,
+            "statement_title_tokens": 0,
+            "proof_title_tokens": 0,
+        }
+        for name, value in values.items():
+            rows[name].append(value)
+    return rows
+
+
+def write_articles(
+    articles: dict[str, tuple[list[str], str]], article_file: dict[str, str], out: Path
+) -> list[str]:
+    """``corpus/articles.parquet`` and ``manifest.parquet`` of the articles with pairs; returns
+    their ids. Files without article lines: the headers' ids are the articles."""
+    articles = articles or {aid: ([], "") for aid in article_file}
+    missing = sorted(set(article_file) - set(articles))
+    if missing:
+        raise MatchFormatError(
+            article_file[missing[0]], None, f"article {missing[0]!r} has pairs but no article line"
+        )
+    used = sorted(article_file)
+    write_parquet(
+        pa.table(
+            {
+                "article_id": used,
+                "title": [articles[a][1] for a in used],
+                "categories": [articles[a][0] for a in used],
+                "primary_category": [(articles[a][0] or [None])[0] for a in used],
+                "chapter": pa.nulls(len(used), pa.string()),
+            },
+            schema=ARTICLES_SCHEMA,
+        ),
+        out / "corpus" / "articles.parquet",
+        ARTICLES_SCHEMA,
+    )
+    manifest_schema = MANIFEST_SCHEMA.with_metadata({"n_shards": "1", "skipped": "[]"})
+    write_parquet(
+        pa.table(
+            {
+                "article_id": used,
+                "path": [article_file[a] for a in used],
+                "bytes": [0] * len(used),
+                "shard": [0] * len(used),
+            },
+            schema=MANIFEST_SCHEMA,
+        ),
+        out / "corpus" / "manifest.parquet",
+        manifest_schema,
+    )
+    return used
