@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 from test_latex import DATA, latexmlc  # noqa: F401  (the fixture: LaTeXML present, or skip)
 
+from proofmatch.artifacts import record_digest
 from proofmatch.cli import main
 from proofmatch.demo import generate as demo
 from proofmatch.search.corpus_index import CorpusIndexError, index_corpus, work_folder
@@ -107,6 +108,7 @@ def test_latex_sources_to_an_answered_search_in_one_command(tmp_path, latexmlc):
 def test_a_bare_model_folder_trained_elsewhere(five, tmp_path, search_demo):
     """A saved model (encoder and head) without its run folder: alone, or fused by hand."""
     model = shutil.copytree(search_demo["run"] / "model", tmp_path / "elsewhere")
+    record_digest(model)  # a copied model brings no digest of its own: record the one it has now
     meta = index_corpus(five, tmp_path / "bare", run_dir=model, fusion=False)
     assert meta["method"] == "model" and meta["run"]["run_dir"] == str(model)
     with pytest.raises(ValueError, match="fusion.json does not exist"):

@@ -16,13 +16,14 @@ METRIC_NAMES = {"mrr": "MRR", "acc": "Acc"}  # the tables' column suffixes
 
 def expected_cells() -> set[tuple]:
     """Every cell of the project's Tables 3-6 that the paper has: all but the SPECTER-style rows
-    (this project's addition), MRR only where decoding is local."""
+    and a pretrained checkpoint's zero-shot and frozen rows (this project's additions), MRR only
+    where decoding is local."""
     out = set()
     for name in P.TABLES:
         for row in RT.tables()[name].rows:
             for ev in row.cells:
-                if ev.model == "specter":
-                    continue
+                if ev.model == "specter" or ev.mode in ("zeroshot", "frozen"):
+                    continue  # this project's additions: SPECTER-style, untrained/frozen checkpoints
                 for metric in P.METRICS:
                     if metric == "acc" or row.decoding == "local":
                         out.add(

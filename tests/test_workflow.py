@@ -506,11 +506,15 @@ def check_results(wd: Path) -> None:
     for table in ("table3", "table4", "table5", "table6", "baselines"):
         df = pd.read_csv(results / f"tables/{table}.csv", keep_default_na=False)
         not_run = df.loc[df["Note"] != "", df.columns[0]].tolist()
-        assert not_run == (
-            ["MathBERT-Local-Local", "MathBERT-Local-Global", "MathBERT-Global-Global"]
-            if table == "table3"
-            else []
-        ), (table, not_run)
+        mathbert = [
+            f"MathBERT-{m}-{d}"
+            for m in ("ZeroShot", "Frozen", "Local")
+            for d in ("Local", "Global")
+        ] + ["MathBERT-Global-Global"]
+        if table == "table3":
+            assert not_run == mathbert, (table, not_run)
+        else:  # the baselines' zero-shot row of a checkpoint the demo does not configure
+            assert all("MathBERT" in r or "ZeroShot" in r for r in not_run), (table, not_run)
     check_paper_comparison(results)
     # NPT-Local learns: its test MRR is far above a random ranking's
     npt = json.loads(
@@ -729,7 +733,10 @@ def test_report_of_the_demo_run(demo_run):
         if name == "baselines":  # the file adds each fusion row's λ, chosen by the run
             assert head.startswith(counted) and " λ chosen: " in head[len(counted) :], head
         elif name != "table7":  # Table 7's file counts its proofs (below)
-            assert head == counted, name
+            # a table whose every MRR interval holds chance says so after the caption
+            assert head == counted or head.startswith(
+                counted + " The whole table sits at chance"
+            ), name
     hubness = RT.table7().rows[0].cells[0]
     n = json.loads((demo_run / hubness.path()).read_text())["n"]
     assert (
@@ -877,6 +884,7 @@ def test_match_route_from_an_export_of_the_demo_run(demo_run, tmp_path):
     ran = set(re.findall(r"^(?:local)?rule (\w+):", done.stdout + done.stderr, re.M))
     assert ran <= {
         "table",
+        "table_html",
         "table1",
         "table2",
         "paper_comparison",
