@@ -529,8 +529,8 @@ def check_results(wd: Path) -> None:
     check_figure(results / "figures/figure2.png", results / "figures/figure2.pdf", panels=4)
     log = (results / "logs/figure2.log").read_text()
     panels = re.findall(
-        r"\(([a-d])\) Example statement/proof (\d) — (symbol conservation|full symbol "
-        r"replacement) — (\S+)/\S+: P\(match\)",
+        r"\(([a-d])\) Example (\d): \S+ trained with (symbol conservation|full symbol "
+        r"replacement) — (\S+)/\S+ .*?P\(match\)",
         log,
     )
     assert [(p[0], p[1], p[2]) for p in panels] == [
