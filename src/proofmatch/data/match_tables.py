@@ -13,16 +13,13 @@ import pyarrow as pa
 
 from proofmatch.artifacts import write_parquet
 from proofmatch.data.corpus import ARTICLES_SCHEMA, MANIFEST_SCHEMA
+from proofmatch.data.extract import PAIRS_SCHEMA as EXTRACT_SCHEMA
 from proofmatch.data.matchfmt import MatchFormatError, Pair, fragment_xml
 
+# the extraction's columns, then what linearization and filtering add
 PAIRS_COLUMNS = pa.schema(
     [
-        ("article_id", pa.string()),
-        ("statement_id", pa.string()),
-        ("kind", pa.string()),
-        ("position", pa.int64()),
-        ("statement_xml", pa.string()),
-        ("proof_xml", pa.string()),
+        *EXTRACT_SCHEMA,
         ("pair_id", pa.string()),
         ("statement_tokens", pa.list_(pa.string())),
         ("proof_tokens", pa.list_(pa.string())),
