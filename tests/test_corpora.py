@@ -1,4 +1,4 @@
-"""The corpus spec (proofmatch.corpora) and the source registry (proofmatch.spec.sources): which
+"""The corpus spec (proofmatch.corpora) and the source registry (proofmatch.registry.sources): which
 corpus feeds what, read by the rules, the transfer table and the LaTeX stage. These pin its
 answers per source form and role, that the schema's source enums are the registry's, that one set
 of corpus rules plans every corpus (and each source's own rule), that no rule file spells a path
@@ -16,7 +16,7 @@ from test_workflow import copy_workflow, planned_io
 
 from proofmatch import config as CONFIG
 from proofmatch import corpora as C
-from proofmatch.spec.sources import SOURCES, SourceSpec
+from proofmatch.registry.sources import SOURCES, SourceSpec
 
 REPO = Path(__file__).resolve().parents[1]
 

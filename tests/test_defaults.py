@@ -146,7 +146,7 @@ NOT_MIRRORS: dict[str, dict[str, str]] = {
     "proofmatch.data.match_export:export": {
         "metadata": "whether the export writes article lines, not corpus.metadata"
     },
-    "proofmatch.spec.encoders:EncoderSpec": {
+    "proofmatch.registry.encoders:EncoderSpec": {
         "checkpoint": "the matching key of an encoder's checkpoint, not pretrain.checkpoint"
     },
     "proofmatch.evaluation.figure:pick_pairs": {

@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
         "proofmatch.render",
         "proofmatch.config",
         "proofmatch.evaluation.tables, proofmatch.evaluation.transfer",
-        "proofmatch.spec.tables, proofmatch.result_tables",
+        "proofmatch.registry.tables, proofmatch.result_tables",
     ],
 )
 def test_spec_and_table_renderer_load_no_torch(modules):
@@ -254,7 +254,7 @@ THROWAWAY = """
 from proofmatch import experiments as X
 from proofmatch.experiments import Run
 from proofmatch.result_tables import Row, Table
-from proofmatch.spec.tables import TableSpec
+from proofmatch.registry.tables import TableSpec
 
 
 def views(part="test"):
@@ -287,7 +287,7 @@ def test_a_registered_table_is_planned(tmp_path):
     makes it. The registry refuses a second table of one name and a module without TABLES."""
     from test_workflow import copy_workflow
 
-    from proofmatch.spec import tables as S
+    from proofmatch.registry import tables as S
 
     (tmp_path / "extra").mkdir()
     (tmp_path / "extra" / "throwaway_tables.py").write_text(THROWAWAY, encoding="utf-8")

@@ -1,7 +1,7 @@
 """The package's imports run only downward, and no modules import each other in a circle.
 
 ``src/proofmatch`` is built in floors (docs/architecture.md, "Floors"): the registries
-(``spec/``, which import nothing of proofmatch), the ground floor's top-level modules (atomic
+(``registry/``, which import nothing of proofmatch), the ground floor's top-level modules (atomic
 writes, logs, config, the experiment spec, the table writer), then the libraries (the TeX
 converter, the data stages, decoding), scoring, models, evaluation, the applications
 (search, the demo generator) and the command line. A module may import a module of its own unit
@@ -33,7 +33,7 @@ GROUND = "proofmatch"  # the unit of the package's top-level modules (and of its
 #: package; every top-level module not named here belongs to the ground unit.
 Floors = tuple[tuple[str, tuple[str, ...]], ...]
 FLOORS: Floors = (
-    ("spec", ("proofmatch.spec",)),
+    ("registry", ("proofmatch.registry",)),
     ("ground", (GROUND,)),
     ("libraries", ("proofmatch.texmath", "proofmatch.data", "proofmatch.decoding")),
     ("scoring", ("proofmatch.scoring",)),

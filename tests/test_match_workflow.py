@@ -133,7 +133,7 @@ def test_the_read_prints_the_counts_and_check_says_what_differs(tmp_path):
 
 def test_paper_comparison_says_when_the_pools_are_the_papers():
     from proofmatch.evaluation.comparison import caption
-    from proofmatch.spec.sources import SOURCES
+    from proofmatch.registry.sources import SOURCES
 
     label = SOURCES["match"].label.format(dirs="resources/match")
     own = caption(label, 27_841, 184_094, {"mixed": 18_408}, ["mixed"])

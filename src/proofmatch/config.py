@@ -28,8 +28,8 @@ import yaml
 
 from proofmatch.config_yaml import ConfigError, load_yaml, short
 from proofmatch.corpora import CorpusError, corpus_folders
-from proofmatch.spec.encoders import ENCODERS, encoder_spec, run_names
-from proofmatch.spec.sources import SOURCES
+from proofmatch.registry.encoders import ENCODERS, encoder_spec, run_names
+from proofmatch.registry.sources import SOURCES
 
 
 def schema() -> dict[str, Any]:
@@ -261,7 +261,7 @@ def _check_checkpoint(given: str | None, key: str) -> list[str]:
 
 def _check_corpus(entry: dict[str, Any], key: str) -> None:
     """Several folders only where the source allows them (dir), each with at most one metadata
-    table where the manifest reads the folders as they are (proofmatch.spec.sources)."""
+    table where the manifest reads the folders as they are (proofmatch.registry.sources)."""
     spec = SOURCES[entry["source"]]
     if spec.reads is not None and not spec.several and isinstance(entry["dir"], list):
         raise ConfigError(
@@ -292,7 +292,7 @@ def run_matching(
     matching: dict[str, Any], encoder: str, decode: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     """The part of the config's ``matching`` block that one training run of ``encoder`` depends on:
-    ``max_length`` and the keys its spec reads (:meth:`proofmatch.spec.encoders.EncoderSpec.reads`).
+    ``max_length`` and the keys its spec reads (:meth:`proofmatch.registry.encoders.EncoderSpec.reads`).
 
     With ``decode`` (the config's ``decode`` block) and ``hybrid_selection: global`` in the
     encoder's block, also ``decode`` (``topk``, ``exact_max_n``): a hybrid run then selects on the

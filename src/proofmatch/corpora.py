@@ -1,7 +1,7 @@
 """Which corpus feeds what: the training corpus, the transfer corpora and the LaTeX corpora of a
 config, the files each is read from and the folders its results go to.
 
-Why one module: a corpus comes in one of the source forms of :mod:`proofmatch.spec.sources`
+Why one module: a corpus comes in one of the source forms of :mod:`proofmatch.registry.sources`
 (``demo``: the generated demo corpus; ``latex``: LaTeX sources converted with LaTeXML; ``dir``:
 folders of XHTML with their metadata tables), in two roles (the training corpus ``corpus``, and
 each entry of ``transfer.corpora``), and a generated corpus of either role is written by its
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from proofmatch import experiments as X
-from proofmatch.spec.sources import SOURCES, SourceSpec
+from proofmatch.registry.sources import SOURCES, SourceSpec
 
 TRANSFER_ROOT = "results/transfer"  # results/transfer/<name>/: a transfer corpus's results
 INDEX_ROOT = "results/index"  # search indexes, laid out as results/runs
@@ -93,7 +93,7 @@ class Corpus:
 
     @property
     def spec(self) -> SourceSpec:
-        """Its source kind (:data:`proofmatch.spec.sources.SOURCES`)."""
+        """Its source kind (:data:`proofmatch.registry.sources.SOURCES`)."""
         return SOURCES[self.source]
 
     @property

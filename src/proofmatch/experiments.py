@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from proofmatch.spec.checks import one_of
-from proofmatch.spec.encoders import ENCODERS as ENCODER_SPECS
+from proofmatch.registry.checks import one_of
+from proofmatch.registry.encoders import ENCODERS as ENCODER_SPECS
 
 # ----------------------------------------------------------------------------- wildcard values
 
-# The encoders and how each trains: the registry's (proofmatch.spec.encoders), in table order.
+# The encoders and how each trains: the registry's (proofmatch.registry.encoders), in table order.
 ENCODERS = tuple(ENCODER_SPECS)
 ENCODER_MODES: dict[str, tuple[str, ...]] = {s.name: s.modes for s in ENCODER_SPECS.values()}
 MODES = tuple(dict.fromkeys(m for modes in ENCODER_MODES.values() for m in modes))

@@ -1,4 +1,4 @@
-"""The result tables: each one's :class:`~proofmatch.spec.tables.TableSpec` (name, title, caption,
+"""The result tables: each one's :class:`~proofmatch.registry.tables.TableSpec` (name, title, caption,
 rows), and the design of the rows of Tables 3-7 and the baselines table.
 
 A table of scores is a list of rows; a row names its label cells and, per column group, the
@@ -8,11 +8,11 @@ every table's ``results/tables/{name}.md``, the one ``rule table`` renders every
 (its ``{table}`` wildcard takes exactly their names), and the renderer takes each title and
 caption from here. A new table is one entry of :data:`BUILTIN` (and its rows function) in this
 file (docs/architecture.md, "Adding a table"); a module named in ``PROOFMATCH_TABLES`` adds
-tables without editing it (:func:`proofmatch.spec.tables.extra_specs`). Pure Python, no torch
+tables without editing it (:func:`proofmatch.registry.tables.extra_specs`). Pure Python, no torch
 or pandas: the Snakefile imports it before any job runs.
 
-It stands beside :mod:`proofmatch.experiments`, not in :mod:`proofmatch.spec`: the rows are made
-of the experiments' runs and evaluations, and the spec floor lies below them.
+It stands beside :mod:`proofmatch.experiments`, not in :mod:`proofmatch.registry`: the rows are made
+of the experiments' runs and evaluations, and the registry floor lies below them.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from proofmatch import experiments as X
 from proofmatch.experiments import Evaluation, Run
-from proofmatch.spec.tables import TABLE_RULE, TableSpec, extra_specs, registry
+from proofmatch.registry.tables import TABLE_RULE, TableSpec, extra_specs, registry
 
 TABLE7_RUN = Run("mixed", "scratchbert", "local", "conservation")  # hubness of its dev set
 

@@ -11,8 +11,8 @@ from proofmatch.config import check_paths, run_matching, validate_config
 from proofmatch.evaluation import intervals as INTERVALS
 from proofmatch.evaluation import paper as PAPER
 from proofmatch.evaluation import transfer
-from proofmatch.spec.encoders import ENCODERS as ENCODER_SPECS
-from proofmatch.spec.sources import SOURCES
+from proofmatch.registry.encoders import ENCODERS as ENCODER_SPECS
+from proofmatch.registry.sources import SOURCES
 
 validate_config(config)
 # the corpus folders and the MathBERT path it names exist: checked before any job, not in one
@@ -25,7 +25,7 @@ MAIN_CORPUS = C.main_corpus(config)
 # (manifest, extract, linearize, filter_pairs, baseline) serve them all.
 CORPORA = C.all_corpora(config)
 SPLITS = X.configured_splits(config)
-# A source kind that enters after extraction (proofmatch.spec.sources: enters) brings what the
+# A source kind that enters after extraction (proofmatch.registry.sources: enters) brings what the
 # stages from the manifest to the replaced splits would write: those rules serve only the corpora
 # that enter as XHTML, and replaced_split only the splits the workflow makes itself.
 XHTML_CORPUS = C.xhtml_wildcards(config)

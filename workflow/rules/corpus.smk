@@ -1,7 +1,7 @@
 # Corpus input and extraction: demo corpus (optional), manifest + sharding, extraction, linearization.
 # One rule each for every corpus, over the {corpus} wildcard (common.smk, CORPORA): "" for the
 # training corpus (results/corpus/, results/extract/, ...), transfer/NAME/ for a transfer corpus.
-# Where a source kind's rule writes xhtml/ + metadata.csv: proofmatch.spec.sources.
+# Where a source kind's rule writes xhtml/ + metadata.csv: proofmatch.registry.sources.
 # The demo source's folder: one, whichever corpus names the demo.
 DEMO_CORPUS = SOURCES["demo"].root(C.MAIN)
 

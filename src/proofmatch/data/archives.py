@@ -41,7 +41,7 @@ from typing import Any
 
 from proofmatch import config
 from proofmatch.artifacts import atomic_path
-from proofmatch.spec.checks import one_of
+from proofmatch.registry.checks import one_of
 
 #: Why an article was not converted, in the order the checks run.
 REASONS: dict[str, str] = {

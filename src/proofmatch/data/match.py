@@ -1,7 +1,7 @@
 """A released MATcH dataset folder as the project's data, and the project's data in that layout.
 
 ``corpus.source: match`` enters the workflow after extraction, filtering, splitting and symbol
-replacement (:mod:`proofmatch.spec.sources`): the release holds them done. :func:`import_folder`
+replacement (:mod:`proofmatch.registry.sources`): the release holds them done. :func:`import_folder`
 reads the folder that holds ``mixed/``, ``unmixed/`` and ``pb/`` (or some of them; the format:
 :mod:`proofmatch.data.matchfmt`) and writes what the workflow's later stages read, as the XHTML
 route would have written it:

@@ -35,7 +35,7 @@ from proofmatch import config
 from proofmatch.artifacts import read_parquet, write_parquet
 from proofmatch.experiments import SPLITS
 from proofmatch.logs import setup_logging
-from proofmatch.spec.checks import one_of
+from proofmatch.registry.checks import one_of
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from typing import Literal
 
 from proofmatch.experiments import VIEWS
-from proofmatch.spec.checks import unknown
+from proofmatch.registry.checks import unknown
 
 MATH_PREFIX = "$"
 FONT_SEP = "~"

@@ -19,8 +19,8 @@ from proofmatch import result_tables as RT
 from proofmatch.config import settings, validate_config
 from proofmatch.evaluation import intervals as I
 from proofmatch.experiments import Evaluation
+from proofmatch.registry.tables import TableSpec
 from proofmatch.result_tables import Table
-from proofmatch.spec.tables import TableSpec
 
 # How Table 3's caption names the SPECTER-style text vector (matching.specter.pooling)
 SPECTER_POOLING = {
@@ -126,7 +126,7 @@ def checkpoint_caption(table: Table, config: Mapping[str, Any]) -> str:
     " MathBERT column: all-MiniLM-L6-v2 (general English; not MathBERT), BertModel 6×384, ...".
     Empty when the table has no such row or the encoder is not configured (its rows say so)."""
     from proofmatch.models.identity import identify
-    from proofmatch.spec.encoders import ENCODERS
+    from proofmatch.registry.encoders import ENCODERS
 
     models = {X.learned_encoder(ev.model) for row in table.rows for ev in row.cells}
     out = []

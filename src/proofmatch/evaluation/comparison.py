@@ -31,8 +31,8 @@ from proofmatch.evaluation import intervals as I
 from proofmatch.evaluation import paper as P
 from proofmatch.evaluation.captions import chance, pool_sizes
 from proofmatch.evaluation.tables import Source, cells, load_metrics
+from proofmatch.registry.sources import SOURCES
 from proofmatch.render import to_markdown
-from proofmatch.spec.sources import SOURCES
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ PAPER_CORPUS = (
 
 def corpus_label(source: str, dirs: str | Sequence[str] | None) -> str:
     """The corpus as ``corpus.source`` and ``corpus.dir`` name it (its source's label,
-    :data:`proofmatch.spec.sources.SOURCES`): the demo corpus, or the folder(s) of XHTML articles
+    :data:`proofmatch.registry.sources.SOURCES`): the demo corpus, or the folder(s) of XHTML articles
     or LaTeX sources."""
     spec = SOURCES[source]
     if spec.reads is None:

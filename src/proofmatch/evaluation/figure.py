@@ -361,7 +361,7 @@ def model_label(run_dir: str | os.PathLike) -> str:
     """A run's model as the tables name it (``ScratchBERT-Local-Local``: encoder, training mode,
     local decoding), read from its folder ``…/{encoder}-{mode}/{level}-{view}``; else the
     folder's name."""
-    from proofmatch.spec.encoders import ENCODERS
+    from proofmatch.registry.encoders import ENCODERS
 
     name = Path(run_dir).parent.name
     encoder, _, mode = name.partition("-")

@@ -435,7 +435,7 @@ def caveats(config: Mapping[str, Any]) -> dict[str, str]:
     """For each encoder whose configured checkpoint is not what the paper used (a note from
     :func:`proofmatch.models.identity.identify`: "not MathBERT"), what its findings' notes say."""
     from proofmatch.models.identity import identify
-    from proofmatch.spec.encoders import ENCODERS
+    from proofmatch.registry.encoders import ENCODERS
 
     out = {}
     for spec in ENCODERS.values():

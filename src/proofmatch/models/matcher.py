@@ -19,7 +19,7 @@ The losses themselves are in :mod:`proofmatch.models.losses`.
 :meth:`Matcher.factors` exposes any scorer as ``A Bᵀ + row_bias[:, None] + col_bias[None, :]``
 so decoding can compute top-k blocks with matrix products without knowing the scorer.
 :func:`build_matcher` makes the fresh Matcher of a training run from its settings, with the
-:class:`EncoderBuilder` its encoder's spec names (:mod:`proofmatch.spec.encoders`).
+:class:`EncoderBuilder` its encoder's spec names (:mod:`proofmatch.registry.encoders`).
 """
 
 from __future__ import annotations
@@ -49,8 +49,8 @@ from proofmatch.models.encoders import (
     WordVocab,
 )
 from proofmatch.models.params import Pooling, WInit
-from proofmatch.spec.checks import one_of
-from proofmatch.spec.encoders import EncoderSpec, encoder_spec
+from proofmatch.registry.checks import one_of
+from proofmatch.registry.encoders import EncoderSpec, encoder_spec
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -96,7 +96,7 @@ def bilinear_start(d: int, w_init: WInit) -> tuple[nn.Parameter, nn.Parameter]:
 class MatcherConfig:
     """Everything needed to rebuild a Matcher without its training inputs (saved as config.json)."""
 
-    encoder: str  # a registered encoder's name (proofmatch.spec.encoders)
+    encoder: str  # a registered encoder's name (proofmatch.registry.encoders)
     scorer: str  # bilinear | distance
     view: str  # text | math | both
     max_length: int  # token positions per text (ids, [CLS]/[SEP] included)

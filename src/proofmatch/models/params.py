@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from proofmatch import config
-from proofmatch.spec.checks import one_of
-from proofmatch.spec.encoders import encoder_spec
+from proofmatch.registry.checks import one_of
+from proofmatch.registry.encoders import encoder_spec
 
 P = TypeVar("P")
-# The values of the schema's enums of the matching blocks (tests/test_spec.py holds them to it):
+# The values of the schema's enums of the matching blocks (tests/test_registry.py holds them to it):
 # code below TrainParams takes them as typed and checks them no more.
 Optimizer = Literal["asgd", "adamw"]
 WInit = Literal["identity", "bilinear", "zeros"]

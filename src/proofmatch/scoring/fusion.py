@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from proofmatch import config
-from proofmatch.spec.checks import unknown
+from proofmatch.registry.checks import unknown
 
 if TYPE_CHECKING:  # decoding.local imports torch; the search page loads scoring without it
     from proofmatch.decoding.local import ScoreRows

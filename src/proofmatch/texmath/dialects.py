@@ -10,7 +10,7 @@ builds the structure on top of it.
 
 from __future__ import annotations
 
-from proofmatch.spec.checks import one_of
+from proofmatch.registry.checks import one_of
 from proofmatch.texmath.parse import Node
 
 #: The markups of the demo corpus.

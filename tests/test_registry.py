@@ -1,4 +1,4 @@
-"""The encoder registry (:mod:`proofmatch.spec.encoders`) and the schema agree, and an encoder is
+"""The encoder registry (:mod:`proofmatch.registry.encoders`) and the schema agree, and an encoder is
 added by three edits: docs/architecture.md's worked example ("Adding an encoder"), applied here
 to a copy of the project, validates, builds, saves and loads, and a dry run plans its runs."""
 
@@ -19,8 +19,8 @@ from proofmatch import config as C
 from proofmatch import experiments as X
 from proofmatch.config import ConfigError, run_matching, validate_config
 from proofmatch.models.params import TrainParams
-from proofmatch.spec import encoders as E
-from proofmatch.spec.checks import one_of, unknown
+from proofmatch.registry import encoders as E
+from proofmatch.registry.checks import one_of, unknown
 
 REPO = Path(__file__).resolve().parents[1]
 RUN_LISTS = ("fusion.runs", "report.seed_runs", "report.scaling_runs", "transfer.runs")
@@ -143,7 +143,7 @@ def test_the_worked_example_is_three_edits_and_a_dry_run_plans_it(tmp_path):
     edits = worked_example()
     assert [e["path"] for e in edits] == [
         "src/proofmatch/models/bow.py",
-        "src/proofmatch/spec/encoders.py",
+        "src/proofmatch/registry/encoders.py",
         "src/proofmatch/schemas/config.schema.yaml",
     ]
     (tmp_path / "wd").mkdir()
@@ -212,7 +212,7 @@ def test_the_source_example_is_three_files_and_a_dry_run_plans_it(tmp_path):
     edits = list(SOURCE_EDIT.finditer(section))
     assert sorted({e["path"] for e in edits}) == [
         "src/proofmatch/schemas/config.schema.yaml",
-        "src/proofmatch/spec/sources.py",
+        "src/proofmatch/registry/sources.py",
         "workflow/rules/corpus.smk",
     ]
     (tmp_path / "wd").mkdir()

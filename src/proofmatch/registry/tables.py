@@ -5,7 +5,7 @@ Every file ``results/tables/{name}.md`` the workflow writes from this project's 
 evaluations (``rows``: rendered by the one ``rule table`` of workflow/rules/tables.smk) or by a
 rule of its own (``rule``: Table 1 from the corpus, the paper comparison, the findings...).
 
-This module is the spec floor's (docs/architecture.md, "Floors"): it imports nothing of the
+This module is the registry floor's (docs/architecture.md, "Floors"): it imports nothing of the
 package, so that every floor can read it. The tables themselves are registered in
 :mod:`proofmatch.result_tables`: their rows are built of the experiments' runs and evaluations
 (:mod:`proofmatch.experiments`, the ground floor, above this one), and so are written beside them.

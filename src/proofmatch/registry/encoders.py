@@ -17,7 +17,7 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
-from proofmatch.spec.checks import one_of
+from proofmatch.registry.checks import one_of
 
 
 @dataclass(frozen=True)
