@@ -24,7 +24,7 @@ README_HEADER = """# Configuration
      (tests/test_config_readme.py fails when the two differ). -->
 
 The workflow reads `config/config.yaml` (the demo: the project's generated corpus and tiny
-models; it lists every key below with its default) and any override given after it,
+models; the demo's choices, each at its default below) and any override given after it,
 `snakemake --configfile config/config.yaml config/paper.yaml ...`, merged key by key:
 `config/paper.yaml` (the paper's corpus and model sizes), `config/stacks.yaml` (the Stacks
 project chapters), `config/smoke.yaml` (fewest epochs and 64-token inputs, for the end-to-end
