@@ -396,3 +396,39 @@ def test_rules_take_run_paths_from_run_path():
         for text in [path.read_text(encoding="utf-8")]
     }
     assert sum(spelled.values()) <= 1, spelled
+
+
+def test_the_table_example_is_one_file_and_a_dry_run_plans_it(tmp_path):
+    """docs/architecture.md's worked example of a table ("Adding a table"), applied to a copy of
+    the project: one file; `rule table` then plans it with its cells' evaluations, and `rule all`
+    asks for it."""
+    from test_registry import SOURCE_EDIT
+    from test_workflow import copy_workflow
+
+    text = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = text.split("\n## Adding a table\n", 1)[1].split("\n## ", 1)[0]
+    edits = list(SOURCE_EDIT.finditer(section))
+    assert len(edits) == 2 and {e["path"] for e in edits} == {"src/proofmatch/result_tables.py"}
+    (tmp_path / "wd").mkdir()
+    wd = copy_workflow(tmp_path / "wd")
+    for edit in edits:
+        path = wd / edit["path"]
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        (i,) = [i for i, line in enumerate(lines) if line.strip() == edit["anchor"]]
+        lines.insert(i + (edit["where"] == "after"), edit["text"])
+        path.write_text("".join(lines), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(wd / "src")}
+    dry = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "all"],
+        cwd=wd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert dry.returncode == 0, (dry.stdout + dry.stderr)[-3000:]
+    jobs = re.findall(r"^rule (\w+):\n((?:    .*\n)+)", dry.stdout, flags=re.M)
+    (table,) = [b for rule, b in jobs if rule == "table" and "wildcards: table=views" in b]
+    assert "output: results/tables/views.md" in table
+    for view in X.VIEWS:
+        assert f"results/eval/mixed/npt-local/conservation-{view}" in table
