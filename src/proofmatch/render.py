@@ -80,6 +80,28 @@ def write_table(
     write_csv(df, csv)
 
 
+def write_tables(
+    df: pd.DataFrame,
+    out_prefix: str | os.PathLike,
+    caption: str,
+    shown: pd.DataFrame | None = None,
+    md_after: str = "",
+) -> None:
+    """:func:`write_table` to ``{out_prefix}.md``, ``.tex`` and ``.csv``, the LaTeX label the
+    prefix's name: how every table of ``results/tables/`` is written."""
+    out = str(out_prefix)
+    write_table(
+        df,
+        f"{out}.md",
+        f"{out}.tex",
+        f"{out}.csv",
+        caption=caption,
+        label=Path(out).name,
+        shown=shown,
+        md_after=md_after,
+    )
+
+
 # ----------------------------------------------------------------------------- HTML for the report
 
 _NUMBER = re.compile(r"^([−+-]?\d[\d,.]*( %|%)?( [±\[].*)?|–)$")

@@ -33,7 +33,7 @@ from proofmatch.evaluation.captions import chance, pool_sizes, pools_sentence
 from proofmatch.evaluation.comparison import corpus_label
 from proofmatch.evaluation.intervals import load_frames, signed
 from proofmatch.experiments import Evaluation
-from proofmatch.render import write_table
+from proofmatch.render import write_tables
 
 log = logging.getLogger(__name__)
 
@@ -42,27 +42,6 @@ HEADLINE_LEXICAL = ("bm25", "tfidf_paper", "tfidf")
 
 def _pct(iv: B.Interval) -> str:
     return f"{100 * iv.value:.2f} [{100 * iv.low:.1f}, {100 * iv.high:.1f}]"
-
-
-def _write(
-    df: pd.DataFrame,
-    out_prefix: str | os.PathLike,
-    caption: str,
-    shown: pd.DataFrame | None = None,
-    md_after: str = "",
-) -> None:
-    out = str(out_prefix)
-    write_table(
-        df,
-        f"{out}.md",
-        f"{out}.tex",
-        f"{out}.csv",
-        caption=caption,
-        label=Path(out).name,
-        shown=shown,
-        md_after=md_after,
-    )
-    log.info("wrote %s.{md,tex,csv} (%d rows)", out, len(df))
 
 
 def pools_caption(frames: Mapping[Any, pd.DataFrame]) -> str:
@@ -255,16 +234,7 @@ def write_findings(
         resolve_max_n=config["report"]["resolve_max_n"],
         seeds=seeds_sentence(frames, config),
     ) + pools_caption(frames)
-    write_table(
-        cells,
-        f"{out_prefix}.md",
-        f"{out_prefix}.tex",
-        f"{out_prefix}.csv",
-        caption=caption,
-        label=Path(str(out_prefix)).name,
-        shown=df,
-        md_after=after,
-    )
+    write_tables(cells, out_prefix, caption, shown=df, md_after=after)
     write_csv(head, headline_csv or f"{out_prefix}_headline.csv")
     log.info("wrote %s.{md,tex,csv} (%d findings, %d cells)", out_prefix, len(df), len(cells))
     return df
@@ -348,7 +318,8 @@ def write_seeds(
         f"SD over seeds (SD with n − 1) beside the bootstrap interval over statements of the seed-{seed} run, "
         f"the run every other table shows ({resamples} resamples)." + pools_caption(frames)
     )
-    _write(df, out_prefix, caption, pd.DataFrame(shown))
+    write_tables(df, out_prefix, caption, pd.DataFrame(shown))
+    log.info("wrote %s.{md,tex,csv} (%d rows)", out_prefix, len(df))
     return df
 
 

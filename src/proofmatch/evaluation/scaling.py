@@ -23,8 +23,9 @@ from proofmatch.artifacts import atomic_path, read_table
 from proofmatch.data.subsample import kept_train_rows
 from proofmatch.evaluation import bootstrap as B
 from proofmatch.evaluation.intervals import load_frames
-from proofmatch.evaluation.report import _label, _write, pools_caption
+from proofmatch.evaluation.report import _label, pools_caption
 from proofmatch.experiments import Evaluation
+from proofmatch.render import write_tables
 
 
 def scaling_inputs(config: Mapping[str, Any]) -> list[Evaluation]:
@@ -174,6 +175,6 @@ def write_scaling(
     ]
     shown["Fraction"] = [f"{f:g}" for f in df["Fraction"]]
     shown = shown.drop(columns=["MRR lo", "MRR hi", "Δ BM25 lo", "Δ BM25 hi"])
-    _write(df, out_prefix, caption, shown)
+    write_tables(df, out_prefix, caption, shown)
     scaling_figure(df, out_png, out_pdf)
     return df

@@ -43,7 +43,7 @@ from proofmatch.evaluation.captions import (
 )
 from proofmatch.experiments import HUBNESS_BINS, Evaluation, Run
 from proofmatch.logs import setup_logging
-from proofmatch.render import write_table
+from proofmatch.render import write_tables
 from proofmatch.result_tables import Table
 
 log = logging.getLogger(__name__)
@@ -93,17 +93,8 @@ def _raise_missing(table: str, missing: list[Evaluation]) -> None:
 def write_frame(
     df: pd.DataFrame, out_prefix: str | os.PathLike, caption: str, shown: pd.DataFrame | None = None
 ) -> pd.DataFrame:
-    out = str(out_prefix)
-    write_table(
-        df,
-        f"{out}.md",
-        f"{out}.tex",
-        f"{out}.csv",
-        caption=caption,
-        label=Path(out).name,
-        shown=shown,
-    )
-    log.info("wrote %s.{md,tex,csv} (%d rows)", out, len(df))
+    write_tables(df, out_prefix, caption, shown)
+    log.info("wrote %s.{md,tex,csv} (%d rows)", out_prefix, len(df))
     return df
 
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -55,7 +54,7 @@ from proofmatch.experiments import (
 )
 from proofmatch.experiments import not_run as config_not_run
 from proofmatch.experiments import note as not_run_note
-from proofmatch.render import write_table
+from proofmatch.render import write_tables
 
 log = logging.getLogger(__name__)
 
@@ -257,17 +256,10 @@ def transfer_table(
     df, shown = _intervals(df, results, loaded, rows_of, corpora, bootstrap)
     if shown is not None:
         caption += I.caption(bootstrap[0], deltas=False)  # type: ignore[index]
-    out = str(out_prefix)
-    write_table(
-        df,
-        f"{out}.md",
-        f"{out}.tex",
-        f"{out}.csv",
-        caption=caption,
-        label=Path(out).name,
-        shown=shown,
+    write_tables(df, out_prefix, caption, shown)
+    log.info(
+        "wrote %s.{md,tex,csv} (%d rows, %d transfer corpora)", out_prefix, len(df), len(corpora)
     )
-    log.info("wrote %s.{md,tex,csv} (%d rows, %d transfer corpora)", out, len(df), len(corpora))
     return df
 
 
