@@ -211,8 +211,8 @@ def test_the_source_example_is_three_files_and_a_dry_run_plans_it(tmp_path):
     section = text.split("\n## Adding a corpus source\n", 1)[1].split("\n## ", 1)[0]
     edits = list(SOURCE_EDIT.finditer(section))
     assert sorted({e["path"] for e in edits}) == [
-        "src/proofmatch/schemas/config.schema.yaml",
         "src/proofmatch/registry/sources.py",
+        "src/proofmatch/schemas/config.schema.yaml",
         "workflow/rules/corpus.smk",
     ]
     (tmp_path / "wd").mkdir()
