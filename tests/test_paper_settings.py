@@ -78,9 +78,9 @@ def _edit(path: Path, old: str, new: str) -> None:
         ),
         # an own-line comment belongs to the next key
         (
-            "\n  max_length: 128\n  npt:",
-            "\n  # §8 sets this\n  max_length: 128\n  npt:",
-            "credits the paper for matching.max_length",
+            "\n  n_shards: 4\n",
+            "\n  # §8 sets this\n  n_shards: 4\n",
+            "credits the paper for corpus.n_shards",
         ),
     ],
 )
