@@ -125,6 +125,13 @@ def test_a_planted_table_flips_the_verdict():
     assert VD.judge(finding, {**sb, **same}, 1000, 13)["Verdict"] == F.UNDECIDED
     row = VD.judge(finding, sb, 1000, 13)
     assert row["Verdict"] == F.NOT_RUN and "not run" in row["Note"]
+    # findings.csv lists the cells of a finding not run too, without numbers
+    evidence = VD.Evidence(sb, 1000, 13, 0.08, 0)
+    _, cells = VD.findings_tables(evidence, [finding])
+    assert len(cells) == len(finding.contrasts) and not cells["Run"].any()
+    assert cells["Estimate"].isna().all() and set(cells["Verdict"]) == {F.NOT_RUN}
+    _, cells = VD.findings_tables(VD.Evidence({**sb, **npt}, 1000, 13, 0.08, 0), [finding])
+    assert cells["Run"].all() and cells["Estimate"].notna().all()
 
 
 def test_a_pool_too_small_prints_no_interval_and_is_not_supportable():

@@ -100,6 +100,25 @@ def test_a_view_counts_the_values_of_a_column():
     ]
 
 
+def test_a_view_of_distinct_rows_shows_one_row_per_finding():
+    cells = pd.DataFrame(
+        {
+            "Finding": ["a", "a", "b"],
+            "Verdict": ["holds", "holds", "not run"],
+            "Cell": ["C", "F", "C"],
+        }
+    )
+    view = {"distinct": ["Finding", "Verdict"], "columns": ["Finding", "Verdict"]}
+    assert R.view_table(cells, view).to_dict("list") == {
+        "Finding": ["a", "b"],
+        "Verdict": ["holds", "not run"],
+    }
+    counted = R.view_table(cells, {"distinct": ["Finding"], "count": "Verdict"})
+    assert counted.to_dict("list") == {"Verdict": ["holds", "not run"], "rows": [1, 1]}
+    with pytest.raises(ValueError, match="no columns"):
+        R.view_table(cells, {"distinct": ["Tally"]})
+
+
 def test_the_command_writes_the_page(tmp_path):
     results = _tree(tmp_path)
     snaps = tmp_path / "snaps"

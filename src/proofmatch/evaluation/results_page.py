@@ -15,7 +15,8 @@ and the table CSVs it quotes, copied unchanged from the run's ``results/tables/`
   writes, as config/README.md is checked against the schema.
 
 A view shows a table's rows (all, or those whose first column matches the regular expression
-``rows``), counted by the values of one column (``count``) or as cells: its columns (all by
+``rows``), once per distinct value of the columns ``distinct``, counted by the values of one
+column (``count``) or as cells: its columns (all by
 default, or those named in ``columns``) and, where the
 CSV has the interval bounds ``<column> lo`` and ``<column> hi``, the interval after the value
 (``22.92 [18.9, 27.7]``); a score prints with two decimals and a difference (a ``Δ`` column)
@@ -155,11 +156,17 @@ def view_frame(df: pd.DataFrame, columns: list[str] | None = None) -> pd.DataFra
 
 def view_table(df: pd.DataFrame, view: dict[str, Any]) -> pd.DataFrame:
     """What one view shows of a table: its rows whose first column matches ``rows`` (a regular
-    expression), then either the number of rows per value of the column ``count``, or the cells
-    of ``columns`` (:func:`view_frame`)."""
+    expression), once per distinct value of the columns ``distinct`` (a table of one row per cell
+    shown one row per finding), then either the number of rows per value of the column
+    ``count``, or the cells of ``columns`` (:func:`view_frame`)."""
     if view.get("rows"):
         keep = df.iloc[:, 0].astype(str).map(lambda v: re.search(view["rows"], v) is not None)
         df = df[keep].reset_index(drop=True)
+    if view.get("distinct"):
+        missing = [c for c in view["distinct"] if c not in df.columns]
+        if missing:
+            raise ValueError(f"no columns {missing}; expected some of {list(df.columns)}")
+        df = df.drop_duplicates(subset=view["distinct"]).reset_index(drop=True)
     if view.get("count"):
         column = view["count"]
         if column not in df.columns:

@@ -357,29 +357,56 @@ def judge_cells(finding: Finding, ev: Evidence) -> tuple[dict[str, Any], list[di
         "Verdict": label,
         "Note": "; ".join(notes),
     }
+    done = iter(cells)
     records = [
-        {
-            "Finding": finding.key,
-            "Section": finding.section,
-            "Verdict": label,
-            "Cell": c.label,
-            "Claim": {1: "> 0", -1: "< 0", 0: f"within ±{m:g}"}[c.sign],
-            "Estimate": 100 * c.value,
-            "Lo": np.nan if c.small else 100 * c.low,
-            "Hi": np.nan if c.small else 100 * c.high,
-            "Adjusted lo": np.nan if c.small else 100 * c.adj_low,
-            "Adjusted hi": np.nan if c.small else 100 * c.adj_high,
-            "Wrong side (Holm)": c.rejected,
-            "On claimed side": c.claimed(ev.margin),
-            "n": c.n,
-            "Seeds": c.seeds,
-            "Global assignment": "fixed" if c.fixed_assignment else "",
-            "Paper": np.nan if c.paper is None else 100 * c.paper,
-            "Cannot decide": c.undecidable(ev.margin),
-        }
-        for c in cells
+        _record(
+            finding, label, c.sign, next(done) if c.label not in left_out else c.label, ev.margin
+        )
+        for c in finding.contrasts
     ]
     return row, records
+
+
+def _record(finding: Finding, verdict: str, sign: int, cell: Cell | str, margin: float) -> dict:
+    """One row of findings.csv: a cell's numbers in points, or a cell of the paper's sentence
+    that this run has no evaluation for (``cell`` its label; numbers empty, ``Run`` false)."""
+    m = 100 * margin
+    head = {"Finding": finding.key, "Section": finding.section, "Verdict": verdict}
+    claim = {1: "> 0", -1: "< 0", 0: f"within ±{m:g}"}[sign]
+    if isinstance(cell, str):
+        return {**head, "Cell": cell, "Run": False, "Claim": claim, **NOT_RUN_NUMBERS}
+    shown = (lambda x: np.nan) if cell.small else (lambda x: 100 * x)
+    return {
+        **head,
+        "Cell": cell.label,
+        "Run": True,
+        "Claim": claim,
+        "Estimate": 100 * cell.value,
+        "Lo": shown(cell.low),
+        "Hi": shown(cell.high),
+        "Adjusted lo": shown(cell.adj_low),
+        "Adjusted hi": shown(cell.adj_high),
+        "Wrong side (Holm)": cell.rejected,
+        "On claimed side": cell.claimed(margin),
+        "n": cell.n,
+        "Seeds": cell.seeds,
+        "Global assignment": "fixed" if cell.fixed_assignment else "",
+        "Paper": np.nan if cell.paper is None else 100 * cell.paper,
+        "Cannot decide": cell.undecidable(margin),
+    }
+
+
+# findings.csv's numbers for a cell this run has no evaluation for.
+NOT_RUN_NUMBERS = {
+    **dict.fromkeys(("Estimate", "Lo", "Hi", "Adjusted lo", "Adjusted hi"), np.nan),
+    "Wrong side (Holm)": False,
+    "On claimed side": False,
+    "n": 0,
+    "Seeds": 0,
+    "Global assignment": "",
+    "Paper": np.nan,
+    "Cannot decide": False,
+}
 
 
 def _evidence(
@@ -452,18 +479,6 @@ def caveats(config: Mapping[str, Any]) -> dict[str, str]:
                 f"not the paper's {spec.label}"
             )
     return out
-
-
-def inputs(not_run: Mapping[Any, str]) -> list[Evaluation]:
-    """The evaluations the findings read, leaving out what the config does not run (MathBERT without a
-    checkpoint, the pr split without a category): their contrasts show as not run."""
-    skip = set(not_run)
-    return [
-        ev
-        for f in findings()
-        for ev in f.evaluations()
-        if ev.split not in skip and (X.learned_encoder(ev.model) or ev.model) not in skip
-    ]
 
 
 CAPTION = (
