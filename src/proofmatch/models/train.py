@@ -210,12 +210,14 @@ def train_step(
 ) -> tuple[torch.Tensor, float]:
     """One optimizer step of the ``kind`` loss on batch ``idx`` (the ``k``-th step of ``epoch``);
     its loss stays on the device (reading it would make the host wait for the step)."""
-    negatives = None
+    negatives, margin = None, {}
     if kind == "triplet":  # drawn for the whole batch, the same on every rank
+        triplets = run.p.encoder  # SpecterSettings: the encoder of the triplet mode
         rng = sampling.epoch_rng(run.seed, epoch, 1 + k)
-        negatives = sampling.sample_negatives(idx, run.articles, run.p.hard_fraction, rng)
+        negatives = sampling.sample_negatives(idx, run.articles, triplets.hard_fraction, rng)
+        margin = {"margin": triplets.margin}
     loss, batch_acc = batch_loss(
-        run.model, run.rt, kind, idx, run.statements, run.proofs, negatives, run.p.margin
+        run.model, run.rt, kind, idx, run.statements, run.proofs, negatives, **margin
     )
     run.optimizer.zero_grad(set_to_none=True)
     loss.backward()
