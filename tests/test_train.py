@@ -17,7 +17,8 @@ from toydata import toy_pairs, train_params
 from proofmatch import cli
 from proofmatch.artifacts import write_parquet
 from proofmatch.config import run_matching
-from proofmatch.evaluation.evaluate import evaluate_run
+from proofmatch.decoding.assign import DecodeSettings
+from proofmatch.evaluation.evaluate import EvalSettings, evaluate_run
 from proofmatch.models import optim as optim_mod
 from proofmatch.models import runtime
 from proofmatch.models import train as train_mod
@@ -464,9 +465,7 @@ def test_npt_local_learns_and_writes_outputs(optimizer, lr, scaled, positions, t
         "dev",
         tmp_path / "dev.parquet",
         tmp_path / "dev.json",
-        topk=5,
-        exact_max_n=2000,
-        seed=0,
+        settings=EvalSettings(DecodeSettings(5, 2000, 0)),
     )
     assert (dev["mrr"], dev["acc"]) == (res["dev_mrr"], res["dev_acc"])
     assert hist.loc[hist["best"], "epoch"].iloc[-1] == res["best_epoch"]
