@@ -237,14 +237,17 @@ def test_the_worked_example_is_three_edits_and_a_dry_run_plans_it(tmp_path):
 
 def test_typed_values_are_the_schemas():
     """The ``Literal`` types that code below the config trusts hold the schema's enum values:
-    each typed TrainParams field as every ``matching`` block that has the key, and the partial
-    levels' rounding as ``replace.partial_rounding``."""
+    each typed field of TrainParams and of the encoders' settings classes as every ``matching``
+    block that has the key, and the partial levels' rounding as ``replace.partial_rounding``."""
     from proofmatch.data.symbols import ROUNDINGS
     from proofmatch.models.params import _literals
 
     props = C.schema()["properties"]
     blocks = [b for b in props["matching"]["properties"].values() if b.get("type") == "object"]
-    for name, values in _literals(TrainParams).items():
+    typed = (TrainParams, *{s.settings_class for s in E.ENCODERS.values()})
+    literals = {n: v for cls in typed for n, v in _literals(cls).items()}
+    assert {"optimizer", "pooling"} <= set(literals)  # the encoders' own too
+    for name, values in literals.items():
         enums = [b["properties"][name]["enum"] for b in blocks if name in b["properties"]]
         assert enums and all(tuple(e) == values for e in enums), (name, values, enums)
     assert tuple(props["replace"]["properties"]["partial_rounding"]["enum"]) == ROUNDINGS

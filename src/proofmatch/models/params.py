@@ -10,8 +10,9 @@ default. :meth:`TrainParams.from_config` reads every field from the config's ``m
 sliced once: the fields every encoder reads into :class:`TrainParams`, the rest into the settings
 class of the encoder's registry entry (``TrainParams.encoder``, :mod:`proofmatch.registry.settings`).
 No field of either has a default, because the schema's differ between the ``npt`` and ``bert``
-blocks (``scale_scores``, ``eval_every``, ...) and one flat default could only contradict one. :class:`PretrainParams` mirrors the one ``pretrain`` block key for key, so
-its optional fields take the schema's defaults (:func:`proofmatch.config.default`).
+blocks (``scale_scores``, ``eval_every``, ...) and one flat default could only contradict one.
+:class:`PretrainParams` mirrors the one ``pretrain`` block key for key, so its optional fields
+take the schema's defaults (:func:`proofmatch.config.default`).
 ``tests/test_defaults.py`` fails when a default here and the schema's disagree.
 """
 

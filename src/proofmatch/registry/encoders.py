@@ -8,7 +8,9 @@ values and the tables (:mod:`proofmatch.experiments`), the config schema's ``enc
 is its module, one entry here and its schema block (docs/architecture.md, "Adding an encoder").
 
 Pure Python: the Snakefile imports it before any job runs, so the builder is named by its dotted
-path and imported only when a model is built (:meth:`EncoderSpec.load_builder`).
+path and imported only when a model is built (:meth:`EncoderSpec.load_builder`), and an entry
+names its settings class itself (:mod:`proofmatch.registry.settings`, torch-free), which a new
+encoder with settings of its own defines beside its entry.
 """
 
 from __future__ import annotations
