@@ -68,10 +68,10 @@ def fingerprint(params: Any, seed: int, pair_ids: Sequence[Any], **fields: Any) 
 
     A training run's params (:class:`proofmatch.models.params.TrainParams`) are recorded as what
     the run reads, the common fields and its encoder's own (``TrainParams.flat``), with
-    ``params_version`` (``TrainParams.VERSION``, 2), which
-    ``TrainParams.from_record`` reads back. Records without it (version 1) also held every other
-    encoder's fields at fixed values; every training fingerprint changed with version 2, so a
-    resume state written before it is another run's: it is set aside and the run trains afresh.
+    ``params_version`` (``TrainParams.VERSION``, 2), which ``TrainParams.from_record`` reads
+    back. Records without it (version 1) also held every other encoder's fields at fixed values;
+    every training fingerprint changed with version 2, so a resume state written before it is
+    another run's: not resumed, the run trains afresh.
     Pretraining's params (``PretrainParams``) are recorded whole, unversioned, as before."""
     digest = hashlib.sha256("\n".join(map(str, pair_ids)).encode()).hexdigest()[:16]
     version = getattr(params, "VERSION", None)
