@@ -113,6 +113,7 @@ def test_zeroshot_run_scores_the_cosine_of_the_checkpoints_vectors(toy, tiny_pre
     again = rank_metrics(m, list(dev["statement_tokens"]), list(dev["proof_tokens"]))
     assert result["dev_mrr"] == pytest.approx(again["mrr"], abs=1e-6)
     assert result["epochs"] == 0 and result["n_trained_parameters"] == 0
+    assert TrainParams.from_record(result["fingerprint"]) == params()
 
 
 def test_frozen_head_trains_on_cached_vectors_and_never_loses_to_zero_shot(

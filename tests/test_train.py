@@ -670,6 +670,8 @@ def test_bert_runs_save_loadable_models(encoder, mode, toy, tiny_scratchbert, tm
         pretrained_dir=tiny_scratchbert,
     )
     m = load_matcher(tmp_path / encoder, device="cpu")
+    recorded = json.loads((tmp_path / encoder / "metrics.json").read_text())["fingerprint"]
+    assert TrainParams.from_record(recorded) == params  # metrics.json's params read back
     assert m.config.scorer == ("distance" if mode == "triplet" else "bilinear")
     assert not m.config.plain_math  # the ScratchBERT vocabulary has typed math tokens
     dev = pd.read_parquet(toy).query("part == 'dev'")
