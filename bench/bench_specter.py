@@ -1,7 +1,7 @@
 """SPECTER-style variants on the demo: one training run of the package's
 ``train_run`` per call, with the demo config's ``matching`` settings and the changes given as JSON.
 
-Flat ``TrainParams`` fields (``margin``, ``hard_fraction``, ``learning_rate``, ``epochs`` ...) are
+``TrainParams`` fields and SPECTER-style's settings (``margin``, ``hard_fraction``, ``epochs`` ...) are
 replaced directly. For this measurement only, the other keys patch the package in-process:
 ``pool`` (cls | mean) the text vector (unset: ``matching.specter.pooling``); ``k`` negatives per statement (each drawn as
 ``sampling.sample_negatives`` draws one); ``in_batch`` adds the batch's other gold proofs as
@@ -47,7 +47,7 @@ sq = over.pop("sq", False)
 norm = over.pop("norm", False)
 matching = load_config(Path(__file__).resolve().parents[1] / "config/config.yaml")["matching"]
 p = TrainParams.from_config(matching, encoder)
-p = TrainParams(**{**p.__dict__, **over})
+p = p.replaced(**over)
 
 if pool:
     orig = encoders.BertEncoder.from_checkpoint.__func__

@@ -17,7 +17,7 @@ from proofmatch.artifacts import write_parquet
 from proofmatch.config import load_config
 from proofmatch.data import corpus, extract, filters, linearize, replace, splits
 from proofmatch.demo import generate as demo
-from proofmatch.evaluation.evaluate import evaluate_run
+from proofmatch.evaluation.evaluate import EvalSettings, evaluate_run
 from proofmatch.search.build import build_index
 
 REPO = Path(__file__).resolve().parents[1]
@@ -84,9 +84,7 @@ def build(root: Path) -> dict[str, Path]:
             "test",
             p["eval"],
             p["eval"].with_suffix(".json"),
-            topk=cfg["decode"]["topk"],
-            exact_max_n=cfg["decode"]["exact_max_n"],
-            seed=cfg["seed"],
+            settings=EvalSettings.from_config(cfg),
         )
         build_index(
             p["index"],

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from rank_bm25 import BM25Okapi
 
+from proofmatch.decoding.assign import DecodeSettings
 from proofmatch.evaluation import baselines as B
 from proofmatch.scoring import lexical as L
 
@@ -61,7 +62,7 @@ def test_tfidf_keeps_single_character_case_and_math_typing():
 def test_run_baseline_on_toy_set(tmp_path, method):
     data = toy_parquet(tmp_path)
     out_pq, out_js = tmp_path / f"{method}.parquet", tmp_path / f"{method}.json"
-    m = B.run_baseline(method, data, "test", out_pq, out_js, topk=5, exact_max_n=4, seed=0)
+    m = B.run_baseline(method, data, "test", out_pq, out_js, DecodeSettings(5, 4, 0))
     assert m["n"] == 10 and m["method"] == method and m["global_method"] == "sparse"
     assert m["acc"] == 1.0 and m["mrr"] == 1.0 and m["global_acc"] == 1.0
     df = pd.read_parquet(out_pq)
@@ -79,10 +80,19 @@ def test_run_baseline_on_toy_set(tmp_path, method):
 
 def test_run_baseline_exact_path_and_errors(tmp_path):
     data = toy_parquet(tmp_path)
-    m = B.run_baseline("bm25", data, "dev", tmp_path / "o.parquet", tmp_path / "o.json", 3, 100, 0)
+    m = B.run_baseline(
+        "bm25", data, "dev", tmp_path / "o.parquet", tmp_path / "o.json", DecodeSettings(3, 100, 0)
+    )
     assert m["global_method"] == "exact" and m["n"] == 4
     with pytest.raises(ValueError, match="unknown baseline"):
-        B.run_baseline("dice", data, "dev", tmp_path / "o.parquet", tmp_path / "o.json", 3, 100, 0)
+        B.run_baseline(
+            "dice",
+            data,
+            "dev",
+            tmp_path / "o.parquet",
+            tmp_path / "o.json",
+            DecodeSettings(3, 100, 0),
+        )
     with pytest.raises(ValueError, match="non-empty proof"):
         L.bm25_scorer([["a"]], [[]])
 
@@ -96,14 +106,17 @@ def test_a_baseline_job_does_not_import_torch(tmp_path):
     data = toy_parquet(tmp_path)
     code = (
         "import sys\n"
+        "from proofmatch.decoding.assign import DecodeSettings\n"
         "from proofmatch.evaluation.baselines import run_baseline\n"
         f"run_baseline('bm25', {str(data)!r}, 'test', {str(tmp_path / 'a.parquet')!r}, "
-        f"{str(tmp_path / 'a.json')!r}, topk=5, exact_max_n=4, seed=0, threads=1)\n"
+        f"{str(tmp_path / 'a.json')!r}, DecodeSettings(5, 4, 0), threads=1)\n"
         "print('torch' in sys.modules)\n"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert run.stdout.split()[-1] == "False", run.stdout + run.stderr
-    B.run_baseline("bm25", data, "test", tmp_path / "b.parquet", tmp_path / "b.json", 5, 4, 0)
+    B.run_baseline(
+        "bm25", data, "test", tmp_path / "b.parquet", tmp_path / "b.json", DecodeSettings(5, 4, 0)
+    )
     assert pd.read_parquet(tmp_path / "a.parquet").equals(pd.read_parquet(tmp_path / "b.parquet"))
 
 

@@ -18,6 +18,7 @@ from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 from proofmatch.decoding import assign as G
 from proofmatch.decoding import local as D
 from proofmatch.decoding import topk as K
+from proofmatch.decoding.assign import DecodeSettings
 from proofmatch.evaluation import evaluate as E
 
 
@@ -438,7 +439,12 @@ def test_evaluate_run_writes_parquet_and_json(tmp_path, monkeypatch):
     monkeypatch.setattr(E, "_load_matcher", lambda run_dir: matcher)
     out_pq, out_js = tmp_path / "eval" / "test-x.parquet", tmp_path / "eval" / "test-x.json"
     metrics = E.evaluate_run(
-        "run", data, "test", out_pq, out_js, topk=4, exact_max_n=5, seed=1, view="both"
+        "run",
+        data,
+        "test",
+        out_pq,
+        out_js,
+        settings=E.EvalSettings(DecodeSettings(4, 5, 1), "both"),
     )
     assert matcher.calls == 1  # statements and proofs encoded once
     df = pd.read_parquet(out_pq)
@@ -477,7 +483,12 @@ def test_evaluate_view_filters_tokens(tmp_path, monkeypatch):
 
     monkeypatch.setattr(E, "_load_matcher", lambda run_dir: Spy())
     m = E.evaluate_run(
-        "run", data, "dev", tmp_path / "o.parquet", tmp_path / "o.json", 3, 100, 0, view="text"
+        "run",
+        data,
+        "dev",
+        tmp_path / "o.parquet",
+        tmp_path / "o.json",
+        E.EvalSettings(DecodeSettings(3, 100, 0), "text"),
     )
     assert all(not t.startswith("$") for s in seen["s"] for t in s)
     assert m["global_method"] == "exact" and m["view"] == "text" and m["part"] == "dev"
@@ -512,9 +523,7 @@ def test_evaluate_run_with_a_saved_model(tmp_path):
         "test",
         tmp_path / "e.parquet",
         tmp_path / "e.json",
-        topk=3,
-        exact_max_n=5,
-        seed=0,
+        settings=E.EvalSettings(DecodeSettings(3, 5, 0)),
     )
     assert m["n"] == 12 and m["global_method"] == "sparse" and 0 < m["mrr"] <= 1
     assert m["fallback_edges"] >= m["kbest_deficiency"]
@@ -533,7 +542,7 @@ def test_evaluate_folder_writes_each_file_as_evaluate_run_does(tmp_path, monkeyp
     monkeypatch.setattr(E, "_load_matcher", lambda run_dir: loads.append(run_dir) or load(run_dir))
     plan = [("dev", "a"), ("test", "a"), ("test", "b")]
     out = E.evaluate_folder(
-        run, data, plan, tmp_path / "eval" / "run", topk=3, exact_max_n=5, seed=0
+        run, data, plan, tmp_path / "eval" / "run", settings=E.EvalSettings(DecodeSettings(3, 5, 0))
     )
     assert len(loads) == 1 and sorted(out) == ["dev-a", "test-a", "test-b"]
     folder = tmp_path / "eval" / "run"
@@ -543,20 +552,28 @@ def test_evaluate_folder_writes_each_file_as_evaluate_run_does(tmp_path, monkeyp
     for part, level in plan:
         one = tmp_path / "one"
         E.evaluate_run(
-            run, data[level], part, one / "e.parquet", one / "e.json", topk=3, exact_max_n=5, seed=0
+            run,
+            data[level],
+            part,
+            one / "e.parquet",
+            one / "e.json",
+            settings=E.EvalSettings(DecodeSettings(3, 5, 0)),
         )
         assert (folder / f"{part}-{level}.json").read_bytes() == (one / "e.json").read_bytes()
         assert (folder / f"{part}-{level}.parquet").read_bytes() == (one / "e.parquet").read_bytes()
     assert json.loads((folder / "test-b.json").read_text())["n"] == 9
 
 
+SETTINGS = E.EvalSettings(DecodeSettings(3, 5, 0))
+
+
 def test_evaluate_folder_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
     data = {"a": toy_data(tmp_path)}
     monkeypatch.setattr(E, "_load_matcher", lambda run_dir: BagMatcher())
     with pytest.raises(ValueError, match="no data file for test level 'b'"):
-        E.evaluate_folder("run", data, [("test", "a"), ("test", "b")], tmp_path / "eval", 3, 5, 0)
+        E.evaluate_folder("run", data, [("test", "a"), ("test", "b")], tmp_path / "eval", SETTINGS)
     with pytest.raises(ValueError, match="unknown part"):
-        E.evaluate_folder("run", data, [("val", "a")], tmp_path / "eval", 3, 5, 0)
+        E.evaluate_folder("run", data, [("val", "a")], tmp_path / "eval", SETTINGS)
     calls = []
     real = E.evaluate_part
 
@@ -568,7 +585,7 @@ def test_evaluate_folder_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
 
     monkeypatch.setattr(E, "evaluate_part", fail_second)
     with pytest.raises(RuntimeError, match="killed"):
-        E.evaluate_folder("run", data, [("dev", "a"), ("test", "a")], tmp_path / "eval", 3, 5, 0)
+        E.evaluate_folder("run", data, [("dev", "a"), ("test", "a")], tmp_path / "eval", SETTINGS)
     assert list(tmp_path.glob("*eval*")) == []  # neither the folder nor its staging copy
 
 
@@ -594,9 +611,7 @@ def test_evaluate_a_constant_matcher_scores_chance_or_below(tmp_path, monkeypatc
             "test",
             tmp_path / "c.parquet",
             tmp_path / "c.json",
-            topk=4,
-            exact_max_n=exact_max_n,
-            seed=0,
+            settings=E.EvalSettings(DecodeSettings(4, exact_max_n, 0)),
         )
         assert m["mrr"] == pytest.approx(1 / 12) and m["acc"] == 0.0 and m["global_acc"] == 0.0
         assert "against the gold" in m["assignment_ties"]

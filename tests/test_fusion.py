@@ -15,9 +15,10 @@ import pandas as pd
 import pytest
 
 from proofmatch.config import validate_config
-from proofmatch.decoding.assign import decode_all
+from proofmatch.decoding.assign import DecodeSettings, decode_all
 from proofmatch.decoding.local import dense_scores
 from proofmatch.evaluation import fused as FD
+from proofmatch.evaluation.evaluate import EvalSettings
 from proofmatch.scoring import fusion as F
 from proofmatch.scoring.lexical import bm25_scorer
 
@@ -86,7 +87,7 @@ def test_fusion_beats_both_halves_where_they_err_differently(normalize):
     assert all(m == 1.0 for w, m in by_weight.items() if w > 0)
     assert F.choose_weight(by_weight) == 0.125  # every λ > 0 ties at 1.0: the smallest
     scorer = F.fused_scorer(rows_of(learned), rows_of(lexical), 0.125, normalize=normalize)
-    local, glob = decode_all(scorer, 8, topk=8, exact_max_n=100, seed=0)
+    local, glob = decode_all(scorer, 8, DecodeSettings(8, 100, 0))
     assert local.mrr == 1.0 and glob.acc == 1.0
 
 
@@ -206,7 +207,13 @@ def test_weight_on_dev_then_fused_evaluation_on_test(tmp_path, monkeypatch):
 
     out_pq, out_js = tmp_path / "eval" / "test-x.parquet", tmp_path / "eval" / "test-x.json"
     metrics = FD.evaluate_fusion(
-        "run", weight_json, data, "test", out_pq, out_js, topk=8, exact_max_n=100, seed=0
+        "run",
+        weight_json,
+        data,
+        "test",
+        out_pq,
+        out_js,
+        settings=EvalSettings(DecodeSettings(8, 100, 0)),
     )
     assert json.loads(out_js.read_text()) == metrics
     assert metrics["mrr"] == metrics["acc"] == metrics["global_acc"] == 1.0 and metrics["n"] == 8
@@ -242,7 +249,13 @@ def test_weight_on_dev_then_fused_evaluation_on_test(tmp_path, monkeypatch):
     # the stored λ is the one used: λ = 0 gives the learned ranks back
     weight_json.write_text(json.dumps({**saved, "weight": 0.0}))
     again = FD.evaluate_fusion(
-        "run", weight_json, data, "test", out_pq, out_js, topk=8, exact_max_n=100, seed=0
+        "run",
+        weight_json,
+        data,
+        "test",
+        out_pq,
+        out_js,
+        settings=EvalSettings(DecodeSettings(8, 100, 0)),
     )
     assert again["mrr"] == 0.5 and again["weight"] == 0.0
 
@@ -263,9 +276,7 @@ def test_fuse_run_is_both_steps_in_one_process(tmp_path, monkeypatch):
         folder,
         weights=[0.0, 0.5, 2.0],
         normalize="zscore",
-        topk=8,
-        exact_max_n=100,
-        seed=0,
+        settings=EvalSettings(DecodeSettings(8, 100, 0)),
     )
     assert len(loads) == 1 and info["weight"] == 0.5
     assert sorted(f.name for f in folder.iterdir()) == ["test-lv.json", "test-lv.parquet"]
@@ -279,9 +290,7 @@ def test_fuse_run_is_both_steps_in_one_process(tmp_path, monkeypatch):
         "test",
         one / "e.parquet",
         one / "e.json",
-        topk=8,
-        exact_max_n=100,
-        seed=0,
+        settings=EvalSettings(DecodeSettings(8, 100, 0)),
     )
     assert (folder / "test-lv.json").read_bytes() == (one / "e.json").read_bytes()
     assert (folder / "test-lv.parquet").read_bytes() == (one / "e.parquet").read_bytes()
@@ -296,9 +305,7 @@ def test_fuse_run_is_both_steps_in_one_process(tmp_path, monkeypatch):
             folder,
             weights=[0.0],
             normalize="zscore",
-            topk=8,
-            exact_max_n=100,
-            seed=0,
+            settings=EvalSettings(DecodeSettings(8, 100, 0)),
         )
 
 

@@ -5,8 +5,6 @@ test downloads or reads a real checkpoint."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import pandas as pd
 import pytest
 import torch
@@ -15,7 +13,7 @@ from toydata import toy_pairs, train_params
 from proofmatch.artifacts import write_parquet
 from proofmatch.models import identity
 from proofmatch.models.matcher import build_matcher, load_matcher
-from proofmatch.models.params import ADDED, TrainParams
+from proofmatch.models.params import TrainParams
 from proofmatch.models.selection import rank_metrics
 from proofmatch.models.train import train_run
 
@@ -81,16 +79,19 @@ def test_identify_names_the_checkpoint_from_its_config_and_weights(tiny_pretrain
     assert identity.identify("some/encoder").note == "not MathBERT"
 
 
-def test_pretrained_settings_leave_earlier_fingerprints_unchanged():
+def test_pretrained_settings_are_mathberts_own():
+    """A pretrained checkpoint's settings are MathBERT's settings object; ScratchBERT's hold
+    (and its fingerprint records) none of them."""
     from proofmatch.models.checkpoint import fingerprint
 
+    own = {"normalize", "cosine_scale", "train_layers", "head_epochs", "head_learning_rate"}
     p = train_params("scratchbert")
-    assert not set(ADDED) & set(fingerprint(p, 0, ["a/1"])["params"])
+    assert not own & set(fingerprint(p, 0, ["a/1"])["params"])
     mb = params()
-    assert mb.normalize and mb.cosine_scale == 20.0 and mb.pooling == "mean"
-    assert {"normalize", "cosine_scale", "head_epochs"} <= set(
-        fingerprint(mb, 0, ["a/1"])["params"]
-    )
+    s = mb.encoder
+    assert s.normalize and s.cosine_scale == 20.0 and s.pooling == "mean"
+    assert s.score_cosine() == 20.0 and p.encoder.score_cosine() is None
+    assert own <= set(fingerprint(mb, 0, ["a/1"])["params"])
 
 
 def test_zeroshot_run_scores_the_cosine_of_the_checkpoints_vectors(toy, tiny_pretrained, tmp_path):
@@ -112,6 +113,7 @@ def test_zeroshot_run_scores_the_cosine_of_the_checkpoints_vectors(toy, tiny_pre
     again = rank_metrics(m, list(dev["statement_tokens"]), list(dev["proof_tokens"]))
     assert result["dev_mrr"] == pytest.approx(again["mrr"], abs=1e-6)
     assert result["epochs"] == 0 and result["n_trained_parameters"] == 0
+    assert TrainParams.from_record(result["fingerprint"]) == params()
 
 
 def test_frozen_head_trains_on_cached_vectors_and_never_loses_to_zero_shot(
@@ -138,7 +140,7 @@ def test_frozen_head_trains_on_cached_vectors_and_never_loses_to_zero_shot(
     monkeypatch.setattr(
         type(m), "embed", lambda *a, **k: (_ for _ in ()).throw(AssertionError("encoded again"))
     )
-    p2 = dataclasses.replace(p, head_epochs=2)
+    p2 = p.replaced(head_epochs=2)
     again = train_run(toy, out, "mathbert", "frozen", "both", p2, 0, None, tiny_pretrained)
     assert again["best_epoch"] <= 2
 

@@ -18,7 +18,7 @@ from test_workflow import SNAKEMAKE, copy_workflow, planned_wildcards
 from proofmatch import config as C
 from proofmatch import experiments as X
 from proofmatch.config import ConfigError, run_matching, validate_config
-from proofmatch.models.params import TrainParams
+from proofmatch.models.params import TrainParams, run_params
 from proofmatch.registry import encoders as E
 from proofmatch.registry.checks import one_of, unknown
 
@@ -48,6 +48,19 @@ def registry_mismatches(schema: dict[str, Any]) -> list[str]:
 
 def test_the_schema_has_every_encoders_blocks_and_runs():
     assert registry_mismatches(C.schema()) == []
+
+
+def test_each_encoders_settings_class_holds_its_blocks_keys():
+    """A run of each encoder under the schema's defaults holds every key of its blocks, the
+    common ones in TrainParams and the rest in its spec's settings class, and nothing else."""
+    matching = validate_config({})["matching"]
+    for spec in E.ENCODERS.values():
+        p = TrainParams.from_config(matching, spec.name)
+        assert type(p.encoder) is spec.settings_class
+        assert p.flat() == run_params(matching, spec.name), spec.name
+
+
+def test_the_registrys_order():
     assert E.run_names()[:2] == ["npt-local", "npt-hybrid"] and "specter-triplet" in E.run_names()
     assert X.ENCODERS == tuple(E.ENCODERS) and X.PRETRAINED_ENCODERS == ("scratchbert", "specter")
 
@@ -63,7 +76,9 @@ def test_the_one_unknown_name_error():
         E.encoder_spec("bm25")
 
 
-TOY = E.EncoderSpec("toy", "Toy", ("local",), "toy", "proofmatch.models.matcher:NPT_BUILDER")
+TOY = E.EncoderSpec(
+    "toy", "Toy", ("local",), "toy", "proofmatch.models.matcher:NPT_BUILDER", E.NPTSettings
+)
 
 
 def test_a_registered_encoder_is_validated_and_read(monkeypatch):
@@ -89,7 +104,7 @@ def test_a_registered_encoder_is_validated_and_read(monkeypatch):
     part = run_matching(cfg["matching"], "toy", cfg["decode"])
     assert part == {"max_length": cfg["matching"]["max_length"], "toy": cfg["matching"]["toy"]}
     p = TrainParams.from_config(cfg["matching"], "toy")
-    assert p.epochs == 1 and p.d_model == cfg["matching"]["npt"]["d_model"]
+    assert p.epochs == 1 and p.encoder.d_model == cfg["matching"]["npt"]["d_model"]
     with pytest.raises(ConfigError, match=r"matching\.toy\.optimizer"):
         validate_config({"matching": {"toy": {"optimizer": "sgd"}}})
 
@@ -127,7 +142,14 @@ BUILD_AND_LOAD = """
 import sys, torch
 sys.path.insert(0, sys.argv[2])
 from toydata import toy_pairs, train_params
+from proofmatch.config import load_config
 from proofmatch.models.matcher import build_matcher, load_matcher
+from proofmatch.models.params import TrainParams, run_params
+from proofmatch.registry.settings import NPTSettings
+cfg = load_config("config/config.yaml", "bow.yaml")  # the demo config and the new block validate
+p = TrainParams.from_config(cfg["matching"], "bow")
+assert type(p.encoder) is NPTSettings and p.encoder.d_model == cfg["matching"]["bow"]["d_model"]
+assert p.epochs == 2
 train = toy_pairs(n_articles=4, pairs_per_article=3, seed=0)
 m = build_matcher("bow", "local", "both", train_params("bow", d_model=8), train)
 texts = list(train["statement_tokens"][:3])
@@ -137,6 +159,25 @@ assert type(back.encoder).__name__ == "BowEncoder" and back.encoder.dim == 8
 assert torch.equal(m.embed(texts), back.embed(texts)), "the saved model scores differently"
 print("built, saved and loaded")
 """
+
+# The config guard tests, run in the copy with the new encoder: the schema's blocks and run lists
+# agree with the registry, its enums with the Literal types, and the library defaults with the
+# schema's, with no entry added for the new encoder.
+GUARDS = [
+    "tests/test_registry.py::test_the_schema_has_every_encoders_blocks_and_runs",
+    "tests/test_registry.py::test_each_encoders_settings_class_holds_its_blocks_keys",
+    "tests/test_registry.py::test_typed_values_are_the_schemas",
+    "tests/test_defaults.py",
+]
+
+
+def digests(root: Path) -> dict[str, int]:
+    """Every file under ``root`` (caches aside) and a hash of its bytes."""
+    return {
+        str(f.relative_to(root)): hash(f.read_bytes())
+        for f in root.rglob("*")
+        if f.is_file() and "__pycache__" not in f.parts
+    }
 
 
 def test_the_worked_example_is_three_edits_and_a_dry_run_plans_it(tmp_path):
@@ -148,9 +189,16 @@ def test_the_worked_example_is_three_edits_and_a_dry_run_plans_it(tmp_path):
     ]
     (tmp_path / "wd").mkdir()
     wd = copy_workflow(tmp_path / "wd")
+    before = digests(wd)
     for edit in edits:
         apply_edit(wd, edit)
+    after = digests(wd)
+    edited = sorted(f for f in after.keys() | before.keys() if after.get(f) != before.get(f))
+    assert len(edited) == 3 and edited == sorted(e["path"] for e in edits)
     env = {**os.environ, "PYTHONPATH": str(wd / "src")}
+    (wd / "bow.yaml").write_text(
+        "matching:\n  bow:\n    epochs: 2\nfusion:\n  runs: [npt-local, bow-local]\n"
+    )
     made = subprocess.run(
         [sys.executable, "-c", BUILD_AND_LOAD, str(tmp_path / "model"), str(REPO / "tests")],
         cwd=wd,
@@ -160,9 +208,17 @@ def test_the_worked_example_is_three_edits_and_a_dry_run_plans_it(tmp_path):
         timeout=300,
     )
     assert made.returncode == 0, made.stdout + made.stderr
-    (wd / "bow.yaml").write_text(
-        "matching:\n  bow:\n    epochs: 2\nfusion:\n  runs: [npt-local, bow-local]\n"
+    guards = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider"]
+        + [str(REPO / g) for g in GUARDS],
+        cwd=wd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
+    assert guards.returncode == 0, (guards.stdout + guards.stderr)[-3000:]
+    assert "bow" in (wd / "src/proofmatch/registry/encoders.py").read_text()  # the copy's ran
     dry = subprocess.run(
         SNAKEMAKE + ["-n", "all", "--configfile", "config/config.yaml", "bow.yaml"],
         cwd=wd,
@@ -181,14 +237,17 @@ def test_the_worked_example_is_three_edits_and_a_dry_run_plans_it(tmp_path):
 
 def test_typed_values_are_the_schemas():
     """The ``Literal`` types that code below the config trusts hold the schema's enum values:
-    each typed TrainParams field as every ``matching`` block that has the key, and the partial
-    levels' rounding as ``replace.partial_rounding``."""
+    each typed field of TrainParams and of the encoders' settings classes as every ``matching``
+    block that has the key, and the partial levels' rounding as ``replace.partial_rounding``."""
     from proofmatch.data.symbols import ROUNDINGS
     from proofmatch.models.params import _literals
 
     props = C.schema()["properties"]
     blocks = [b for b in props["matching"]["properties"].values() if b.get("type") == "object"]
-    for name, values in _literals(TrainParams).items():
+    typed = (TrainParams, *{s.settings_class for s in E.ENCODERS.values()})
+    literals = {n: v for cls in typed for n, v in _literals(cls).items()}
+    assert {"optimizer", "pooling"} <= set(literals)  # the encoders' own too
+    for name, values in literals.items():
         enums = [b["properties"][name]["enum"] for b in blocks if name in b["properties"]]
         assert enums and all(tuple(e) == values for e in enums), (name, values, enums)
     assert tuple(props["replace"]["properties"]["partial_rounding"]["enum"]) == ROUNDINGS

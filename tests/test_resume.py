@@ -420,3 +420,25 @@ def test_a_resume_state_round_trips_without_pickled_objects(tmp_path):
     saved = checkpoint.resume(path, {"seed": 1}, model, opt, sched)
     assert saved is not None and saved["epoch"] == 2 and saved["history"] == [{"a": 1.0}]
     assert (random.random(), np.random.random(), torch.rand(1)) == want
+
+
+def test_a_state_recorded_before_params_versions_is_another_runs(tmp_path, caplog):
+    """A resume state whose fingerprint has no ``params_version`` (written before the params
+    recorded only what a run reads) is not resumed: the run logs what changed and trains afresh."""
+    from toydata import train_params
+
+    from proofmatch.models import checkpoint
+
+    fp = checkpoint.fingerprint(train_params("npt"), 0, ["a/1"], encoder="npt")
+    old = {k: v for k, v in fp.items() if k != "params_version"}
+    old["params"] = {**fp["params"], "pooling": "cls", "margin": 1.0}  # every encoder's fields
+    model = torch.nn.Linear(3, 2)
+    opt = torch.optim.AdamW(model.parameters())
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: 1.0)
+    path = tmp_path / "state.pt"
+    checkpoint.save(path, old, model, opt, sched, epoch=2, best=0.5, history=[])
+    with caplog.at_level("WARNING"):
+        assert checkpoint.resume(path, fp, model, opt, sched) is None
+    assert (
+        "(changed: params_version, params.margin, params.pooling); starting afresh" in caplog.text
+    )

@@ -17,8 +17,9 @@ from toydata import toy_pairs, train_params
 
 from proofmatch.artifacts import write_parquet
 from proofmatch.config import ConfigError, default, load_config, run_matching, validate_config
+from proofmatch.decoding.assign import DecodeSettings
 from proofmatch.decoding.local import factor_scorer
-from proofmatch.evaluation.evaluate import evaluate_run
+from proofmatch.evaluation.evaluate import EvalSettings, evaluate_run
 from proofmatch.models import optim as optim_mod
 from proofmatch.models import train as train_mod
 from proofmatch.models.matcher import load_matcher
@@ -184,7 +185,7 @@ def scripted_run(
     snapshots: dict[int, dict[str, torch.Tensor]] = {}
     asked: list[bool] = []
 
-    def scripted(matcher, statements, proofs, batch_size=64, global_decoding=False, seed=0):
+    def scripted(matcher, statements, proofs, batch_size=64, global_decoding=False, decode=None):
         epoch = len(snapshots) + 1
         snapshots[epoch] = {k: v.detach().clone() for k, v in matcher.state_dict().items()}
         asked.append(global_decoding)
@@ -269,9 +270,7 @@ def test_hybrid_global_selection_decodes_the_dev_part_globally(toy, tmp_path):
         "dev",
         tmp_path / "dev.parquet",
         tmp_path / "dev.json",
-        topk=5,
-        exact_max_n=2000,
-        seed=0,
+        settings=EvalSettings(DecodeSettings(5, 2000, 0)),
     )
     assert dev["global_method"] == "exact"
     assert (dev["global_acc"], dev["mrr"], dev["acc"]) == (
@@ -313,9 +312,7 @@ def test_hybrid_global_selection_decodes_with_the_configs_decode_settings(toy, t
         "dev",
         tmp_path / "dev.parquet",
         tmp_path / "dev.json",
-        topk=5,
-        exact_max_n=1,
-        seed=0,
+        settings=EvalSettings(DecodeSettings(5, 1, 0)),
     )
     assert dev["global_method"] != "exact"
     assert (dev["global_acc"], dev["mrr"], dev["acc"]) == (
@@ -332,8 +329,11 @@ def test_decoded_metrics_global_accuracy_differs_from_local(exact_max_n, monkeyp
     k-best graph."""
     S = np.array([[2.0, 0.0], [1.9, 1.0]], np.float32)
     scorer = factor_scorer(S, np.eye(2, dtype=np.float32))
-    assert decoded_metrics(scorer, 2, exact_max_n=exact_max_n) == {"mrr": 0.75, "acc": 0.5}
-    assert decoded_metrics(scorer, 2, global_decoding=True, exact_max_n=exact_max_n) == {
+    assert decoded_metrics(scorer, 2, decode=DecodeSettings(exact_max_n=exact_max_n)) == {
+        "mrr": 0.75,
+        "acc": 0.5,
+    }
+    assert decoded_metrics(scorer, 2, True, DecodeSettings(exact_max_n=exact_max_n)) == {
         "mrr": 0.75,
         "acc": 0.5,
         "global_acc": 1.0,

@@ -17,7 +17,8 @@ from toydata import toy_pairs, train_params
 from proofmatch import cli
 from proofmatch.artifacts import write_parquet
 from proofmatch.config import run_matching
-from proofmatch.evaluation.evaluate import evaluate_run
+from proofmatch.decoding.assign import DecodeSettings
+from proofmatch.evaluation.evaluate import EvalSettings, evaluate_run
 from proofmatch.models import optim as optim_mod
 from proofmatch.models import runtime
 from proofmatch.models import train as train_mod
@@ -34,18 +35,23 @@ from proofmatch.models.matcher import (
 )
 from proofmatch.models.optim import make_optimizer
 from proofmatch.models.params import (
-    ADDED,
-    UNREAD,
     PretrainParams,
+    StaleRecord,
     TrainParams,
     run_params,
     start_checkpoint,
-    typed_params,
 )
 from proofmatch.models.sampling import epoch_batches, sample_negatives
 from proofmatch.models.selection import rank_metrics
 from proofmatch.models.steps import batch_loss, step_schedule
 from proofmatch.models.train import train_run
+from proofmatch.registry.encoders import ENCODERS, encoder_spec
+from proofmatch.registry.settings import (
+    BertSettings,
+    NPTSettings,
+    PretrainedSettings,
+    SpecterSettings,
+)
 
 CONFIG = Path(__file__).resolve().parents[1] / "config"  # independent of the working directory
 
@@ -302,17 +308,21 @@ def test_sample_negatives_hard_and_easy():
 
 
 def test_train_params_are_typed_and_refuse_unknown_missing_and_null_keys():
-    flat = dataclasses.asdict(npt())
-    p = typed_params(TrainParams, dict(flat, learning_rate=1, optimizer="adamw"))
+    flat = npt().flat()
+    p = TrainParams.from_flat(dict(flat, learning_rate=1, optimizer="adamw"), "npt")
     assert p.learning_rate == 1.0 and isinstance(p.learning_rate, float) and p.optimizer == "adamw"
-    with pytest.raises(ValueError, match=r"unknown TrainParams keys \['lerning_rate'\]"):
-        typed_params(TrainParams, dict(flat, lerning_rate=0.1))
-    with pytest.raises(ValueError, match=r"missing TrainParams keys \['min_count', 'optimizer'\]"):
-        typed_params(
-            TrainParams, {k: v for k, v in flat.items() if k not in ("optimizer", "min_count")}
-        )
+    with pytest.raises(ValueError, match=r"unknown TrainParams keys \['lerning_rate'\] for enc"):
+        TrainParams.from_flat(dict(flat, lerning_rate=0.1), "npt")
+    with pytest.raises(ValueError, match=r"unknown TrainParams keys \['pooling'\] for encoder 'n"):
+        TrainParams.from_flat(dict(flat, pooling="cls"), "npt")  # NPT reads no pooling
+    with pytest.raises(ValueError, match=r"missing TrainParams keys \['optimizer'\]"):
+        TrainParams.from_flat({k: v for k, v in flat.items() if k != "optimizer"}, "npt")
+    with pytest.raises(ValueError, match=r"missing NPTSettings keys \['min_count'\]"):
+        TrainParams.from_flat({k: v for k, v in flat.items() if k != "min_count"}, "npt")
     with pytest.raises(ValueError, match=r"TrainParams keys \['scale_scores'\] cannot be None"):
-        typed_params(TrainParams, dict(flat, scale_scores=None))
+        TrainParams.from_flat(dict(flat, scale_scores=None), "npt")
+    with pytest.raises(ValueError, match=r"unknown pooling 'max'; expected one of cls, mean"):
+        train_params("scratchbert", pooling="max")  # the settings' Literal types are checked
     matching = train_matching()
     matching["npt"]["lerning_rate"] = 0.1  # a block that skipped validation
     with pytest.raises(ValueError, match=r"unknown TrainParams keys \['lerning_rate'\]"):
@@ -327,60 +337,41 @@ def train_matching() -> dict:
     return validate_config({})["matching"]
 
 
-# What main's TrainParams recorded for the fields each encoder does not read (its field defaults),
-# typed here rather than read from the code: a run's fingerprint must stay what it was.
-RECORDED_UNREAD = {
-    "npt": {"pooling": "cls", "margin": 1.0, "hard_fraction": 0.0},
-    "scratchbert": {
-        "d_model": None,
-        "n_layers": None,
-        "n_heads": None,
-        "d_k": None,
-        "min_count": 2,
-        "dropout": 0.1,
-        "attention_dropout": 0.1,
-        "positions": True,
-        "margin": 1.0,
-        "hard_fraction": 0.0,
-    },
-    "specter": {
-        "d_model": None,
-        "n_layers": None,
-        "n_heads": None,
-        "d_k": None,
-        "min_count": 2,
-        "dropout": 0.1,
-        "attention_dropout": 0.1,
-        "positions": True,
-    },
-}
+SETTINGS = {"npt": NPTSettings, "scratchbert": BertSettings, "specter": SpecterSettings}
 
 
-@pytest.mark.parametrize("encoder", ["npt", "scratchbert", "specter"])
-def test_train_params_come_from_the_config_and_fingerprints_stay(encoder):
-    """Every field an encoder reads is its config block's; the others hold what fingerprints
-    recorded before, so a run's fingerprint (metrics.json, a resume state) is unchanged, and a
-    recorded ``params`` dict reads back."""
+@pytest.mark.parametrize("encoder", ["npt", "scratchbert", "specter", "mathbert"])
+def test_train_params_come_from_the_config_and_fingerprints_record_what_a_run_reads(encoder):
+    """Every field is the config block's that the encoder reads (its spec's later blocks win),
+    the encoder's own as its spec's settings class; its fingerprint records exactly those, with
+    ``params_version``, and reads back; an older record (no version) is refused clearly."""
     from proofmatch.models.checkpoint import fingerprint
 
     matching = train_matching()
     p = TrainParams.from_config(matching, encoder)
-    flat = dataclasses.asdict(p)
-    block = matching["npt" if encoder == "npt" else "bert"]
-    read = {**block, **(matching["specter"] if encoder == "specter" else {})}
-    assert {k: flat[k] for k in read} == read
-    assert flat["max_length"] == (
-        block["max_length"] if encoder == "npt" else matching["max_length"]
-    )
-    assert {k: flat[k] for k in RECORDED_UNREAD[encoder]} == RECORDED_UNREAD[encoder]
-    assert set(read) | set(RECORDED_UNREAD[encoder]) | {"max_length"} == set(flat) - set(ADDED)
-    assert {k: flat[k] for k in ADDED} == ADDED  # matching.pretrained's, left out of fingerprints
-    recorded = fingerprint(p, 0, ["a/1"])["params"]
-    assert typed_params(TrainParams, recorded) == p  # a fingerprint's params load back
+    spec = encoder_spec(encoder)
+    assert type(p.encoder) is spec.settings_class
+    assert SETTINGS.get(encoder, PretrainedSettings) is spec.settings_class
+    read = {k: v for b in (spec.block, *spec.settings) for k, v in matching[b].items()}
+    read["max_length"] = matching[spec.block].get("max_length", matching["max_length"])
+    assert p.flat() == read  # no field of another encoder
+    fp = fingerprint(p, 0, ["a/1"], encoder=encoder)
+    assert fp["params_version"] == TrainParams.VERSION == 2 and fp["params"] == read
+    assert TrainParams.from_record(fp) == p  # a fingerprint's params load back
+    old = {k: v for k, v in fp.items() if k != "params_version"}
+    with pytest.raises(StaleRecord, match="params_version None .*retrain the run"):
+        TrainParams.from_record(old)
     assert p == TrainParams.from_config(
-        run_matching(matching, encoder), encoder
+        run_matching(matching, encoder, {"topk": 1, "exact_max_n": 1}), encoder
     )  # the workflow's part
-    assert set(UNREAD) >= set(RECORDED_UNREAD[encoder])
+    assert p.replaced(epochs=3, max_length=9).flat() == {**read, "epochs": 3, "max_length": 9}
+
+
+def test_encoder_settings_share_no_name_with_the_common_fields():
+    common = {f.name for f in dataclasses.fields(TrainParams)}
+    for spec in ENCODERS.values():
+        own = {f.name for f in dataclasses.fields(spec.settings_class)}
+        assert not own & common, (spec.name, own & common)
 
 
 def test_make_optimizer():
@@ -474,9 +465,7 @@ def test_npt_local_learns_and_writes_outputs(optimizer, lr, scaled, positions, t
         "dev",
         tmp_path / "dev.parquet",
         tmp_path / "dev.json",
-        topk=5,
-        exact_max_n=2000,
-        seed=0,
+        settings=EvalSettings(DecodeSettings(5, 2000, 0)),
     )
     assert (dev["mrr"], dev["acc"]) == (res["dev_mrr"], res["dev_acc"])
     assert hist.loc[hist["best"], "epoch"].iloc[-1] == res["best_epoch"]
@@ -666,10 +655,9 @@ def test_bert_runs_save_loadable_models(encoder, mode, toy, tiny_scratchbert, tm
         lr_decay=0.99,
         eval_every=1,
         max_length=64,
-        margin=1.0,
-        hard_fraction=0.5,
         optimizer="asgd",
         pooling="cls",
+        **({"margin": 1.0, "hard_fraction": 0.5} if encoder == "specter" else {}),
     )
     res = train_run(
         toy,
@@ -682,6 +670,8 @@ def test_bert_runs_save_loadable_models(encoder, mode, toy, tiny_scratchbert, tm
         pretrained_dir=tiny_scratchbert,
     )
     m = load_matcher(tmp_path / encoder, device="cpu")
+    recorded = json.loads((tmp_path / encoder / "metrics.json").read_text())["fingerprint"]
+    assert TrainParams.from_record(recorded) == params  # metrics.json's params read back
     assert m.config.scorer == ("distance" if mode == "triplet" else "bilinear")
     assert not m.config.plain_math  # the ScratchBERT vocabulary has typed math tokens
     dev = pd.read_parquet(toy).query("part == 'dev'")
@@ -703,7 +693,8 @@ def test_specter_pools_by_its_own_config_key(pooling, toy, tiny_scratchbert):
     )["matching"]
     p = TrainParams.from_config(matching, "specter")
     assert (
-        p.pooling == pooling and TrainParams.from_config(matching, "scratchbert").pooling == other
+        p.encoder.pooling == pooling
+        and TrainParams.from_config(matching, "scratchbert").encoder.pooling == other
     )
     train = pd.read_parquet(toy).query("part == 'train'")
     m = build_matcher(

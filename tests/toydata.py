@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import numpy as np
@@ -62,6 +61,4 @@ def train_params(encoder: str, **fields: Any):
     from proofmatch.config import validate_config
     from proofmatch.models.params import TrainParams
 
-    return dataclasses.replace(
-        TrainParams.from_config(validate_config({})["matching"], encoder), **fields
-    )
+    return TrainParams.from_config(validate_config({})["matching"], encoder).replaced(**fields)

@@ -376,6 +376,7 @@ def chance_mrr(n: int) -> float:
 
 def run_baselines(cfg: dict, split: Path, work: Path) -> list[dict[str, Any]]:
     """BM25 and TF-IDF on the dev and test parts (run_baseline; paper.yaml's decoding: top 500)."""
+    from proofmatch.decoding.assign import DecodeSettings
     from proofmatch.evaluation.baselines import run_baseline
 
     rows = []
@@ -388,9 +389,7 @@ def run_baselines(cfg: dict, split: Path, work: Path) -> list[dict[str, Any]]:
                 part,
                 work / f"{method}_{part}.parquet",
                 work / f"{method}_{part}.json",
-                cfg["decode"]["topk"],
-                cfg["decode"]["exact_max_n"],
-                cfg["seed"],
+                DecodeSettings.from_config(cfg),
             )
             rows.append(
                 {

@@ -3,7 +3,8 @@ written into the run's evaluation folder (thin wrapper around proofmatch.evaluat
 
 from pathlib import Path
 
-from proofmatch.evaluation.evaluate import evaluate_folder
+from proofmatch.decoding.assign import DecodeSettings
+from proofmatch.evaluation.evaluate import EvalSettings, evaluate_folder
 from proofmatch.logs import run_logged
 from proofmatch.models.runtime import set_threads
 
@@ -11,6 +12,7 @@ set_threads(snakemake.threads)
 data = {
     Path(p).stem: p for p in snakemake.input.data
 }  # test level -> results/replaced/{split}/{level}.parquet
+decode = DecodeSettings(snakemake.params.topk, snakemake.params.exact_max_n, snakemake.params.seed)
 run_logged(
     snakemake.log[0],
     evaluate_folder,
@@ -18,8 +20,5 @@ run_logged(
     data,
     [tuple(e) for e in snakemake.params.evaluations],
     snakemake.output[0],
-    topk=snakemake.params.topk,
-    exact_max_n=snakemake.params.exact_max_n,
-    seed=snakemake.params.seed,
-    view=snakemake.wildcards.view,
+    settings=EvalSettings(decode, snakemake.wildcards.view),
 )

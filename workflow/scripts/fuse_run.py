@@ -4,6 +4,8 @@ evaluation folder (thin wrapper around proofmatch.evaluation.fused)."""
 
 from pathlib import Path
 
+from proofmatch.decoding.assign import DecodeSettings
+from proofmatch.evaluation.evaluate import EvalSettings
 from proofmatch.evaluation.fused import fuse_run
 from proofmatch.logs import run_logged
 from proofmatch.models.runtime import set_threads
@@ -13,6 +15,7 @@ w = snakemake.wildcards
 data = {
     Path(p).stem: p for p in snakemake.input.data
 }  # level -> results/replaced/{split}/{level}.parquet
+decode = DecodeSettings(snakemake.params.topk, snakemake.params.exact_max_n, snakemake.params.seed)
 run_logged(
     snakemake.log[0],
     fuse_run,
@@ -24,8 +27,5 @@ run_logged(
     snakemake.output.evaluations,
     weights=list(snakemake.params.weights),
     normalize=snakemake.params.normalize,
-    topk=snakemake.params.topk,
-    exact_max_n=snakemake.params.exact_max_n,
-    seed=snakemake.params.seed,
-    view=w.view,
+    settings=EvalSettings(decode, w.view),
 )

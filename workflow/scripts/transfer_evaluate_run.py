@@ -3,12 +3,14 @@ proofmatch.evaluation.evaluate)."""
 
 from pathlib import Path
 
-from proofmatch.evaluation.evaluate import evaluate_run
+from proofmatch.decoding.assign import DecodeSettings
+from proofmatch.evaluation.evaluate import EvalSettings, evaluate_run
 from proofmatch.logs import run_logged
 from proofmatch.models.runtime import set_threads
 
 set_threads(snakemake.threads)
 w = snakemake.wildcards
+decode = DecodeSettings(snakemake.params.topk, snakemake.params.exact_max_n, snakemake.params.seed)
 run_logged(
     snakemake.log[0],
     evaluate_run,
@@ -17,8 +19,5 @@ run_logged(
     w.part,
     snakemake.output.ranks,
     snakemake.output.summary,
-    topk=snakemake.params.topk,
-    exact_max_n=snakemake.params.exact_max_n,
-    seed=snakemake.params.seed,
-    view=w.view,
+    settings=EvalSettings(decode, w.view),
 )

@@ -36,19 +36,25 @@ with the fewest gold pairs. A constant scorer, or any scorer under which every a
 same total, therefore gets global accuracy 0, as its local accuracy is 0, and never the identity
 that a solver's own tie-breaking may return.
 
-:func:`decode_all` runs local then global decoding of one set, and :func:`decode_metrics` gives
-what an evaluation JSON reports of both (the shared core of evaluate.py and baselines.py).
+:func:`decode_all` runs local then global decoding of one set with its :class:`DecodeSettings`
+(one object, built from the config in one place, :meth:`DecodeSettings.from_config`, where the
+chain of evaluation functions would otherwise pass ``topk``, ``exact_max_n`` and ``seed`` each),
+and :func:`decode_metrics` gives what an evaluation JSON reports of both (the shared core of
+evaluate.py and baselines.py).
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import lap
 import numpy as np
 
+from proofmatch import config
 from proofmatch.decoding.local import (
     LocalResult,
     ScoreRows,
@@ -62,6 +68,24 @@ log = logging.getLogger(__name__)
 
 # Real sparse costs lie in [0, 1]; a fallback edge costs 2 * 1 + 1 (see the module docstring).
 FALLBACK_COST = 3.0
+
+
+@dataclass(frozen=True)
+class DecodeSettings:
+    """How one set is decoded: ``topk``, the k of local decoding's k-best lists (and of global
+    decoding's sparse graph); ``exact_max_n``, exact dense LAP up to this many pairs; ``seed``,
+    of global decoding's fallback permutation. Defaults: the schema's (training's dev decoding
+    where the config gives none); a config's are read by :meth:`from_config` only."""
+
+    topk: int = config.default("decode.topk")
+    exact_max_n: int = config.default("decode.exact_max_n")
+    seed: int = config.default("seed")
+
+    @classmethod
+    def from_config(cls, cfg: Mapping[str, Any]) -> DecodeSettings:
+        """The validated config's ``decode.topk``, ``decode.exact_max_n`` and ``seed``."""
+        decode = cfg["decode"]
+        return cls(int(decode["topk"]), int(decode["exact_max_n"]), int(cfg["seed"]))
 
 
 @dataclass
@@ -253,17 +277,15 @@ def global_decode(
 def decode_all(
     score_rows: ScoreRows,
     n: int,
-    topk: int,
-    exact_max_n: int,
-    seed: int,
+    decode: DecodeSettings,
     chunk_rows: int | None = None,
     threads: int | None = None,
 ) -> tuple[LocalResult, GlobalResult]:
     """Local then global decoding of one set; the shared core of evaluate.py and baselines.py.
     ``threads``: :func:`proofmatch.decoding.local.local_decode`'s (default: torch's threads)."""
-    local = local_decode(score_rows, n, topk, chunk_rows, threads=threads)
+    local = local_decode(score_rows, n, decode.topk, chunk_rows, threads=threads)
     log.info("local decoding (n=%d): MRR %.4f, acc %.4f", n, local.mrr, local.acc)
-    return local, global_decode(score_rows, local, exact_max_n, seed, chunk_rows)
+    return local, global_decode(score_rows, local, decode.exact_max_n, decode.seed, chunk_rows)
 
 
 def decode_metrics(local: LocalResult, glob: GlobalResult) -> dict:

@@ -14,8 +14,8 @@ import os
 from typing import Any
 
 from proofmatch.data.splits import read_parts
-from proofmatch.decoding.assign import decode_all
-from proofmatch.evaluation.evaluate import add_decode_arguments, write_outputs
+from proofmatch.decoding.assign import DecodeSettings, decode_all
+from proofmatch.evaluation.evaluate import EvalSettings, add_decode_arguments, write_outputs
 from proofmatch.experiments import METHODS
 from proofmatch.logs import setup_logging
 from proofmatch.scoring.lexical import bm25_scorer, tfidf_paper_scorer, tfidf_scorer
@@ -28,9 +28,7 @@ def run_baseline(
     part: str,
     out_parquet: str | os.PathLike,
     out_json: str | os.PathLike,
-    topk: int,
-    exact_max_n: int,
-    seed: int,
+    decode: DecodeSettings,
     threads: int | None = None,
 ) -> dict[str, Any]:
     """Score ``part`` of ``data_parquet`` with a baseline, decode it, write Parquet + JSON (as evaluate.py).
@@ -51,15 +49,9 @@ def run_baseline(
         )
     else:
         scorer = bm25_scorer(statements, proofs)
-    local, glob = decode_all(scorer, len(statements), topk, exact_max_n, seed, threads=threads)
-    meta = {
-        "part": part,
-        "view": "both",
-        "method": method,
-        "data": str(data_parquet),
-        "seed": int(seed),
-        "exact_max_n": int(exact_max_n),
-    }
+    local, glob = decode_all(scorer, len(statements), decode, threads=threads)
+    meta = {"part": part, "method": method, "data": str(data_parquet)}
+    meta.update(EvalSettings(decode).meta())  # view: both
     return write_outputs(data["pair_id"].tolist(), local, glob, out_parquet, out_json, meta)
 
 
@@ -76,8 +68,6 @@ def main(args: argparse.Namespace) -> int:
         args.part,
         args.out_parquet,
         args.out_json,
-        args.topk,
-        args.exact_max_n,
-        args.seed,
+        DecodeSettings(args.topk, args.exact_max_n, args.seed),
     )
     return 0

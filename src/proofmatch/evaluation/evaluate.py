@@ -20,6 +20,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -31,7 +32,7 @@ from proofmatch import config
 from proofmatch.artifacts import atomic_dir, write_json, write_parquet
 from proofmatch.data import views as tok
 from proofmatch.data.splits import PARTS, read_part, read_parts
-from proofmatch.decoding.assign import GlobalResult, decode_all, decode_metrics
+from proofmatch.decoding.assign import DecodeSettings, GlobalResult, decode_all, decode_metrics
 from proofmatch.decoding.local import LocalResult, factor_scorer
 from proofmatch.evaluation.bootstrap import STATEMENTS, statements_block
 from proofmatch.logs import setup_logging
@@ -51,6 +52,30 @@ class PairScorer(Protocol):
         batch_size: int = ...,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(A, B, row_bias, col_bias) with scores = A @ B.T + row_bias[:, None] + col_bias[None, :]."""
+
+
+@dataclass(frozen=True)
+class EvalSettings:
+    """How a trained run is evaluated: its decoding, the tokens it scores (``view``) and its
+    encoding batch (memory only). One object from the config or the command line down to the
+    decoding (:meth:`from_config`), in place of five values passed along each function."""
+
+    decode: DecodeSettings
+    view: str = "both"
+    batch_size: int = 64
+
+    def __post_init__(self) -> None:
+        check_view(self.view)
+
+    @classmethod
+    def from_config(cls, cfg: Mapping[str, Any], view: str = "both") -> EvalSettings:
+        """The validated config's decoding (:meth:`DecodeSettings.from_config`), for ``view``."""
+        return cls(DecodeSettings.from_config(cfg), view)
+
+    def meta(self) -> dict[str, Any]:
+        """What an evaluation JSON records of them."""
+        decode = self.decode
+        return {"view": self.view, "seed": int(decode.seed), "exact_max_n": int(decode.exact_max_n)}
 
 
 # ----------------------------------------------------------------------------- outputs
@@ -111,23 +136,17 @@ def write_outputs(
 
 
 def evaluate_matcher(
-    matcher: PairScorer,
-    data: pd.DataFrame,
-    topk: int,
-    exact_max_n: int,
-    seed: int,
-    view: str = "both",
-    batch_size: int = 64,
+    matcher: PairScorer, data: pd.DataFrame, settings: EvalSettings
 ) -> tuple[LocalResult, GlobalResult]:
     """Encode the pairs of ``data`` once and decode them locally and globally; scores and top-k
     lists are computed on the matcher's device (its ``device`` attribute; CPU if it has none)."""
-    statements = token_lists(data["statement_tokens"], view)
-    proofs = token_lists(data["proof_tokens"], view)
+    statements = token_lists(data["statement_tokens"], settings.view)
+    proofs = token_lists(data["proof_tokens"], settings.view)
     t0 = time.perf_counter()
-    A, B, row_bias, col_bias = matcher.factors(statements, proofs, batch_size=batch_size)
+    A, B, row_bias, col_bias = matcher.factors(statements, proofs, batch_size=settings.batch_size)
     log.info("encoded %d statements and proofs in %.1fs", len(statements), time.perf_counter() - t0)
     scorer = factor_scorer(A, B, row_bias, col_bias, device=getattr(matcher, "device", None))
-    return decode_all(scorer, len(statements), topk, exact_max_n, seed)
+    return decode_all(scorer, len(statements), settings.decode)
 
 
 def _load_matcher(run_dir: str | os.PathLike) -> PairScorer:
@@ -144,17 +163,12 @@ def evaluate_run(
     part: str,
     out_parquet: str | os.PathLike,
     out_json: str | os.PathLike,
-    topk: int,
-    exact_max_n: int,
-    seed: int,
-    view: str = "both",
-    batch_size: int = 64,
+    settings: EvalSettings,
 ) -> dict[str, Any]:
     """Evaluate the model of ``run_dir`` on ``part`` of ``data_parquet``; write Parquet + JSON.
 
-    ``topk``, ``exact_max_n`` (config ``decode.*``) and ``seed`` have no defaults: the workflow
-    passes its config's, the CLI the schema's (:func:`add_decode_arguments`)."""
-    check_view(view)
+    ``settings`` has no default: the workflow passes its config's, the CLI the schema's
+    (:func:`add_decode_arguments`)."""
     return evaluate_part(
         _load_matcher(run_dir),
         run_dir,
@@ -163,11 +177,7 @@ def evaluate_run(
         part,
         out_parquet,
         out_json,
-        topk,
-        exact_max_n,
-        seed,
-        view,
-        batch_size,
+        settings,
     )
 
 
@@ -179,23 +189,12 @@ def evaluate_part(
     part: str,
     out_parquet: str | os.PathLike,
     out_json: str | os.PathLike,
-    topk: int,
-    exact_max_n: int,
-    seed: int,
-    view: str,
-    batch_size: int = 64,
+    settings: EvalSettings,
 ) -> dict[str, Any]:
     """:func:`evaluate_run` with the model loaded and ``part`` of ``data_parquet`` read (``data``)."""
-    local, glob = evaluate_matcher(matcher, data, topk, exact_max_n, seed, view, batch_size)
-    meta = {
-        "part": part,
-        "view": view,
-        "run_dir": str(run_dir),
-        "data": str(data_parquet),
-        "seed": int(seed),
-        "exact_max_n": int(exact_max_n),
-        "method": "model",
-    }
+    local, glob = evaluate_matcher(matcher, data, settings)
+    meta = {"part": part, "run_dir": str(run_dir), "data": str(data_parquet), **settings.meta()}
+    meta["method"] = "model"
     return write_outputs(data["pair_id"].tolist(), local, glob, out_parquet, out_json, meta)
 
 
@@ -224,11 +223,7 @@ def evaluate_folder(
     data: Mapping[str, str | os.PathLike],
     plan: Sequence[tuple[str, str]],
     out_dir: str | os.PathLike,
-    topk: int,
-    exact_max_n: int,
-    seed: int,
-    view: str = "both",
-    batch_size: int = 64,
+    settings: EvalSettings,
 ) -> dict[str, dict[str, Any]]:
     """Every evaluation of one trained run in one process (the workflow's ``evaluate_run``):
     for each ``(part, test_level)`` of ``plan``, the files :func:`evaluate_run` writes for that part
@@ -239,7 +234,6 @@ def evaluate_folder(
     model is loaded once and each data file read once; every file is byte for byte what
     :func:`evaluate_run` writes. ``out_dir`` is written whole (:func:`proofmatch.artifacts.atomic_dir`):
     a killed job leaves the previous folder or none. Returns each file stem's metrics."""
-    check_view(view)
     parts = level_files(data, plan)
     matcher = _load_matcher(run_dir)
     out = write_folder(
@@ -247,18 +241,7 @@ def evaluate_folder(
         parts,
         out_dir,
         lambda frame, path, part, parquet, json: evaluate_part(
-            matcher,
-            run_dir,
-            frame,
-            path,
-            part,
-            parquet,
-            json,
-            topk,
-            exact_max_n,
-            seed,
-            view,
-            batch_size,
+            matcher, run_dir, frame, path, part, parquet, json, settings
         ),
     )
     log.info("wrote %s: %s", out_dir, ", ".join(sorted(out)))
@@ -321,18 +304,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch-size", type=int, default=64, help="pairs encoded at once")
 
 
+def eval_settings(args: argparse.Namespace) -> EvalSettings:
+    """The settings of the command line's options (:func:`add_decode_arguments`, ``--view``,
+    ``--batch-size``)."""
+    decode = DecodeSettings(args.topk, args.exact_max_n, args.seed)
+    return EvalSettings(decode, args.view, args.batch_size)
+
+
 def main(args: argparse.Namespace) -> int:
     setup_logging(args.log)
     evaluate_run(
-        args.run_dir,
-        args.data,
-        args.part,
-        args.out_parquet,
-        args.out_json,
-        args.topk,
-        args.exact_max_n,
-        args.seed,
-        args.view,
-        args.batch_size,
+        args.run_dir, args.data, args.part, args.out_parquet, args.out_json, eval_settings(args)
     )
     return 0

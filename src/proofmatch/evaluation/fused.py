@@ -39,9 +39,11 @@ from proofmatch.data.splits import read_part
 from proofmatch.decoding.assign import decode_all
 from proofmatch.decoding.local import ScoreRows, factor_scorer
 from proofmatch.evaluation.evaluate import (
+    EvalSettings,
     PairScorer,
     _load_matcher,
     add_decode_arguments,
+    eval_settings,
     level_files,
     write_folder,
     write_outputs,
@@ -181,11 +183,7 @@ def evaluate_fusion(
     part: str,
     out_parquet: str | os.PathLike,
     out_json: str | os.PathLike,
-    topk: int,
-    exact_max_n: int,
-    seed: int,
-    view: str = "both",
-    batch_size: int = 64,
+    settings: EvalSettings,
 ) -> dict[str, Any]:
     """Score ``part`` of ``data_parquet`` with the run fused with BM25 at the run's stored weight,
     decode it locally and globally, write Parquet + JSON (the keys of a model's evaluation)."""
@@ -200,11 +198,7 @@ def evaluate_fusion(
         part,
         out_parquet,
         out_json,
-        topk,
-        exact_max_n,
-        seed,
-        view,
-        batch_size,
+        settings,
     )
 
 
@@ -218,25 +212,19 @@ def evaluate_fused_part(
     part: str,
     out_parquet: str | os.PathLike,
     out_json: str | os.PathLike,
-    topk: int,
-    exact_max_n: int,
-    seed: int,
-    view: str,
-    batch_size: int = 64,
+    settings: EvalSettings,
 ) -> dict[str, Any]:
     """:func:`evaluate_fusion` with the model loaded, the weight read (``(λ, normalization)``)
     and ``part`` of ``data_parquet`` read (``data``)."""
     lam, normalize = weight
-    learned, lexical = halves(matcher, data, view, batch_size)
+    learned, lexical = halves(matcher, data, settings.view, settings.batch_size)
     scorer = fused_scorer(learned, lexical, lam, normalize=normalize)
-    local, glob = decode_all(scorer, len(data), topk, exact_max_n, seed)
+    local, glob = decode_all(scorer, len(data), settings.decode)
     meta = {
         "part": part,
-        "view": view,
         "run_dir": str(run_dir),
         "data": str(data_parquet),
-        "seed": int(seed),
-        "exact_max_n": int(exact_max_n),
+        **settings.meta(),
         "method": "fusion",
         "lexical": FUSION_LEXICAL,
         "weight": lam,
@@ -255,11 +243,7 @@ def fuse_run(
     out_dir: str | os.PathLike,
     weights: Sequence[float],
     normalize: str,
-    topk: int,
-    exact_max_n: int,
-    seed: int,
-    view: str = "both",
-    batch_size: int = 64,
+    settings: EvalSettings,
 ) -> dict[str, Any]:
     """Both steps for one run in one process (the workflow's ``fuse_run``): its weight chosen on
     the dev part of ``data[level]`` (the run's own level) and written to ``out_json``
@@ -279,8 +263,8 @@ def fuse_run(
         read_part(data[level], WEIGHT_PART),
         weights,
         normalize,
-        view,
-        batch_size,
+        settings.view,
+        settings.batch_size,
     )
     write_json(info, out_json)
     weight = read_weight(info)
@@ -289,20 +273,7 @@ def fuse_run(
         parts,
         out_dir,
         lambda frame, path, part, parquet, json: evaluate_fused_part(
-            matcher,
-            run_dir,
-            weight,
-            out_json,
-            frame,
-            path,
-            part,
-            parquet,
-            json,
-            topk,
-            exact_max_n,
-            seed,
-            view,
-            batch_size,
+            matcher, run_dir, weight, out_json, frame, path, part, parquet, json, settings
         ),
     )
     log.info("wrote %s and %s", out_json, out_dir)
@@ -363,10 +334,6 @@ def main(args: argparse.Namespace) -> int:
             args.part,
             args.out_parquet,
             args.out_json,
-            args.topk,
-            args.exact_max_n,
-            args.seed,
-            args.view,
-            args.batch_size,
+            eval_settings(args),
         )
     return 0

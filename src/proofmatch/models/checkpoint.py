@@ -40,7 +40,6 @@ import numpy as np
 import torch
 
 from proofmatch.artifacts import CorruptArtifact, atomic_path, digest_path, verify
-from proofmatch.models.params import ADDED
 
 log = logging.getLogger(__name__)
 
@@ -65,17 +64,22 @@ def discard(resume_dir: str | os.PathLike) -> None:
 def fingerprint(params: Any, seed: int, pair_ids: Sequence[Any], **fields: Any) -> dict[str, Any]:
     """What makes a run this run: its typed params (a dataclass), seed and training pairs (a
     digest of their ids), plus any ``fields``. A checkpoint stores it; only a run with the same
-    one resumes it."""
+    one resumes it.
+
+    A training run's params (:class:`proofmatch.models.params.TrainParams`) are recorded as what
+    the run reads, the common fields and its encoder's own (``TrainParams.flat``), with
+    ``params_version`` (``TrainParams.VERSION``, 2), which ``TrainParams.from_record`` reads
+    back. Records without it (version 1) also held every other encoder's fields at fixed values;
+    every training fingerprint changed with version 2, so a resume state written before it is
+    another run's: not resumed, the run trains afresh.
+    Pretraining's params (``PretrainParams``) are recorded whole, unversioned, as before."""
     digest = hashlib.sha256("\n".join(map(str, pair_ids)).encode()).hexdigest()[:16]
-    values = dataclasses.asdict(params)
-    values = {k: v for k, v in values.items() if k not in ADDED or v != ADDED[k]}
-    return {
-        **fields,
-        "seed": seed,
-        "n_train": len(pair_ids),
-        "train_ids": digest,
-        "params": json.loads(json.dumps(values, sort_keys=True)),
-    }
+    version = getattr(params, "VERSION", None)
+    values = params.flat() if version is not None else dataclasses.asdict(params)
+    out = {**fields, "seed": seed, "n_train": len(pair_ids), "train_ids": digest}
+    if version is not None:
+        out["params_version"] = version
+    return {**out, "params": json.loads(json.dumps(values, sort_keys=True))}
 
 
 def changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:

@@ -362,9 +362,7 @@ def build_matcher(
         view,
         p.max_length,
         **fields,
-        score_scale=score_scale(
-            p.scale_scores, made.dim, scorer, p.cosine_scale if p.normalize else None
-        ),
+        score_scale=score_scale(p.scale_scores, made.dim, scorer, p.encoder.score_cosine()),
         w_init=p.w_init,
     )
     return Matcher(config, made, codec)
@@ -385,17 +383,18 @@ def _fresh_npt(
             spec.label,
             tokenizer_dir,
         )
-    vocab = npt_vocab(train, view, p.min_count)
+    s = p.encoder  # NPTSettings
+    vocab = npt_vocab(train, view, s.min_count)
     npt = NPTConfig(
         vocab_size=len(vocab),
-        d_model=p.d_model,
-        n_layers=p.n_layers,
-        n_heads=p.n_heads,
-        d_k=p.d_k,
-        dropout=p.dropout,
-        attention_dropout=p.attention_dropout,
+        d_model=s.d_model,
+        n_layers=s.n_layers,
+        n_heads=s.n_heads,
+        d_k=s.d_k,
+        dropout=s.dropout,
+        attention_dropout=s.attention_dropout,
         max_length=p.max_length,
-        positions=p.positions,
+        positions=s.positions,
     )
     return NPTEncoder(npt), vocab, {"npt": npt.to_dict()}
 
@@ -431,13 +430,14 @@ def _fresh_bert(
             else "a BERT checkpoint (--pretrained-dir)"
         )
         raise NotConfigured(f"encoder {spec.name!r} needs {what}; none was given")
-    # p.pooling: matching.bert.pooling, for SPECTER-style matching.specter.pooling, for a
-    # pretrained checkpoint matching.pretrained.pooling (run_params)
-    bert = BertEncoder.from_checkpoint(pretrained_dir, p.pooling, p.normalize)
-    bert.train_top(p.train_layers)
+    # pooling: matching.bert.pooling, for SPECTER-style matching.specter.pooling, for a
+    # pretrained checkpoint matching.pretrained.pooling (the spec's later blocks win)
+    normalize = p.encoder.score_cosine() is not None
+    bert = BertEncoder.from_checkpoint(pretrained_dir, p.encoder.pooling, normalize)
+    bert.train_top(p.encoder.tuned_layers())
     codec = _checked_codec(bert, tokenizer_dir or pretrained_dir, p.max_length)
     fields = {"plain_math": codec.plain, "bert": bert.config_dict(), "pooling": bert.pooling}
-    if p.normalize:
+    if normalize:
         fields["normalize"] = True
     if spec.checkpoint:
         from proofmatch.models.identity import identify

@@ -180,9 +180,9 @@ def fit_head(vectors, mode: str, p, d: int, scale: float, seed: int):
             vectors["dev_statements"],
             vectors["dev_proofs"],
             scale,
-            p.head_epochs,
-            p.head_learning_rate,
-            p.head_batch_size,
+            p.encoder.head_epochs,
+            p.encoder.head_learning_rate,
+            p.encoder.head_batch_size,
             seed,
         )
     return W, best, history
@@ -250,7 +250,7 @@ def head_run(
         "mode": mode,
         "view": view,
         "seed": seed,
-        "epochs": 0 if mode == "zeroshot" else p.head_epochs,
+        "epochs": 0 if mode == "zeroshot" else p.encoder.head_epochs,
         "best_epoch": best["epoch"],
         "dev_mrr": best["mrr"],
         "dev_acc": best["acc"],

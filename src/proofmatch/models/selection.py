@@ -12,8 +12,7 @@ from collections.abc import Iterator, Sequence
 
 import torch
 
-from proofmatch import config
-from proofmatch.decoding.assign import global_decode
+from proofmatch.decoding.assign import DecodeSettings, global_decode
 from proofmatch.decoding.local import factor_scorer, local_decode
 from proofmatch.models.matcher import Matcher
 from proofmatch.models.params import EvalWeights, SelectMetric, TrainParams
@@ -21,9 +20,8 @@ from proofmatch.models.params import EvalWeights, SelectMetric, TrainParams
 SELECT_METRICS: dict[SelectMetric, str] = {"mrr": "dev_mrr", "accuracy": "dev_acc"}  # -> column
 # Dev decoding during training (global accuracy, for hybrid_selection: global) uses the config's
 # decode settings where the run's params carry them (config.run_matching adds them only under
-# hybrid_selection: global), else the schema's.
-DEFAULT_TOPK = config.default("decode.topk")
-DEFAULT_EXACT_MAX_N = config.default("decode.exact_max_n")
+# hybrid_selection: global), else the schema's (DecodeSettings' defaults).
+SCHEMA_DECODE = DecodeSettings()
 
 
 @torch.no_grad()
@@ -33,36 +31,29 @@ def rank_metrics(
     proofs: Sequence[Sequence[str]],
     batch_size: int = 64,
     global_decoding: bool = False,
-    seed: int = config.default("seed"),
-    topk: int = DEFAULT_TOPK,
-    exact_max_n: int = DEFAULT_EXACT_MAX_N,
+    decode: DecodeSettings = SCHEMA_DECODE,
 ) -> dict[str, float]:
     """MRR and accuracy of local decoding (:func:`proofmatch.decoding.local.local_decode`, a tie with the
     gold counts against it) of aligned statements/proofs (gold = same index); with
     ``global_decoding`` also ``global_acc`` (:func:`decoded_metrics`)."""
     scorer = factor_scorer(*matcher.factors(statements, proofs, batch_size))
-    return decoded_metrics(scorer, len(statements), global_decoding, seed, topk, exact_max_n)
+    return decoded_metrics(scorer, len(statements), global_decoding, decode)
 
 
 def decoded_metrics(
-    scorer,
-    n: int,
-    global_decoding: bool = False,
-    seed: int = config.default("seed"),
-    topk: int = DEFAULT_TOPK,
-    exact_max_n: int = DEFAULT_EXACT_MAX_N,
+    scorer, n: int, global_decoding: bool = False, decode: DecodeSettings = SCHEMA_DECODE
 ) -> dict[str, float]:
     """Local MRR and accuracy of the score function ``scorer`` over n aligned pairs, and with
     ``global_decoding`` the accuracy of global decoding as the evaluation stage does it: exact
     ``lapjv`` on the score matrix (assembled by row-chunk matrix products) up to
-    ``exact_max_n`` pairs, else ``lapmod`` over the ``topk``-best graph
-    (:func:`proofmatch.decoding.assign.global_decode`; ``seed`` places its fallback edges;
-    defaults: the schema's ``decode.exact_max_n`` and ``decode.topk``)."""
-    sparse = global_decoding and n > exact_max_n
-    local = local_decode(scorer, n, k=topk if sparse else 1, progress=False)
+    ``decode.exact_max_n`` pairs, else ``lapmod`` over the ``decode.topk``-best graph
+    (:func:`proofmatch.decoding.assign.global_decode`; ``decode.seed`` places its fallback
+    edges)."""
+    sparse = global_decoding and n > decode.exact_max_n
+    local = local_decode(scorer, n, k=decode.topk if sparse else 1, progress=False)
     out = {"mrr": local.mrr, "acc": local.acc}
     if global_decoding:
-        out["global_acc"] = global_decode(scorer, local, exact_max_n, seed).acc
+        out["global_acc"] = global_decode(scorer, local, decode.exact_max_n, decode.seed).acc
     return out
 
 

@@ -56,6 +56,7 @@ import torch
 from proofmatch.artifacts import atomic_dir, verify, write_csv, write_json
 from proofmatch.data.splits import read_parts
 from proofmatch.data.views import view as token_view
+from proofmatch.decoding.assign import DecodeSettings
 from proofmatch.models import checkpoint, pretrained, runtime, sampling
 from proofmatch.models.batching import TokenTable
 from proofmatch.models.curves import STEP_LOSS, curve_title, plot_curve
@@ -105,9 +106,7 @@ class Training:
     statements: TokenTable  # token ids of the train statements on the device (view and codec fixed)
     proofs: TokenTable  # ... and of their proofs
     articles: np.ndarray  # article code of each train pair (SPECTER's hard negatives)
-    decode: dict[str, int] | None = (
-        None  # topk, exact_max_n of dev global decoding (None: the schema's)
-    )
+    decode: DecodeSettings | None = None  # dev global decoding (train_run's; None: dev_decoding's)
 
     @property
     def resume_dir(self) -> Path:
@@ -210,12 +209,14 @@ def train_step(
 ) -> tuple[torch.Tensor, float]:
     """One optimizer step of the ``kind`` loss on batch ``idx`` (the ``k``-th step of ``epoch``);
     its loss stays on the device (reading it would make the host wait for the step)."""
-    negatives = None
+    negatives, margin = None, {}
     if kind == "triplet":  # drawn for the whole batch, the same on every rank
+        triplets = run.p.encoder  # SpecterSettings: the encoder of the triplet mode
         rng = sampling.epoch_rng(run.seed, epoch, 1 + k)
-        negatives = sampling.sample_negatives(idx, run.articles, run.p.hard_fraction, rng)
+        negatives = sampling.sample_negatives(idx, run.articles, triplets.hard_fraction, rng)
+        margin = {"margin": triplets.margin}
     loss, batch_acc = batch_loss(
-        run.model, run.rt, kind, idx, run.statements, run.proofs, negatives, run.p.margin
+        run.model, run.rt, kind, idx, run.statements, run.proofs, negatives, **margin
     )
     run.optimizer.zero_grad(set_to_none=True)
     loss.backward()
@@ -293,8 +294,7 @@ def evaluate_dev(run: Training, progress: Progress, row: dict[str, Any]) -> None
                 list(run.dev["proof_tokens"]),
                 batch_size=max(run.p.batch_size, 64),
                 global_decoding=column == "dev_global_acc",
-                seed=run.seed,
-                **(run.decode or {}),
+                decode=run.decode or dev_decoding(None, run.seed),
             )
             row.update(
                 dev_mrr=m["mrr"], dev_acc=m["acc"], dev_global_acc=m.get("global_acc", float("nan"))
@@ -427,8 +427,7 @@ def train_run(
     run = build_run(
         data_parquet, Path(out_dir), rt, encoder, mode, view, p, seed, tokenizer_dir, pretrained_dir
     )
-    if decode is not None:
-        run.decode = {"topk": int(decode["topk"]), "exact_max_n": int(decode["exact_max_n"])}
+    run.decode = dev_decoding(decode, seed)
     progress = resume(run)
     n_steps = len(
         step_schedule(mode, sampling.epoch_batches(len(run.train), p.batch_size, seed, 0))
@@ -451,6 +450,15 @@ def train_run(
     result = finish(run, progress, encoder, view)
     runtime.close_runtime(rt)
     return result
+
+
+def dev_decoding(decode: Mapping[str, int] | None, seed: int) -> DecodeSettings:
+    """How a run decodes its dev part globally (``hybrid_selection: global``): ``decode.topk`` and
+    ``decode.exact_max_n`` where its params carry them (:func:`proofmatch.config.run_matching`),
+    else the schema's, and the run's ``seed``."""
+    if decode is None:
+        return DecodeSettings(seed=seed)
+    return DecodeSettings(int(decode["topk"]), int(decode["exact_max_n"]), seed)
 
 
 def head_run(

@@ -8,7 +8,9 @@ values and the tables (:mod:`proofmatch.experiments`), the config schema's ``enc
 is its module, one entry here and its schema block (docs/architecture.md, "Adding an encoder").
 
 Pure Python: the Snakefile imports it before any job runs, so the builder is named by its dotted
-path and imported only when a model is built (:meth:`EncoderSpec.load_builder`).
+path and imported only when a model is built (:meth:`EncoderSpec.load_builder`), and an entry
+names its settings class itself (:mod:`proofmatch.registry.settings`, torch-free), which a new
+encoder with settings of its own defines beside its entry.
 """
 
 from __future__ import annotations
@@ -18,6 +20,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from proofmatch.registry.checks import one_of
+from proofmatch.registry.settings import (
+    BertSettings,
+    EncoderSettings,
+    NPTSettings,
+    PretrainedSettings,
+    SpecterSettings,
+)
 
 
 @dataclass(frozen=True)
@@ -32,13 +41,16 @@ class EncoderSpec:
     naming the checkpoint it starts from, a local path or hub id (MathBERT's ``matching.mathbert``;
     null there: its rows are not run); ``from_scratchbert``: it starts from the family's
     ScratchBERT, which the workflow then makes first; ``builder``: ``module:attribute`` of its
-    :class:`proofmatch.models.matcher.EncoderBuilder`."""
+    :class:`proofmatch.models.matcher.EncoderBuilder`; ``settings_class``: the dataclass of its
+    own settings (:mod:`proofmatch.registry.settings`), the keys of its ``block`` and ``settings``
+    blocks that are not common to every run (``TrainParams.encoder`` of its runs)."""
 
     name: str
     label: str
     modes: tuple[str, ...]
     block: str
     builder: str
+    settings_class: type[EncoderSettings]
     settings: tuple[str, ...] = ()
     checkpoint: str | None = None
     from_scratchbert: bool = False
@@ -68,13 +80,14 @@ BERT_BUILDER = "proofmatch.models.matcher:BERT_BUILDER"
 #: column) is also scored as it is (zeroshot) and with a bilinear head over its frozen vectors
 #: (frozen): the two cheap points below fine-tuning (proofmatch.models.pretrained).
 ENCODERS: dict[str, EncoderSpec] = _by_name(
-    EncoderSpec("npt", "NPT", ("local", "hybrid"), "npt", NPT_BUILDER),
+    EncoderSpec("npt", "NPT", ("local", "hybrid"), "npt", NPT_BUILDER, NPTSettings),
     EncoderSpec(
         "scratchbert",
         "ScratchBERT",
         ("local", "hybrid"),
         "bert",
         BERT_BUILDER,
+        BertSettings,
         from_scratchbert=True,
     ),
     EncoderSpec(
@@ -83,6 +96,7 @@ ENCODERS: dict[str, EncoderSpec] = _by_name(
         ("zeroshot", "frozen", "local", "hybrid"),
         "bert",
         BERT_BUILDER,
+        PretrainedSettings,
         settings=("pretrained",),
         checkpoint="mathbert",
     ),
@@ -92,6 +106,7 @@ ENCODERS: dict[str, EncoderSpec] = _by_name(
         ("triplet",),
         "bert",
         BERT_BUILDER,
+        SpecterSettings,
         settings=("specter",),
         from_scratchbert=True,
     ),
