@@ -38,7 +38,7 @@ import shutil
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,6 +53,7 @@ from proofmatch.artifacts import (
     write_json,
     write_parquet,
 )
+from proofmatch.data.match_columns import FileColumns, read_columns
 from proofmatch.data.match_counts import compare_counts, counts_text
 from proofmatch.data.match_tables import PAIRS_COLUMNS, new_pairs, write_articles
 from proofmatch.data.matchfmt import (
@@ -63,8 +64,6 @@ from proofmatch.data.matchfmt import (
     expected_names,
     file_name,
     file_role,
-    iter_pairs,
-    segment_tokens,
 )
 from proofmatch.data.replace import OUTPUT_SCHEMA
 from proofmatch.logs import setup_logging
@@ -142,35 +141,17 @@ def pair_ids(pairs: Iterable[Pair], seen: set[str]) -> list[str]:
     return out
 
 
-CHUNK = 4096  # pairs tokenised at once: the Python token lists of a chunk, then Arrow
-
-
-def _chunks(pairs: Iterator[Pair], size: int = CHUNK) -> Iterator[list[Pair]]:
-    batch: list[Pair] = []
-    for p in pairs:
-        batch.append(p)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
-def _tokens(lists: list[list[str]]) -> pa.Array:
-    return pa.array(lists, type=pa.list_(pa.string()))
+CHUNK = 4096  # pairs per chunk of a table (and per row group of pairs.parquet)
 
 
 @dataclass
 class _Conservation:
-    """What a level file of the same split and part is checked against and reuses: the
-    Conservation file's path, headers, pair ids, a hash of each statement's lines and the
-    statements' tokens."""
+    """What a level file of the same split and part is checked against: the Conservation file's
+    path, headers and pair ids."""
 
     path: Path
     headers: list[str] = field(default_factory=list)
     ids: list[str] = field(default_factory=list)
-    hashes: list[int] = field(default_factory=list)
-    statements: pa.ChunkedArray | None = None
 
 
 def import_folder(
@@ -299,7 +280,6 @@ def _read_split(
             ref = conservation.setdefault(part, _Conservation(path))
             table = _read_file(read, path, part, level == "conservation", ref, seen)
             if level == "conservation":
-                ref.statements = table.column("statement_tokens")
                 counts[part] = table.num_rows
             parts.append(table)
             del table
@@ -315,37 +295,27 @@ def _read_file(
 ) -> pa.Table:
     """One level file of a split's part, as a table of :data:`OUTPUT_SCHEMA`. ``first``: it is the
     Conservation file (its pairs are named, recorded in ``ref`` and written to ``pairs.parquet``);
-    else its pairs must be ``ref``'s and reuse its statements' tokens where they are the same."""
+    else its pairs must be ``ref``'s."""
     rel = str(path.relative_to(read.folder))
-    head: dict = {}
-    chunks, n = [], 0
-    for batch in _chunks(iter_pairs(path, head)):
-        hashes = [hash(tuple(p.statement)) for p in batch]
+    cols = read_columns(path, fragments=first)
+    chunks = []
+    for n in range(0, len(cols.pairs), CHUNK):
+        batch = cols.pairs[n : n + CHUNK]
         if first:
             ids = pair_ids(batch, seen)
             ref.headers += [p.header for p in batch]
             ref.ids += ids
-            ref.hashes += hashes
         else:
             _check_aligned(path, batch, n, ref)
             ids = ref.ids[n : n + len(batch)]
-        if not first and hashes == ref.hashes[n : n + len(batch)]:
-            statements = ref.statements.slice(n, len(batch))
-            statement_lists = None
-        else:
-            statement_lists = [segment_tokens(p.statement) for p in batch]
-            statements = _tokens(statement_lists)
-        proof_lists = [segment_tokens(p.proof) for p in batch]
-        chunks.append(_chunk_table(batch, ids, part, statements, proof_lists))
+        chunks.append(_chunk_table(batch, ids, part, cols, n))
         if first:
-            rows = new_pairs(
-                batch, ids, statement_lists, proof_lists, rel, read.known, read.n_pairs
-            )
-            read.n_pairs += len(rows["pair_id"])
-            read.pairs_writer.write_table(pa.table(rows, schema=PAIRS_COLUMNS))
+            rows = new_pairs(cols, n, ids, rel, read.known, read.n_pairs)
+            read.n_pairs += rows.num_rows
+            read.pairs_writer.write_table(rows)
             for p in batch:
                 read.article_file.setdefault(p.article_id, rel)
-        n += len(batch)
+    n = len(cols.pairs)
     if not first and n < len(ref.headers):
         raise MatchFormatError(
             path,
@@ -353,28 +323,25 @@ def _read_file(
             f"{n} pairs, {ref.path} has {len(ref.headers)}; first missing header "
             f"{ref.headers[n]!r}",
         )
-    read.variants.add("with metadata" if head["articles"] else "without metadata")
-    read.report["files"][rel] = {
-        "pairs": n,
-        "count": head["count"],
-        "articles": len(head["articles"]),
-    }
-    for aid, meta in head["articles"].items():
+    read.variants.add("with metadata" if cols.articles else "without metadata")
+    read.report["files"][rel] = {"pairs": n, "count": cols.count, "articles": len(cols.articles)}
+    for aid, meta in cols.articles.items():
         read.articles.setdefault(aid, meta)
     return pa.concat_tables(chunks) if chunks else OUTPUT_SCHEMA.empty_table()
 
 
 def _chunk_table(
-    batch: list[Pair], ids: list[str], part: str, statements: pa.Array, proofs: list[list[str]]
+    batch: list[Pair], ids: list[str], part: str, cols: FileColumns, start: int
 ) -> pa.Table:
-    """A chunk of a level file's pairs as rows of :data:`OUTPUT_SCHEMA` (no mapping)."""
+    """A chunk of a level file's pairs (its pairs ``start``...) as rows of :data:`OUTPUT_SCHEMA`
+    (no mapping)."""
     return pa.table(
         {
             "pair_id": ids,
             "article_id": [p.article_id for p in batch],
             "part": [part] * len(batch),
-            "statement_tokens": statements,
-            "proof_tokens": _tokens(proofs),
+            "statement_tokens": cols.statements.slice(start, len(batch)),
+            "proof_tokens": cols.proofs.slice(start, len(batch)),
             "mapping": pa.nulls(len(batch), pa.string()),
         },
         schema=OUTPUT_SCHEMA,
