@@ -47,7 +47,7 @@ TOKENS = pa.list_(pa.string())
 # the characters Python's str.isspace (and re's \s) calls whitespace, as an RE2 class body
 _WS = r"\t-\r\x1c-\x20\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}"
 _FAST_TEXT = r"^ *[!-~][ -~]*$"  # printable ASCII with a character that is not a space
-_TEXT_TOKEN = r" *([A-Za-z0-9_]+|[^A-Za-z0-9_ ])"  # re's \w+|[^\w\s] on printable ASCII
+_PUNCT = r"([^A-Za-z0-9_ ])"  # re's [^\w\s] on printable ASCII
 _MATH_TOKEN = rf"[^_{_WS}]+(?:____[^_{_WS}]+)?"
 _FAST_MATH = rf"^{_MATH_TOKEN}(?: {_MATH_TOKEN})*$"
 _BLANK, _SEP, _TEXT, _MATH, _OTHER = range(5)
@@ -82,37 +82,37 @@ def read_columns(path: str | os.PathLike, fragments: bool = False) -> FileColumn
         data = data[3:]
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n")
-    head = _head(data)
-    if head is None or len(data) > _MAX_BYTES:
-        return _from_pairs(path, fragments)
-    count, articles, start, first_line = head
-    lines = _lines_array(data[start:])
+    head = _head(data) if len(data) <= _MAX_BYTES else None
+    lines = _lines_array(data[head[2] :]) if head else None
     del data
-    layout = _layout(lines, first_line, articles)
+    layout = _layout(lines, head[3], head[1]) if lines is not None else None
     if layout is None:
         return _from_pairs(path, fragments)
     pairs, seg, kinds, n_st, n_pr = layout
-    contents = pc.utf8_slice_codeunits(lines.take(pa.array(seg)), 5)
+    contents = _contents(lines, seg)
     del lines
-    if not _contents_ok(contents):
+    joined = _line_tokens(contents, kinds)
+    if joined is None:
         return _from_pairs(path, fragments)
-    per_line = _line_tokens(contents, kinds)
-    statements, proofs = _per_pair(per_line, n_st, n_pr)
-    out = FileColumns(str(path), count, articles, pairs, statements, proofs)
+    st_text, pr_text = _per_pair(joined, n_st, n_pr, " ")
+    out = FileColumns(str(path), head[0], head[1], pairs, _split(st_text), _split(pr_text))
     if fragments:
         xml = _line_fragments(contents, kinds)
-        out.statement_xml, out.proof_xml = (_wrap(x) for x in _per_pair(xml, n_st, n_pr, join=True))
-        out.digests = _digests(statements, proofs)
+        out.statement_xml, out.proof_xml = (_wrap(x) for x in _per_pair(xml, n_st, n_pr, ""))
+        out.digests = _digests(out.statements, out.proofs)
     return out
 
 
 def _head(data: bytes) -> tuple[int, dict, int, int] | None:
     """The count line and article block of a valid file: ``(count, articles, the byte offset of
-    the line after the block, that line's number)``; None when they are not as released (or the
-    file is not UTF-8): :func:`iter_pairs` then names the error."""
+    the line after the block, that line's number)``; None when they are not as released or the
+    file is not UTF-8 (:func:`iter_pairs` then names the error)."""
+    whole = pa.StringArray.from_buffers(
+        1, pa.py_buffer(np.array([0, len(data)], dtype=np.int32)), pa.py_buffer(data)
+    )
     try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
+        whole.validate(full=True)  # UTF-8, as strict as Python's decoder
+    except pa.ArrowInvalid:
         return None
     pos, number = 0, 0
     lines: list[str] = []
@@ -192,34 +192,52 @@ def _layout(
     return pairs, seg, kinds, second - starts - 2, ends - second
 
 
-def _contents_ok(contents: pa.Array) -> bool:
-    """Every statement or proof line has content that is not only whitespace."""
-    plain = _flags(pc.match_substring_regex(contents, rf"^[^{_WS}]"))
-    for k in np.flatnonzero(~plain).tolist():
-        content = contents[k].as_py()
-        if not content or content.isspace():
-            return False
-    return True
+def _contents(lines: pa.Array, seg: np.ndarray) -> pa.Array:
+    """The lines ``seg`` without their first 5 bytes (``text<TAB>`` or ``math<TAB>``)."""
+    mask = np.zeros(len(lines), dtype=bool)
+    mask[seg] = True
+    chosen = lines.filter(pa.array(mask))
+    n = len(chosen)
+    offsets = np.frombuffer(chosen.buffers()[1], np.int32, n + 1, chosen.offset * 4)
+    data = np.frombuffer(chosen.buffers()[2], np.uint8)[offsets[0] : offsets[-1]]
+    keep = np.ones(len(data), dtype=bool)
+    starts = offsets[:-1] - offsets[0]
+    for k in range(5):
+        keep[starts + k] = False
+    new_offsets = (offsets - offsets[0]) - 5 * np.arange(n + 1, dtype=np.int32)
+    return pa.StringArray.from_buffers(
+        n, pa.py_buffer(new_offsets.astype(np.int32)), pa.py_buffer(data[keep])
+    )
 
 
-def _line_tokens(contents: pa.Array, kinds: np.ndarray) -> pa.Array:
-    """Each line's typed tokens (``list<string>``), in the lines' order."""
+def _line_tokens(contents: pa.Array, kinds: np.ndarray) -> pa.Array | None:
+    """Each line's typed tokens joined by spaces (runs of them, at the ends too), in the lines'
+    order; None when a line is empty or blank (a format error) or a token holds an ASCII
+    whitespace character (which the final split at whitespace would cut)."""
     text, math = np.flatnonzero(kinds == _TEXT), np.flatnonzero(kinds == _MATH)
-    text_fast = _flags(pc.match_substring_regex(contents.take(pa.array(text)), _FAST_TEXT))
-    math_fast = _flags(pc.match_substring_regex(contents.take(pa.array(math)), _FAST_MATH))
     parts, order = [], []
-    for rows, fast, tokenise in (
-        (text, text_fast, _text_tokens),
-        (math, math_fast, _math_tokens),
+    for rows, pattern, tokenise, kind in (
+        (text, _FAST_TEXT, _text_tokens, TEXT),
+        (math, _FAST_MATH, _math_tokens, MATH),
     ):
-        quick = rows[fast]
-        parts.append(tokenise(contents.take(pa.array(quick))).cast(TOKENS))
-        order.append(quick)
-        slow = rows[~fast]
-        kind = TEXT if tokenise is _text_tokens else MATH
-        lists = [segment_tokens([(kind, c)]) for c in contents.take(pa.array(slow)).to_pylist()]
-        parts.append(pa.array(lists, TOKENS))
-        order.append(slow)
+        lines = contents.filter(pa.array(kinds == (_TEXT if kind == TEXT else _MATH)))
+        fast = _flags(pc.match_substring_regex(lines, pattern))
+        if fast.all():
+            parts.append(tokenise(lines))
+            order.append(rows)
+            continue
+        parts.append(tokenise(lines.filter(pa.array(fast))))
+        order.append(rows[fast])
+        slow = []
+        for content in lines.filter(pa.array(~fast)).to_pylist():
+            if not content or content.isspace():
+                return None
+            tokens = segment_tokens([(kind, content)])
+            if any(c in token for token in tokens for c in "\t\v\f\r"):
+                return None
+            slow.append(" ".join(tokens))
+        parts.append(pa.array(slow, pa.string()))
+        order.append(rows[~fast])
     return _in_order(parts, order)
 
 
@@ -232,18 +250,22 @@ def _in_order(parts: list[pa.Array], order: list[np.ndarray]) -> pa.Array:
 
 
 def _text_tokens(lines: pa.Array) -> pa.Array:
-    """``re.findall(r"\\w+|[^\\w\\s]")`` of printable-ASCII lines: each token followed by one
-    space, the trailing spaces cut, split at the spaces."""
-    spaced = pc.replace_substring_regex(lines, _TEXT_TOKEN, r"\1 ")
-    return pc.split_pattern(pc.utf8_rtrim(spaced, " "), " ")
+    """``re.findall(r"\\w+|[^\\w\\s]")`` of printable-ASCII lines, joined by spaces: a space on
+    each side of every punctuation character (the final split drops the runs)."""
+    return pc.replace_substring_regex(lines, _PUNCT, r" \1 ")
 
 
 def _math_tokens(lines: pa.Array) -> pa.Array:
-    """The typed tokens of ``math`` lines of :data:`_FAST_MATH`'s form."""
-    lines = pc.replace_substring_regex(lines, "____normal( |$)", r"\1")
+    """The typed tokens of ``math`` lines of :data:`_FAST_MATH`'s form, joined by spaces."""
+    if pc.any(pc.match_substring(lines, "____normal")).as_py():
+        lines = pc.replace_substring_regex(lines, "____normal( |$)", r"\1")
     lines = pc.replace_substring(lines, "____", "~")
-    lines = pc.binary_join_element_wise("$", pc.replace_substring(lines, " ", " $"), "")
-    return pc.split_pattern(lines, " ")
+    return pc.binary_join_element_wise("$", pc.replace_substring(lines, " ", " $"), "")
+
+
+def _split(joined: pa.Array) -> pa.Array:
+    """Space-joined token strings as token lists."""
+    return pc.ascii_split_whitespace(pc.ascii_trim(joined, " "))
 
 
 def _line_fragments(contents: pa.Array, kinds: np.ndarray) -> pa.Array:
@@ -285,24 +307,16 @@ def _line_fragments(contents: pa.Array, kinds: np.ndarray) -> pa.Array:
 
 
 def _per_pair(
-    per_line: pa.Array, n_st: np.ndarray, n_pr: np.ndarray, join: bool = False
+    per_line: pa.Array, n_st: np.ndarray, n_pr: np.ndarray, sep: str
 ) -> tuple[pa.Array, pa.Array]:
-    """Rows of the lines (in file order) gathered per pair: the statements' and the proofs'
-    (their token lists concatenated, or with ``join`` their strings)."""
+    """The strings of the lines (in file order) joined by ``sep`` per pair: the statements' and
+    the proofs'."""
     first = np.concatenate([[0], np.cumsum(n_st + n_pr)])
-    if join:
-        bounds = np.arange(len(per_line) + 1)
-        values = per_line
-    else:
-        bounds = np.concatenate([[0], np.cumsum(_flags(pc.list_value_length(per_line)))])
-        values = per_line.flatten()
-    offsets = np.empty(2 * len(n_st) + 1, dtype=np.int64)
-    offsets[0:-1:2] = bounds[first[:-1]]
-    offsets[1::2] = bounds[first[:-1] + n_st]
-    offsets[-1] = bounds[first[-1]]
-    both = pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), values)
-    if join:
-        both = pc.binary_join(both, "")
+    offsets = np.empty(2 * len(n_st) + 1, dtype=np.int32)
+    offsets[0:-1:2] = first[:-1]
+    offsets[1::2] = first[:-1] + n_st
+    offsets[-1] = first[-1]
+    both = pc.binary_join(pa.ListArray.from_arrays(pa.array(offsets), per_line), sep)
     return both.take(pa.array(np.arange(0, len(both), 2))), both.take(
         pa.array(np.arange(1, len(both), 2))
     )
