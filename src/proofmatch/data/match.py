@@ -297,7 +297,7 @@ def _read_file(
     Conservation file (its pairs are named, recorded in ``ref`` and written to ``pairs.parquet``);
     else its pairs must be ``ref``'s."""
     rel = str(path.relative_to(read.folder))
-    cols = read_columns(path, fragments=first)
+    cols = read_columns(path, digests=first)
     chunks = []
     for n in range(0, len(cols.pairs), CHUNK):
         batch = cols.pairs[n : n + CHUNK]

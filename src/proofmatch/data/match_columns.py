@@ -58,9 +58,9 @@ _MAX_BYTES = 2**31 - 1  # an Arrow string array's offsets
 class FileColumns:
     """A file's count line, article lines and pairs (:class:`~proofmatch.data.matchfmt.Pair`
     without their segments: line, header and ids), the statements' and proofs' tokens
-    (``list<string>``, one row per pair) and, when asked for, the pairs' XHTML fragments
-    (``statement_xml``, ``proof_xml``) and a digest of each pair's tokens (equal digests: equal
-    statement and proof tokens)."""
+    (``list<string>``, one row per pair) and, when asked for, a digest of each pair's tokens
+    (equal digests: equal statement and proof tokens). :meth:`fragments` gives the pairs' XHTML
+    fragments."""
 
     path: str
     count: int
@@ -68,14 +68,25 @@ class FileColumns:
     pairs: list[Pair]
     statements: pa.Array
     proofs: pa.Array
-    statement_xml: pa.Array | None = None
-    proof_xml: pa.Array | None = None
     digests: list[int] | None = None
+    _lines: tuple | None = None  # what :meth:`fragments` is made from
+    _xml: tuple[pa.Array, pa.Array] | None = None
+
+    def fragments(self) -> tuple[pa.Array, pa.Array]:
+        """Each pair's statement and proof as :func:`~proofmatch.data.matchfmt.fragment_xml`
+        writes them (made on the first call)."""
+        if self._xml is None:
+            contents, kinds, n_st, n_pr = self._lines
+            xml = _line_fragments(contents, kinds)
+            st, pr = _per_pair(xml, n_st, n_pr, "")
+            self._xml, self._lines = (_wrap(st), _wrap(pr)), None
+        return self._xml
 
 
-def read_columns(path: str | os.PathLike, fragments: bool = False) -> FileColumns:
-    """One released file as :class:`FileColumns` (``fragments``: with the XHTML fragments and the
-    digests). Raises :class:`~proofmatch.data.matchfmt.MatchFormatError` as ``iter_pairs`` does."""
+def read_columns(path: str | os.PathLike, digests: bool = False) -> FileColumns:
+    """One released file as :class:`FileColumns` (``digests``: with the pairs' digests, and what
+    :meth:`FileColumns.fragments` needs kept). Raises
+    :class:`~proofmatch.data.matchfmt.MatchFormatError` as ``iter_pairs`` does."""
     path = Path(path)
     data = path.read_bytes()
     if data.startswith(b"\xef\xbb\xbf"):
@@ -87,19 +98,19 @@ def read_columns(path: str | os.PathLike, fragments: bool = False) -> FileColumn
     del data
     layout = _layout(lines, head[3], head[1]) if lines is not None else None
     if layout is None:
-        return _from_pairs(path, fragments)
+        return _from_pairs(path, digests)
     pairs, seg, kinds, n_st, n_pr = layout
     contents = _contents(lines, seg)
     del lines
     joined = _line_tokens(contents, kinds)
     if joined is None:
-        return _from_pairs(path, fragments)
+        return _from_pairs(path, digests)
     st_text, pr_text = _per_pair(joined, n_st, n_pr, " ")
+    del joined
     out = FileColumns(str(path), head[0], head[1], pairs, _split(st_text), _split(pr_text))
-    if fragments:
-        xml = _line_fragments(contents, kinds)
-        out.statement_xml, out.proof_xml = (_wrap(x) for x in _per_pair(xml, n_st, n_pr, ""))
+    if digests:
         out.digests = _digests(out.statements, out.proofs)
+        out._lines = (contents, kinds, n_st, n_pr)
     return out
 
 
@@ -270,9 +281,11 @@ def _split(joined: pa.Array) -> pa.Array:
 
 def _line_fragments(contents: pa.Array, kinds: np.ndarray) -> pa.Array:
     """Each line's part of :func:`~proofmatch.data.matchfmt.fragment_xml`, in the lines' order."""
-    escaped = pc.replace_substring(contents, "&", "&amp;")
-    escaped = pc.replace_substring(escaped, ">", "&gt;")
-    escaped = pc.replace_substring(escaped, "<", "&lt;")
+    escaped = contents
+    if pc.any(pc.match_substring_regex(contents, "[&<>]")).as_py():
+        escaped = pc.replace_substring(escaped, "&", "&amp;")
+        escaped = pc.replace_substring(escaped, ">", "&gt;")
+        escaped = pc.replace_substring(escaped, "<", "&lt;")
     text = np.flatnonzero(kinds == _TEXT)
     math = np.flatnonzero(kinds == _MATH)
     fonts = _flags(pc.match_substring(contents.take(pa.array(math)), "____"))
@@ -337,7 +350,7 @@ def _digests(statements: pa.Array, proofs: pa.Array) -> list[int]:
     ]
 
 
-def _from_pairs(path: Path, fragments: bool) -> FileColumns:
+def _from_pairs(path: Path, digests: bool) -> FileColumns:
     """:class:`FileColumns` of a file read by :func:`iter_pairs` (which raises its format error)."""
     head: dict = {}
     pairs = list(iter_pairs(path, head))
@@ -351,9 +364,11 @@ def _from_pairs(path: Path, fragments: bool) -> FileColumns:
         pa.array(st, TOKENS),
         pa.array(pr, TOKENS),
     )
-    if fragments:
-        out.statement_xml = pa.array([fragment_xml(p.statement) for p in pairs], pa.string())
-        out.proof_xml = pa.array([fragment_xml(p.proof) for p in pairs], pa.string())
+    if digests:
+        out._xml = (
+            pa.array([fragment_xml(p.statement) for p in pairs], pa.string()),
+            pa.array([fragment_xml(p.proof) for p in pairs], pa.string()),
+        )
         out.digests = [hash(("\n".join(s), "\n".join(p))) for s, p in zip(st, pr)]
     for p in pairs:
         p.statement, p.proof = [], []

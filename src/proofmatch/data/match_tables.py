@@ -53,6 +53,7 @@ def new_pairs(
         kept_ids.append(pid)
     rows = pa.array(keep, pa.int64())
     n = len(keep)
+    statement_xml, proof_xml = cols.fragments() if n else (pa.array([], pa.string()),) * 2
     articles = [cols.pairs[k].article_id for k in keep]
     return pa.table(
         {
@@ -60,8 +61,8 @@ def new_pairs(
             "statement_id": [pid.removeprefix(f"{a}/") for pid, a in zip(kept_ids, articles)],
             "kind": [""] * n,
             "position": list(range(position, position + n)),
-            "statement_xml": cols.statement_xml.take(rows),
-            "proof_xml": cols.proof_xml.take(rows),
+            "statement_xml": statement_xml.take(rows),
+            "proof_xml": proof_xml.take(rows),
             "pair_id": kept_ids,
             "statement_tokens": cols.statements.take(rows),
             "proof_tokens": cols.proofs.take(rows),
