@@ -37,8 +37,9 @@ import os
 import shutil
 import sys
 import tempfile
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections import Counter, deque
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -142,15 +143,17 @@ def pair_ids(pairs: Iterable[Pair], seen: set[str]) -> list[str]:
 
 
 CHUNK = 4096  # pairs per chunk of a table (and per row group of pairs.parquet)
+READ_AHEAD = 2  # files read in threads while one is turned into tables
 
 
 @dataclass
 class _Conservation:
     """What a level file of the same split and part is checked against: the Conservation file's
-    path, headers and pair ids."""
+    path, headers, their articles and the pair ids."""
 
     path: Path
     headers: list[str] = field(default_factory=list)
+    articles: list[str] = field(default_factory=list)
     ids: list[str] = field(default_factory=list)
 
 
@@ -204,6 +207,8 @@ class _Read:
     variants: set[str] = field(default_factory=set)
     tables: dict[str, str] = field(default_factory=dict)
     n_pairs: int = 0
+    pool: ThreadPoolExecutor | None = None
+    writes: list[Future] = field(default_factory=list)
 
 
 def _import(
@@ -221,9 +226,15 @@ def _import(
         atomic_path(out / "data" / "pairs.parquet", ".parquet", digest=True) as pairs_file,
         pq.ParquetWriter(pairs_file, PAIRS_COLUMNS) as pairs_writer,
     ):
-        read = _Read(folder, pairs_writer, report)
-        for split in splits:
-            _read_split(read, out, files, split)
+        with ThreadPoolExecutor(max_workers=1) as writer:
+            read = _Read(folder, pairs_writer, report, pool=writer)
+            try:
+                for split in splits:
+                    _read_split(read, out, files, split)
+            finally:
+                wait(read.writes)  # no table is still being written once the staging goes
+            for job in read.writes:
+                job.result()  # a failed write fails the read
     used = write_articles(read.articles, read.article_file, out)
     n_pairs = read.n_pairs
     report.update(
@@ -273,49 +284,80 @@ def _read_split(
     conservation: dict[str, _Conservation] = {}
     seen: set[str] = set()
     counts: dict[str, int] = {}
+    plan = [(level, part, files[(split, level, part)]) for level in levels for part in FILE_PARTS]
+    columns = _prefetch([(path, level == "conservation") for level, _, path in plan])
     for level in levels:
         parts = []
         for part in FILE_PARTS:
             path = files[(split, level, part)]
             ref = conservation.setdefault(part, _Conservation(path))
-            table = _read_file(read, path, part, level == "conservation", ref, seen)
+            cols = next(columns)
+            table = _read_file(read, cols, path, part, level == "conservation", ref, seen)
+            del cols
             if level == "conservation":
                 counts[part] = table.num_rows
             parts.append(table)
             del table
         target = out / "replaced" / split / f"{level}.parquet"
-        write_parquet(pa.concat_tables(parts), target, OUTPUT_SCHEMA)
+        read.writes.append(
+            read.pool.submit(write_parquet, pa.concat_tables(parts), target, OUTPUT_SCHEMA)
+        )
         read.tables[f"{split}/{level}"] = str(target)
         del parts
     read.report["splits"][split] = {"levels": levels, "parts": counts}
 
 
+def _prefetch(files: list[tuple[Path, bool]], ahead: int = READ_AHEAD) -> Iterator[FileColumns]:
+    """:func:`~proofmatch.data.match_columns.read_columns` of each ``(path, digests)`` in order,
+    the next ``ahead`` files read in threads meanwhile (Arrow's kernels run outside the GIL)."""
+    with ThreadPoolExecutor(max_workers=ahead) as pool:
+        pending = deque()
+        try:
+            for path, digests in files:
+                pending.append(pool.submit(read_columns, path, digests))
+                if len(pending) > ahead:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            for job in pending:
+                job.cancel()
+
+
 def _read_file(
-    read: _Read, path: Path, part: str, first: bool, ref: _Conservation, seen: set[str]
+    read: _Read,
+    cols: FileColumns,
+    path: Path,
+    part: str,
+    first: bool,
+    ref: _Conservation,
+    seen: set[str],
 ) -> pa.Table:
     """One level file of a split's part, as a table of :data:`OUTPUT_SCHEMA`. ``first``: it is the
     Conservation file (its pairs are named, recorded in ``ref`` and written to ``pairs.parquet``);
     else its pairs must be ``ref``'s."""
     rel = str(path.relative_to(read.folder))
-    cols = read_columns(path, digests=first)
     chunks = []
-    for n in range(0, len(cols.pairs), CHUNK):
-        batch = cols.pairs[n : n + CHUNK]
+    n = len(cols.headers)
+    if first:
+        pairs = cols.pairs
+        ref.headers, ref.articles = cols.headers, [p.article_id for p in pairs]
+    else:
+        _check_aligned(path, cols, ref)
+    for start in range(0, n, CHUNK):
+        size = min(CHUNK, n - start)
         if first:
-            ids = pair_ids(batch, seen)
-            ref.headers += [p.header for p in batch]
+            ids = pair_ids(pairs[start : start + size], seen)
             ref.ids += ids
         else:
-            _check_aligned(path, batch, n, ref)
-            ids = ref.ids[n : n + len(batch)]
-        chunks.append(_chunk_table(batch, ids, part, cols, n))
+            ids = ref.ids[start : start + size]
+        chunks.append(_chunk_table(ref.articles[start : start + size], ids, part, cols, start))
         if first:
-            rows = new_pairs(cols, n, ids, rel, read.known, read.n_pairs)
+            rows = new_pairs(cols, start, ids, rel, read.known, read.n_pairs)
             read.n_pairs += rows.num_rows
             read.pairs_writer.write_table(rows)
-            for p in batch:
-                read.article_file.setdefault(p.article_id, rel)
-    n = len(cols.pairs)
+            for aid in ref.articles[start : start + size]:
+                read.article_file.setdefault(aid, rel)
     if not first and n < len(ref.headers):
         raise MatchFormatError(
             path,
@@ -331,26 +373,30 @@ def _read_file(
 
 
 def _chunk_table(
-    batch: list[Pair], ids: list[str], part: str, cols: FileColumns, start: int
+    articles: list[str], ids: list[str], part: str, cols: FileColumns, start: int
 ) -> pa.Table:
     """A chunk of a level file's pairs (its pairs ``start``...) as rows of :data:`OUTPUT_SCHEMA`
     (no mapping)."""
     return pa.table(
         {
             "pair_id": ids,
-            "article_id": [p.article_id for p in batch],
-            "part": [part] * len(batch),
-            "statement_tokens": cols.statements.slice(start, len(batch)),
-            "proof_tokens": cols.proofs.slice(start, len(batch)),
-            "mapping": pa.nulls(len(batch), pa.string()),
+            "article_id": articles,
+            "part": [part] * len(ids),
+            "statement_tokens": cols.statements.slice(start, len(ids)),
+            "proof_tokens": cols.proofs.slice(start, len(ids)),
+            "mapping": pa.nulls(len(ids), pa.string()),
         },
         schema=OUTPUT_SCHEMA,
     )
 
 
-def _check_aligned(path: Path, batch: list[Pair], start: int, ref: _Conservation) -> None:
-    """The level file ``path``'s pairs ``start``... hold Conservation's pairs in its order."""
-    for k, p in enumerate(batch, start):
+def _check_aligned(path: Path, cols: FileColumns, ref: _Conservation) -> None:
+    """The level file ``path``'s pairs (``cols``) hold Conservation's pairs in its order, or as
+    many of them as it has."""
+    n = len(cols.headers)
+    if cols.headers == ref.headers[:n]:
+        return
+    for k, p in enumerate(cols.pairs):
         if k >= len(ref.headers):
             raise MatchFormatError(
                 path,

@@ -1,5 +1,5 @@
 """One released MATcH file read into columns: its pairs' headers, their statement and proof tokens
-as Arrow list arrays and, on request, each pair's XHTML fragments and a digest of its tokens.
+as Arrow list arrays and, on request, a digest of each pair's tokens and its XHTML fragments.
 
 The same result as :func:`proofmatch.data.matchfmt.iter_pairs` followed by
 :func:`~proofmatch.data.matchfmt.segment_tokens` and :func:`~proofmatch.data.matchfmt.fragment_xml`
@@ -15,9 +15,12 @@ allow it to give exactly the Python tokenisers' result:
   (``$symbol`` for the font ``normal``).
 
 Every other line (non-ASCII text, a formula token with underscores of its own, odd spacing) is
-tokenised by the Python functions, line by line. A file the array checks do not accept (any format
-error, a file over 2 GiB) is read by :func:`~proofmatch.data.matchfmt.iter_pairs` instead, which
-raises the error naming the file and the line, or reads the file if it is valid after all.
+tokenised by the Python functions, line by line. Each line becomes its tokens joined by spaces; the
+lines, all statements' first and then all proofs', are split at the spaces in one call, and each
+pair's statement and proof is a range of that one token array. A file the array checks do not
+accept (any format error, a token with an ASCII whitespace character in it, a file over 2 GiB) is
+read by :func:`~proofmatch.data.matchfmt.iter_pairs` instead, which raises the error naming the
+file and the line, or reads the file if it is valid after all.
 """
 
 from __future__ import annotations
@@ -46,40 +49,51 @@ from proofmatch.data.matchfmt import (
 TOKENS = pa.list_(pa.string())
 # the characters Python's str.isspace (and re's \s) calls whitespace, as an RE2 class body
 _WS = r"\t-\r\x1c-\x20\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}"
-_FAST_TEXT = r"^ *[!-~][ -~]*$"  # printable ASCII with a character that is not a space
 _PUNCT = r"([^A-Za-z0-9_ ])"  # re's [^\w\s] on printable ASCII
 _MATH_TOKEN = rf"[^_{_WS}]+(?:____[^_{_WS}]+)?"
 _FAST_MATH = rf"^{_MATH_TOKEN}(?: {_MATH_TOKEN})*$"
 _BLANK, _SEP, _TEXT, _MATH, _OTHER = range(5)
 _MAX_BYTES = 2**31 - 1  # an Arrow string array's offsets
+_PREFIX = {_TEXT: b"text\t", _MATH: b"math\t"}
 
 
 @dataclass
 class FileColumns:
-    """A file's count line, article lines and pairs (:class:`~proofmatch.data.matchfmt.Pair`
-    without their segments: line, header and ids), the statements' and proofs' tokens
-    (``list<string>``, one row per pair) and, when asked for, a digest of each pair's tokens
-    (equal digests: equal statement and proof tokens). :meth:`fragments` gives the pairs' XHTML
-    fragments."""
+    """A file's count line, article lines, pair headers (and each header's line number), the
+    statements' and proofs' tokens (``list<string>``, one row per pair) and, when asked for, a
+    digest of each pair's tokens (equal digests: equal statement and proof tokens).
+    :attr:`pairs` are the headers as :class:`~proofmatch.data.matchfmt.Pair` (without segments),
+    :meth:`fragments` the pairs' XHTML fragments."""
 
     path: str
     count: int
     articles: dict[str, tuple[list[str], str]]
-    pairs: list[Pair]
+    headers: list[str]
+    header_lines: list[int]
     statements: pa.Array
     proofs: pa.Array
     digests: list[int] | None = None
     _lines: tuple | None = None  # what :meth:`fragments` is made from
     _xml: tuple[pa.Array, pa.Array] | None = None
 
+    @property
+    def pairs(self) -> list[Pair]:
+        return [
+            Pair(n, h, *split_header(h), [], []) for n, h in zip(self.header_lines, self.headers)
+        ]
+
     def fragments(self) -> tuple[pa.Array, pa.Array]:
         """Each pair's statement and proof as :func:`~proofmatch.data.matchfmt.fragment_xml`
         writes them (made on the first call)."""
         if self._xml is None:
-            contents, kinds, n_st, n_pr = self._lines
-            xml = _line_fragments(contents, kinds)
-            st, pr = _per_pair(xml, n_st, n_pr, "")
-            self._xml, self._lines = (_wrap(st), _wrap(pr)), None
+            by_kind, final, kinds, bounds = self._lines
+            parts, order = _math_fragments(by_kind[_MATH], final[kinds == _MATH])
+            parts.append(_text_fragments(by_kind[_TEXT]))
+            order.append(final[kinds == _TEXT])
+            xml = pc.binary_join(pa.ListArray.from_arrays(bounds, _in_order(parts, order)), "")
+            n = len(self.headers)
+            self._xml = _wrap(xml.slice(0, n)), _wrap(xml.slice(n))
+            self._lines = None
         return self._xml
 
 
@@ -96,21 +110,33 @@ def read_columns(path: str | os.PathLike, digests: bool = False) -> FileColumns:
     head = _head(data) if len(data) <= _MAX_BYTES else None
     lines = _lines_array(data[head[2] :]) if head else None
     del data
-    layout = _layout(lines, head[3], head[1]) if lines is not None else None
+    layout = _layout(lines, head[1]) if lines is not None else None
     if layout is None:
         return _from_pairs(path, digests)
-    pairs, seg, kinds, n_st, n_pr = layout
-    contents = _contents(lines, seg)
+    starts, seg, kinds, n_st, n_pr = layout
+    by_kind = {k: _contents(lines, seg[kinds == k]) for k in (_TEXT, _MATH)}
+    headers = lines.take(pa.array(starts)).to_pylist()
     del lines
-    joined = _line_tokens(contents, kinds)
-    if joined is None:
+    tokenised = _tokenised(by_kind, kinds)
+    if tokenised is None:
         return _from_pairs(path, digests)
-    st_text, pr_text = _per_pair(joined, n_st, n_pr, " ")
-    del joined
-    out = FileColumns(str(path), head[0], head[1], pairs, _split(st_text), _split(pr_text))
+    parts, rows = tokenised
+    final, bounds = _final_order(kinds, n_st, n_pr)
+    lists = pc.ascii_split_whitespace(
+        pc.ascii_trim(_in_order(parts, [final[r] for r in rows]), " ")
+    )
+    values = lists.values
+    offsets = np.frombuffer(lists.buffers()[1], np.int32, len(lists) + 1, lists.offset * 4)
+    token_bounds = pa.array(offsets[bounds.to_numpy()])
+    n = len(starts)
+    statements = pa.ListArray.from_arrays(token_bounds.slice(0, n + 1), values)
+    proofs = pa.ListArray.from_arrays(token_bounds.slice(n), values)
+    out = FileColumns(
+        str(path), head[0], head[1], headers, (starts + head[3]).tolist(), statements, proofs
+    )
     if digests:
-        out.digests = _digests(out.statements, out.proofs)
-        out._lines = (contents, kinds, n_st, n_pr)
+        out.digests = _digests(statements, proofs)
+        out._lines = (by_kind, final, kinds, bounds)
     return out
 
 
@@ -161,19 +187,34 @@ def _flags(array: pa.Array) -> np.ndarray:
     return array.to_numpy(zero_copy_only=False)
 
 
-def _layout(
-    lines: pa.Array, first_line: int, articles: dict
-) -> tuple[list[Pair], np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-    """The pairs of the lines after the article block (``first_line`` is the first's number):
-    each pair's header as a :class:`Pair` without segments, the indices and kinds of the
-    statement and proof lines in file order and each pair's number of statement and proof lines;
-    None unless every pair is a header, a separator, statement lines, a separator and proof lines
-    (blank lines between pairs, any number, and none at the end)."""
-    kind = np.full(len(lines), _OTHER, dtype=np.int8)
-    kind[_flags(pc.starts_with(lines, "text\t"))] = _TEXT
-    kind[_flags(pc.starts_with(lines, "math\t"))] = _MATH
+def _kinds(lines: pa.Array) -> np.ndarray:
+    """Each line's kind: blank, separator, ``text``, ``math`` or other (a header)."""
+    n = len(lines)
+    offsets = np.frombuffer(lines.buffers()[1], np.int32, n + 1, lines.offset * 4)
+    data = np.frombuffer(lines.buffers()[2], np.uint8)
+    length = np.diff(offsets)
+    kind = np.full(n, _OTHER, dtype=np.int8)
+    long = np.flatnonzero(length >= 5)
+    first = offsets[long]
+    for code, prefix in _PREFIX.items():
+        hit = np.ones(len(long), dtype=bool)
+        for k, byte in enumerate(prefix):
+            hit &= data[first + k] == byte
+        kind[long[hit]] = code
     kind[_flags(pc.equal(lines, SEP))] = _SEP
-    kind[_flags(pc.equal(pc.binary_length(lines), 0))] = _BLANK
+    kind[length == 0] = _BLANK
+    return kind
+
+
+def _layout(
+    lines: pa.Array, articles: dict
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """The pairs of the lines after the article block: each pair's header line, the statement and
+    proof lines and their kinds (in file order) and each pair's number of statement and proof
+    lines; None unless every pair is a header (of an article among ``articles``, when there are),
+    a separator, statement lines, a separator and proof lines (blank lines between pairs, any
+    number, and none at the end)."""
+    kind = _kinds(lines)
     filled = kind != _BLANK
     before = np.concatenate([[False], filled[:-1]])
     after = np.concatenate([filled[1:], [False]])
@@ -193,52 +234,44 @@ def _layout(
     kinds = kind[seg]
     if ((kinds != _TEXT) & (kinds != _MATH)).any():
         return None
-    headers = lines.take(pa.array(starts)).to_pylist()
-    pairs = []
-    for number, header in zip((starts + first_line).tolist(), headers):
-        article, statement = split_header(header)
-        if articles and article not in articles:
+    if articles:
+        heads = lines.take(pa.array(starts))
+        ids = pc.list_element(pc.split_pattern(heads, "|", max_splits=1), 0)
+        if not pc.all(pc.is_in(ids, pa.array(list(articles), pa.string()))).as_py():
             return None
-        pairs.append(Pair(number, header, article, statement, [], []))
-    return pairs, seg, kinds, second - starts - 2, ends - second
+    return starts, seg, kinds, second - starts - 2, ends - second
 
 
-def _contents(lines: pa.Array, seg: np.ndarray) -> pa.Array:
-    """The lines ``seg`` without their first 5 bytes (``text<TAB>`` or ``math<TAB>``)."""
+def _contents(lines: pa.Array, rows: np.ndarray) -> pa.Array:
+    """The lines ``rows`` without their first 5 bytes (``text<TAB>`` or ``math<TAB>``)."""
     mask = np.zeros(len(lines), dtype=bool)
-    mask[seg] = True
+    mask[rows] = True
     chosen = lines.filter(pa.array(mask))
-    n = len(chosen)
-    offsets = np.frombuffer(chosen.buffers()[1], np.int32, n + 1, chosen.offset * 4)
-    data = np.frombuffer(chosen.buffers()[2], np.uint8)[offsets[0] : offsets[-1]]
-    keep = np.ones(len(data), dtype=bool)
-    starts = offsets[:-1] - offsets[0]
-    for k in range(5):
-        keep[starts + k] = False
-    new_offsets = (offsets - offsets[0]) - 5 * np.arange(n + 1, dtype=np.int32)
-    return pa.StringArray.from_buffers(
-        n, pa.py_buffer(new_offsets.astype(np.int32)), pa.py_buffer(data[keep])
-    )
+    return pc.utf8_slice_codeunits(chosen, 5)
 
 
-def _line_tokens(contents: pa.Array, kinds: np.ndarray) -> pa.Array | None:
-    """Each line's typed tokens joined by spaces (runs of them, at the ends too), in the lines'
-    order; None when a line is empty or blank (a format error) or a token holds an ASCII
-    whitespace character (which the final split at whitespace would cut)."""
-    text, math = np.flatnonzero(kinds == _TEXT), np.flatnonzero(kinds == _MATH)
-    parts, order = [], []
-    for rows, pattern, tokenise, kind in (
-        (text, _FAST_TEXT, _text_tokens, TEXT),
-        (math, _FAST_MATH, _math_tokens, MATH),
-    ):
-        lines = contents.filter(pa.array(kinds == (_TEXT if kind == TEXT else _MATH)))
-        fast = _flags(pc.match_substring_regex(lines, pattern))
+def _tokenised(
+    by_kind: dict[int, pa.Array], kinds: np.ndarray
+) -> tuple[list[pa.Array], list[np.ndarray]] | None:
+    """Each line's typed tokens joined by spaces (runs of them, at the ends too), in parts: the
+    parts and, for each, the lines (indices of the statement and proof lines) it holds. None when
+    a line is empty or blank (a format error) or a token holds an ASCII whitespace character
+    (which the split at whitespace would cut)."""
+    parts, rows = [], []
+    for code, kind in ((_TEXT, TEXT), (_MATH, MATH)):
+        lines, where = by_kind[code], np.flatnonzero(kinds == code)
+        fast = (
+            _fast_text(lines)
+            if code == _TEXT
+            else _flags(pc.match_substring_regex(lines, _FAST_MATH))
+        )
+        tokenise = _text_tokens if code == _TEXT else _math_tokens
         if fast.all():
             parts.append(tokenise(lines))
-            order.append(rows)
+            rows.append(where)
             continue
         parts.append(tokenise(lines.filter(pa.array(fast))))
-        order.append(rows[fast])
+        rows.append(where[fast])
         slow = []
         for content in lines.filter(pa.array(~fast)).to_pylist():
             if not content or content.isspace():
@@ -248,8 +281,36 @@ def _line_tokens(contents: pa.Array, kinds: np.ndarray) -> pa.Array | None:
                 return None
             slow.append(" ".join(tokens))
         parts.append(pa.array(slow, pa.string()))
-        order.append(rows[~fast])
-    return _in_order(parts, order)
+        rows.append(where[~fast])
+    return parts, rows
+
+
+def _fast_text(lines: pa.Array) -> np.ndarray:
+    """Lines of printable ASCII with a character that is not a space."""
+    ok = pc.and_(pc.string_is_ascii(lines), pc.ascii_is_printable(lines))
+    ok = pc.and_(ok, pc.invert(pc.ascii_is_space(lines)))
+    return _flags(pc.and_(ok, pc.greater(pc.binary_length(lines), 0)))
+
+
+def _final_order(
+    kinds: np.ndarray, n_st: np.ndarray, n_pr: np.ndarray
+) -> tuple[np.ndarray, pa.Array]:
+    """Where each statement or proof line (in file order) goes: every statement's lines first,
+    in file order, then every proof's; and the line bounds of each statement, then of each
+    proof, in that order (``2 n + 1`` offsets)."""
+    n = len(n_st)
+    first = np.concatenate([[0], np.cumsum(n_st + n_pr)])[:-1]
+    in_statement = np.zeros(len(kinds) + 1, dtype=np.int64)
+    np.add.at(in_statement, first, 1)
+    np.add.at(in_statement, first + n_st, -1)
+    in_statement = np.cumsum(in_statement[:-1]).astype(bool)
+    final = np.empty(len(kinds), dtype=np.int64)
+    n_st_lines = int(in_statement.sum())
+    final[in_statement] = np.arange(n_st_lines)
+    final[~in_statement] = n_st_lines + np.arange(len(kinds) - n_st_lines)
+    bounds = np.concatenate([[0], np.cumsum(n_st), n_st_lines + np.cumsum(n_pr)]).astype(np.int32)
+    assert len(bounds) == 2 * n + 1
+    return final, pa.array(bounds)
 
 
 def _in_order(parts: list[pa.Array], order: list[np.ndarray]) -> pa.Array:
@@ -262,7 +323,7 @@ def _in_order(parts: list[pa.Array], order: list[np.ndarray]) -> pa.Array:
 
 def _text_tokens(lines: pa.Array) -> pa.Array:
     """``re.findall(r"\\w+|[^\\w\\s]")`` of printable-ASCII lines, joined by spaces: a space on
-    each side of every punctuation character (the final split drops the runs)."""
+    each side of every punctuation character (the split drops the runs)."""
     return pc.replace_substring_regex(lines, _PUNCT, r" \1 ")
 
 
@@ -274,65 +335,56 @@ def _math_tokens(lines: pa.Array) -> pa.Array:
     return pc.binary_join_element_wise("$", pc.replace_substring(lines, " ", " $"), "")
 
 
-def _split(joined: pa.Array) -> pa.Array:
-    """Space-joined token strings as token lists."""
-    return pc.ascii_split_whitespace(pc.ascii_trim(joined, " "))
+def _escape(lines: pa.Array) -> pa.Array:
+    """``xml.sax.saxutils.escape`` of each line."""
+    if pc.any(pc.match_substring_regex(lines, "[&<>]")).as_py():
+        lines = pc.replace_substring(lines, "&", "&amp;")
+        lines = pc.replace_substring(lines, ">", "&gt;")
+        lines = pc.replace_substring(lines, "<", "&lt;")
+    return lines
 
 
-def _line_fragments(contents: pa.Array, kinds: np.ndarray) -> pa.Array:
-    """Each line's part of :func:`~proofmatch.data.matchfmt.fragment_xml`, in the lines' order."""
-    escaped = contents
-    if pc.any(pc.match_substring_regex(contents, "[&<>]")).as_py():
-        escaped = pc.replace_substring(escaped, "&", "&amp;")
-        escaped = pc.replace_substring(escaped, ">", "&gt;")
-        escaped = pc.replace_substring(escaped, "<", "&lt;")
-    text = np.flatnonzero(kinds == _TEXT)
-    math = np.flatnonzero(kinds == _MATH)
-    fonts = _flags(pc.match_substring(contents.take(pa.array(math)), "____"))
-    plain, fonted = math[~fonts], math[fonts]
-    quick = _flags(pc.match_substring_regex(contents.take(pa.array(fonted)), _FAST_MATH))
-    quick &= ~_flags(pc.match_substring(contents.take(pa.array(fonted)), "~"))
-    math_open = f'<math xmlns="{MATHML_NS}">'
-    items = pc.replace_substring(escaped.take(pa.array(plain)), " ", "</mi><mi>")
-    with_fonts = pc.replace_substring_regex(
-        escaped.take(pa.array(fonted[quick])), "____normal( |$)", r"\1"
+def _text_fragments(lines: pa.Array) -> pa.Array:
+    return pc.binary_join_element_wise("<span>", _escape(lines), "</span>", "")
+
+
+def _math_fragments(lines: pa.Array, rows: np.ndarray) -> tuple[list[pa.Array], list[np.ndarray]]:
+    """The ``<math>`` elements of ``math`` lines (at ``rows``), in parts: the parts and the rows
+    of each."""
+    fast = _flags(pc.match_substring_regex(lines, _FAST_MATH))
+    if fast.all():
+        return [_math_elements(lines)], [rows]
+    slow = lines.filter(pa.array(~fast)).to_pylist()
+    return [
+        _math_elements(lines.filter(pa.array(fast))),
+        pa.array([fragment_xml([(MATH, c)], "")[2:-3] for c in slow], pa.string()),
+    ], [rows[fast], rows[~fast]]
+
+
+def _math_elements(lines: pa.Array) -> pa.Array:
+    """:func:`~proofmatch.data.matchfmt.fragment_xml`'s ``<math>`` of lines of
+    :data:`_FAST_MATH`'s form: one ``mi`` a token, its font (unless ``normal``) as
+    ``mathvariant``; a line with ``____`` and a ``~`` is made by ``fragment_xml`` itself."""
+    tilde = _flags(pc.and_(pc.match_substring(lines, "____"), pc.match_substring(lines, "~")))
+    if tilde.any():
+        quick = _math_elements(lines.filter(pa.array(~tilde)))
+        odd = lines.filter(pa.array(tilde)).to_pylist()
+        slow = pa.array([fragment_xml([(MATH, c)], "")[2:-3] for c in odd], pa.string())
+        return _in_order([quick, slow], [np.flatnonzero(~tilde), np.flatnonzero(tilde)])
+    items = _escape(lines)
+    if pc.any(pc.match_substring(items, "____normal")).as_py():
+        items = pc.replace_substring_regex(items, "____normal( |$)", r"\1")
+    items = pc.binary_join_element_wise(
+        f'<math xmlns="{MATHML_NS}"><mi>',
+        pc.replace_substring(items, " ", "</mi><mi>"),
+        "</mi></math>",
+        "",
     )
-    with_fonts = pc.replace_substring(with_fonts, " ", "</mi><mi>")
-    with_fonts = pc.replace_substring_regex(
-        pc.binary_join_element_wise("<mi>", with_fonts, "</mi>", ""),
-        "<mi>([^<]+)____([^<]+)</mi>",
-        r'<mi mathvariant="\2">\1</mi>',
-    )
-    slow = fonted[~quick]
-    parts = [
-        pc.binary_join_element_wise("<span>", escaped.take(pa.array(text)), "</span>", ""),
-        pc.binary_join_element_wise(math_open + "<mi>", items, "</mi></math>", ""),
-        pc.binary_join_element_wise(math_open, with_fonts, "</math>", ""),
-        pa.array(
-            [
-                fragment_xml([(MATH, c)], "")[2:-3]
-                for c in contents.take(pa.array(slow)).to_pylist()
-            ],
-            pa.string(),
-        ),
-    ]
-    return _in_order(parts, [text, plain, fonted[quick], slow])
-
-
-def _per_pair(
-    per_line: pa.Array, n_st: np.ndarray, n_pr: np.ndarray, sep: str
-) -> tuple[pa.Array, pa.Array]:
-    """The strings of the lines (in file order) joined by ``sep`` per pair: the statements' and
-    the proofs'."""
-    first = np.concatenate([[0], np.cumsum(n_st + n_pr)])
-    offsets = np.empty(2 * len(n_st) + 1, dtype=np.int32)
-    offsets[0:-1:2] = first[:-1]
-    offsets[1::2] = first[:-1] + n_st
-    offsets[-1] = first[-1]
-    both = pc.binary_join(pa.ListArray.from_arrays(pa.array(offsets), per_line), sep)
-    return both.take(pa.array(np.arange(0, len(both), 2))), both.take(
-        pa.array(np.arange(1, len(both), 2))
-    )
+    if pc.any(pc.match_substring(items, "____")).as_py():
+        items = pc.replace_substring_regex(
+            items, "<mi>([^<]+)____([^<]+)</mi>", r'<mi mathvariant="\2">\1</mi>'
+        )
+    return items
 
 
 def _wrap(fragments: pa.Array) -> pa.Array:
@@ -360,7 +412,8 @@ def _from_pairs(path: Path, digests: bool) -> FileColumns:
         str(path),
         head["count"],
         head["articles"],
-        pairs,
+        [p.header for p in pairs],
+        [p.line for p in pairs],
         pa.array(st, TOKENS),
         pa.array(pr, TOKENS),
     )
@@ -370,8 +423,6 @@ def _from_pairs(path: Path, digests: bool) -> FileColumns:
             pa.array([fragment_xml(p.proof) for p in pairs], pa.string()),
         )
         out.digests = [hash(("\n".join(s), "\n".join(p))) for s, p in zip(st, pr)]
-    for p in pairs:
-        p.statement, p.proof = [], []
     return out
 
 

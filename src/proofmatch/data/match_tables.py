@@ -14,7 +14,7 @@ from proofmatch.artifacts import write_parquet
 from proofmatch.data.corpus import ARTICLES_SCHEMA, MANIFEST_SCHEMA
 from proofmatch.data.extract import PAIRS_SCHEMA as EXTRACT_SCHEMA
 from proofmatch.data.match_columns import FileColumns
-from proofmatch.data.matchfmt import MatchFormatError
+from proofmatch.data.matchfmt import MatchFormatError, split_header
 
 # the extraction's columns, then what linearization and filtering add
 PAIRS_COLUMNS = pa.schema(
@@ -41,20 +41,20 @@ def new_pairs(
     before (a pair is in the files of several splits: it must be the same pair each time)."""
     keep, kept_ids = [], []
     for k, pid in enumerate(ids, start):
-        digest, p = cols.digests[k], cols.pairs[k]
+        digest, line = cols.digests[k], cols.header_lines[k]
         if pid in known:
             if known[pid][0] != digest:
                 raise MatchFormatError(
-                    rel, p.line, f"pair {pid!r} differs from the pair of that id in {known[pid][1]}"
+                    rel, line, f"pair {pid!r} differs from the pair of that id in {known[pid][1]}"
                 )
             continue
-        known[pid] = (digest, f"{rel}, line {p.line}")
+        known[pid] = (digest, f"{rel}, line {line}")
         keep.append(k)
         kept_ids.append(pid)
     rows = pa.array(keep, pa.int64())
     n = len(keep)
     statement_xml, proof_xml = cols.fragments() if n else (pa.array([], pa.string()),) * 2
-    articles = [cols.pairs[k].article_id for k in keep]
+    articles = [split_header(cols.headers[k])[0] for k in keep]
     return pa.table(
         {
             "article_id": articles,
