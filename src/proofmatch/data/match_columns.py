@@ -54,7 +54,8 @@ _MATH_TOKEN = rf"[^_{_WS}]+(?:____[^_{_WS}]+)?"
 _FAST_MATH = rf"^{_MATH_TOKEN}(?: {_MATH_TOKEN})*$"
 _BLANK, _SEP, _TEXT, _MATH, _OTHER = range(5)
 _MAX_BYTES = 2**31 - 1  # an Arrow string array's offsets
-_PREFIX = {_TEXT: b"text\t", _MATH: b"math\t"}
+# what a file may lack, looked for in its bytes once: the work for it is then skipped
+_MARKS = {"normal": b"____normal", "font": b"____", "tilde": b"~", "&": b"&", "<": b"<", ">": b">"}
 
 
 @dataclass
@@ -86,9 +87,9 @@ class FileColumns:
         """Each pair's statement and proof as :func:`~proofmatch.data.matchfmt.fragment_xml`
         writes them (made on the first call)."""
         if self._xml is None:
-            by_kind, final, kinds, bounds = self._lines
-            parts, order = _math_fragments(by_kind[_MATH], final[kinds == _MATH])
-            parts.append(_text_fragments(by_kind[_TEXT]))
+            by_kind, final, kinds, bounds, marks = self._lines
+            parts, order = _math_fragments(by_kind[_MATH], final[kinds == _MATH], marks)
+            parts.append(_text_fragments(by_kind[_TEXT], marks))
             order.append(final[kinds == _TEXT])
             xml = pc.binary_join(pa.ListArray.from_arrays(bounds, _in_order(parts, order)), "")
             n = len(self.headers)
@@ -107,6 +108,7 @@ def read_columns(path: str | os.PathLike, digests: bool = False) -> FileColumns:
         data = data[3:]
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n")
+    marks = {name: mark in data for name, mark in _MARKS.items()}
     head = _head(data) if len(data) <= _MAX_BYTES else None
     lines = _lines_array(data[head[2] :]) if head else None
     del data
@@ -117,7 +119,7 @@ def read_columns(path: str | os.PathLike, digests: bool = False) -> FileColumns:
     by_kind = {k: _contents(lines, seg[kinds == k]) for k in (_TEXT, _MATH)}
     headers = lines.take(pa.array(starts)).to_pylist()
     del lines
-    tokenised = _tokenised(by_kind, kinds)
+    tokenised = _tokenised(by_kind, kinds, marks)
     if tokenised is None:
         return _from_pairs(path, digests)
     parts, rows = tokenised
@@ -136,7 +138,7 @@ def read_columns(path: str | os.PathLike, digests: bool = False) -> FileColumns:
     )
     if digests:
         out.digests = _digests(statements, proofs)
-        out._lines = (by_kind, final, kinds, bounds)
+        out._lines = (by_kind, final, kinds, bounds, marks)
     return out
 
 
@@ -189,20 +191,12 @@ def _flags(array: pa.Array) -> np.ndarray:
 
 def _kinds(lines: pa.Array) -> np.ndarray:
     """Each line's kind: blank, separator, ``text``, ``math`` or other (a header)."""
-    n = len(lines)
-    offsets = np.frombuffer(lines.buffers()[1], np.int32, n + 1, lines.offset * 4)
-    data = np.frombuffer(lines.buffers()[2], np.uint8)
-    length = np.diff(offsets)
-    kind = np.full(n, _OTHER, dtype=np.int8)
-    long = np.flatnonzero(length >= 5)
-    first = offsets[long]
-    for code, prefix in _PREFIX.items():
-        hit = np.ones(len(long), dtype=bool)
-        for k, byte in enumerate(prefix):
-            hit &= data[first + k] == byte
-        kind[long[hit]] = code
+    kind = np.full(len(lines), _OTHER, dtype=np.int8)
+    kind[_flags(pc.starts_with(lines, "text\t"))] = _TEXT
+    kind[_flags(pc.starts_with(lines, "math\t"))] = _MATH
     kind[_flags(pc.equal(lines, SEP))] = _SEP
-    kind[length == 0] = _BLANK
+    offsets = np.frombuffer(lines.buffers()[1], np.int32, len(lines) + 1, lines.offset * 4)
+    kind[np.diff(offsets) == 0] = _BLANK
     return kind
 
 
@@ -251,7 +245,7 @@ def _contents(lines: pa.Array, rows: np.ndarray) -> pa.Array:
 
 
 def _tokenised(
-    by_kind: dict[int, pa.Array], kinds: np.ndarray
+    by_kind: dict[int, pa.Array], kinds: np.ndarray, marks: dict[str, bool]
 ) -> tuple[list[pa.Array], list[np.ndarray]] | None:
     """Each line's typed tokens joined by spaces (runs of them, at the ends too), in parts: the
     parts and, for each, the lines (indices of the statement and proof lines) it holds. None when
@@ -265,7 +259,10 @@ def _tokenised(
             if code == _TEXT
             else _flags(pc.match_substring_regex(lines, _FAST_MATH))
         )
-        tokenise = _text_tokens if code == _TEXT else _math_tokens
+
+        def tokenise(x: pa.Array, code: int = code) -> pa.Array:
+            return _text_tokens(x) if code == _TEXT else _math_tokens(x, marks)
+
         if fast.all():
             parts.append(tokenise(lines))
             rows.append(where)
@@ -327,52 +324,56 @@ def _text_tokens(lines: pa.Array) -> pa.Array:
     return pc.replace_substring_regex(lines, _PUNCT, r" \1 ")
 
 
-def _math_tokens(lines: pa.Array) -> pa.Array:
+def _math_tokens(lines: pa.Array, marks: dict[str, bool]) -> pa.Array:
     """The typed tokens of ``math`` lines of :data:`_FAST_MATH`'s form, joined by spaces."""
-    if pc.any(pc.match_substring(lines, "____normal")).as_py():
+    if marks["normal"]:
         lines = pc.replace_substring_regex(lines, "____normal( |$)", r"\1")
-    lines = pc.replace_substring(lines, "____", "~")
+    if marks["font"]:
+        lines = pc.replace_substring(lines, "____", "~")
     return pc.binary_join_element_wise("$", pc.replace_substring(lines, " ", " $"), "")
 
 
-def _escape(lines: pa.Array) -> pa.Array:
+def _escape(lines: pa.Array, marks: dict[str, bool]) -> pa.Array:
     """``xml.sax.saxutils.escape`` of each line."""
-    if pc.any(pc.match_substring_regex(lines, "[&<>]")).as_py():
-        lines = pc.replace_substring(lines, "&", "&amp;")
-        lines = pc.replace_substring(lines, ">", "&gt;")
-        lines = pc.replace_substring(lines, "<", "&lt;")
+    for char, entity in (("&", "&amp;"), (">", "&gt;"), ("<", "&lt;")):
+        if marks[char]:
+            lines = pc.replace_substring(lines, char, entity)
     return lines
 
 
-def _text_fragments(lines: pa.Array) -> pa.Array:
-    return pc.binary_join_element_wise("<span>", _escape(lines), "</span>", "")
+def _text_fragments(lines: pa.Array, marks: dict[str, bool]) -> pa.Array:
+    return pc.binary_join_element_wise("<span>", _escape(lines, marks), "</span>", "")
 
 
-def _math_fragments(lines: pa.Array, rows: np.ndarray) -> tuple[list[pa.Array], list[np.ndarray]]:
+def _math_fragments(
+    lines: pa.Array, rows: np.ndarray, marks: dict[str, bool]
+) -> tuple[list[pa.Array], list[np.ndarray]]:
     """The ``<math>`` elements of ``math`` lines (at ``rows``), in parts: the parts and the rows
     of each."""
     fast = _flags(pc.match_substring_regex(lines, _FAST_MATH))
     if fast.all():
-        return [_math_elements(lines)], [rows]
+        return [_math_elements(lines, marks)], [rows]
     slow = lines.filter(pa.array(~fast)).to_pylist()
     return [
-        _math_elements(lines.filter(pa.array(fast))),
+        _math_elements(lines.filter(pa.array(fast)), marks),
         pa.array([fragment_xml([(MATH, c)], "")[2:-3] for c in slow], pa.string()),
     ], [rows[fast], rows[~fast]]
 
 
-def _math_elements(lines: pa.Array) -> pa.Array:
+def _math_elements(lines: pa.Array, marks: dict[str, bool]) -> pa.Array:
     """:func:`~proofmatch.data.matchfmt.fragment_xml`'s ``<math>`` of lines of
     :data:`_FAST_MATH`'s form: one ``mi`` a token, its font (unless ``normal``) as
     ``mathvariant``; a line with ``____`` and a ``~`` is made by ``fragment_xml`` itself."""
-    tilde = _flags(pc.and_(pc.match_substring(lines, "____"), pc.match_substring(lines, "~")))
+    tilde = np.zeros(len(lines), dtype=bool)
+    if marks["tilde"] and marks["font"]:
+        tilde = _flags(pc.and_(pc.match_substring(lines, "____"), pc.match_substring(lines, "~")))
     if tilde.any():
-        quick = _math_elements(lines.filter(pa.array(~tilde)))
+        quick = _math_elements(lines.filter(pa.array(~tilde)), marks)
         odd = lines.filter(pa.array(tilde)).to_pylist()
         slow = pa.array([fragment_xml([(MATH, c)], "")[2:-3] for c in odd], pa.string())
         return _in_order([quick, slow], [np.flatnonzero(~tilde), np.flatnonzero(tilde)])
-    items = _escape(lines)
-    if pc.any(pc.match_substring(items, "____normal")).as_py():
+    items = _escape(lines, marks)
+    if marks["normal"]:
         items = pc.replace_substring_regex(items, "____normal( |$)", r"\1")
     items = pc.binary_join_element_wise(
         f'<math xmlns="{MATHML_NS}"><mi>',
@@ -380,7 +381,7 @@ def _math_elements(lines: pa.Array) -> pa.Array:
         "</mi></math>",
         "",
     )
-    if pc.any(pc.match_substring(items, "____")).as_py():
+    if marks["font"]:
         items = pc.replace_substring_regex(
             items, "<mi>([^<]+)____([^<]+)</mi>", r'<mi mathvariant="\2">\1</mi>'
         )
