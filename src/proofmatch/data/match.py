@@ -229,8 +229,8 @@ def _import(
         with ThreadPoolExecutor(max_workers=1) as writer:
             read = _Read(folder, pairs_writer, report, pool=writer)
             try:
-                for split in splits:
-                    _read_split(read, out, files, split)
+                for k, split in enumerate(splits):
+                    _read_split(read, out, files, split, first_split=k == 0)
             finally:
                 wait(read.writes)  # no table is still being written once the staging goes
             for job in read.writes:
@@ -276,16 +276,23 @@ def _check_present(
 
 
 def _read_split(
-    read: _Read, out: Path, files: dict[tuple[str, str, str], Path], split: str
+    read: _Read,
+    out: Path,
+    files: dict[tuple[str, str, str], Path],
+    split: str,
+    first_split: bool = False,
 ) -> None:
     """One split: each level whose three parts are present, written as
-    ``replaced/{split}/{level}.parquet``; Conservation first, the others checked against it."""
+    ``replaced/{split}/{level}.parquet``; Conservation first, the others checked against it.
+    ``first_split``: no pair was read before, so its Conservation files' XHTML fragments are all
+    written (and made while the files are read)."""
     levels = [lv for lv in SPLIT_LEVELS[split] if all((split, lv, p) in files for p in FILE_PARTS)]
     conservation: dict[str, _Conservation] = {}
     seen: set[str] = set()
     counts: dict[str, int] = {}
     plan = [(level, part, files[(split, level, part)]) for level in levels for part in FILE_PARTS]
-    columns = _prefetch([(path, level == "conservation") for level, _, path in plan])
+    cons = [level == "conservation" for level, _, _ in plan]
+    columns = _prefetch([(path, c, c and first_split) for (_, _, path), c in zip(plan, cons)])
     for level in levels:
         parts = []
         for part in FILE_PARTS:
@@ -307,14 +314,17 @@ def _read_split(
     read.report["splits"][split] = {"levels": levels, "parts": counts}
 
 
-def _prefetch(files: list[tuple[Path, bool]], ahead: int = READ_AHEAD) -> Iterator[FileColumns]:
-    """:func:`~proofmatch.data.match_columns.read_columns` of each ``(path, digests)`` in order,
-    the next ``ahead`` files read in threads meanwhile (Arrow's kernels run outside the GIL)."""
+def _prefetch(
+    files: list[tuple[Path, bool, bool]], ahead: int = READ_AHEAD
+) -> Iterator[FileColumns]:
+    """:func:`~proofmatch.data.match_columns.read_columns` of each ``(path, digests, fragments)``
+    in order, the next ``ahead`` files read in threads meanwhile (Arrow's kernels run outside the
+    GIL)."""
     with ThreadPoolExecutor(max_workers=ahead) as pool:
         pending = deque()
         try:
-            for path, digests in files:
-                pending.append(pool.submit(read_columns, path, digests))
+            for path, digests, fragments in files:
+                pending.append(pool.submit(read_columns, path, digests, fragments))
                 if len(pending) > ahead:
                     yield pending.popleft().result()
             while pending:

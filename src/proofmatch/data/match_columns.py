@@ -98,9 +98,11 @@ class FileColumns:
         return self._xml
 
 
-def read_columns(path: str | os.PathLike, digests: bool = False) -> FileColumns:
+def read_columns(
+    path: str | os.PathLike, digests: bool = False, fragments: bool = False
+) -> FileColumns:
     """One released file as :class:`FileColumns` (``digests``: with the pairs' digests, and what
-    :meth:`FileColumns.fragments` needs kept). Raises
+    :meth:`FileColumns.fragments` needs kept; ``fragments``: with the fragments made). Raises
     :class:`~proofmatch.data.matchfmt.MatchFormatError` as ``iter_pairs`` does."""
     path = Path(path)
     data = path.read_bytes()
@@ -139,6 +141,8 @@ def read_columns(path: str | os.PathLike, digests: bool = False) -> FileColumns:
     if digests:
         out.digests = _digests(statements, proofs)
         out._lines = (by_kind, final, kinds, bounds, marks)
+        if fragments:
+            out.fragments()
     return out
 
 
