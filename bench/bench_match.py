@@ -181,6 +181,7 @@ def main() -> int:
     scan_s = (float(scan_1) + float(scan_2)) / 2
     scale = RELEASE_PAIRS / args.pairs
     row = {
+        "command": "python bench/bench_match.py " + " ".join(sys.argv[1:]),
         "pairs": args.pairs,
         "files": 24,
         "mib": round(size / 2**20, 1),
