@@ -37,8 +37,9 @@ import os
 import shutil
 import sys
 import tempfile
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,7 @@ from proofmatch.artifacts import (
     write_json,
     write_parquet,
 )
+from proofmatch.data.match_columns import FileColumns, read_columns
 from proofmatch.data.match_counts import compare_counts, counts_text
 from proofmatch.data.match_tables import PAIRS_COLUMNS, new_pairs, write_articles
 from proofmatch.data.matchfmt import (
@@ -63,8 +65,6 @@ from proofmatch.data.matchfmt import (
     expected_names,
     file_name,
     file_role,
-    iter_pairs,
-    segment_tokens,
 )
 from proofmatch.data.replace import OUTPUT_SCHEMA
 from proofmatch.logs import setup_logging
@@ -142,35 +142,19 @@ def pair_ids(pairs: Iterable[Pair], seen: set[str]) -> list[str]:
     return out
 
 
-CHUNK = 4096  # pairs tokenised at once: the Python token lists of a chunk, then Arrow
-
-
-def _chunks(pairs: Iterator[Pair], size: int = CHUNK) -> Iterator[list[Pair]]:
-    batch: list[Pair] = []
-    for p in pairs:
-        batch.append(p)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
-def _tokens(lists: list[list[str]]) -> pa.Array:
-    return pa.array(lists, type=pa.list_(pa.string()))
+CHUNK = 4096  # pairs per chunk of a table (and per row group of pairs.parquet)
+READ_AHEAD = 2  # files read in threads while one is turned into tables
 
 
 @dataclass
 class _Conservation:
-    """What a level file of the same split and part is checked against and reuses: the
-    Conservation file's path, headers, pair ids, a hash of each statement's lines and the
-    statements' tokens."""
+    """What a level file of the same split and part is checked against: the Conservation file's
+    path, headers, their articles and the pair ids."""
 
     path: Path
     headers: list[str] = field(default_factory=list)
+    articles: list[str] = field(default_factory=list)
     ids: list[str] = field(default_factory=list)
-    hashes: list[int] = field(default_factory=list)
-    statements: pa.ChunkedArray | None = None
 
 
 def import_folder(
@@ -223,6 +207,8 @@ class _Read:
     variants: set[str] = field(default_factory=set)
     tables: dict[str, str] = field(default_factory=dict)
     n_pairs: int = 0
+    pool: ThreadPoolExecutor | None = None
+    writes: list[Future] = field(default_factory=list)
 
 
 def _import(
@@ -240,9 +226,15 @@ def _import(
         atomic_path(out / "data" / "pairs.parquet", ".parquet", digest=True) as pairs_file,
         pq.ParquetWriter(pairs_file, PAIRS_COLUMNS) as pairs_writer,
     ):
-        read = _Read(folder, pairs_writer, report)
-        for split in splits:
-            _read_split(read, out, files, split)
+        with ThreadPoolExecutor(max_workers=1) as writer:
+            read = _Read(folder, pairs_writer, report, pool=writer)
+            try:
+                for k, split in enumerate(splits):
+                    _read_split(read, out, files, split, first_split=k == 0)
+            finally:
+                wait(read.writes)  # no table is still being written once the staging goes
+            for job in read.writes:
+                job.result()  # a failed write fails the read
     used = write_articles(read.articles, read.article_file, out)
     n_pairs = read.n_pairs
     report.update(
@@ -284,68 +276,98 @@ def _check_present(
 
 
 def _read_split(
-    read: _Read, out: Path, files: dict[tuple[str, str, str], Path], split: str
+    read: _Read,
+    out: Path,
+    files: dict[tuple[str, str, str], Path],
+    split: str,
+    first_split: bool = False,
 ) -> None:
     """One split: each level whose three parts are present, written as
-    ``replaced/{split}/{level}.parquet``; Conservation first, the others checked against it."""
+    ``replaced/{split}/{level}.parquet``; Conservation first, the others checked against it.
+    ``first_split``: no pair was read before, so its Conservation files' XHTML fragments are all
+    written (and made while the files are read)."""
     levels = [lv for lv in SPLIT_LEVELS[split] if all((split, lv, p) in files for p in FILE_PARTS)]
     conservation: dict[str, _Conservation] = {}
     seen: set[str] = set()
     counts: dict[str, int] = {}
+    plan = [(level, part, files[(split, level, part)]) for level in levels for part in FILE_PARTS]
+    cons = [level == "conservation" for level, _, _ in plan]
+    columns = _prefetch([(path, c, c and first_split) for (_, _, path), c in zip(plan, cons)])
     for level in levels:
         parts = []
         for part in FILE_PARTS:
             path = files[(split, level, part)]
             ref = conservation.setdefault(part, _Conservation(path))
-            table = _read_file(read, path, part, level == "conservation", ref, seen)
+            cols = next(columns)
+            table = _read_file(read, cols, path, part, level == "conservation", ref, seen)
+            del cols
             if level == "conservation":
-                ref.statements = table.column("statement_tokens")
                 counts[part] = table.num_rows
             parts.append(table)
             del table
         target = out / "replaced" / split / f"{level}.parquet"
-        write_parquet(pa.concat_tables(parts), target, OUTPUT_SCHEMA)
+        read.writes.append(
+            read.pool.submit(write_parquet, pa.concat_tables(parts), target, OUTPUT_SCHEMA)
+        )
         read.tables[f"{split}/{level}"] = str(target)
         del parts
     read.report["splits"][split] = {"levels": levels, "parts": counts}
 
 
+def _prefetch(
+    files: list[tuple[Path, bool, bool]], ahead: int = READ_AHEAD
+) -> Iterator[FileColumns]:
+    """:func:`~proofmatch.data.match_columns.read_columns` of each ``(path, digests, fragments)``
+    in order, the next ``ahead`` files read in threads meanwhile (Arrow's kernels run outside the
+    GIL)."""
+    with ThreadPoolExecutor(max_workers=ahead) as pool:
+        pending = deque()
+        try:
+            for path, digests, fragments in files:
+                pending.append(pool.submit(read_columns, path, digests, fragments))
+                if len(pending) > ahead:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            for job in pending:
+                job.cancel()
+
+
 def _read_file(
-    read: _Read, path: Path, part: str, first: bool, ref: _Conservation, seen: set[str]
+    read: _Read,
+    cols: FileColumns,
+    path: Path,
+    part: str,
+    first: bool,
+    ref: _Conservation,
+    seen: set[str],
 ) -> pa.Table:
     """One level file of a split's part, as a table of :data:`OUTPUT_SCHEMA`. ``first``: it is the
     Conservation file (its pairs are named, recorded in ``ref`` and written to ``pairs.parquet``);
-    else its pairs must be ``ref``'s and reuse its statements' tokens where they are the same."""
+    else its pairs must be ``ref``'s."""
     rel = str(path.relative_to(read.folder))
-    head: dict = {}
-    chunks, n = [], 0
-    for batch in _chunks(iter_pairs(path, head)):
-        hashes = [hash(tuple(p.statement)) for p in batch]
+    chunks = []
+    n = len(cols.headers)
+    if first:
+        pairs = cols.pairs
+        ref.headers, ref.articles = cols.headers, [p.article_id for p in pairs]
+    else:
+        _check_aligned(path, cols, ref)
+    for start in range(0, n, CHUNK):
+        size = min(CHUNK, n - start)
         if first:
-            ids = pair_ids(batch, seen)
-            ref.headers += [p.header for p in batch]
+            ids = pair_ids(pairs[start : start + size], seen)
             ref.ids += ids
-            ref.hashes += hashes
         else:
-            _check_aligned(path, batch, n, ref)
-            ids = ref.ids[n : n + len(batch)]
-        if not first and hashes == ref.hashes[n : n + len(batch)]:
-            statements = ref.statements.slice(n, len(batch))
-            statement_lists = None
-        else:
-            statement_lists = [segment_tokens(p.statement) for p in batch]
-            statements = _tokens(statement_lists)
-        proof_lists = [segment_tokens(p.proof) for p in batch]
-        chunks.append(_chunk_table(batch, ids, part, statements, proof_lists))
+            ids = ref.ids[start : start + size]
+        chunks.append(_chunk_table(ref.articles[start : start + size], ids, part, cols, start))
         if first:
-            rows = new_pairs(
-                batch, ids, statement_lists, proof_lists, rel, read.known, read.n_pairs
-            )
-            read.n_pairs += len(rows["pair_id"])
-            read.pairs_writer.write_table(pa.table(rows, schema=PAIRS_COLUMNS))
-            for p in batch:
-                read.article_file.setdefault(p.article_id, rel)
-        n += len(batch)
+            rows = new_pairs(cols, start, ids, rel, read.known, read.n_pairs)
+            read.n_pairs += rows.num_rows
+            read.pairs_writer.write_table(rows)
+            for aid in ref.articles[start : start + size]:
+                read.article_file.setdefault(aid, rel)
     if not first and n < len(ref.headers):
         raise MatchFormatError(
             path,
@@ -353,37 +375,38 @@ def _read_file(
             f"{n} pairs, {ref.path} has {len(ref.headers)}; first missing header "
             f"{ref.headers[n]!r}",
         )
-    read.variants.add("with metadata" if head["articles"] else "without metadata")
-    read.report["files"][rel] = {
-        "pairs": n,
-        "count": head["count"],
-        "articles": len(head["articles"]),
-    }
-    for aid, meta in head["articles"].items():
+    read.variants.add("with metadata" if cols.articles else "without metadata")
+    read.report["files"][rel] = {"pairs": n, "count": cols.count, "articles": len(cols.articles)}
+    for aid, meta in cols.articles.items():
         read.articles.setdefault(aid, meta)
     return pa.concat_tables(chunks) if chunks else OUTPUT_SCHEMA.empty_table()
 
 
 def _chunk_table(
-    batch: list[Pair], ids: list[str], part: str, statements: pa.Array, proofs: list[list[str]]
+    articles: list[str], ids: list[str], part: str, cols: FileColumns, start: int
 ) -> pa.Table:
-    """A chunk of a level file's pairs as rows of :data:`OUTPUT_SCHEMA` (no mapping)."""
+    """A chunk of a level file's pairs (its pairs ``start``...) as rows of :data:`OUTPUT_SCHEMA`
+    (no mapping)."""
     return pa.table(
         {
             "pair_id": ids,
-            "article_id": [p.article_id for p in batch],
-            "part": [part] * len(batch),
-            "statement_tokens": statements,
-            "proof_tokens": _tokens(proofs),
-            "mapping": pa.nulls(len(batch), pa.string()),
+            "article_id": articles,
+            "part": [part] * len(ids),
+            "statement_tokens": cols.statements.slice(start, len(ids)),
+            "proof_tokens": cols.proofs.slice(start, len(ids)),
+            "mapping": pa.nulls(len(ids), pa.string()),
         },
         schema=OUTPUT_SCHEMA,
     )
 
 
-def _check_aligned(path: Path, batch: list[Pair], start: int, ref: _Conservation) -> None:
-    """The level file ``path``'s pairs ``start``... hold Conservation's pairs in its order."""
-    for k, p in enumerate(batch, start):
+def _check_aligned(path: Path, cols: FileColumns, ref: _Conservation) -> None:
+    """The level file ``path``'s pairs (``cols``) hold Conservation's pairs in its order, or as
+    many of them as it has."""
+    n = len(cols.headers)
+    if cols.headers == ref.headers[:n]:
+        return
+    for k, p in enumerate(cols.pairs):
         if k >= len(ref.headers):
             raise MatchFormatError(
                 path,

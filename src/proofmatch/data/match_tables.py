@@ -7,14 +7,14 @@ the XHTML route's tables, filled from what the release holds."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 
 from proofmatch.artifacts import write_parquet
 from proofmatch.data.corpus import ARTICLES_SCHEMA, MANIFEST_SCHEMA
 from proofmatch.data.extract import PAIRS_SCHEMA as EXTRACT_SCHEMA
-from proofmatch.data.matchfmt import MatchFormatError, Pair, fragment_xml
+from proofmatch.data.match_columns import FileColumns
+from proofmatch.data.matchfmt import MatchFormatError, split_header
 
 # the extraction's columns, then what linearization and filtering add
 PAIRS_COLUMNS = pa.schema(
@@ -30,42 +30,47 @@ PAIRS_COLUMNS = pa.schema(
 
 
 def new_pairs(
-    batch: list[Pair],
+    cols: FileColumns,
+    start: int,
     ids: list[str],
-    statements: list[list[str]] | None,
-    proofs: list[list[str]],
     rel: str,
     known: dict[str, tuple[int, str]],
     position: int,
-) -> dict[str, list[Any]]:
-    """The rows of ``pairs.parquet`` of a Conservation chunk's pairs not read before (a pair is in
-    the files of several splits: it must be the same pair each time)."""
-    rows: dict[str, list[Any]] = {name: [] for name in PAIRS_COLUMNS.names}
-    for p, pid, st, pr in zip(batch, ids, statements, proofs):
-        digest = hash((tuple(st), tuple(pr)))
+) -> pa.Table:
+    """The rows of ``pairs.parquet`` of a Conservation file's pairs ``start``... (``ids``) not read
+    before (a pair is in the files of several splits: it must be the same pair each time)."""
+    keep, kept_ids = [], []
+    for k, pid in enumerate(ids, start):
+        digest, line = cols.digests[k], cols.header_lines[k]
         if pid in known:
             if known[pid][0] != digest:
                 raise MatchFormatError(
-                    rel, p.line, f"pair {pid!r} differs from the pair of that id in {known[pid][1]}"
+                    rel, line, f"pair {pid!r} differs from the pair of that id in {known[pid][1]}"
                 )
             continue
-        known[pid] = (digest, f"{rel}, line {p.line}")
-        values = {
-            "article_id": p.article_id,
-            "statement_id": pid.removeprefix(f"{p.article_id}/"),
-            "kind": "",
-            "position": position + len(rows["pair_id"]),
-            "statement_xml": fragment_xml(p.statement),
-            "proof_xml": fragment_xml(p.proof),
-            "pair_id": pid,
-            "statement_tokens": st,
-            "proof_tokens": pr,
-            "statement_title_tokens": 0,
-            "proof_title_tokens": 0,
-        }
-        for name, value in values.items():
-            rows[name].append(value)
-    return rows
+        known[pid] = (digest, f"{rel}, line {line}")
+        keep.append(k)
+        kept_ids.append(pid)
+    rows = pa.array(keep, pa.int64())
+    n = len(keep)
+    statement_xml, proof_xml = cols.fragments() if n else (pa.array([], pa.string()),) * 2
+    articles = [split_header(cols.headers[k])[0] for k in keep]
+    return pa.table(
+        {
+            "article_id": articles,
+            "statement_id": [pid.removeprefix(f"{a}/") for pid, a in zip(kept_ids, articles)],
+            "kind": [""] * n,
+            "position": list(range(position, position + n)),
+            "statement_xml": statement_xml.take(rows),
+            "proof_xml": proof_xml.take(rows),
+            "pair_id": kept_ids,
+            "statement_tokens": cols.statements.take(rows),
+            "proof_tokens": cols.proofs.take(rows),
+            "statement_title_tokens": [0] * n,
+            "proof_title_tokens": [0] * n,
+        },
+        schema=PAIRS_COLUMNS,
+    )
 
 
 def write_articles(

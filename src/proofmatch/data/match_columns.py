@@ -1,0 +1,434 @@
+"""One released MATcH file read into columns: its pairs' headers, their statement and proof tokens
+as Arrow list arrays and, on request, a digest of each pair's tokens and its XHTML fragments.
+
+The same result as :func:`proofmatch.data.matchfmt.iter_pairs` followed by
+:func:`~proofmatch.data.matchfmt.segment_tokens` and :func:`~proofmatch.data.matchfmt.fragment_xml`
+for every pair, at a fraction of the cost: the file is split into lines once, inside Arrow, the
+pair structure (header, separators, statement and proof lines) is checked with array operations
+over the lines' kinds, and the lines are tokenised by Arrow's string kernels where their characters
+allow it to give exactly the Python tokenisers' result:
+
+* a ``text`` line of printable ASCII (``\\w`` and ``\\s`` of Python's ``re`` are then ``[A-Za-z0-9_]``
+  and the space): each punctuation character and each run of word characters is a token;
+* a ``math`` line whose tokens are ``symbol`` or ``symbol____font`` with no other underscore and
+  no whitespace (Python's ``str.isspace``) in the symbol or the font: ``$symbol``, ``$symbol~font``
+  (``$symbol`` for the font ``normal``).
+
+Every other line (non-ASCII text, a formula token with underscores of its own, odd spacing) is
+tokenised by the Python functions, line by line. Each line becomes its tokens joined by spaces; the
+lines, all statements' first and then all proofs', are split at the spaces in one call, and each
+pair's statement and proof is a range of that one token array. A file the array checks do not
+accept (any format error, a token with an ASCII whitespace character in it, a file over 2 GiB) is
+read by :func:`~proofmatch.data.matchfmt.iter_pairs` instead, which raises the error naming the
+file and the line, or reads the file if it is valid after all.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from proofmatch.data.matchfmt import (
+    MATH,
+    MATHML_NS,
+    SEP,
+    TEXT,
+    MatchFormatError,
+    Pair,
+    fragment_xml,
+    iter_pairs,
+    segment_tokens,
+    split_header,
+)
+
+TOKENS = pa.list_(pa.string())
+# the characters Python's str.isspace (and re's \s) calls whitespace, as an RE2 class body
+_WS = r"\t-\r\x1c-\x20\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}"
+_PUNCT = r"([^A-Za-z0-9_ ])"  # re's [^\w\s] on printable ASCII
+_MATH_TOKEN = rf"[^_{_WS}]+(?:____[^_{_WS}]+)?"
+_FAST_MATH = rf"^{_MATH_TOKEN}(?: {_MATH_TOKEN})*$"
+_BLANK, _SEP, _TEXT, _MATH, _OTHER = range(5)
+_MAX_BYTES = 2**31 - 1  # an Arrow string array's offsets
+# what a file may lack, looked for in its bytes once: the work for it is then skipped
+_MARKS = {"normal": b"____normal", "font": b"____", "tilde": b"~", "&": b"&", "<": b"<", ">": b">"}
+
+
+@dataclass
+class FileColumns:
+    """A file's count line, article lines, pair headers (and each header's line number), the
+    statements' and proofs' tokens (``list<string>``, one row per pair) and, when asked for, a
+    digest of each pair's tokens (equal digests: equal statement and proof tokens).
+    :attr:`pairs` are the headers as :class:`~proofmatch.data.matchfmt.Pair` (without segments),
+    :meth:`fragments` the pairs' XHTML fragments."""
+
+    path: str
+    count: int
+    articles: dict[str, tuple[list[str], str]]
+    headers: list[str]
+    header_lines: list[int]
+    statements: pa.Array
+    proofs: pa.Array
+    digests: list[int] | None = None
+    _lines: tuple | None = None  # what :meth:`fragments` is made from
+    _xml: tuple[pa.Array, pa.Array] | None = None
+
+    @property
+    def pairs(self) -> list[Pair]:
+        return [
+            Pair(n, h, *split_header(h), [], []) for n, h in zip(self.header_lines, self.headers)
+        ]
+
+    def fragments(self) -> tuple[pa.Array, pa.Array]:
+        """Each pair's statement and proof as :func:`~proofmatch.data.matchfmt.fragment_xml`
+        writes them (made on the first call)."""
+        if self._xml is None:
+            by_kind, final, kinds, bounds, marks = self._lines
+            parts, order = _math_fragments(by_kind[_MATH], final[kinds == _MATH], marks)
+            parts.append(_text_fragments(by_kind[_TEXT], marks))
+            order.append(final[kinds == _TEXT])
+            xml = pc.binary_join(pa.ListArray.from_arrays(bounds, _in_order(parts, order)), "")
+            n = len(self.headers)
+            self._xml = _wrap(xml.slice(0, n)), _wrap(xml.slice(n))
+            self._lines = None
+        return self._xml
+
+
+def read_columns(
+    path: str | os.PathLike, digests: bool = False, fragments: bool = False
+) -> FileColumns:
+    """One released file as :class:`FileColumns` (``digests``: with the pairs' digests, and what
+    :meth:`FileColumns.fragments` needs kept; ``fragments``: with the fragments made). Raises
+    :class:`~proofmatch.data.matchfmt.MatchFormatError` as ``iter_pairs`` does."""
+    path = Path(path)
+    data = path.read_bytes()
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    if b"\r" in data:
+        data = data.replace(b"\r\n", b"\n")
+    marks = {name: mark in data for name, mark in _MARKS.items()}
+    head = _head(data) if len(data) <= _MAX_BYTES else None
+    lines = _lines_array(data[head[2] :]) if head else None
+    del data
+    layout = _layout(lines, head[1]) if lines is not None else None
+    if layout is None:
+        return _from_pairs(path, digests)
+    starts, seg, kinds, n_st, n_pr = layout
+    by_kind = {k: _contents(lines, seg[kinds == k]) for k in (_TEXT, _MATH)}
+    headers = lines.take(pa.array(starts)).to_pylist()
+    del lines
+    tokenised = _tokenised(by_kind, kinds, marks)
+    if tokenised is None:
+        return _from_pairs(path, digests)
+    parts, rows = tokenised
+    final, bounds = _final_order(kinds, n_st, n_pr)
+    lists = pc.ascii_split_whitespace(
+        pc.ascii_trim(_in_order(parts, [final[r] for r in rows]), " ")
+    )
+    values = lists.values
+    offsets = np.frombuffer(lists.buffers()[1], np.int32, len(lists) + 1, lists.offset * 4)
+    token_bounds = pa.array(offsets[bounds.to_numpy()])
+    n = len(starts)
+    statements = pa.ListArray.from_arrays(token_bounds.slice(0, n + 1), values)
+    proofs = pa.ListArray.from_arrays(token_bounds.slice(n), values)
+    out = FileColumns(
+        str(path), head[0], head[1], headers, (starts + head[3]).tolist(), statements, proofs
+    )
+    if digests:
+        out.digests = _digests(statements, proofs)
+        out._lines = (by_kind, final, kinds, bounds, marks)
+        if fragments:
+            out.fragments()
+    return out
+
+
+def _head(data: bytes) -> tuple[int, dict, int, int] | None:
+    """The count line and article block of a valid file: ``(count, articles, the byte offset of
+    the line after the block, that line's number)``; None when they are not as released or the
+    file is not UTF-8 (:func:`iter_pairs` then names the error)."""
+    whole = pa.StringArray.from_buffers(
+        1, pa.py_buffer(np.array([0, len(data)], dtype=np.int32)), pa.py_buffer(data)
+    )
+    try:
+        whole.validate(full=True)  # UTF-8, as strict as Python's decoder
+    except pa.ArrowInvalid:
+        return None
+    pos, number = 0, 0
+    lines: list[str] = []
+    while True:
+        end = data.find(b"\n", pos)
+        if end < 0:
+            return None
+        line = data[pos:end].decode("utf-8")
+        pos, number = end + 1, number + 1
+        if number > 2 and line == "":
+            break
+        lines.append(line)
+    if not lines[0].strip().isdigit() or lines[1] != "":
+        return None
+    articles: dict[str, tuple[list[str], str]] = {}
+    for line in lines[2:]:
+        fields = line.split("\t", 2)
+        if len(fields) != 3 or fields[0] in articles:
+            return None
+        articles[fields[0]] = ([c for c in fields[1].split("|") if c], fields[2])
+    count = int(lines[0])
+    if articles and count != len(articles):
+        return None
+    return count, articles, pos, number + 1
+
+
+def _lines_array(region: bytes) -> pa.Array:
+    """The lines of ``region`` (valid UTF-8) as a string array, split inside Arrow."""
+    offsets = pa.py_buffer(np.array([0, len(region)], dtype=np.int32))
+    whole = pa.StringArray.from_buffers(1, offsets, pa.py_buffer(region))
+    return pc.split_pattern(whole, "\n").flatten()
+
+
+def _flags(array: pa.Array) -> np.ndarray:
+    return array.to_numpy(zero_copy_only=False)
+
+
+def _kinds(lines: pa.Array) -> np.ndarray:
+    """Each line's kind: blank, separator, ``text``, ``math`` or other (a header)."""
+    kind = np.full(len(lines), _OTHER, dtype=np.int8)
+    kind[_flags(pc.starts_with(lines, "text\t"))] = _TEXT
+    kind[_flags(pc.starts_with(lines, "math\t"))] = _MATH
+    kind[_flags(pc.equal(lines, SEP))] = _SEP
+    offsets = np.frombuffer(lines.buffers()[1], np.int32, len(lines) + 1, lines.offset * 4)
+    kind[np.diff(offsets) == 0] = _BLANK
+    return kind
+
+
+def _layout(
+    lines: pa.Array, articles: dict
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """The pairs of the lines after the article block: each pair's header line, the statement and
+    proof lines and their kinds (in file order) and each pair's number of statement and proof
+    lines; None unless every pair is a header (of an article among ``articles``, when there are),
+    a separator, statement lines, a separator and proof lines (blank lines between pairs, any
+    number, and none at the end)."""
+    kind = _kinds(lines)
+    filled = kind != _BLANK
+    before = np.concatenate([[False], filled[:-1]])
+    after = np.concatenate([filled[1:], [False]])
+    starts, ends = np.flatnonzero(filled & ~before), np.flatnonzero(filled & ~after)
+    seps = np.flatnonzero(kind == _SEP)
+    n = len(starts)
+    if n == 0 or len(seps) != 2 * n or (kind[starts] == _SEP).any():
+        return None
+    second = seps[1::2]
+    if not (
+        (seps[0::2] == starts + 1).all() and (second >= starts + 3).all() and (second < ends).all()
+    ):
+        return None
+    segment = filled & (kind != _SEP)
+    segment[starts] = False
+    seg = np.flatnonzero(segment)
+    kinds = kind[seg]
+    if ((kinds != _TEXT) & (kinds != _MATH)).any():
+        return None
+    if articles:
+        heads = lines.take(pa.array(starts))
+        ids = pc.list_element(pc.split_pattern(heads, "|", max_splits=1), 0)
+        if not pc.all(pc.is_in(ids, pa.array(list(articles), pa.string()))).as_py():
+            return None
+    return starts, seg, kinds, second - starts - 2, ends - second
+
+
+def _contents(lines: pa.Array, rows: np.ndarray) -> pa.Array:
+    """The lines ``rows`` without their first 5 bytes (``text<TAB>`` or ``math<TAB>``)."""
+    mask = np.zeros(len(lines), dtype=bool)
+    mask[rows] = True
+    chosen = lines.filter(pa.array(mask))
+    return pc.utf8_slice_codeunits(chosen, 5)
+
+
+def _tokenised(
+    by_kind: dict[int, pa.Array], kinds: np.ndarray, marks: dict[str, bool]
+) -> tuple[list[pa.Array], list[np.ndarray]] | None:
+    """Each line's typed tokens joined by spaces (runs of them, at the ends too), in parts: the
+    parts and, for each, the lines (indices of the statement and proof lines) it holds. None when
+    a line is empty or blank (a format error) or a token holds an ASCII whitespace character
+    (which the split at whitespace would cut)."""
+    parts, rows = [], []
+    for code, kind in ((_TEXT, TEXT), (_MATH, MATH)):
+        lines, where = by_kind[code], np.flatnonzero(kinds == code)
+        fast = (
+            _fast_text(lines)
+            if code == _TEXT
+            else _flags(pc.match_substring_regex(lines, _FAST_MATH))
+        )
+
+        def tokenise(x: pa.Array, code: int = code) -> pa.Array:
+            return _text_tokens(x) if code == _TEXT else _math_tokens(x, marks)
+
+        if fast.all():
+            parts.append(tokenise(lines))
+            rows.append(where)
+            continue
+        parts.append(tokenise(lines.filter(pa.array(fast))))
+        rows.append(where[fast])
+        slow = []
+        for content in lines.filter(pa.array(~fast)).to_pylist():
+            if not content or content.isspace():
+                return None
+            tokens = segment_tokens([(kind, content)])
+            if any(c in token for token in tokens for c in "\t\v\f\r"):
+                return None
+            slow.append(" ".join(tokens))
+        parts.append(pa.array(slow, pa.string()))
+        rows.append(where[~fast])
+    return parts, rows
+
+
+def _fast_text(lines: pa.Array) -> np.ndarray:
+    """Lines of printable ASCII with a character that is not a space."""
+    ok = pc.and_(pc.string_is_ascii(lines), pc.ascii_is_printable(lines))
+    ok = pc.and_(ok, pc.invert(pc.ascii_is_space(lines)))
+    return _flags(pc.and_(ok, pc.greater(pc.binary_length(lines), 0)))
+
+
+def _final_order(
+    kinds: np.ndarray, n_st: np.ndarray, n_pr: np.ndarray
+) -> tuple[np.ndarray, pa.Array]:
+    """Where each statement or proof line (in file order) goes: every statement's lines first,
+    in file order, then every proof's; and the line bounds of each statement, then of each
+    proof, in that order (``2 n + 1`` offsets)."""
+    n = len(n_st)
+    first = np.concatenate([[0], np.cumsum(n_st + n_pr)])[:-1]
+    in_statement = np.zeros(len(kinds) + 1, dtype=np.int64)
+    np.add.at(in_statement, first, 1)
+    np.add.at(in_statement, first + n_st, -1)
+    in_statement = np.cumsum(in_statement[:-1]).astype(bool)
+    final = np.empty(len(kinds), dtype=np.int64)
+    n_st_lines = int(in_statement.sum())
+    final[in_statement] = np.arange(n_st_lines)
+    final[~in_statement] = n_st_lines + np.arange(len(kinds) - n_st_lines)
+    bounds = np.concatenate([[0], np.cumsum(n_st), n_st_lines + np.cumsum(n_pr)]).astype(np.int32)
+    assert len(bounds) == 2 * n + 1
+    return final, pa.array(bounds)
+
+
+def _in_order(parts: list[pa.Array], order: list[np.ndarray]) -> pa.Array:
+    """``parts`` concatenated, row ``order[i][j]`` being ``parts[i][j]``."""
+    where = np.concatenate(order)
+    inverse = np.empty(len(where), dtype=np.int64)
+    inverse[where] = np.arange(len(where))
+    return pa.concat_arrays(parts).take(pa.array(inverse))
+
+
+def _text_tokens(lines: pa.Array) -> pa.Array:
+    """``re.findall(r"\\w+|[^\\w\\s]")`` of printable-ASCII lines, joined by spaces: a space on
+    each side of every punctuation character (the split drops the runs)."""
+    return pc.replace_substring_regex(lines, _PUNCT, r" \1 ")
+
+
+def _math_tokens(lines: pa.Array, marks: dict[str, bool]) -> pa.Array:
+    """The typed tokens of ``math`` lines of :data:`_FAST_MATH`'s form, joined by spaces."""
+    if marks["normal"]:
+        lines = pc.replace_substring_regex(lines, "____normal( |$)", r"\1")
+    if marks["font"]:
+        lines = pc.replace_substring(lines, "____", "~")
+    return pc.binary_join_element_wise("$", pc.replace_substring(lines, " ", " $"), "")
+
+
+def _escape(lines: pa.Array, marks: dict[str, bool]) -> pa.Array:
+    """``xml.sax.saxutils.escape`` of each line."""
+    for char, entity in (("&", "&amp;"), (">", "&gt;"), ("<", "&lt;")):
+        if marks[char]:
+            lines = pc.replace_substring(lines, char, entity)
+    return lines
+
+
+def _text_fragments(lines: pa.Array, marks: dict[str, bool]) -> pa.Array:
+    return pc.binary_join_element_wise("<span>", _escape(lines, marks), "</span>", "")
+
+
+def _math_fragments(
+    lines: pa.Array, rows: np.ndarray, marks: dict[str, bool]
+) -> tuple[list[pa.Array], list[np.ndarray]]:
+    """The ``<math>`` elements of ``math`` lines (at ``rows``), in parts: the parts and the rows
+    of each."""
+    fast = _flags(pc.match_substring_regex(lines, _FAST_MATH))
+    if fast.all():
+        return [_math_elements(lines, marks)], [rows]
+    slow = lines.filter(pa.array(~fast)).to_pylist()
+    return [
+        _math_elements(lines.filter(pa.array(fast)), marks),
+        pa.array([fragment_xml([(MATH, c)], "")[2:-3] for c in slow], pa.string()),
+    ], [rows[fast], rows[~fast]]
+
+
+def _math_elements(lines: pa.Array, marks: dict[str, bool]) -> pa.Array:
+    """:func:`~proofmatch.data.matchfmt.fragment_xml`'s ``<math>`` of lines of
+    :data:`_FAST_MATH`'s form: one ``mi`` a token, its font (unless ``normal``) as
+    ``mathvariant``; a line with ``____`` and a ``~`` is made by ``fragment_xml`` itself."""
+    tilde = np.zeros(len(lines), dtype=bool)
+    if marks["tilde"] and marks["font"]:
+        tilde = _flags(pc.and_(pc.match_substring(lines, "____"), pc.match_substring(lines, "~")))
+    if tilde.any():
+        quick = _math_elements(lines.filter(pa.array(~tilde)), marks)
+        odd = lines.filter(pa.array(tilde)).to_pylist()
+        slow = pa.array([fragment_xml([(MATH, c)], "")[2:-3] for c in odd], pa.string())
+        return _in_order([quick, slow], [np.flatnonzero(~tilde), np.flatnonzero(tilde)])
+    items = _escape(lines, marks)
+    if marks["normal"]:
+        items = pc.replace_substring_regex(items, "____normal( |$)", r"\1")
+    items = pc.binary_join_element_wise(
+        f'<math xmlns="{MATHML_NS}"><mi>',
+        pc.replace_substring(items, " ", "</mi><mi>"),
+        "</mi></math>",
+        "",
+    )
+    if marks["font"]:
+        items = pc.replace_substring_regex(
+            items, "<mi>([^<]+)____([^<]+)</mi>", r'<mi mathvariant="\2">\1</mi>'
+        )
+    return items
+
+
+def _wrap(fragments: pa.Array) -> pa.Array:
+    return pc.binary_join_element_wise("<div>", fragments, "</div>", "")
+
+
+def _digests(statements: pa.Array, proofs: pa.Array) -> list[int]:
+    """A hash of each pair's tokens: no token holds a line end, so joining them at line ends
+    loses nothing."""
+    return [
+        hash(pair)
+        for pair in zip(
+            pc.binary_join(statements, "\n").to_pylist(), pc.binary_join(proofs, "\n").to_pylist()
+        )
+    ]
+
+
+def _from_pairs(path: Path, digests: bool) -> FileColumns:
+    """:class:`FileColumns` of a file read by :func:`iter_pairs` (which raises its format error)."""
+    head: dict = {}
+    pairs = list(iter_pairs(path, head))
+    st = [segment_tokens(p.statement) for p in pairs]
+    pr = [segment_tokens(p.proof) for p in pairs]
+    out = FileColumns(
+        str(path),
+        head["count"],
+        head["articles"],
+        [p.header for p in pairs],
+        [p.line for p in pairs],
+        pa.array(st, TOKENS),
+        pa.array(pr, TOKENS),
+    )
+    if digests:
+        out._xml = (
+            pa.array([fragment_xml(p.statement) for p in pairs], pa.string()),
+            pa.array([fragment_xml(p.proof) for p in pairs], pa.string()),
+        )
+        out.digests = [hash(("\n".join(s), "\n".join(p))) for s, p in zip(st, pr)]
+    return out
+
+
+__all__ = ["FileColumns", "MatchFormatError", "read_columns"]
