@@ -402,21 +402,15 @@ def test_the_table_example_is_one_file_and_a_dry_run_plans_it(tmp_path):
     """docs/architecture.md's worked example of a table ("Adding a table"), applied to a copy of
     the project: one file; `rule table` then plans it with its cells' evaluations, and `rule all`
     asks for it."""
-    from test_registry import SOURCE_EDIT
+    from test_registry import apply_edit, section_edits
     from test_workflow import copy_workflow
 
-    text = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
-    section = text.split("\n## Adding a table\n", 1)[1].split("\n## ", 1)[0]
-    edits = list(SOURCE_EDIT.finditer(section))
+    edits = section_edits("Adding a table")
     assert len(edits) == 2 and {e["path"] for e in edits} == {"src/proofmatch/result_tables.py"}
     (tmp_path / "wd").mkdir()
     wd = copy_workflow(tmp_path / "wd")
     for edit in edits:
-        path = wd / edit["path"]
-        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-        (i,) = [i for i, line in enumerate(lines) if line.strip() == edit["anchor"]]
-        lines.insert(i + (edit["where"] == "after"), edit["text"])
-        path.write_text("".join(lines), encoding="utf-8")
+        apply_edit(wd, edit)
     env = {**os.environ, "PYTHONPATH": str(wd / "src")}
     dry = subprocess.run(
         [sys.executable, "-m", "snakemake", "-n", "all"],

@@ -112,20 +112,27 @@ def test_a_registered_encoder_is_validated_and_read(monkeypatch):
 # ----------------------------------------------------------------------------- the worked example
 
 EDIT = re.compile(
-    r"^\*\*\d\. [^*]+\*\* — `(?P<path>[^`]+)`, "
-    r"(?:(?P<new>new file)|(?P<where>after|before) the line `(?P<anchor>[^`]+)`):\n\n"
+    r"^\*\*\d\.[^*]*\*\* — `(?P<path>[^`]+)`, "
+    r"(?:(?P<new>new file)|(?P<where>after|before|in place of) the line `(?P<anchor>[^`]+)`):\n\n"
     r"```\w+\n(?P<text>.*?)```",
     flags=re.M | re.S,
 )
 
 
-def worked_example() -> list[re.Match]:
+def section_edits(heading: str) -> list[re.Match]:
+    """The file edits of docs/architecture.md's section ``heading`` (a worked example)."""
     text = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
-    section = text.split("\n## Adding an encoder\n", 1)[1].split("\n## ", 1)[0]
+    section = text.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
     return list(EDIT.finditer(section))
 
 
+def worked_example() -> list[re.Match]:
+    return section_edits("Adding an encoder")
+
+
 def apply_edit(root: Path, edit: re.Match) -> None:
+    """One edit of a worked example applied to the copy ``root``: a new file, or its text
+    inserted after or before, or put in place of, the one line equal to its anchor."""
     path = root / edit["path"]
     if edit["new"]:
         assert not path.exists(), path
@@ -134,8 +141,12 @@ def apply_edit(root: Path, edit: re.Match) -> None:
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     at = [i for i, line in enumerate(lines) if line.strip() == edit["anchor"]]
     assert len(at) == 1, (edit["path"], edit["anchor"], at)
-    i = at[0] + (edit["where"] == "after")
-    path.write_text("".join(lines[:i]) + edit["text"] + "".join(lines[i:]), encoding="utf-8")
+    i = at[0]
+    if edit["where"] == "in place of":
+        lines[i] = edit["text"]
+    else:
+        lines.insert(i + (edit["where"] == "after"), edit["text"])
+    path.write_text("".join(lines), encoding="utf-8")
 
 
 BUILD_AND_LOAD = """
@@ -254,21 +265,11 @@ def test_typed_values_are_the_schemas():
 
 
 # The source example ("Adding a corpus source"): its edits may also replace a line.
-SOURCE_EDIT = re.compile(
-    r"^\*\*\d\.[^*]*\*\* — `(?P<path>[^`]+)`, "
-    r"(?P<where>after|before|in place of) the line `(?P<anchor>[^`]+)`:\n\n"
-    r"```\w+\n(?P<text>.*?)```",
-    flags=re.M | re.S,
-)
-
-
 def test_the_source_example_is_three_files_and_a_dry_run_plans_it(tmp_path):
     """docs/architecture.md's worked example of a corpus source, applied to a copy of the
     project: three files; the kind validates and a dry run plans its rule, then the manifest,
     extraction and the rest of the corpus stages from what it writes."""
-    text = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
-    section = text.split("\n## Adding a corpus source\n", 1)[1].split("\n## ", 1)[0]
-    edits = list(SOURCE_EDIT.finditer(section))
+    edits = section_edits("Adding a corpus source")
     assert sorted({e["path"] for e in edits}) == [
         "src/proofmatch/registry/sources.py",
         "src/proofmatch/schemas/config.schema.yaml",
@@ -277,16 +278,7 @@ def test_the_source_example_is_three_files_and_a_dry_run_plans_it(tmp_path):
     (tmp_path / "wd").mkdir()
     wd = copy_workflow(tmp_path / "wd")
     for edit in edits:
-        path = wd / edit["path"]
-        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-        at = [i for i, line in enumerate(lines) if line.strip() == edit["anchor"]]
-        assert len(at) == 1, (edit["path"], edit["anchor"], at)
-        i = at[0]
-        if edit["where"] == "in place of":
-            lines[i] = edit["text"]
-        else:
-            lines.insert(i + (edit["where"] == "after"), edit["text"])
-        path.write_text("".join(lines), encoding="utf-8")
+        apply_edit(wd, edit)
     (wd / "checkout").mkdir()
     (wd / "stacks.yaml").write_text("corpus:\n  source: stacks\n  dir: checkout\n  n_shards: 2\n")
     env = {**os.environ, "PYTHONPATH": str(wd / "src")}
