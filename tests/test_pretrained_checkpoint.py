@@ -114,27 +114,24 @@ def test_dry_run_plans_no_tokenizer_or_mlm_job(tmp_path):
     wd = copy_workflow(tmp_path / "wd")
     released_layout(wd / "model_files")
     (wd / "ckpt.yaml").write_text("pretrain:\n  checkpoint: model_files\n")
-    dry = subprocess.run(
-        [sys.executable, "-m", "snakemake", "-n", "all"]
-        + ["--configfile", "config/config.yaml", "ckpt.yaml"],
-        cwd=wd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    (wd / "bad.yaml").write_text("pretrain:\n  checkpoint: nowhere\n")
+
+    def plan(override: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "snakemake", "-n", "all"]
+            + ["--configfile", "config/config.yaml", override],
+            cwd=wd,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+
+    dry = plan("ckpt.yaml")
     out = dry.stdout + dry.stderr
     assert dry.returncode == 0, out[-3000:]
     assert "rule pretrain_scratchbert:" not in out and "rule train_tokenizer:" not in out
     assert "model_files" in out  # the ScratchBERT runs read it
-    (wd / "bad.yaml").write_text("pretrain:\n  checkpoint: nowhere\n")
-    bad = subprocess.run(
-        [sys.executable, "-m", "snakemake", "-n", "all"]
-        + ["--configfile", "config/config.yaml", "bad.yaml"],
-        cwd=wd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    bad = plan("bad.yaml")
     assert bad.returncode != 0 and "pretrain.checkpoint: nowhere" in bad.stdout + bad.stderr
 
 
