@@ -183,6 +183,30 @@ def test_not_run_follows_the_config():
     assert {X.note("x"), X.note("not run: x")} == {"not run: x"}
 
 
+def test_a_left_out_run_is_a_row_not_run_and_may_not_be_asked_for_elsewhere():
+    """``report.leave_out`` drops one encoder-mode from the tables and findings (its rows say
+    so; the encoder's other modes stay), and a run list naming it too is refused by key."""
+    from proofmatch.config import ConfigError
+    from proofmatch.evaluation.report import finding_inputs
+
+    cfg = validate_config(
+        {"matching": {"mathbert": "tbs17/MathBERT"}, "report": {"leave_out": ["mathbert-hybrid"]}}
+    )
+    skip = X.not_run(cfg)
+    assert skip[("mathbert", "hybrid")] == "not run: report.leave_out names mathbert-hybrid"
+    t3 = RT.table3()
+    reasons = {row.labels[0]: t3.reason(row, skip) for row in t3.rows}
+    assert reasons["MathBERT-Global-Global"] == skip[("mathbert", "hybrid")]
+    assert reasons["MathBERT-Local-Global"] is None
+    planned = t3.evaluations(skip)
+    assert {e.mode for e in planned if e.model == "mathbert"} == {"zeroshot", "frozen", "local"}
+    assert all((e.model, e.mode) != ("mathbert", "hybrid") for e in finding_inputs(skip))
+    with pytest.raises(ConfigError, match=r"config key fusion.runs: mathbert-hybrid .*leave_out"):
+        validate_config(
+            {"fusion": {"runs": ["mathbert-hybrid"]}, "report": {"leave_out": ["mathbert-hybrid"]}}
+        )
+
+
 WORKFLOW_FILES = sorted((REPO / "workflow/rules").glob("*.smk")) + [REPO / "Snakefile"]
 LIBRARY_FILES = [
     REPO / "src/proofmatch" / f

@@ -172,8 +172,26 @@ def check_config(cfg: dict[str, Any]) -> None:
             f"config key matching.max_length: {cfg['matching']['max_length']} tokens exceed ScratchBERT's "
             f"{positions} positions (max(512, pretrain.max_length)); fix: at most {positions}"
         )
+    errors += _left_out_but_used(cfg)
     if errors:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(errors))
+
+
+def _left_out_but_used(cfg: dict[str, Any]) -> list[str]:
+    """A run that ``report.leave_out`` names but another run list still asks for."""
+    left = set(cfg["report"]["leave_out"])
+    lists = {
+        "fusion.runs": cfg["fusion"]["runs"],
+        "report.seed_runs": cfg["report"]["seed_runs"],
+        "report.scaling_runs": cfg["report"]["scaling_runs"],
+        "transfer.runs": cfg.get("transfer", {}).get("runs", []),
+    }
+    return [
+        f"config key {key}: {name} is also in report.leave_out; fix: drop it from one of the two"
+        for key, names in lists.items()
+        for name in names
+        if name in left
+    ]
 
 
 @functools.lru_cache(maxsize=1)

@@ -182,12 +182,15 @@ NOT_RUN_PR_UNMIXED = "not run: splits.families leaves out the Unmixed split, of 
 
 
 def not_run(config: Mapping[str, Any]) -> dict[str, str]:
-    """Why parts of the tables are not run under ``config``, keyed by the encoder or split left
+    """Why parts of the tables are not run under ``config``, keyed by the encoder, the
+    (encoder, mode) run (``report.leave_out``) or the split left
     out (a row whose :attr:`proofmatch.result_tables.Row.keys` hold one of them shows the reason instead of numbers)."""
     reasons = {}
     for spec in ENCODER_SPECS.values():
         if spec.checkpoint and not config["matching"][spec.checkpoint]:
             reasons[spec.name] = not_run_checkpoint(spec.name)
+    for name in config["report"]["leave_out"]:
+        reasons[tuple(name.split("-", 1))] = f"not run: report.leave_out names {name}"
     if "unmixed" not in config["splits"]["families"]:
         reasons["unmixed"] = NOT_RUN_UNMIXED
         reasons["pr"] = NOT_RUN_PR_UNMIXED

@@ -48,7 +48,9 @@ def finding_inputs(not_run: Mapping[Any, str]) -> list[Evaluation]:
         ev
         for f in F.findings()
         for ev in f.evaluations()
-        if ev.split not in skip and (X.learned_encoder(ev.model) or ev.model) not in skip
+        if ev.split not in skip
+        and (X.learned_encoder(ev.model) or ev.model) not in skip
+        and (X.learned_encoder(ev.model), ev.mode) not in skip
     ]
 
 
