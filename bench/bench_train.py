@@ -161,6 +161,7 @@ def bench_npt_epoch(size: str, device: torch.device, warmup: int, steps: int) ->
         statements=tables[0],
         proofs=tables[1],
         articles=np.zeros(n, dtype=np.int64),
+        neighbours=None,
     )
     with tqdm(disable=True) as bar:
         for epoch in range(warmup):

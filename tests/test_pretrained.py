@@ -5,6 +5,7 @@ test downloads or reads a real checkpoint."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
@@ -164,6 +165,38 @@ def test_local_fine_tuning_of_the_pretrained_checkpoint(toy, tiny_pretrained, tm
     )
     m = load_matcher(out, device="cpu")
     assert m.config.normalize and m.config.score_scale == 20.0 and r["epochs"] == 1
+
+
+def test_bm25_neighbour_batches_fine_tune_and_are_recorded(
+    toy, tiny_pretrained, tmp_path, monkeypatch
+):
+    """``bm25_neighbours`` on and off: both runs finish one local epoch on other batches, and the
+    fingerprint records the setting (NPT's and ScratchBERT's hold no such field)."""
+    from proofmatch.models import train
+
+    drawn: dict[int, list] = {}
+    real = train.run_batches
+
+    def spy(run, epoch):
+        batches = real(run, epoch)
+        drawn[run.p.encoder.bm25_neighbours] = batches
+        return batches
+
+    monkeypatch.setattr(train, "run_batches", spy)
+    results = {}
+    for k in (0, 7):
+        p = params(bm25_neighbours=k, train_layers=1)
+        out = tmp_path / f"k{k}"
+        results[k] = train_run(toy, out, "mathbert", "local", "both", p, 0, None, tiny_pretrained)
+        assert (out / "model/model.safetensors").exists() and results[k]["epochs"] == 1
+        assert results[k]["fingerprint"]["params"]["bm25_neighbours"] == k
+        assert TrainParams.from_record(results[k]["fingerprint"]) == p
+    assert results[0]["fingerprint"] != results[7]["fingerprint"]
+    flat = lambda bs: sorted(np.concatenate(bs).tolist())  # noqa: E731
+    assert flat(drawn[0]) == flat(drawn[7]) == list(range(results[0]["n_train"]))
+    assert [b.tolist() for b in drawn[0]] != [b.tolist() for b in drawn[7]]
+    for encoder in ("npt", "scratchbert"):
+        assert "bm25_neighbours" not in train_params(encoder).flat()
 
 
 def test_caption_names_the_loaded_checkpoint(tiny_pretrained):

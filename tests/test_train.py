@@ -41,7 +41,13 @@ from proofmatch.models.params import (
     run_params,
     start_checkpoint,
 )
-from proofmatch.models.sampling import epoch_batches, sample_negatives
+from proofmatch.models.sampling import (
+    bm25_neighbours,
+    epoch_batches,
+    neighbour_batches,
+    sample_negatives,
+    shuffled_batches,
+)
 from proofmatch.models.selection import rank_metrics
 from proofmatch.models.steps import batch_loss, step_schedule
 from proofmatch.models.train import train_run
@@ -291,6 +297,72 @@ def test_epoch_batches_depend_on_seed_and_epoch_only():
     assert sorted(np.concatenate(a).tolist()) == list(range(23))
     assert not all((x == y).all() for x, y in zip(a, epoch_batches(23, 5, seed=1, epoch=4)))
     assert [len(x) for x in epoch_batches(11, 5, 0, 0)] == [5, 5]  # a lone last pair is dropped
+
+
+def topical_tokens(n: int = 120, topics: int = 12, seed: int = 0):
+    """Statements and proofs of ``n`` pairs: a few words of the pair's topic among common words,
+    so that BM25's neighbours of a pair are mostly pairs of its topic."""
+    rng = np.random.default_rng(seed)
+    topic = rng.integers(0, topics, n)
+    common = [f"w{i}" for i in range(300)]
+
+    def side(i: int, topical: int, other: int) -> list[str]:
+        words = [f"t{topic[i]}_{j}" for j in rng.integers(0, 5, topical)]
+        return words + list(rng.choice(common, other))
+
+    return [side(i, 4, 6) for i in range(n)], [side(i, 8, 12) for i in range(n)]
+
+
+def test_bm25_neighbours_are_the_top_of_the_bm25_scores_but_the_own_proof():
+    from proofmatch.scoring.lexical import bm25_scorer
+
+    statements, proofs = topical_tokens(40, topics=4)
+    got = bm25_neighbours(statements, proofs, 5)
+    S = bm25_scorer(statements, proofs)(0, 40)
+    np.fill_diagonal(S, -np.inf)
+    want = np.lexsort((np.tile(np.arange(40), (40, 1)), -S), axis=1)[:, :5]
+    assert got.shape == (40, 5) and (got == want).all()
+    assert bm25_neighbours(statements[:3], proofs[:3], 9).shape == (3, 2)  # k capped at n - 1
+    with pytest.raises(ValueError, match="at least 2 pairs"):
+        bm25_neighbours(statements[:1], proofs[:1], 3)
+
+
+def test_neighbour_batches_hold_every_pair_once_and_depend_on_seed_and_epoch_only():
+    statements, proofs = topical_tokens()
+    nb = bm25_neighbours(statements, proofs, 7)
+    a = neighbour_batches(nb, 8, seed=1, epoch=3)
+    assert sorted(np.concatenate(a).tolist()) == list(range(120))
+    assert [len(x) for x in a] == [8] * 15
+    assert all((x == y).all() for x, y in zip(a, neighbour_batches(nb, 8, seed=1, epoch=3)))
+    assert not all((x == y).all() for x, y in zip(a, neighbour_batches(nb, 8, seed=1, epoch=4)))
+    assert not all((x == y).all() for x, y in zip(a, neighbour_batches(nb, 8, seed=2, epoch=3)))
+    via = epoch_batches(120, 8, 1, 3, neighbours=nb)  # the training loop's entry
+    assert all((x == y).all() for x, y in zip(a, via))
+    small = bm25_neighbours(statements[:9], proofs[:9], 3)
+    assert [len(x) for x in epoch_batches(9, 4, 0, 0, neighbours=small)] == [
+        4,
+        4,
+    ]  # lone pair dropped
+    with pytest.raises(ValueError, match="neighbours of 120 pairs for a pass over 7"):
+        epoch_batches(7, 4, 0, 0, neighbours=nb)
+
+
+def test_neighbour_batches_put_a_pairs_bm25_neighbour_in_its_batch():
+    statements, proofs = topical_tokens()
+    nb = bm25_neighbours(statements, proofs, 7)
+
+    def together(
+        batches: list[np.ndarray],
+    ) -> float:  # pairs whose first neighbour shares their batch
+        where = np.empty(len(nb), dtype=np.int64)
+        for k, b in enumerate(batches):
+            where[b] = k
+        return float(np.mean(where[nb[:, 0]] == where))
+
+    for epoch in range(3):
+        hard = together(neighbour_batches(nb, 8, 0, epoch))
+        easy = together(shuffled_batches(120, 8, 0, epoch))
+        assert hard > 0.4 > 0.15 > easy, (hard, easy)
 
 
 def test_sample_negatives_hard_and_easy():

@@ -12,7 +12,9 @@ step waits for the one before it.
 Schedule (paper §8): ASGD (t0 = 1e4 as in the reference, or AdamW: :func:`proofmatch.models.optim.make_optimizer`) with
 "the learning rate multiplied by 0.996 after each epoch ... (after 300 epochs)": ``lr_decay``
 after each epoch from the ``lr_decay_start``-th on (counted from 1). An epoch is one shuffled pass
-over the train part in batches of ``batch_size`` (the reference BERT loop never shuffled). Hybrid
+over the train part in batches of ``batch_size`` (the reference BERT loop never shuffled), or
+with ``matching.pretrained.bm25_neighbours`` a pass in batches of BM25 neighbours
+(:func:`proofmatch.models.sampling.neighbour_batches`). Hybrid
 training ("optimized by alternating one stochastic step for each loss") gives every batch a local
 and then a global step (the reference also took ``2 × n/b`` steps per hybrid epoch). Every
 ``eval_every`` epochs (NPT "every 20 epochs", BERT "every five epochs") and after the last, the
@@ -106,6 +108,7 @@ class Training:
     statements: TokenTable  # token ids of the train statements on the device (view and codec fixed)
     proofs: TokenTable  # ... and of their proofs
     articles: np.ndarray  # article code of each train pair (SPECTER's hard negatives)
+    neighbours: np.ndarray | None  # each train pair's BM25 neighbours (None: random batches)
     decode: DecodeSettings | None = None  # dev global decoding (train_run's; None: dev_decoding's)
 
     @property
@@ -184,7 +187,13 @@ def build_run(
         statements,
         proofs,
         pd.factorize(train["article_id"])[0],
+        sampling.train_neighbours(train, view, p.encoder.batch_neighbours()),
     )
+
+
+def run_batches(run: Training, epoch: int) -> list[np.ndarray]:
+    """The batches of ``epoch``: random, or built around BM25 neighbours (``run.neighbours``)."""
+    return sampling.epoch_batches(len(run.train), run.p.batch_size, run.seed, epoch, run.neighbours)
 
 
 def resume(run: Training) -> Progress:
@@ -249,8 +258,7 @@ def train_epoch(run: Training, epoch: int, bar) -> dict[str, Any]:
     t0 = time.perf_counter()
     losses: list[torch.Tensor] = []
     accs: list[float] = []
-    batches = sampling.epoch_batches(len(run.train), run.p.batch_size, run.seed, epoch)
-    schedule = step_schedule(run.mode, batches)
+    schedule = step_schedule(run.mode, run_batches(run, epoch))
     for k, (kind, idx) in enumerate(schedule):
         loss, acc = train_step(run, kind, idx, epoch, k)
         losses.append(loss)
@@ -429,9 +437,7 @@ def train_run(
     )
     run.decode = dev_decoding(decode, seed)
     progress = resume(run)
-    n_steps = len(
-        step_schedule(mode, sampling.epoch_batches(len(run.train), p.batch_size, seed, 0))
-    )
+    n_steps = len(step_schedule(mode, run_batches(run, 0)))
     with tqdm(
         total=p.epochs * n_steps,
         initial=progress.epoch * n_steps,

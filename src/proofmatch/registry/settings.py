@@ -57,6 +57,11 @@ class EncoderSettings:
         """How many of a pretrained encoder's top layers fine-tune (None: all of them)."""
         return None
 
+    def batch_neighbours(self) -> int:
+        """0: local and hybrid training draw random batches; k > 0: batches are built around each
+        pair's k BM25 neighbours (:func:`proofmatch.models.sampling.neighbour_batches`)."""
+        return 0
+
 
 @dataclass(frozen=True)
 class NPTSettings(EncoderSettings):
@@ -91,11 +96,13 @@ class SpecterSettings(BertSettings):
 @dataclass(frozen=True)
 class PretrainedSettings(BertSettings):
     """A pretrained checkpoint (``matching.bert`` + ``matching.pretrained``, whose keys win):
-    normalised vectors, the top layers that fine-tune, and the frozen encoder's bilinear head."""
+    normalised vectors, the top layers that fine-tune, its batches, and the frozen encoder's
+    bilinear head."""
 
     normalize: bool  # L2-normalised vectors, scores cosine · cosine_scale
     cosine_scale: float
     train_layers: int | None  # fine-tune only the top this many layers (None: all)
+    bm25_neighbours: int  # fine-tuning batches built around this many BM25 neighbours (0: random)
     head_epochs: int  # the frozen encoder's head: passes over cached embeddings, ...
     head_learning_rate: float  # ... its AdamW rate ...
     head_batch_size: int  # ... and its batch
@@ -105,6 +112,9 @@ class PretrainedSettings(BertSettings):
 
     def tuned_layers(self) -> int | None:
         return self.train_layers
+
+    def batch_neighbours(self) -> int:
+        return self.bm25_neighbours
 
 
 def typed_params(cls: type[P], values: Mapping[str, Any]) -> P:
