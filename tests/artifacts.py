@@ -41,6 +41,7 @@ ENCODERS = {
     "ScratchBERT": "scratchbert",
     "MathBERT": "mathbert",
     "SPECTER-style": "specter",
+    "SPECTER-style (MathBERT)": "mathspecter",
 }
 VIEWS = {"Text": "text", "Math": "math", "Both": "both"}
 SPLITS = {"Mixed": "mixed", "Unmixed": "unmixed"}

@@ -413,7 +413,8 @@ def eval_tree(root: Path, mathbert: bool = True) -> list[Path]:
         for m in X.ENCODER_MODES[e]
         for lv in levels
     ]
-    specs += [("mixed", "specter", "triplet", lv, "both", lv) for lv in levels]
+    triplet = ("specter",) + (("mathspecter",) if mathbert else ())
+    specs += [("mixed", e, "triplet", lv, "both", lv) for e in triplet for lv in levels]
     specs += [
         (s, "scratchbert", "local", tr, "both", te)
         for s in ("mixed", "unmixed")

@@ -79,10 +79,10 @@ def test_tables_cells():
     shapes = {
         name: (len(t.rows), len(t.groups), len(t.evaluations())) for name, t in tables.items()
     }
-    # Table 3: 9 runs (local and hybrid per bilinear encoder, MathBERT's zeroshot and frozen,
-    # SPECTER-style triplet) at 4 levels
+    # Table 3: 10 runs (local and hybrid per bilinear encoder, MathBERT's zeroshot and frozen,
+    # SPECTER-style triplet from ScratchBERT and from MathBERT's checkpoint) at 4 levels
     assert shapes == {
-        "table3": (15, 4, 36),
+        "table3": (17, 4, 40),
         "table4": (8, 4, 32),
         "table5": (6, 2, 12),
         "table6": (5, 2, 10),
@@ -171,7 +171,7 @@ def test_fusion_names_and_labels():
 
 def test_not_run_follows_the_config():
     demo = validate_config({})
-    assert X.not_run(demo) == {"mathbert": X.NOT_RUN_MATHBERT}
+    assert X.not_run(demo) == {"mathbert": X.NOT_RUN_MATHBERT, "mathspecter": X.NOT_RUN_MATHBERT}
     assert X.configured_splits(demo) == X.SPLITS
     cfg = validate_config(
         {"matching": {"mathbert": "tbs17/MathBERT-custom"}, "splits": {"pr_category": None}}
@@ -179,7 +179,7 @@ def test_not_run_follows_the_config():
     assert X.not_run(cfg) == {"pr": X.NOT_RUN_PR} and X.configured_splits(cfg) == X.FAMILIES
     assert RT.table6().evaluations(X.not_run(cfg)) == []
     t3 = RT.table3()
-    assert len(t3.evaluations(X.not_run(demo))) == 20 and len(t3.evaluations(X.not_run(cfg))) == 36
+    assert len(t3.evaluations(X.not_run(demo))) == 20 and len(t3.evaluations(X.not_run(cfg))) == 40
     assert {X.note("x"), X.note("not run: x")} == {"not run: x"}
 
 

@@ -199,6 +199,44 @@ def test_bm25_neighbour_batches_fine_tune_and_are_recorded(
         assert "bm25_neighbours" not in train_params(encoder).flat()
 
 
+def test_mathspecter_trains_the_checkpoint_with_triplets(toy, tiny_pretrained, tmp_path):
+    """SPECTER-style (MathBERT): the checkpoint with its own tokenizer (a ScratchBERT tokenizer
+    given is not used), matching.pretrained's schedule and vectors, matching.specter's triplets;
+    one epoch trains, saves and loads back as the same model."""
+    from proofmatch.models.tokenizer import build_tokenizer, wrap_fast
+
+    p = train_params("mathspecter", max_length=48, batch_size=8, epochs=1, eval_every=1)
+    s = p.encoder
+    assert (s.margin, s.hard_fraction, s.pooling, s.normalize) == (1.0, 0.3, "mean", True)
+    assert p.learning_rate == params().learning_rate  # matching.pretrained's, not bert's
+    typed = tmp_path / "scratch-tokenizer"  # a ScratchBERT-like vocabulary: typed math tokens
+    texts = ["let $a be $b", "the proof of $c"] * 5
+    wrap_fast(build_tokenizer(lambda: iter(texts), vocab_size=60, min_frequency=1)).save_pretrained(
+        str(typed)
+    )
+    fresh = build_matcher("mathspecter", "triplet", "both", p, None, typed, tiny_pretrained)
+    own = build_matcher("mathbert", "local", "both", params(), None, None, tiny_pretrained)
+    assert fresh.codec.tokenizer.get_vocab() == own.codec.tokenizer.get_vocab()
+    assert fresh.config.plain_math and fresh.config.scorer == "distance"
+    out = tmp_path / "mathspecter"
+    r = train_run(toy, out, "mathspecter", "triplet", "both", p, 0, typed, tiny_pretrained)
+    assert r["epochs"] == 1 and TrainParams.from_record(r["fingerprint"]) == p
+    losses = pd.read_csv(out / "metrics.csv")["triplet_loss"].dropna()
+    assert len(losses) == 1 and losses.gt(0).all()
+    m = load_matcher(out, device="cpu")
+    assert (m.config.encoder, m.config.scorer, m.config.normalize) == (
+        "mathspecter",
+        "distance",
+        True,
+    )
+    assert m.config.checkpoint["sha256"] == identity.identify(tiny_pretrained).sha256
+    from proofmatch.data.splits import read_parts
+
+    (dev,) = read_parts(toy, ["dev"])
+    again = rank_metrics(m, list(dev["statement_tokens"]), list(dev["proof_tokens"]))
+    assert r["dev_mrr"] == pytest.approx(again["mrr"], abs=1e-6)
+
+
 def test_caption_names_the_loaded_checkpoint(tiny_pretrained):
     from proofmatch import result_tables as RT
     from proofmatch.config import validate_config
@@ -210,6 +248,11 @@ def test_caption_names_the_loaded_checkpoint(tiny_pretrained):
     assert "MathBERT column:" in text and "(not MathBERT)" in text and "ZeroShot" in text
     labels = [r.labels[0] for r in table3.rows]
     assert "MathBERT-ZeroShot-Local" in labels and "MathBERT-Frozen-Global" in labels
+    assert "SPECTER-style (MathBERT)-Triplet-Local" in labels
+    assert text.count("column:") == 1  # one checkpoint, however many encoders start from it
+    only = RT.table3(encoders=("mathspecter",))
+    assert checkpoint_caption(only, cfg).startswith(" MathBERT column:")
+    assert "ZeroShot" not in checkpoint_caption(only, cfg)
     assert checkpoint_caption(RT.table4(), cfg) == ""  # no MathBERT row
     assert checkpoint_caption(table3, validate_config({})) == ""  # not configured: rows say so
 

@@ -81,13 +81,15 @@ def test_table3_rows_percentages_and_not_run(tmp_path):
         "MathBERT-Global-Global",
         "SPECTER-style-Triplet-Local",
         "SPECTER-style-Triplet-Global",
+        "SPECTER-style (MathBERT)-Triplet-Local",
+        "SPECTER-style (MathBERT)-Triplet-Global",
     ]
     assert "| NPT-Local-Local | 12.34 | 5.67 | 63.22 | 56.08 |" in md
     assert "| NPT-Local-Global | – | 50.00 | – | 61.89 |" in md
     assert f"not run: {reason}" in md and "not run" in tex
     mb = df[df["Encoder-Decoder"] == "MathBERT-Local-Local"].iloc[0]
     assert mb.drop(["Encoder-Decoder", "Note"]).isna().all()
-    assert csv.shape == (15, 1 + 8 + 1)
+    assert csv.shape == (17, 1 + 8 + 1)
     # the workflow's inputs are the table's evaluations without the rows not run
     assert set(table.evaluations({"mathbert": reason})) == {ev for ev in results}
 

@@ -56,6 +56,7 @@ from proofmatch.registry.settings import (
     BertSettings,
     NPTSettings,
     PretrainedSettings,
+    PretrainedSpecterSettings,
     SpecterSettings,
 )
 
@@ -409,10 +410,15 @@ def train_matching() -> dict:
     return validate_config({})["matching"]
 
 
-SETTINGS = {"npt": NPTSettings, "scratchbert": BertSettings, "specter": SpecterSettings}
+SETTINGS = {
+    "npt": NPTSettings,
+    "scratchbert": BertSettings,
+    "specter": SpecterSettings,
+    "mathspecter": PretrainedSpecterSettings,
+}
 
 
-@pytest.mark.parametrize("encoder", ["npt", "scratchbert", "specter", "mathbert"])
+@pytest.mark.parametrize("encoder", ["npt", "scratchbert", "specter", "mathbert", "mathspecter"])
 def test_train_params_come_from_the_config_and_fingerprints_record_what_a_run_reads(encoder):
     """Every field is the config block's that the encoder reads (its spec's later blocks win),
     the encoder's own as its spec's settings class; its fingerprint records exactly those, with
@@ -902,6 +908,9 @@ def test_run_params_from_the_workflows_reduced_block():
     assert run_matching(whole, "mathbert")["mathbert"] is None
     # a pretrained checkpoint's own block replaces matching.bert's schedule
     assert run_params(whole, "mathbert")["learning_rate"] == 2e-5
+    both = {"max_length", "bert", "specter", "pretrained", "mathbert"}
+    assert set(run_matching(whole, "mathspecter")) == both
+    assert run_params(whole, "mathspecter")["learning_rate"] == 2e-5
 
 
 def test_the_curve_of_a_one_epoch_run_shows_its_steps(tmp_path):

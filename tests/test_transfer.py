@@ -259,7 +259,10 @@ def test_rows_of_a_run_not_made_say_not_run(tmp_path, monkeypatch):
             "baselines": ["bm25"],
         }
     )
-    assert settings["not_run"] == {"mathbert": X.NOT_RUN_MATHBERT}
+    assert settings["not_run"] == {
+        "mathbert": X.NOT_RUN_MATHBERT,
+        "mathspecter": X.NOT_RUN_MATHBERT,
+    }
     inputs = transfer.table_inputs(settings)
     assert not any("mathbert" in p for p in inputs) and len(inputs) == 1 + 2 * 3
     monkeypatch.chdir(tmp_path)

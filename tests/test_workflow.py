@@ -926,9 +926,10 @@ def test_forcerun_trains_again_from_epoch_1_and_keeps_no_resume_state(demo_run):
 
 def test_a_pretrained_checkpoint_plans_its_column(tmp_path):
     """``matching.mathbert`` naming a local checkpoint folder plans the MathBERT column of Table 3
-    (zeroshot, frozen, local and hybrid runs at every level, each with the folder as an input),
-    the zero-shot rows of the baselines table and the fusion of its frozen run with BM25; without
-    it (the smoke config) none of them is planned and the rows say not run."""
+    (zeroshot, frozen, local and hybrid runs and SPECTER-style (MathBERT)'s triplet runs at every
+    level, each with the folder as an input), the zero-shot rows of the baselines table and the
+    fusion of its frozen run with BM25; without it (the smoke config) none of them is planned and
+    the rows say not run."""
     wd = copy_workflow(tmp_path)
     ckpt = wd / "models" / "tiny"
     ckpt.mkdir(parents=True)
@@ -946,9 +947,10 @@ def test_a_pretrained_checkpoint_plans_its_column(tmp_path):
         (job["input"].split(", "), dict(kv.split("=", 1) for kv in job["wildcards"].split(", ")))
         for job in jobs
     ]
-    trained = [(i, w) for i, w in trained if w["encoder"] == "mathbert"]
-    assert sorted((w["mode"], w["level"]) for _, w in trained) == sorted(
-        (m, lv) for m in ("zeroshot", "frozen", "local", "hybrid") for lv in X.LEVELS
+    trained = [(i, w) for i, w in trained if w["encoder"] in ("mathbert", "mathspecter")]
+    assert sorted((w["encoder"], w["mode"], w["level"]) for _, w in trained) == sorted(
+        [("mathbert", m, lv) for m in ("zeroshot", "frozen", "local", "hybrid") for lv in X.LEVELS]
+        + [("mathspecter", "triplet", lv) for lv in X.LEVELS]
     )
     assert all("models/tiny" in inputs for inputs, _ in trained)
     fused = {(w["encoder"], w["mode"]) for w in planned_wildcards(plan, "fuse_run")}
@@ -956,4 +958,4 @@ def test_a_pretrained_checkpoint_plans_its_column(tmp_path):
     evals = {(w["encoder"], w["mode"]) for w in planned_wildcards(plan, "evaluate_run")}
     assert ("mathbert", "zeroshot") in evals
     bare = workflow(wd, targets).stdout
-    assert "encoder=mathbert" not in bare
+    assert "encoder=mathbert" not in bare and "encoder=mathspecter" not in bare

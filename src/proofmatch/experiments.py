@@ -20,6 +20,7 @@ from typing import Any
 
 from proofmatch.registry.checks import one_of
 from proofmatch.registry.encoders import ENCODERS as ENCODER_SPECS
+from proofmatch.registry.encoders import checkpoint_label
 
 # ----------------------------------------------------------------------------- wildcard values
 
@@ -166,10 +167,10 @@ def fusion_runs(config: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
 
 def not_run_checkpoint(encoder: str) -> str:
     """Why the runs of ``encoder``, which starts from a configured checkpoint, are not run."""
-    spec = ENCODER_SPECS[encoder]
+    key = ENCODER_SPECS[encoder].checkpoint
     return (
-        f"not run: no {spec.label} checkpoint configured "
-        f"(set matching.{spec.checkpoint} to a local path or hub id)"
+        f"not run: no {checkpoint_label(key)} checkpoint configured "
+        f"(set matching.{key} to a local path or hub id)"
     )
 
 

@@ -271,7 +271,9 @@ BUILTIN: tuple[TableSpec, ...] = (
             "the same ScratchBERT trained with SPECTER's triplet margin loss (L2 distance, "
             "margin {margin:g}), one negative proof per statement, from the statement's own "
             "article with probability {hard_fraction:g} (SPECTER: 2 of 5 negatives, citations"
-            " of citations), {pooling}."
+            " of citations), {pooling}. The SPECTER-style (MathBERT) rows train the MathBERT"
+            " column's checkpoint with the same loss (SPECTER trained SciBERT), its pooling,"
+            " normalisation and schedule those of matching.pretrained."
         ),
         rows=lambda s: table3(s.part),
     ),

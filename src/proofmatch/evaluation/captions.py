@@ -126,19 +126,22 @@ def checkpoint_caption(table: Table, config: Mapping[str, Any]) -> str:
     " MathBERT column: all-MiniLM-L6-v2 (general English; not MathBERT), BertModel 6×384, ...".
     Empty when the table has no such row or the encoder is not configured (its rows say so)."""
     from proofmatch.models.identity import identify
-    from proofmatch.registry.encoders import ENCODERS
+    from proofmatch.registry.encoders import ENCODERS, checkpoint_label
 
     models = {X.learned_encoder(ev.model) for row in table.rows for ev in row.cells}
     out = []
-    for spec in ENCODERS.values():
-        source = spec.checkpoint and config["matching"].get(spec.checkpoint)
-        if spec.name not in models or not source:
+    for key in dict.fromkeys(s.checkpoint for s in ENCODERS.values() if s.checkpoint):
+        source = config["matching"].get(key)
+        # one sentence per checkpoint, however many of the table's encoders start from it
+        starts = [s for s in ENCODERS.values() if s.checkpoint == key and s.name in models]
+        modes = {m for s in starts for m in s.modes}
+        if not modes or not source:
             continue
+        label = checkpoint_label(key)
         try:
-            column = identify(source).column(spec.label)
+            column = identify(source).column(label)
         except (OSError, ValueError) as e:  # a folder the caption cannot read: say so
-            column = f"{spec.label} column: {source} (unreadable: {e})"
-        modes = set(X.ENCODER_MODES[spec.name])
+            column = f"{label} column: {source} (unreadable: {e})"
         extra = (
             " (ZeroShot: the cosine of its pooled vectors, untrained; Frozen: a bilinear head"
             " trained on them, the encoder frozen)"

@@ -462,7 +462,7 @@ def caveats(config: Mapping[str, Any]) -> dict[str, str]:
     """For each encoder whose configured checkpoint is not what the paper used (a note from
     :func:`proofmatch.models.identity.identify`: "not MathBERT"), what its findings' notes say."""
     from proofmatch.models.identity import identify
-    from proofmatch.registry.encoders import ENCODERS
+    from proofmatch.registry.encoders import ENCODERS, checkpoint_label
 
     out = {}
     for spec in ENCODERS.values():
@@ -474,9 +474,10 @@ def caveats(config: Mapping[str, Any]) -> dict[str, str]:
         except (OSError, ValueError):
             continue
         if found.note:
+            column = checkpoint_label(spec.checkpoint)
             out[spec.name] = (
-                f"{spec.label} column: {found.label()}; the verdict is about that stand-in, "
-                f"not the paper's {spec.label}"
+                f"{column} column: {found.label()}; the verdict is about that stand-in, "
+                f"not the paper's {column}"
             )
     return out
 

@@ -50,7 +50,7 @@ from proofmatch.models.encoders import (
 )
 from proofmatch.models.params import Pooling, WInit
 from proofmatch.registry.checks import one_of
-from proofmatch.registry.encoders import EncoderSpec, encoder_spec
+from proofmatch.registry.encoders import EncoderSpec, checkpoint_label, encoder_spec
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -423,7 +423,7 @@ def _fresh_bert(
         tokenizer_dir = None
     if pretrained_dir is None:
         what = (
-            f"matching.{spec.checkpoint} (a {spec.label} path or hub id)"
+            f"matching.{spec.checkpoint} (a {checkpoint_label(spec.checkpoint)} path or hub id)"
             if spec.checkpoint
             else "the ScratchBERT checkpoint (proofmatch pretrain)"
             if spec.from_scratchbert

@@ -220,7 +220,7 @@ def train_step(
     its loss stays on the device (reading it would make the host wait for the step)."""
     negatives, margin = None, {}
     if kind == "triplet":  # drawn for the whole batch, the same on every rank
-        triplets = run.p.encoder  # SpecterSettings: the encoder of the triplet mode
+        triplets = run.p.encoder  # (PretrainedSpecter|Specter)Settings: margin, hard share
         rng = sampling.epoch_rng(run.seed, epoch, 1 + k)
         negatives = sampling.sample_negatives(idx, run.articles, triplets.hard_fraction, rng)
         margin = {"margin": triplets.margin}

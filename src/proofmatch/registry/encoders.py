@@ -25,6 +25,7 @@ from proofmatch.registry.settings import (
     EncoderSettings,
     NPTSettings,
     PretrainedSettings,
+    PretrainedSpecterSettings,
     SpecterSettings,
 )
 
@@ -78,7 +79,8 @@ BERT_BUILDER = "proofmatch.models.matcher:BERT_BUILDER"
 #: Every encoder by name, in the tables' order. The bilinear models train locally and hybrid
 #: (§7.2: local + global loss), SPECTER-style with triplets. A pretrained checkpoint (MathBERT's
 #: column) is also scored as it is (zeroshot) and with a bilinear head over its frozen vectors
-#: (frozen): the two cheap points below fine-tuning (proofmatch.models.pretrained).
+#: (frozen): the two cheap points below fine-tuning (proofmatch.models.pretrained); and trained
+#: with triplets as SPECTER trained SciBERT (mathspecter).
 ENCODERS: dict[str, EncoderSpec] = _by_name(
     EncoderSpec("npt", "NPT", ("local", "hybrid"), "npt", NPT_BUILDER, NPTSettings),
     EncoderSpec(
@@ -110,12 +112,28 @@ ENCODERS: dict[str, EncoderSpec] = _by_name(
         settings=("specter",),
         from_scratchbert=True,
     ),
+    EncoderSpec(
+        "mathspecter",
+        "SPECTER-style (MathBERT)",
+        ("triplet",),
+        "bert",
+        BERT_BUILDER,
+        PretrainedSpecterSettings,
+        settings=("specter", "pretrained"),
+        checkpoint="mathbert",
+    ),
 )
 
 
 def encoder_spec(name: str) -> EncoderSpec:
     """The spec of encoder ``name``; an unknown name (a command line's, a saved model's) is refused."""
     return ENCODERS[one_of("encoder", name, ENCODERS)]
+
+
+def checkpoint_label(key: str) -> str:
+    """The name of the column a checkpoint key fills: the label of the first encoder that starts
+    from it (``mathbert``: MathBERT, whose checkpoint SPECTER-style (MathBERT) also starts from)."""
+    return next(s.label for s in ENCODERS.values() if s.checkpoint == key)
 
 
 def run_names() -> list[str]:

@@ -117,6 +117,16 @@ class PretrainedSettings(BertSettings):
         return self.bm25_neighbours
 
 
+@dataclass(frozen=True)
+class PretrainedSpecterSettings(PretrainedSettings):
+    """SPECTER-style from a pretrained checkpoint (``matching.bert`` + ``matching.specter`` +
+    ``matching.pretrained``, whose keys win): the checkpoint's pooling, vectors and schedule, and
+    the triplet loss's margin and same-article share of negatives."""
+
+    margin: float
+    hard_fraction: float
+
+
 def typed_params(cls: type[P], values: Mapping[str, Any]) -> P:
     """``values`` as the dataclass ``cls``: unknown keys are refused (a typo would otherwise be
     ignored), and so are missing ones without a default and None for a field not typed
