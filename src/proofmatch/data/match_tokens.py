@@ -1,0 +1,141 @@
+"""The typed tokens of a released file's ``text`` and ``math`` lines, cut out of the lines' bytes
+with numpy: a few passes over the bytes of all lines at once, in place of a regular expression
+and a split per line.
+
+It takes the lines :func:`proofmatch.data.match_columns.read_columns` gives it, those whose
+characters let byte operations give exactly the Python tokenisers' result
+(:func:`proofmatch.data.matchfmt.segment_tokens`), each with its ``text<TAB>`` or ``math<TAB>``:
+
+* a ``text`` line of printable ASCII with a character that is not a space (:func:`fast_text`):
+  each run of ``[A-Za-z0-9_]`` is a token, each other character but the space one token;
+* a ``math`` line of :data:`FAST_MATH`'s form (tokens one space apart, each ``symbol`` or
+  ``symbol____font`` with no other underscore and no whitespace): ``$symbol``, ``$symbol~font``
+  (``$symbol`` for the font ``normal``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+# the characters Python's str.isspace (and re's \s) calls whitespace, as an RE2 class body
+_WS = r"\t-\r\x1c-\x20\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}"
+_MATH_TOKEN = rf"[^_{_WS}]+(?:____[^_{_WS}]+)?"
+#: a whole ``math`` line (with its ``math<TAB>``) whose tokens this module cuts
+FAST_MATH = rf"^math\t{_MATH_TOKEN}(?: {_MATH_TOKEN})*$"
+
+_WORD = np.zeros(256, dtype=bool)  # re's \w on ASCII
+for _c in b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_":
+    _WORD[_c] = True
+_PUNCT = np.zeros(256, dtype=bool)  # re's [^\w\s] on printable ASCII
+_PUNCT[33:127] = ~_WORD[33:127]
+_PREFIX = 5  # len("text\t") == len("math\t")
+_CHUNK = 1 << 23  # bytes of lines cut at once: the temporaries are about 12 bytes a byte
+_NORMAL = np.frombuffer(b"normal", dtype=np.uint8)
+
+
+def buffers(lines: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """A string array's bytes and its ``len + 1`` offsets into them (no copy)."""
+    offsets = np.frombuffer(lines.buffers()[1], np.int32, len(lines) + 1, lines.offset * 4)
+    data = lines.buffers()[2]
+    return np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8), offsets
+
+
+def fast_text(lines: pa.Array) -> np.ndarray:
+    """Which lines (each with its 5-byte prefix) hold printable ASCII after the prefix, with a
+    character that is not a space."""
+    data, offsets = buffers(lines)
+    data = data[: offsets[-1]] if len(offsets) else data
+    ok = np.diff(offsets) > _PREFIX
+    if not ok.any():
+        return ok
+    # each line's body and, between them, the next line's prefix: reduced in one call each
+    bounds = np.stack([offsets[:-1] + _PREFIX, offsets[1:]], axis=1)[ok].ravel()
+    bounds = bounds[:-1] if bounds[-1] == len(data) else bounds
+    low = np.minimum.reduceat(data, bounds)[0::2]
+    high = np.maximum.reduceat(data, bounds)[0::2]
+    ok[ok] = (low >= 32) & (high <= 126) & (high > 32)
+    return ok
+
+
+def tokens(
+    lines: pa.Array, is_math: np.ndarray, marks: dict[str, bool], at: np.ndarray | None = None
+) -> tuple[pa.Array, np.ndarray]:
+    """The tokens of ``lines`` (:func:`fast_text` text lines and :data:`FAST_MATH` math lines,
+    ``is_math`` telling which is which), in order, and the offsets into them of the lines ``at``
+    (every line's ``len + 1`` offsets when None). ``marks``: what the lines may hold (a
+    ``____`` font, the font ``normal``)."""
+    data, offsets = buffers(lines)
+    parts, starts, token_offsets, size = [], [], [np.zeros(1, np.int64)], 0
+    first = 0
+    while first < len(lines):
+        last = int(np.searchsorted(offsets, offsets[first] + _CHUNK, side="right")) - 1
+        last = max(last, first + 1)
+        o = offsets[first : last + 1].astype(np.int64)
+        out, begin, where = _cut(data[o[0] : o[-1]], o - o[0], is_math[first:last], marks)
+        parts.append(out)
+        starts.append(where + o[0])
+        token_offsets.append(begin[1:].astype(np.int64) + size)
+        size += len(out)
+        first = last
+    token_offsets = np.concatenate(token_offsets)
+    values = pa.StringArray.from_buffers(
+        len(token_offsets) - 1,
+        pa.py_buffer(token_offsets.astype(np.int32)),
+        pa.py_buffer(np.concatenate(parts) if parts else np.zeros(0, np.uint8)),
+    )
+    at = offsets[at] if at is not None else offsets
+    starts = np.concatenate(starts) if starts else np.zeros(0, np.int64)
+    return values, np.searchsorted(starts, at).astype(np.int32)
+
+
+def _previous(mask: np.ndarray) -> np.ndarray:
+    out = np.empty_like(mask)
+    out[0] = False
+    out[1:] = mask[:-1]
+    return out
+
+
+def _cut(
+    b: np.ndarray, o: np.ndarray, is_math: np.ndarray, marks: dict[str, bool]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The tokens of the lines ``b[o[i]:o[i+1]]`` (see :func:`tokens`): their bytes, one after
+    the other, the ``n + 1`` token offsets into them and where each token starts in ``b``. The
+    bytes are a copy of the lines' with the prefixes blanked, ``$`` on the blank before each
+    math token and ``~`` on the first ``_`` of each ``____``, less the blanks and the other
+    three ``_``.
+
+    Why this is long: one pass of array operations over the bytes, each step reading the
+    masks of the step before; split up, the masks would be passed around instead."""
+    b = b.copy()
+    b[(o[:-1, None] + np.arange(_PREFIX)).ravel()] = 32
+    in_math = np.repeat(is_math, np.diff(o))
+    blank = b == 32
+    word = ((b | 32) - 97 < 26) | (b - 48 < 10) | (b == 95)
+    word &= ~in_math
+    punct = ~(word | blank | in_math)  # the text lines are printable ASCII
+    symbol = in_math & ~blank  # a byte of a math token
+    dollar = np.zeros_like(symbol)  # the blank before each math token
+    dollar[:-1] = symbol[1:] & ~symbol[:-1]
+    b += dollar.view(np.uint8) << 2  # " " + 4 == "$"
+    keep = ~blank | dollar
+    if marks["font"]:
+        underscore = symbol & (b == 95)  # only as the 4 of a font's ____ in these lines
+        more = underscore & _previous(underscore)
+        keep &= ~more
+        tilde = np.flatnonzero(underscore & ~more)
+        if marks["normal"] and len(tilde):
+            after = np.zeros(len(b) + 11, bool)  # a blank or the end of a line
+            after[: len(b)] = blank
+            after[o[1:]] = True
+            hit = after[tilde + 10]
+            pad = np.concatenate([b, np.zeros(11, np.uint8)])
+            for k, c in enumerate(_NORMAL):
+                hit &= pad[tilde + 4 + k] == c
+            keep[(tilde[hit, None] + np.arange(10)).ravel()] = False
+            tilde = tilde[~hit]
+        b[tilde] = ord("~")
+    starts = np.flatnonzero(punct | (word & ~_previous(word)) | dollar)
+    token_starts = np.cumsum(keep, dtype=np.int32)[starts] - 1
+    out = b[keep]
+    return out, np.append(token_starts, len(out)), starts
