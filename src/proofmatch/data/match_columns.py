@@ -52,7 +52,17 @@ _FAST_MATH = FAST_MATH.replace("^math\\t", "^")  # a math line's content of that
 _BLANK, _SEP, _TEXT, _MATH, _OTHER = range(5)
 _MAX_BYTES = 2**31 - 1  # an Arrow string array's offsets
 # what a file may lack, looked for in its bytes once: the work for it is then skipped
-_MARKS = {"normal": b"____normal", "font": b"____", "tilde": b"~", "&": b"&", "<": b"<", ">": b">"}
+_MARKS = {"tilde": b"~", "&": b"&", "<": b"<", ">": b">"}  # what only the fragments need
+
+
+@dataclass
+class Statements:
+    """A file's statements: their tokens and what a file that may repeat them compares (each
+    statement's bounds among the statement lines, and those lines)."""
+
+    tokens: pa.Array
+    bounds: np.ndarray
+    lines: pa.Array
 
 
 @dataclass
@@ -73,6 +83,15 @@ class FileColumns:
     digests: list[int] | None = None
     _lines: tuple | None = None  # what :meth:`fragments` is made from
     _xml: tuple[pa.Array, pa.Array] | None = None
+    _statement_lines: tuple[np.ndarray, pa.Array] | None = None  # what a base is made of
+
+    def base(self) -> Statements | None:
+        """The statements as :func:`read_columns`'s ``base`` (kept apart from this file's other
+        columns); None unless read with ``digests`` by the array checks."""
+        if self._statement_lines is None:
+            return None
+        bounds, lines = self._statement_lines
+        return Statements(pa.concat_arrays([self.statements]), bounds, lines)
 
     @property
     def pairs(self) -> list[Pair]:
@@ -97,10 +116,15 @@ class FileColumns:
 
 
 def read_columns(
-    path: str | os.PathLike, digests: bool = False, fragments: bool = False
+    path: str | os.PathLike,
+    digests: bool = False,
+    fragments: bool = False,
+    base: Statements | None = None,
 ) -> FileColumns:
     """One released file as :class:`FileColumns` (``digests``: with the pairs' digests, and what
-    :meth:`FileColumns.fragments` needs kept; ``fragments``: with the fragments made). Raises
+    :meth:`FileColumns.fragments` needs kept; ``fragments``: with the fragments made). ``base``:
+    the statements of a file read before (:meth:`FileColumns.base`) that this file's may repeat,
+    line for line (the level files of a split): they are then ``base``'s, not tokenised again. Raises
     :class:`~proofmatch.data.matchfmt.MatchFormatError` as ``iter_pairs`` does."""
     path = Path(path)
     data = path.read_bytes()
@@ -108,9 +132,12 @@ def read_columns(
         data = data[3:]
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n")
-    marks = {name: mark in data for name, mark in _MARKS.items()}
+    marks = {"font": b"____" in data}
+    marks["normal"] = marks["font"] and b"____normal" in data
+    if digests:
+        marks.update((name, mark in data) for name, mark in _MARKS.items())
     head = _head(data) if len(data) <= _MAX_BYTES else None
-    lines = _lines_array(data[head[2] :]) if head else None
+    lines = _lines_array(memoryview(data)[head[2] :]) if head else None
     del data
     layout = _layout(lines, head[1]) if lines is not None else None
     if layout is None:
@@ -120,20 +147,31 @@ def read_columns(
     final, bounds = _final_order(kinds, n_st, n_pr)
     order, in_order = np.empty_like(seg), np.empty_like(kinds)
     order[final], in_order[final] = seg, kinds
-    line_tokens = _line_tokens(lines.take(pa.array(order)), in_order, marks, bounds.to_numpy())
+    ordered = lines.take(pa.array(order))
+    n = len(starts)
+    bounds = bounds.to_numpy()
+    split = int(bounds[n])  # the statements' lines, then the proofs'
+    key = (bounds[: n + 1], ordered.slice(0, split))
+    same = base is not None and np.array_equal(key[0], base.bounds)
+    same = same and key[1].equals(base.lines)
+    first = split if same else 0
+    at = np.maximum(bounds - first, 0)
+    line_tokens = _line_tokens(ordered.slice(first), in_order[first:], marks, at)
     if line_tokens is None:
         return _from_pairs(path, digests)
     values, token_bounds = line_tokens
     token_bounds = pa.array(token_bounds)
-    n = len(starts)
-    statements = pa.ListArray.from_arrays(token_bounds.slice(0, n + 1), values)
+    statements = (
+        base.tokens if same else pa.ListArray.from_arrays(token_bounds.slice(0, n + 1), values)
+    )
     proofs = pa.ListArray.from_arrays(token_bounds.slice(n), values)
     out = FileColumns(
         str(path), head[0], head[1], headers, (starts + head[3]).tolist(), statements, proofs
     )
     if digests:
         out.digests = _digests(statements, proofs)
-        out._lines = (lines, seg, kinds, final, bounds, marks)
+        out._lines = (lines, seg, kinds, final, pa.array(bounds), marks)
+        out._statement_lines = (key[0], pa.concat_arrays([key[1]]))
         if fragments:
             out.fragments()
     return out
@@ -182,7 +220,7 @@ def _articles(block: bytes) -> dict[str, tuple[list[str], str]] | None:
     return articles
 
 
-def _lines_array(region: bytes) -> pa.Array:
+def _lines_array(region: bytes | memoryview) -> pa.Array:
     """The lines of ``region`` (valid UTF-8) as a string array, split inside Arrow."""
     offsets = pa.py_buffer(np.array([0, len(region)], dtype=np.int32))
     whole = pa.StringArray.from_buffers(1, offsets, pa.py_buffer(region))
@@ -257,9 +295,8 @@ def _line_tokens(
     line. None when a line is empty or blank (a format error) or a token holds an ASCII
     whitespace character (which the Python reader's split at whitespace would cut)."""
     is_math = kinds == _MATH
-    fast = np.empty(len(lines), bool)
+    fast = _flags(pc.match_substring_regex(lines, FAST_MATH))  # text lines fail at once
     fast[~is_math] = fast_text(lines.filter(pa.array(~is_math)))
-    fast[is_math] = _flags(pc.match_substring_regex(lines.filter(pa.array(is_math)), FAST_MATH))
     if fast.all():
         return tokens(lines, is_math, marks, at)
     values, offsets = tokens(lines.filter(pa.array(fast)), is_math[fast], marks)
@@ -411,4 +448,4 @@ def _from_pairs(path: Path, digests: bool) -> FileColumns:
     return out
 
 
-__all__ = ["FileColumns", "MatchFormatError", "read_columns"]
+__all__ = ["FileColumns", "MatchFormatError", "Statements", "read_columns"]

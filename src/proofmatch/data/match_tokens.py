@@ -15,6 +15,9 @@ characters let byte operations give exactly the Python tokenisers' result
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
+
 import numpy as np
 import pyarrow as pa
 
@@ -66,18 +69,21 @@ def tokens(
     (every line's ``len + 1`` offsets when None). ``marks``: what the lines may hold (a
     ``____`` font, the font ``normal``)."""
     data, offsets = buffers(lines)
+    cuts = [0]  # the lines of each chunk: at least one, at most _CHUNK bytes unless one is more
+    while cuts[-1] < len(lines):
+        last = int(np.searchsorted(offsets, offsets[cuts[-1]] + _CHUNK, side="right")) - 1
+        cuts.append(max(last, cuts[-1] + 1))
+
+    def cut(k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        o = offsets[cuts[k] : cuts[k + 1] + 1].astype(np.int64)
+        return _cut(data[o[0] : o[-1]], o - o[0], is_math[cuts[k] : cuts[k + 1]], marks)
+
     parts, starts, token_offsets, size = [], [], [np.zeros(1, np.int64)], 0
-    first = 0
-    while first < len(lines):
-        last = int(np.searchsorted(offsets, offsets[first] + _CHUNK, side="right")) - 1
-        last = max(last, first + 1)
-        o = offsets[first : last + 1].astype(np.int64)
-        out, begin, where = _cut(data[o[0] : o[-1]], o - o[0], is_math[first:last], marks)
+    for k, (out, begin, where) in enumerate(_pool().map(cut, range(len(cuts) - 1))):
         parts.append(out)
-        starts.append(where + o[0])
+        starts.append(where + offsets[cuts[k]])
         token_offsets.append(begin[1:].astype(np.int64) + size)
         size += len(out)
-        first = last
     token_offsets = np.concatenate(token_offsets)
     values = pa.StringArray.from_buffers(
         len(token_offsets) - 1,
@@ -87,6 +93,12 @@ def tokens(
     at = offsets[at] if at is not None else offsets
     starts = np.concatenate(starts) if starts else np.zeros(0, np.int64)
     return values, np.searchsorted(starts, at).astype(np.int32)
+
+
+@lru_cache(maxsize=1)
+def _pool() -> ThreadPoolExecutor:
+    """The threads the chunks are cut in (numpy's operations run outside the GIL)."""
+    return ThreadPoolExecutor(max_workers=2, thread_name_prefix="match-tokens")
 
 
 def _previous(mask: np.ndarray) -> np.ndarray:
@@ -136,6 +148,6 @@ def _cut(
             tilde = tilde[~hit]
         b[tilde] = ord("~")
     starts = np.flatnonzero(punct | (word & ~_previous(word)) | dollar)
-    token_starts = np.cumsum(keep, dtype=np.int32)[starts] - 1
+    token_starts = np.cumsum(keep.view(np.uint8), dtype=np.int32)[starts] - 1
     out = b[keep]
     return out, np.append(token_starts, len(out)), starts
