@@ -148,6 +148,8 @@ def read_columns(
     order, in_order = np.empty_like(seg), np.empty_like(kinds)
     order[final], in_order[final] = seg, kinds
     ordered = lines.take(pa.array(order))
+    if not digests:
+        del lines  # what the fragments are made of, the only use left
     n = len(starts)
     bounds = bounds.to_numpy()
     split = int(bounds[n])  # the statements' lines, then the proofs'
