@@ -5,22 +5,17 @@ The same result as :func:`proofmatch.data.matchfmt.iter_pairs` followed by
 :func:`~proofmatch.data.matchfmt.segment_tokens` and :func:`~proofmatch.data.matchfmt.fragment_xml`
 for every pair, at a fraction of the cost: the file is split into lines once, inside Arrow, the
 pair structure (header, separators, statement and proof lines) is checked with array operations
-over the lines' kinds, and the lines are tokenised by Arrow's string kernels where their characters
-allow it to give exactly the Python tokenisers' result:
-
-* a ``text`` line of printable ASCII (``\\w`` and ``\\s`` of Python's ``re`` are then ``[A-Za-z0-9_]``
-  and the space): each punctuation character and each run of word characters is a token;
-* a ``math`` line whose tokens are ``symbol`` or ``symbol____font`` with no other underscore and
-  no whitespace (Python's ``str.isspace``) in the symbol or the font: ``$symbol``, ``$symbol~font``
-  (``$symbol`` for the font ``normal``).
-
-Every other line (non-ASCII text, a formula token with underscores of its own, odd spacing) is
-tokenised by the Python functions, line by line. Each line becomes its tokens joined by spaces; the
-lines, all statements' first and then all proofs', are split at the spaces in one call, and each
-pair's statement and proof is a range of that one token array. A file the array checks do not
-accept (any format error, a token with an ASCII whitespace character in it, a file over 2 GiB) is
-read by :func:`~proofmatch.data.matchfmt.iter_pairs` instead, which raises the error naming the
-file and the line, or reads the file if it is valid after all.
+over the lines' kinds, the statement and proof lines are put in order (all statements' lines, then
+all proofs') and cut into tokens by :mod:`~proofmatch.data.match_tokens`, a few numpy passes over
+their bytes, where their characters let it give exactly the Python tokenisers' result (printable
+ASCII ``text`` lines; ``math`` lines of ``symbol`` and ``symbol____font`` tokens). Every other line
+(non-ASCII text, a formula token with underscores of its own, odd spacing) is tokenised by the
+Python functions, line by line. Each pair's statement and proof is a range of the one token array.
+A level file whose statement lines are, line for line, those of its split's Conservation file
+(``base``) takes that file's statement tokens instead of cutting them again. A file the array checks do not accept (any format error, a token with an ASCII
+whitespace character in it, a file over 2 GiB) is read by
+:func:`~proofmatch.data.matchfmt.iter_pairs` instead, which raises the error naming the file and
+the line, or reads the file if it is valid after all.
 """
 
 from __future__ import annotations
