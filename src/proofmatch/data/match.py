@@ -143,7 +143,7 @@ def pair_ids(pairs: Iterable[Pair], seen: set[str]) -> list[str]:
 
 
 CHUNK = 4096  # pairs per chunk of a table (and per row group of pairs.parquet)
-READ_AHEAD = 2  # files read in threads while one is turned into tables
+READ_AHEAD = 1  # files read in a thread while one is turned into tables
 
 
 @dataclass

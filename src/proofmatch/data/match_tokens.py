@@ -15,9 +15,6 @@ characters let byte operations give exactly the Python tokenisers' result
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-from functools import lru_cache
-
 import numpy as np
 import pyarrow as pa
 
@@ -69,36 +66,27 @@ def tokens(
     (every line's ``len + 1`` offsets when None). ``marks``: what the lines may hold (a
     ``____`` font, the font ``normal``)."""
     data, offsets = buffers(lines)
-    cuts = [0]  # the lines of each chunk: at least one, at most _CHUNK bytes unless one is more
-    while cuts[-1] < len(lines):
-        last = int(np.searchsorted(offsets, offsets[cuts[-1]] + _CHUNK, side="right")) - 1
-        cuts.append(max(last, cuts[-1] + 1))
-
-    def cut(k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        o = offsets[cuts[k] : cuts[k + 1] + 1].astype(np.int64)
-        return _cut(data[o[0] : o[-1]], o - o[0], is_math[cuts[k] : cuts[k + 1]], marks)
-
-    parts, starts, token_offsets, size = [], [], [np.zeros(1, np.int64)], 0
-    for k, (out, begin, where) in enumerate(_pool().map(cut, range(len(cuts) - 1))):
-        parts.append(out)
-        starts.append(where + offsets[cuts[k]])
-        token_offsets.append(begin[1:].astype(np.int64) + size)
-        size += len(out)
-    token_offsets = np.concatenate(token_offsets)
+    at = np.arange(len(lines) + 1) if at is None else at
+    out = np.empty(int(offsets[-1] - offsets[0]), np.uint8)  # the tokens are fewer bytes
+    token_offsets, line_offsets = [np.zeros(1, np.int32)], np.zeros(len(at), np.int32)
+    size = n_tokens = first = 0
+    while first < len(lines):  # chunks of lines: at least one, at most _CHUNK bytes unless one is
+        last = int(np.searchsorted(offsets, offsets[first] + _CHUNK, side="right")) - 1
+        last = max(last, first + 1)
+        o = offsets[first : last + 1].astype(np.int64)
+        kept, begin, starts = _cut(
+            data[o[0] : o[-1]], o - o[0], is_math[first:last], marks, out[size:]
+        )
+        here = (at >= first) & (at < last) | ((at == last) & (last == len(lines)))
+        line_offsets[here] = np.searchsorted(starts, o[at[here] - first] - o[0]) + n_tokens
+        token_offsets.append(begin + size)
+        size, n_tokens, first = size + kept, n_tokens + len(begin), last
     values = pa.StringArray.from_buffers(
-        len(token_offsets) - 1,
-        pa.py_buffer(token_offsets.astype(np.int32)),
-        pa.py_buffer(np.concatenate(parts) if parts else np.zeros(0, np.uint8)),
+        n_tokens,
+        pa.py_buffer(np.concatenate(token_offsets)),
+        pa.py_buffer(out[:size]),
     )
-    at = offsets[at] if at is not None else offsets
-    starts = np.concatenate(starts) if starts else np.zeros(0, np.int64)
-    return values, np.searchsorted(starts, at).astype(np.int32)
-
-
-@lru_cache(maxsize=1)
-def _pool() -> ThreadPoolExecutor:
-    """The threads the chunks are cut in (numpy's operations run outside the GIL)."""
-    return ThreadPoolExecutor(max_workers=2, thread_name_prefix="match-tokens")
+    return values, line_offsets
 
 
 def _previous(mask: np.ndarray) -> np.ndarray:
@@ -109,10 +97,11 @@ def _previous(mask: np.ndarray) -> np.ndarray:
 
 
 def _cut(
-    b: np.ndarray, o: np.ndarray, is_math: np.ndarray, marks: dict[str, bool]
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    b: np.ndarray, o: np.ndarray, is_math: np.ndarray, marks: dict[str, bool], out: np.ndarray
+) -> tuple[int, np.ndarray, np.ndarray]:
     """The tokens of the lines ``b[o[i]:o[i+1]]`` (see :func:`tokens`): their bytes, one after
-    the other, the ``n + 1`` token offsets into them and where each token starts in ``b``. The
+    the other, written to the start of ``out``, their number of bytes, each token's end (its
+    offset after the first) and where each token starts in ``b``. The
     bytes are a copy of the lines' with the prefixes blanked, ``$`` on the blank before each
     math token and ``~`` on the first ``_`` of each ``____``, less the blanks and the other
     three ``_``.
@@ -148,6 +137,10 @@ def _cut(
             tilde = tilde[~hit]
         b[tilde] = ord("~")
     starts = np.flatnonzero(punct | (word & ~_previous(word)) | dollar)
-    token_starts = np.cumsum(keep.view(np.uint8), dtype=np.int32)[starts] - 1
-    out = b[keep]
-    return out, np.append(token_starts, len(out)), starts
+    place = np.cumsum(keep.view(np.uint8), dtype=np.int32)
+    kept = int(place[-1]) if len(place) else 0
+    np.compress(keep, b, out=out[:kept])
+    ends = np.empty(len(starts), np.int32)
+    ends[:-1] = place[starts[1:]] - 1
+    ends[-1:] = kept
+    return kept, ends, starts
