@@ -70,14 +70,14 @@ def tokens(
     out = np.empty(int(offsets[-1] - offsets[0]), np.uint8)  # the tokens are fewer bytes
     token_offsets, line_offsets = [np.zeros(1, np.int32)], np.zeros(len(at), np.int32)
     size = n_tokens = first = 0
-    while first < len(lines):  # chunks of lines: at least one, at most _CHUNK bytes unless one is
+    while first < len(lines):  # chunks of at most _CHUNK bytes of lines (or of one longer line)
         last = int(np.searchsorted(offsets, offsets[first] + _CHUNK, side="right")) - 1
         last = max(last, first + 1)
         o = offsets[first : last + 1].astype(np.int64)
         kept, begin, starts = _cut(
             data[o[0] : o[-1]], o - o[0], is_math[first:last], marks, out[size:]
         )
-        here = (at >= first) & (at < last) | ((at == last) & (last == len(lines)))
+        here = ((at >= first) & (at < last)) | ((at == last) & (last == len(lines)))
         line_offsets[here] = np.searchsorted(starts, o[at[here] - first] - o[0]) + n_tokens
         token_offsets.append(begin + size)
         size, n_tokens, first = size + kept, n_tokens + len(begin), last
