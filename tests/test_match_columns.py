@@ -126,3 +126,24 @@ def test_bad_files_raise_what_the_line_reader_raises(tmp_path, mutate):
     with pytest.raises(F.MatchFormatError) as got:
         MC.read_columns(path)
     assert str(got.value) == str(expected.value) and got.value.line == expected.value.line
+
+
+def test_a_level_file_takes_the_statements_it_repeats(tmp_path):
+    cons = [("a|S1", ODD_LINES[:3], ["text\tDone ."]), ("a|S2", ODD_LINES[3:6], ODD_LINES[:2])]
+    base = MC.read_columns(write(tmp_path / "c", file_text(cons, ["a"])), digests=True).base()
+    renamed = [(h, s, [p[:5] + p[5:].replace("x", "y") for p in pr]) for h, s, pr in cons]
+    level = write(tmp_path / "l", file_text(renamed, ["a"]))
+    cols = MC.read_columns(level, base=base)
+    assert cols.statements is base.tokens
+    slow = MC._from_pairs(level, digests=False)
+    assert cols.statements.to_pylist() == slow.statements.to_pylist()
+    assert cols.proofs.to_pylist() == slow.proofs.to_pylist()
+    # a statement line that differs, or the same lines cut into other statements: cut again
+    for other in (
+        [(h, [*s, "math\tz"], p) for h, s, p in renamed],
+        [("a|S1", ODD_LINES[:4], ["text\tDone ."]), ("a|S2", ODD_LINES[4:6], ODD_LINES[:2])],
+    ):
+        path = write(tmp_path / "o", file_text(other, ["a"]))
+        cols = MC.read_columns(path, base=base)
+        assert cols.statements is not base.tokens
+        assert cols.statements.to_pylist() == MC._from_pairs(path, False).statements.to_pylist()

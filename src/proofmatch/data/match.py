@@ -143,7 +143,7 @@ def pair_ids(pairs: Iterable[Pair], seen: set[str]) -> list[str]:
 
 
 CHUNK = 4096  # pairs per chunk of a table (and per row group of pairs.parquet)
-READ_AHEAD = 2  # files read in threads while one is turned into tables
+READ_AHEAD = 1  # files read in a thread while one is turned into tables
 
 
 @dataclass
@@ -292,7 +292,13 @@ def _read_split(
     counts: dict[str, int] = {}
     plan = [(level, part, files[(split, level, part)]) for level in levels for part in FILE_PARTS]
     cons = [level == "conservation" for level, _, _ in plan]
-    columns = _prefetch([(path, c, c and first_split) for (_, _, path), c in zip(plan, cons)])
+    base = {part: k for k, (level, part, _) in enumerate(plan) if level == "conservation"}
+    columns = _prefetch(
+        [
+            (path, c, c and first_split, None if c else base.get(part))
+            for (_, part, path), c in zip(plan, cons)
+        ]
+    )
     for level in levels:
         parts = []
         for part in FILE_PARTS:
@@ -315,16 +321,32 @@ def _read_split(
 
 
 def _prefetch(
-    files: list[tuple[Path, bool, bool]], ahead: int = READ_AHEAD
+    files: list[tuple[Path, bool, bool, int | None]], ahead: int = READ_AHEAD
 ) -> Iterator[FileColumns]:
-    """:func:`~proofmatch.data.match_columns.read_columns` of each ``(path, digests, fragments)``
-    in order, the next ``ahead`` files read in threads meanwhile (Arrow's kernels run outside the
-    GIL)."""
+    """:func:`~proofmatch.data.match_columns.read_columns` of each ``(path, digests, fragments,
+    base)`` in order (``base``: the index of an earlier file whose statements the file's may
+    repeat), the next ``ahead`` files read in threads meanwhile (Arrow's kernels and numpy's run
+    outside the GIL)."""
+    bases = {base: Future() for *_, base in files if base is not None}
+
+    def read(k: int, path: Path, digests: bool, fragments: bool, base: int | None) -> FileColumns:
+        try:
+            # an earlier file's: read or being read (the pool takes the files in order)
+            known = bases[base].result() if base is not None else None
+            cols = read_columns(path, digests, fragments, known)
+        except BaseException as exc:
+            if k in bases:
+                bases[k].set_exception(exc)
+            raise
+        if k in bases:
+            bases[k].set_result(cols.base())
+        return cols
+
     with ThreadPoolExecutor(max_workers=ahead) as pool:
         pending = deque()
         try:
-            for path, digests, fragments in files:
-                pending.append(pool.submit(read_columns, path, digests, fragments))
+            for k, job in enumerate(files):
+                pending.append(pool.submit(read, k, *job))
                 if len(pending) > ahead:
                     yield pending.popleft().result()
             while pending:
@@ -366,7 +388,7 @@ def _read_file(
             rows = new_pairs(cols, start, ids, rel, read.known, read.n_pairs)
             read.n_pairs += rows.num_rows
             read.pairs_writer.write_table(rows)
-            for aid in ref.articles[start : start + size]:
+            for aid in dict.fromkeys(ref.articles[start : start + size]):
                 read.article_file.setdefault(aid, rel)
     if not first and n < len(ref.headers):
         raise MatchFormatError(

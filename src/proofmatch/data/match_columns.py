@@ -5,39 +5,35 @@ The same result as :func:`proofmatch.data.matchfmt.iter_pairs` followed by
 :func:`~proofmatch.data.matchfmt.segment_tokens` and :func:`~proofmatch.data.matchfmt.fragment_xml`
 for every pair, at a fraction of the cost: the file is split into lines once, inside Arrow, the
 pair structure (header, separators, statement and proof lines) is checked with array operations
-over the lines' kinds, and the lines are tokenised by Arrow's string kernels where their characters
-allow it to give exactly the Python tokenisers' result:
-
-* a ``text`` line of printable ASCII (``\\w`` and ``\\s`` of Python's ``re`` are then ``[A-Za-z0-9_]``
-  and the space): each punctuation character and each run of word characters is a token;
-* a ``math`` line whose tokens are ``symbol`` or ``symbol____font`` with no other underscore and
-  no whitespace (Python's ``str.isspace``) in the symbol or the font: ``$symbol``, ``$symbol~font``
-  (``$symbol`` for the font ``normal``).
-
-Every other line (non-ASCII text, a formula token with underscores of its own, odd spacing) is
-tokenised by the Python functions, line by line. Each line becomes its tokens joined by spaces; the
-lines, all statements' first and then all proofs', are split at the spaces in one call, and each
-pair's statement and proof is a range of that one token array. A file the array checks do not
-accept (any format error, a token with an ASCII whitespace character in it, a file over 2 GiB) is
-read by :func:`~proofmatch.data.matchfmt.iter_pairs` instead, which raises the error naming the
-file and the line, or reads the file if it is valid after all.
+over the lines' kinds, the statement and proof lines are put in order (all statements' lines, then
+all proofs') and cut into tokens by :mod:`~proofmatch.data.match_tokens`, a few numpy passes over
+their bytes, where their characters let it give exactly the Python tokenisers' result (printable
+ASCII ``text`` lines; ``math`` lines of ``symbol`` and ``symbol____font`` tokens). Every other line
+(non-ASCII text, a formula token with underscores of its own, odd spacing) is tokenised by the
+Python functions, line by line. Each pair's statement and proof is a range of the one token array.
+A level file whose statement lines are, line for line, those of its split's Conservation file
+(``base``) takes that file's statement tokens instead of cutting them again. A file the array checks do not accept (any format error, a token with an ASCII
+whitespace character in it, a file over 2 GiB) is read by
+:func:`~proofmatch.data.matchfmt.iter_pairs` instead, which raises the error naming the file and
+the line, or reads the file if it is valid after all.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from proofmatch.data.match_tokens import FAST_MATH, buffers, fast_text, tokens
 from proofmatch.data.matchfmt import (
     MATH,
     MATHML_NS,
     SEP,
-    TEXT,
     MatchFormatError,
     Pair,
     fragment_xml,
@@ -47,15 +43,21 @@ from proofmatch.data.matchfmt import (
 )
 
 TOKENS = pa.list_(pa.string())
-# the characters Python's str.isspace (and re's \s) calls whitespace, as an RE2 class body
-_WS = r"\t-\r\x1c-\x20\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}"
-_PUNCT = r"([^A-Za-z0-9_ ])"  # re's [^\w\s] on printable ASCII
-_MATH_TOKEN = rf"[^_{_WS}]+(?:____[^_{_WS}]+)?"
-_FAST_MATH = rf"^{_MATH_TOKEN}(?: {_MATH_TOKEN})*$"
+_FAST_MATH = FAST_MATH.replace("^math\\t", "^")  # a math line's content of that form
 _BLANK, _SEP, _TEXT, _MATH, _OTHER = range(5)
 _MAX_BYTES = 2**31 - 1  # an Arrow string array's offsets
 # what a file may lack, looked for in its bytes once: the work for it is then skipped
-_MARKS = {"normal": b"____normal", "font": b"____", "tilde": b"~", "&": b"&", "<": b"<", ">": b">"}
+_MARKS = {"tilde": b"~", "&": b"&", "<": b"<", ">": b">"}  # what only the fragments need
+
+
+@dataclass
+class Statements:
+    """A file's statements: their tokens and what a file that may repeat them compares (each
+    statement's bounds among the statement lines, and those lines)."""
+
+    tokens: pa.Array
+    bounds: np.ndarray
+    lines: pa.Array
 
 
 @dataclass
@@ -76,6 +78,15 @@ class FileColumns:
     digests: list[int] | None = None
     _lines: tuple | None = None  # what :meth:`fragments` is made from
     _xml: tuple[pa.Array, pa.Array] | None = None
+    _statement_lines: tuple[np.ndarray, pa.Array] | None = None  # what a base is made of
+
+    def base(self) -> Statements | None:
+        """The statements as :func:`read_columns`'s ``base`` (kept apart from this file's other
+        columns); None unless read with ``digests`` by the array checks."""
+        if self._statement_lines is None:
+            return None
+        bounds, lines = self._statement_lines
+        return Statements(pa.concat_arrays([self.statements]), bounds, lines)
 
     @property
     def pairs(self) -> list[Pair]:
@@ -87,7 +98,8 @@ class FileColumns:
         """Each pair's statement and proof as :func:`~proofmatch.data.matchfmt.fragment_xml`
         writes them (made on the first call)."""
         if self._xml is None:
-            by_kind, final, kinds, bounds, marks = self._lines
+            lines, seg, kinds, final, bounds, marks = self._lines
+            by_kind = {k: _contents(lines, seg[kinds == k]) for k in (_TEXT, _MATH)}
             parts, order = _math_fragments(by_kind[_MATH], final[kinds == _MATH], marks)
             parts.append(_text_fragments(by_kind[_TEXT], marks))
             order.append(final[kinds == _TEXT])
@@ -99,10 +111,15 @@ class FileColumns:
 
 
 def read_columns(
-    path: str | os.PathLike, digests: bool = False, fragments: bool = False
+    path: str | os.PathLike,
+    digests: bool = False,
+    fragments: bool = False,
+    base: Statements | None = None,
 ) -> FileColumns:
     """One released file as :class:`FileColumns` (``digests``: with the pairs' digests, and what
-    :meth:`FileColumns.fragments` needs kept; ``fragments``: with the fragments made). Raises
+    :meth:`FileColumns.fragments` needs kept; ``fragments``: with the fragments made). ``base``:
+    the statements of a file read before (:meth:`FileColumns.base`) that this file's may repeat,
+    line for line (the level files of a split): they are then ``base``'s, not tokenised again. Raises
     :class:`~proofmatch.data.matchfmt.MatchFormatError` as ``iter_pairs`` does."""
     path = Path(path)
     data = path.read_bytes()
@@ -110,37 +127,48 @@ def read_columns(
         data = data[3:]
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n")
-    marks = {name: mark in data for name, mark in _MARKS.items()}
+    marks = {"font": b"____" in data}
+    marks["normal"] = marks["font"] and b"____normal" in data
+    if digests:
+        marks.update((name, mark in data) for name, mark in _MARKS.items())
     head = _head(data) if len(data) <= _MAX_BYTES else None
-    lines = _lines_array(data[head[2] :]) if head else None
+    lines = _lines_array(memoryview(data)[head[2] :]) if head else None
     del data
     layout = _layout(lines, head[1]) if lines is not None else None
     if layout is None:
         return _from_pairs(path, digests)
     starts, seg, kinds, n_st, n_pr = layout
-    by_kind = {k: _contents(lines, seg[kinds == k]) for k in (_TEXT, _MATH)}
     headers = lines.take(pa.array(starts)).to_pylist()
-    del lines
-    tokenised = _tokenised(by_kind, kinds, marks)
-    if tokenised is None:
-        return _from_pairs(path, digests)
-    parts, rows = tokenised
     final, bounds = _final_order(kinds, n_st, n_pr)
-    lists = pc.ascii_split_whitespace(
-        pc.ascii_trim(_in_order(parts, [final[r] for r in rows]), " ")
-    )
-    values = lists.values
-    offsets = np.frombuffer(lists.buffers()[1], np.int32, len(lists) + 1, lists.offset * 4)
-    token_bounds = pa.array(offsets[bounds.to_numpy()])
+    order, in_order = np.empty_like(seg), np.empty_like(kinds)
+    order[final], in_order[final] = seg, kinds
+    ordered = lines.take(pa.array(order))
+    if not digests:
+        del lines  # what the fragments are made of, the only use left
     n = len(starts)
-    statements = pa.ListArray.from_arrays(token_bounds.slice(0, n + 1), values)
+    bounds = bounds.to_numpy()
+    split = int(bounds[n])  # the statements' lines, then the proofs'
+    key = (bounds[: n + 1], ordered.slice(0, split))
+    same = base is not None and np.array_equal(key[0], base.bounds)
+    same = same and key[1].equals(base.lines)
+    first = split if same else 0
+    at = np.maximum(bounds - first, 0)
+    line_tokens = _line_tokens(ordered.slice(first), in_order[first:], marks, at)
+    if line_tokens is None:
+        return _from_pairs(path, digests)
+    values, token_bounds = line_tokens
+    token_bounds = pa.array(token_bounds)
+    statements = (
+        base.tokens if same else pa.ListArray.from_arrays(token_bounds.slice(0, n + 1), values)
+    )
     proofs = pa.ListArray.from_arrays(token_bounds.slice(n), values)
     out = FileColumns(
         str(path), head[0], head[1], headers, (starts + head[3]).tolist(), statements, proofs
     )
     if digests:
         out.digests = _digests(statements, proofs)
-        out._lines = (by_kind, final, kinds, bounds, marks)
+        out._lines = (lines, seg, kinds, final, pa.array(bounds), marks)
+        out._statement_lines = (key[0], pa.concat_arrays([key[1]]))
         if fragments:
             out.fragments()
     return out
@@ -157,32 +185,39 @@ def _head(data: bytes) -> tuple[int, dict, int, int] | None:
         whole.validate(full=True)  # UTF-8, as strict as Python's decoder
     except pa.ArrowInvalid:
         return None
-    pos, number = 0, 0
-    lines: list[str] = []
-    while True:
-        end = data.find(b"\n", pos)
-        if end < 0:
-            return None
-        line = data[pos:end].decode("utf-8")
-        pos, number = end + 1, number + 1
-        if number > 2 and line == "":
-            break
-        lines.append(line)
-    if not lines[0].strip().isdigit() or lines[1] != "":
+    first = data.find(b"\n")
+    if first < 0 or data[first + 1 : first + 2] != b"\n":
         return None
+    count = data[:first].decode("utf-8")
+    if not count.strip().isdigit():
+        return None
+    start = first + 2
+    end = start - 1 if data[start : start + 1] == b"\n" else data.find(b"\n\n", start)
+    if end < 0:
+        return None
+    articles = _articles(data[start:end])
+    if articles is None or (articles and int(count) != len(articles)):
+        return None
+    return int(count), articles, end + 2, 4 + len(articles)
+
+
+@lru_cache(maxsize=8)
+def _articles(block: bytes) -> dict[str, tuple[list[str], str]] | None:
+    """The articles of an article block (its lines, without the blank line after them); None
+    when a line is not an article line or an id repeats. Cached: the level files of a split
+    have the same block."""
     articles: dict[str, tuple[list[str], str]] = {}
-    for line in lines[2:]:
+    if not block:
+        return articles
+    for line in block.decode("utf-8").split("\n"):
         fields = line.split("\t", 2)
         if len(fields) != 3 or fields[0] in articles:
             return None
         articles[fields[0]] = ([c for c in fields[1].split("|") if c], fields[2])
-    count = int(lines[0])
-    if articles and count != len(articles):
-        return None
-    return count, articles, pos, number + 1
+    return articles
 
 
-def _lines_array(region: bytes) -> pa.Array:
+def _lines_array(region: bytes | memoryview) -> pa.Array:
     """The lines of ``region`` (valid UTF-8) as a string array, split inside Arrow."""
     offsets = pa.py_buffer(np.array([0, len(region)], dtype=np.int32))
     whole = pa.StringArray.from_buffers(1, offsets, pa.py_buffer(region))
@@ -248,49 +283,34 @@ def _contents(lines: pa.Array, rows: np.ndarray) -> pa.Array:
     return pc.utf8_slice_codeunits(chosen, 5)
 
 
-def _tokenised(
-    by_kind: dict[int, pa.Array], kinds: np.ndarray, marks: dict[str, bool]
-) -> tuple[list[pa.Array], list[np.ndarray]] | None:
-    """Each line's typed tokens joined by spaces (runs of them, at the ends too), in parts: the
-    parts and, for each, the lines (indices of the statement and proof lines) it holds. None when
-    a line is empty or blank (a format error) or a token holds an ASCII whitespace character
-    (which the split at whitespace would cut)."""
-    parts, rows = [], []
-    for code, kind in ((_TEXT, TEXT), (_MATH, MATH)):
-        lines, where = by_kind[code], np.flatnonzero(kinds == code)
-        fast = (
-            _fast_text(lines)
-            if code == _TEXT
-            else _flags(pc.match_substring_regex(lines, _FAST_MATH))
-        )
-
-        def tokenise(x: pa.Array, code: int = code) -> pa.Array:
-            return _text_tokens(x) if code == _TEXT else _math_tokens(x, marks)
-
-        if fast.all():
-            parts.append(tokenise(lines))
-            rows.append(where)
-            continue
-        parts.append(tokenise(lines.filter(pa.array(fast))))
-        rows.append(where[fast])
-        slow = []
-        for content in lines.filter(pa.array(~fast)).to_pylist():
-            if not content or content.isspace():
-                return None
-            tokens = segment_tokens([(kind, content)])
-            if any(c in token for token in tokens for c in "\t\v\f\r"):
-                return None
-            slow.append(" ".join(tokens))
-        parts.append(pa.array(slow, pa.string()))
-        rows.append(where[~fast])
-    return parts, rows
-
-
-def _fast_text(lines: pa.Array) -> np.ndarray:
-    """Lines of printable ASCII with a character that is not a space."""
-    ok = pc.and_(pc.string_is_ascii(lines), pc.ascii_is_printable(lines))
-    ok = pc.and_(ok, pc.invert(pc.ascii_is_space(lines)))
-    return _flags(pc.and_(ok, pc.greater(pc.binary_length(lines), 0)))
+def _line_tokens(
+    lines: pa.Array, kinds: np.ndarray, marks: dict[str, bool], at: np.ndarray
+) -> tuple[pa.Array, np.ndarray] | None:
+    """The tokens of statement and proof ``lines`` (of ``kinds``, each with its prefix): the
+    token array and the offsets into it of the lines ``at``. The lines
+    :mod:`~proofmatch.data.match_tokens` cuts are cut there, the others tokenised by Python, line by
+    line. None when a line is empty or blank (a format error) or a token holds an ASCII
+    whitespace character (which the Python reader's split at whitespace would cut)."""
+    is_math = kinds == _MATH
+    fast = _flags(pc.match_substring_regex(lines, FAST_MATH))  # text lines fail at once
+    fast[~is_math] = fast_text(lines.filter(pa.array(~is_math)))
+    if fast.all():
+        return tokens(lines, is_math, marks, at)
+    values, offsets = tokens(lines.filter(pa.array(fast)), is_math[fast], marks)
+    slow = []
+    for line in lines.filter(pa.array(~fast)).to_pylist():
+        kind, content = line[:4], line[5:]
+        if not content or content.isspace():
+            return None
+        found = segment_tokens([(kind, content)])
+        if any(c in token for token in found for c in "\t\v\f\r"):
+            return None
+        slow.append(found)
+    merged = _in_order(
+        [pa.ListArray.from_arrays(pa.array(offsets), values), pa.array(slow, TOKENS)],
+        [np.flatnonzero(fast), np.flatnonzero(~fast)],
+    )
+    return merged.values, merged.offsets.to_numpy()[at]
 
 
 def _final_order(
@@ -320,21 +340,6 @@ def _in_order(parts: list[pa.Array], order: list[np.ndarray]) -> pa.Array:
     inverse = np.empty(len(where), dtype=np.int64)
     inverse[where] = np.arange(len(where))
     return pa.concat_arrays(parts).take(pa.array(inverse))
-
-
-def _text_tokens(lines: pa.Array) -> pa.Array:
-    """``re.findall(r"\\w+|[^\\w\\s]")`` of printable-ASCII lines, joined by spaces: a space on
-    each side of every punctuation character (the split drops the runs)."""
-    return pc.replace_substring_regex(lines, _PUNCT, r" \1 ")
-
-
-def _math_tokens(lines: pa.Array, marks: dict[str, bool]) -> pa.Array:
-    """The typed tokens of ``math`` lines of :data:`_FAST_MATH`'s form, joined by spaces."""
-    if marks["normal"]:
-        lines = pc.replace_substring_regex(lines, "____normal( |$)", r"\1")
-    if marks["font"]:
-        lines = pc.replace_substring(lines, "____", "~")
-    return pc.binary_join_element_wise("$", pc.replace_substring(lines, " ", " $"), "")
 
 
 def _escape(lines: pa.Array, marks: dict[str, bool]) -> pa.Array:
@@ -397,14 +402,23 @@ def _wrap(fragments: pa.Array) -> pa.Array:
 
 
 def _digests(statements: pa.Array, proofs: pa.Array) -> list[int]:
-    """A hash of each pair's tokens: no token holds a line end, so joining them at line ends
-    loses nothing."""
-    return [
-        hash(pair)
-        for pair in zip(
-            pc.binary_join(statements, "\n").to_pylist(), pc.binary_join(proofs, "\n").to_pylist()
+    """A hash of each pair's tokens: of the bytes of its statement's and its proof's tokens and
+    of each token's length (equal hashes: equal tokens, up to a collision)."""
+    columns = []
+    for lists in (statements, proofs):
+        lists = lists.cast(TOKENS)  # pa.array of empty lists may be typed otherwise
+        data, offsets = buffers(lists.values)
+        first = lists.offsets.to_numpy()
+        ends = offsets[first].astype(np.int64)
+        lengths = np.diff(offsets).astype(np.int32).tobytes()
+        text = data[: offsets[-1]].tobytes()
+        columns.append(
+            [
+                (text[ends[k] : ends[k + 1]], lengths[4 * first[k] : 4 * first[k + 1]])
+                for k in range(len(lists))
+            ]
         )
-    ]
+    return [hash(pair) for pair in zip(*columns)]
 
 
 def _from_pairs(path: Path, digests: bool) -> FileColumns:
@@ -427,8 +441,8 @@ def _from_pairs(path: Path, digests: bool) -> FileColumns:
             pa.array([fragment_xml(p.statement) for p in pairs], pa.string()),
             pa.array([fragment_xml(p.proof) for p in pairs], pa.string()),
         )
-        out.digests = [hash(("\n".join(s), "\n".join(p))) for s, p in zip(st, pr)]
+        out.digests = _digests(out.statements, out.proofs)
     return out
 
 
-__all__ = ["FileColumns", "MatchFormatError", "read_columns"]
+__all__ = ["FileColumns", "MatchFormatError", "Statements", "read_columns"]

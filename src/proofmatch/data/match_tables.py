@@ -51,8 +51,12 @@ def new_pairs(
         known[pid] = (digest, f"{rel}, line {line}")
         keep.append(k)
         kept_ids.append(pid)
-    rows = pa.array(keep, pa.int64())
     n = len(keep)
+    rows = pa.array(keep, pa.int64())
+
+    def take(column: pa.Array) -> pa.Array:  # every pair new (a first split's): a slice
+        return column.slice(start, n) if n == len(ids) else column.take(rows)
+
     statement_xml, proof_xml = cols.fragments() if n else (pa.array([], pa.string()),) * 2
     articles = [split_header(cols.headers[k])[0] for k in keep]
     return pa.table(
@@ -61,11 +65,11 @@ def new_pairs(
             "statement_id": [pid.removeprefix(f"{a}/") for pid, a in zip(kept_ids, articles)],
             "kind": [""] * n,
             "position": list(range(position, position + n)),
-            "statement_xml": statement_xml.take(rows),
-            "proof_xml": proof_xml.take(rows),
+            "statement_xml": take(statement_xml),
+            "proof_xml": take(proof_xml),
             "pair_id": kept_ids,
-            "statement_tokens": cols.statements.take(rows),
-            "proof_tokens": cols.proofs.take(rows),
+            "statement_tokens": take(cols.statements),
+            "proof_tokens": take(cols.proofs),
             "statement_title_tokens": [0] * n,
             "proof_title_tokens": [0] * n,
         },
