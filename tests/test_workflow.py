@@ -511,6 +511,7 @@ def check_results(wd: Path) -> None:
             for m in ("ZeroShot", "Frozen", "Local")
             for d in ("Local", "Global")
         ] + ["MathBERT-Global-Global"]
+        mathbert += [f"SPECTER-style (MathBERT)-Triplet-{d}" for d in ("Local", "Global")]
         if table == "table3":
             assert not_run == mathbert, (table, not_run)
         else:  # the baselines' zero-shot row of a checkpoint the demo does not configure
