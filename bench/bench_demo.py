@@ -11,6 +11,8 @@ rule without a benchmark file (the tables) counts its wall time from the log and
 
     python bench/bench_demo.py RUN_DIR                        # the newest log of that run
     python bench/bench_demo.py RUN_DIR --log LOG --cores 2 --jobs   # and every job
+    python bench/bench_demo.py RUN_DIR --all-logs --quiet     # a run done in parts, and its
+                                                              # makespan on quiet cores
 
 The figures are those of the machine at the time: on a shared machine a job's wall time carries
 the others' load, its CPU time much less, and a two-thread job's CPU time also carries the time
@@ -50,6 +52,7 @@ class Job:
     finish: datetime | None = None
     wall_s: float | None = None  # the benchmark file's, else the log's (to the second)
     cpu_s: float | None = None  # the benchmark file's cpu_time; None without one
+    part: int = 0  # which log of a run done in parts
 
     @property
     def span_s(self) -> float:
@@ -100,6 +103,28 @@ def parse_log(text: str) -> list[Job]:
     return sorted(jobs.values(), key=lambda j: (j.start, j.jobid))
 
 
+def merge_runs(logs: list[list[Job]]) -> list[Job]:
+    """The finished jobs of a run done in parts (a run stopped and started again, one log each):
+    a job finished in several parts counts once, its last; jobids are made unique across parts."""
+    last: dict[tuple, Job] = {}
+    for n, jobs in enumerate(logs):
+        for job in jobs:
+            if job.finish is not None:
+                job.jobid += n * 1_000_000
+                job.part = n
+                last[(job.rule, job.wildcards, job.outputs)] = job
+    return sorted(last.values(), key=lambda j: (j.start, j.jobid))
+
+
+def quiet_seconds(job: Job, cores: int) -> float:
+    """A job's wall seconds on quiet cores, estimated from its CPU seconds over the threads it
+    holds (its wall seconds where it has no CPU figure): on a loaded machine its wall time carries
+    the others' work, its CPU time much less."""
+    if job.cpu_s is None:
+        return job.wall_s or 0.0
+    return job.cpu_s / min(job.threads, cores)
+
+
 def read_benchmark(path: Path) -> tuple[float, float] | None:
     """(wall s, CPU s) of a benchmark file's last row, or None when it is missing."""
     if not path.is_file():
@@ -139,11 +164,16 @@ def attach_rusage(jobs: list[Job], folder: Path) -> int:
 
 def idle_core_seconds(jobs: list[Job], cores: int) -> tuple[float, float]:
     """(the run's wall clock, its idle core-seconds): cores x wall clock less each finished job's
-    threads (at most ``cores``) x its logged span."""
+    threads (at most ``cores``) x its logged span. A run done in parts counts each part's wall
+    clock, not the time between parts."""
     done = [j for j in jobs if j.finish]
     if not done:
         return 0.0, 0.0
-    span = (max(j.finish for j in done) - min(j.start for j in done)).total_seconds()
+    span = sum(
+        (max(j.finish for j in part) - min(j.start for j in part)).total_seconds()
+        for n in {j.part for j in done}
+        if (part := [j for j in done if j.part == n])
+    )
     busy = sum(min(j.threads, cores) * j.span_s for j in done)
     return span, max(0.0, cores * span - busy)
 
@@ -283,14 +313,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cores", type=int, default=2, help="the run's -c")
     parser.add_argument("--jobs", action="store_true", help="also one row per job")
     parser.add_argument(
+        "--all-logs", action="store_true", help="every log of the run, as one run done in parts"
+    )
+    parser.add_argument(
+        "--quiet",
+        action="store_true",
+        help="also the makespan of the same jobs on quiet cores, from each job's CPU seconds",
+    )
+    parser.add_argument(
         "--rusage", type=Path, help="the run's bench/rusage_hook records (exact CPU seconds)"
     )
     args = parser.parse_args(argv)
-    jobs = parse_log((args.log or newest_log(args.root)).read_text())
+    if args.all_logs:
+        logs = sorted((args.root / ".snakemake" / "log").glob("*.snakemake.log"))
+        jobs = merge_runs([parse_log(f.read_text()) for f in logs])
+    else:
+        jobs = parse_log((args.log or newest_log(args.root)).read_text())
     attach_benchmarks(jobs, args.root)
     if args.rusage:
         attach_rusage(jobs, args.rusage)
     print(report(jobs, args.cores, args.jobs))
+    if args.quiet:
+        span, idle = simulate(jobs, args.cores, lambda j: quiet_seconds(j, args.cores))
+        print(
+            f"\non {args.cores} quiet cores (each job's CPU seconds over its threads): makespan "
+            f"{span:,.0f} s ({span / 3600:.2f} h), idle core-seconds {idle:,.0f}"
+        )
     return 0
 
 

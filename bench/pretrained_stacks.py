@@ -1,5 +1,5 @@
 """A pretrained checkpoint against BM25 on one replaced split: dev and test MRR of each trained run
-given, of its fusion with BM25 and of the fusion of three (BM25 + NPT + pretrained), every weight
+given, of its fusion with BM25 and of the fusion of three (BM25 + any two runs), every weight
 chosen on dev; test read once per selected system, with a paired bootstrap interval of its
 difference from BM25 (docs/measured/pretrained.md).
 
@@ -75,6 +75,51 @@ def model_scores(
     return out
 
 
+A_GRID = (0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0)  # a second or later run's weight
+
+
+def dev_mrr(z: dict, weights: dict[str, float]) -> float:
+    """Dev MRR of the weighted sum of z-scored score matrices."""
+    return float(rr(sum(w * z[k]["dev"] for k, w in weights.items())).mean())
+
+
+def select_systems(z: dict) -> dict[str, dict]:
+    """Every system's weights, each chosen on dev: each run alone, each run + λ · BM25, each pair
+    of runs + BM25 (the first run listed weighs 1), and a greedy fusion that starts from the best
+    of these on dev and adds the run and weight that raise dev MRR most (BM25's weight tuned
+    again), until none does."""
+    systems: dict[str, dict] = {k: {"weights": {k: 1.0}} for k in z}
+    learned = [k for k in z if k != "bm25"]
+    for name in learned:  # name + λ · BM25
+        best = max(WEIGHT_GRID, key=lambda w: (dev_mrr(z, {name: 1.0, "bm25": w}), -w))
+        systems[f"{name}+bm25"] = {"weights": {name: 1.0, "bm25": float(best)}}
+    for i, name in enumerate(learned):  # the fusion of three: name + a · other + λ · BM25
+        for other in learned[i + 1 :]:
+            a, w = max(
+                ((a, w) for a in A_GRID for w in WEIGHT_GRID),
+                key=lambda g: (dev_mrr(z, {name: 1.0, other: g[0], "bm25": g[1]}), -g[0], -g[1]),
+            )
+            systems[f"{name}+{other}+bm25"] = {
+                "weights": {name: 1.0, other: float(a), "bm25": float(w)}
+            }
+    weights = dict(max(systems.values(), key=lambda s: dev_mrr(z, s["weights"]))["weights"])
+    while True:  # greedy forward selection on dev
+        now = dev_mrr(z, weights)
+        tries = [
+            {**weights, k: a, "bm25": w}
+            for k in learned
+            if k not in weights
+            for a in A_GRID[1:]
+            for w in WEIGHT_GRID
+        ]
+        best = max(tries, key=lambda t: dev_mrr(z, t), default=None)
+        if best is None or dev_mrr(z, best) <= now:
+            break
+        weights = best
+    systems["greedy:" + "+".join(weights)] = {"weights": weights}
+    return systems
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("data")
@@ -96,31 +141,7 @@ def main() -> None:
         data = f"{Path(args.data).parent.name}-{Path(args.data).stem}"  # split and level
         scores[name] = model_scores(Path(folder), parts, shared, args.cache, data)
     z = {k: {n: standardize(v) for n, v in s.items()} for k, s in scores.items()}
-    systems: dict[str, dict] = {}
-    for name in scores:
-        systems[name] = {"weights": {name: 1.0}}
-    learned = [k for k in scores if k != "bm25"]
-    for name in learned:  # name + λ · BM25
-        best = max(
-            WEIGHT_GRID, key=lambda w: (rr(z[name]["dev"] + w * z["bm25"]["dev"]).mean(), -w)
-        )
-        systems[f"{name}+bm25"] = {"weights": {name: 1.0, "bm25": float(best)}}
-    if "npt" in scores:  # the fusion of three: each pretrained run + a · NPT + λ · BM25
-        for name in learned:
-            if name == "npt":
-                continue
-            grid = [(a, w) for a in (0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0) for w in WEIGHT_GRID]
-            a, w = max(
-                grid,
-                key=lambda g: (
-                    rr(z[name]["dev"] + g[0] * z["npt"]["dev"] + g[1] * z["bm25"]["dev"]).mean(),
-                    -g[0],
-                    -g[1],
-                ),
-            )
-            systems[f"{name}+npt+bm25"] = {
-                "weights": {name: 1.0, "npt": float(a), "bm25": float(w)}
-            }
+    systems = select_systems(z)
     base = {n: rr(scores["bm25"][n]) for n in parts}
     for sys_ in systems.values():
         for part in parts:

@@ -213,6 +213,26 @@ def test_bench_demo_reads_the_log_and_benchmark_files_and_simulates_a_quiet_mach
     assert "| b | 1 | 2 | 20 | 30 |" in report and "wall clock 31 s" in report
 
 
+def test_bench_demo_merges_a_run_done_in_parts_and_estimates_quiet_cores():
+    """A run stopped and started again: a job finished in both parts counts once (its last), a job
+    left unfinished not at all, each part's wall clock is counted without the gap between parts,
+    and a quiet core's job takes its CPU seconds over its threads."""
+    sys.path.insert(0, str(REPO / "bench"))
+    import bench_demo as B
+
+    first = DEMO_LOG.split("[Tue Dec  1 10:00:30 2026]")[0]  # b never finished, c did
+    second = DEMO_LOG.replace("Tue Dec  1 10:", "Tue Dec  1 12:")
+    jobs = B.merge_runs([B.parse_log(first), B.parse_log(second)])
+    assert sorted((j.rule, j.part) for j in jobs) == [("a", 1), ("all", 1), ("b", 1), ("c", 1)]
+    assert len({j.jobid for j in jobs}) == 4
+    span, _ = B.idle_core_seconds(jobs, cores=2)
+    assert span == 31
+    jobs[0].cpu_s, jobs[0].threads = 30.0, 2
+    assert B.quiet_seconds(jobs[0], cores=2) == 15.0 and B.quiet_seconds(jobs[0], cores=1) == 30.0
+    jobs[1].cpu_s, jobs[1].wall_s = None, 7.0
+    assert B.quiet_seconds(jobs[1], cores=2) == 7.0
+
+
 def test_bench_intervals_children_run_with_a_jobs_thread_variables(monkeypatch, tmp_path):
     """Each render runs in a child with the thread variables Snakemake sets for a job of the table
     rule's threads: an unlimited OpenBLAS spins threads after the bootstrap's product, and their
