@@ -225,7 +225,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=MAX_EXPLAIN_TOKENS,
         help="explanations: most query + proof tokens masked (one rescoring each)",
     )
-    parser.add_argument("--threads", type=int, default=1, help="torch threads for encoding queries")
+    parser.add_argument(
+        "--threads", type=int, default=1, help="torch and BLAS threads (encoding, scoring)"
+    )
+    parser.add_argument(
+        "--quantize",
+        choices=("none", "int8"),
+        default="none",
+        help="encode typed queries with int8 Linear layers (faster, ranks a little differently: "
+        "docs/measured/pretrained.md#search)",
+    )
     parser.add_argument(
         "--explain-workers", type=int, default=1, help="explanations computed at once"
     )
