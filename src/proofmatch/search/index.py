@@ -57,19 +57,22 @@ SCORERS = ("model", "tfidf", "bm25", "fusion")  # what answers a query: the inde
 QUANTIZE = ("none", "int8")  # the query encoder's Linear layers: float32, or dynamic int8 (opt-in)
 
 
+class SettingError(ValueError):
+    """A search setting this index cannot take (not a fault of the index)."""
+
+
 def query_matcher(matcher, quantize: str):
-    """The matcher that encodes typed queries: ``matcher`` itself, or for ``int8`` one whose
-    encoder's Linear layers are dynamically quantised (``torch.ao.quantization.quantize_dynamic``:
-    int8 weights, activations quantised per call); its scorer and the index's proof vectors stay
-    float32. Its effect on ranking: docs/measured/pretrained.md#search."""
+    """The matcher that encodes typed queries: ``matcher``, or for ``int8`` one whose encoder's
+    Linear layers are dynamically quantised (``quantize_dynamic``; the scorer and the stored proof
+    vectors stay float32; effect on ranking: docs/measured/pretrained.md#search)."""
     if quantize not in QUANTIZE:
-        raise ValueError(f"quantize {quantize!r}: expected one of {', '.join(QUANTIZE)}")
+        raise SettingError(f"quantize {quantize!r}: expected one of {', '.join(QUANTIZE)}")
     if quantize == "none":
         return matcher
     import torch
 
     if matcher.device.type != "cpu":
-        raise ValueError(f"int8 query encoding runs on the CPU, not {matcher.device}")
+        raise SettingError(f"int8 query encoding runs on the CPU, not {matcher.device}")
     encoder = torch.ao.quantization.quantize_dynamic(
         matcher.encoder, {torch.nn.Linear}, dtype=torch.qint8
     )
@@ -167,7 +170,7 @@ class SearchIndex:
         self.learned = self.method in ("model", "fusion")
         self.lexical = self.method in ("tfidf", "bm25", "fusion")
         if quantize != "none" and not self.learned:
-            raise ValueError(f"a {self.method} index encodes no query: it has nothing to quantize")
+            raise SettingError(f"a {self.method} index encodes no query: nothing to quantize")
         self.quantize = quantize
         if self.learned:
             for key in ARRAYS:
@@ -359,9 +362,8 @@ class SearchIndex:
         if halves is not None and hits:
             for name, scores in (("learned", halves.learned), ("bm25", halves.bm25)):
                 mine = scores[order]
-                ranks = 1 + (scores[None, :] > mine[:, None]).sum(
-                    axis=1
-                )  # one comparison matrix, k x n
+                # one comparison matrix, k x n
+                ranks = 1 + (scores[None, :] > mine[:, None]).sum(axis=1)
                 for h, value, rank in zip(hits, mine, ranks):
                     setattr(h, name, float(value))
                     setattr(h, f"{name}_rank", int(rank))
