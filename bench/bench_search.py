@@ -5,7 +5,7 @@ A query is timed end to end through ``SearchIndex.search``: parsing its LaTeX-fl
 model (``Matcher.factors``), scoring every proof, and ordering the top 10. The queries are the
 test statements of a real index (e.g. the demo's NPT run) whose formulas all kept their TeX,
 typed as text with it (a formula with a command the tolerant TeX reader does not know would go
-to LaTeXML, about a second each; each query's count of them is in its ``converters``). Above the real index's size the proofs
+to LaTeXML, about a second each; none of the Stacks index's first 100 such queries has one). Above the real index's size the proofs
 are synthetic: each is a real proof vector of the index plus Gaussian noise of ``--noise`` times
 that dimension's spread, so the set keeps the model's geometry (clusters of related proofs).
 
