@@ -303,5 +303,21 @@ def test_search_serves_a_pretrained_run_fused_with_bm25(toy, tiny_pretrained, tm
     test = read_part(toy, "test")
     _, hits = ix.search(test["pair_id"].iloc[0], k=5)
     assert len(hits) == 5 and ix.meta["method"] == "fusion"
-    _, typed = ix.search(r"Let $a$ be a set and $b$ the other.", k=3)
-    assert len(typed) == 3
+    query = r"Let $a$ be a set and $b$ the other."
+    _, typed = ix.search(query, k=3)
+    assert len(typed) == 3 and ix.describe()["query_encoder"] == "float32"
+    # int8 query encoding (opt-in): its own copy of the encoder, the index's float one untouched
+    q8 = SearchIndex(tmp_path / "ix", quantize="int8")
+    assert q8.describe()["query_encoder"] == "int8" and q8.query_matcher is not q8.matcher
+    linear = torch.nn.Linear
+    assert any(type(m) is linear for m in q8.matcher.encoder.modules())
+    assert not any(type(m) is linear for m in q8.query_matcher.encoder.modules())
+    a, b = ix._learned_query(ix.parse(query))[0], q8._learned_query(q8.parse(query))[0]
+    assert np.dot(a, b) / np.linalg.norm(a) / np.linalg.norm(b) > 0.9
+    assert len(q8.search(query, k=3)[1]) == 3
+    same_id = test["pair_id"].iloc[
+        0
+    ]  # an id query uses the stored vector: quantizing changes nothing
+    assert [h.row for h in q8.search(same_id, k=5)[1]] == [h.row for h in hits]
+    with pytest.raises(ValueError, match="quantize 'int4'"):
+        SearchIndex(tmp_path / "ix", quantize="int4")

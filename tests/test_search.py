@@ -135,9 +135,10 @@ def test_query_parsing_and_clear_errors(monkeypatch):
         Q.parse_query("<p>  </p>")
 
 
-def test_latexml_converts_what_the_subset_does_not(tmp_path, monkeypatch):
-    """Formulas outside proofmatch's TeX subset go to latexmlmath (a stand-in script here); what
-    it does not know either (its ``merror``) is read by the tolerant reader, with a warning."""
+def test_latexml_converts_only_what_the_tolerant_reader_does_not_know(tmp_path, monkeypatch):
+    """A formula with a command the tolerant reader does not know goes to latexmlmath (a stand-in
+    script here, which logs its calls); one it reads whole runs no process; what LaTeXML does not
+    know either (its ``merror``) keeps the tolerant reading, with a warning."""
     (tmp_path / "bad.xml").write_text(
         '<math xmlns="http://www.w3.org/1998/Math/MathML"><merror>'
         "<mtext>\\bad</mtext></merror></math>"
@@ -148,16 +149,21 @@ def test_latexml_converts_what_the_subset_does_not(tmp_path, monkeypatch):
     )
     fake = tmp_path / "latexmlmath"
     fake.write_text(
-        f'#!/bin/sh\nfor a; do last="$a"; done\ncase "$last" in *bad*) cat {tmp_path}/bad.xml;; '
-        f"*) cat {tmp_path}/ok.xml;; esac\n"
+        f'#!/bin/sh\nfor a; do last="$a"; done\nprintf "%s\\n" "$last" >> {tmp_path}/calls\n'
+        f'case "$last" in *bad*) cat {tmp_path}/bad.xml;; *) cat {tmp_path}/ok.xml;; esac\n'
     )
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    calls = tmp_path / "calls"
     Q.latexml_available.cache_clear()
     try:
         q = Q.parse_query(r"maps $X \xrightarrow{f} Y$ and $x+1$")
         assert q.tokens == ["maps", "$X", "$→", "$f", "$Y", "and", "$x", "$+", "$1"]
-        assert q.converters == ["latexml", "texmath"]
+        assert q.converters == ["texmath-tolerant", "texmath"] and not calls.exists()
+        q = Q.parse_query(r"maps $X \frob{f} Y$")
+        assert q.converters == ["latexml"] and q.warnings == []
+        assert q.tokens == ["maps", "$X", "$→", "$f", "$Y"]
+        assert calls.read_text().splitlines() == [r"X \frob{f} Y"]
         q = Q.parse_query(r"$\bad \xrightarrow{x}$")
         assert q.converters == ["texmath-tolerant"] and "\\bad" in q.warnings[0]
     finally:
@@ -372,6 +378,11 @@ def test_cli_index_and_search(search_demo, tmp_path, capsys):
     assert "model" not in text.splitlines()[0] and "bm25 index" in text and " 11. " in text
     assert cli.main(["search", str(search_demo["index"]), "$x"]) == 2
     assert "unbalanced $" in capsys.readouterr().err
+    typed = [r"Let $x$ be a real number", "--json", "-k", "3", "--quantize", "int8"]
+    assert cli.main(["search", str(search_demo["index"]), *typed]) == 0
+    assert len(json.loads(capsys.readouterr().out)["results"]) == 3
+    assert cli.main(["search", str(tmp_path / "bm25"), *typed]) == 2
+    assert "bm25 index encodes no query: nothing to quantize" in capsys.readouterr().err
     assert cli.main(["search", str(tmp_path / "bm25"), "qzxv wvkj", "--json", "-k", "2"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert (
@@ -457,8 +468,9 @@ def test_a_query_in_another_language_is_warned(search_demo, tmp_path):
         assert not any("read as" in w for w in q.warnings), q.warnings
 
 
-def test_real_latexml_for_tex_beyond_the_subset():
-    """With Debian's latexml installed (CI installs it), ``\\aleph`` and ``\\oint`` go through it."""
+def test_real_latexml_for_tex_beyond_the_tolerant_reader():
+    """With Debian's latexml installed (CI installs it), ``\\AA`` and ``\\ointop`` (unknown to the
+    tolerant reader) go through it; ``\\aleph``, which the tolerant reader knows, does not."""
     import shutil
 
     if shutil.which("latexmlmath") is None:
@@ -466,12 +478,12 @@ def test_real_latexml_for_tex_beyond_the_subset():
             pytest.fail("latexmlmath is required here (bash scripts/install.sh --latex)")
         pytest.skip("LaTeXML is not installed")
     Q.latexml_available.cache_clear()
-    q = Q.parse_query(r"If $|X| = \aleph_0$ then $\oint_C f = 0$ for $x \in X$.")
-    assert q.converters == ["latexml", "latexml", "texmath"]
-    assert {"$ℵ", "$0", "$∮", "$C", "$f"} <= set(q.tokens) and q.tokens[-4:] == [
+    q = Q.parse_query(r"If $|X| = \AA_0$ then $\ointop_C f = 0$ for $x \in \aleph$.")
+    assert q.converters == ["latexml", "latexml", "texmath-tolerant"] and q.warnings == []
+    assert {"$Å", "$0", "$∮", "$C", "$f"} <= set(q.tokens) and q.tokens[-4:] == [
         "$x",
         "$∈",
-        "$X",
+        "$ℵ",
         ".",
     ]
 

@@ -111,6 +111,32 @@ def _matcher(scorer: str, seed: int = 0, score_scale: float = 1.0) -> Matcher:
     return Matcher(config, NPTEncoder(npt), vocab).eval()
 
 
+def test_embed_switches_modes_only_when_training_and_encodes_no_text_at_once(monkeypatch):
+    """A model in eval mode is encoded as it is (eval() walks every module: a query paid for two
+    walks), one in training mode is switched and restored; no text runs no encoder."""
+    seqs = [["Let", "$a", "be", "a", "set"], ["$A"]]
+    m = _matcher("bilinear").train()
+    trained = m.embed(seqs)
+    assert m.training
+    m.eval()
+    switched = []
+    monkeypatch.setattr(m, "train", lambda mode=True: switched.append(mode) or m)
+    assert torch.equal(m.embed(seqs), trained) and switched == []
+    assert m.embed([]).shape == (0, m.encoder.dim) and switched == []
+
+
+def test_set_threads_limits_torch_and_blas():
+    """The job's threads hold for NumPy's BLAS too (its default: one thread per core)."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    before = torch.get_num_threads()
+    with threadpool_limits():  # BLAS's own settings come back afterwards
+        runtime.set_threads(1)
+        assert torch.get_num_threads() == 1
+        assert all(p["num_threads"] == 1 for p in threadpool_info() if p["user_api"] == "blas")
+    torch.set_num_threads(before)
+
+
 # ---------------------------------------------------------------- scores
 
 

@@ -184,10 +184,13 @@ class Matcher(nn.Module):
         that padding stays small, and the output is in input order."""
         from tqdm.auto import tqdm
 
-        was_training = self.training
-        self.eval()
-        order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
         out = torch.empty(len(sequences), self.encoder.dim)
+        if not len(sequences):
+            return out
+        was_training = self.training  # switched only when needed: eval() walks every module
+        if was_training:
+            self.eval()
+        order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
         dev = self.device
         starts = range(0, len(order), batch_size)
         for start in tqdm(starts, desc="encode", disable=not progress, leave=False):
@@ -196,7 +199,8 @@ class Matcher(nn.Module):
             with runtime.autocast(dev):
                 emb = self.encoder(ids.to(dev), mask.to(dev))
             out[torch.as_tensor(idx)] = emb.float().cpu()
-        self.train(was_training)
+        if was_training:
+            self.train()
         return out
 
     @torch.no_grad()

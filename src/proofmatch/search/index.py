@@ -54,6 +54,32 @@ from proofmatch.search.query_warnings import LANGUAGE_SAMPLE, warn_language, war
 
 MAX_RESULTS = 1000  # deepest rank a search may page to
 SCORERS = ("model", "tfidf", "bm25", "fusion")  # what answers a query: the index's method
+QUANTIZE = ("none", "int8")  # the query encoder's Linear layers: float32, or dynamic int8 (opt-in)
+
+
+class SettingError(ValueError):
+    """A search setting this index cannot take (not a fault of the index)."""
+
+
+def query_matcher(matcher, quantize: str):
+    """The matcher that encodes typed queries: ``matcher``, or for ``int8`` one whose encoder's
+    Linear layers are dynamically quantised (``quantize_dynamic``; the scorer and the stored proof
+    vectors stay float32; effect on ranking: docs/measured/pretrained.md#search)."""
+    if quantize not in QUANTIZE:
+        raise SettingError(f"quantize {quantize!r}: expected one of {', '.join(QUANTIZE)}")
+    if quantize == "none":
+        return matcher
+    import torch
+
+    if matcher.device.type != "cpu":
+        raise SettingError(f"int8 query encoding runs on the CPU, not {matcher.device}")
+    encoder = torch.ao.quantization.quantize_dynamic(
+        matcher.encoder, {torch.nn.Linear}, dtype=torch.qint8
+    )
+    q = type(matcher)(matcher.config, encoder, matcher.codec)
+    if matcher.config.scorer == "bilinear":
+        q.W, q.b = matcher.W, matcher.b
+    return q.eval()
 
 
 # ----------------------------------------------------------------------------- searching
@@ -115,7 +141,7 @@ class Halves:
 class SearchIndex:
     """A loaded index folder: ``search(query)`` -> ranked proofs (module docstring)."""
 
-    def __init__(self, path: str | os.PathLike, device: str | None = "cpu"):
+    def __init__(self, path: str | os.PathLike, device: str | None = "cpu", quantize: str = "none"):
         self.path = Path(path)
         if not (self.path / META_FILE).exists():
             raise FileNotFoundError(
@@ -143,6 +169,9 @@ class SearchIndex:
             )
         self.learned = self.method in ("model", "fusion")
         self.lexical = self.method in ("tfidf", "bm25", "fusion")
+        if quantize != "none" and not self.learned:
+            raise SettingError(f"a {self.method} index encodes no query: nothing to quantize")
+        self.quantize = quantize
         if self.learned:
             for key in ARRAYS:
                 setattr(self, key, np.load(self.path / f"{key}.npy"))
@@ -155,6 +184,7 @@ class SearchIndex:
             from proofmatch.models.matcher import load_matcher
 
             self.matcher = load_matcher(self.path / MODEL_DIR, device)
+            self.query_matcher = query_matcher(self.matcher, quantize)
             if self.meta["backend"] == "faiss":
                 if self.method == "fusion":
                     raise ValueError(
@@ -197,7 +227,10 @@ class SearchIndex:
         if q.kind == "id":
             i = self.row_of[q.pair_id]
             return self.statement_vectors[i], float(self.statement_bias[i])
-        A, _, row, _ = self.matcher.factors([q.tokens], [], batch_size=1)
+        import torch
+
+        with torch.inference_mode():
+            A, _, row, _ = self.query_matcher.factors([q.tokens], [], batch_size=1)
         return A[0], float(row[0])
 
     def _lexical_query(self, q: Query) -> sp.csr_matrix:
@@ -329,9 +362,8 @@ class SearchIndex:
         if halves is not None and hits:
             for name, scores in (("learned", halves.learned), ("bm25", halves.bm25)):
                 mine = scores[order]
-                ranks = 1 + (scores[None, :] > mine[:, None]).sum(
-                    axis=1
-                )  # one comparison matrix, k x n
+                # one comparison matrix, k x n
+                ranks = 1 + (scores[None, :] > mine[:, None]).sum(axis=1)
                 for h, value, rank in zip(hits, mine, ranks):
                     setattr(h, name, float(value))
                     setattr(h, f"{name}_rank", int(rank))
@@ -457,6 +489,7 @@ class SearchIndex:
             "backend": m["backend"],
         }
         if m["method"] in ("model", "fusion"):
+            out["query_encoder"] = "float32" if self.quantize == "none" else self.quantize
             out["run_dir"] = m["run"]["run_dir"]
             out["encoder"] = m["model"]["config"]["encoder"]
         if m["method"] == "fusion":

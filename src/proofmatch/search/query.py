@@ -13,12 +13,14 @@ A query is one of
   :func:`proofmatch.data.mathml.math_tokens`, so ``$x^2 \\le \\mathbb{R}$`` gives the ``$x``, ``$2``,
   ``$≤``, ``$R~double-struck`` tokens that the corpus's LaTeXML markup gives. The MathML comes
   from the project's own TeX converter (:mod:`proofmatch.texmath.convert`, the one that wrote the demo
-  corpus, in its LaTeXML dialect). A formula outside its strict subset goes to LaTeXML's
-  ``latexmlmath`` when that is installed (about 0.7 s a formula); without LaTeXML, or when it
-  does not know a command either, the tolerant reader (:mod:`proofmatch.texmath.tolerant`:
-  presentation MathML as LaTeXML writes it, for what the statements of the Stacks project use;
-  docs/search.md gives its coverage) reads it, keeps an unknown command as one symbol
-  ``\\name`` and names it in :attr:`Query.warnings`, so the query still runs.
+  corpus, in its LaTeXML dialect). A formula outside its strict subset is read by the tolerant
+  reader (:mod:`proofmatch.texmath.tolerant`: presentation MathML as LaTeXML writes it, for what
+  the statements of the Stacks project use; docs/search.md gives its coverage). Only a formula
+  in which it meets an unknown command goes to LaTeXML's ``latexmlmath`` when that is installed
+  (a process of 0.7-1.4 s a formula; on the formulas the tolerant reader reads whole it gave the
+  same tokens, docs/measured/pretrained.md#search); without LaTeXML, or when LaTeXML does not know
+  the command either, the tolerant reading keeps an unknown command as one symbol ``\\name``
+  and names it in :attr:`Query.warnings`, so the query still runs.
 
 Empty, oversized (:data:`MAX_QUERY_CHARS`), unbalanced-``$`` and unparseable queries raise
 :class:`QueryError` whose message says what to change.
@@ -128,7 +130,7 @@ def formula_tokens(tex: str, display: bool = False) -> tuple[list[str], str, lis
         el = etree.fromstring(xml.encode(), etree.XMLParser(**_SAFE_PARSER))
     except (ValueError, IndexError, KeyError, RecursionError, etree.XMLSyntaxError) as exc:
         raise QueryError(f"formula ${tex}$ could not be read: {exc}") from exc
-    if converter != "texmath" and latexml_available():
+    if unknown and latexml_available():  # only what the tolerant reader could not read
         try:
             el, converter, unknown = _latexml_math(tex, display), "latexml", []
         except QueryError:

@@ -71,6 +71,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument(
+        "--quantize",
+        choices=("none", "int8"),
+        default="none",
+        help="encode typed queries with int8 Linear layers (faster, ranks a little differently: "
+        "docs/measured/pretrained.md#search)",
+    )
+    parser.add_argument(
         "--explain",
         metavar="PAIR_ID",
         help="instead of the results: why this proof matches the query (each token's contribution "
@@ -139,13 +146,13 @@ def _refuse_early(text: str, args: argparse.Namespace) -> None:
         check_dollars(text)
 
 
-def _open_index(path: str):
+def _open_index(path: str, quantize: str = "none"):
     """The index, or a one-line reason when it is missing, unreadable or stale (no traceback)."""
-    from proofmatch.search.index import SearchIndex
+    from proofmatch.search.index import SearchIndex, SettingError
 
     try:
-        return SearchIndex(path), None
-    except FileNotFoundError as err:
+        return SearchIndex(path, quantize=quantize), None
+    except (FileNotFoundError, SettingError) as err:
         return None, f"cannot open index {path}: {err}"
     except (ValueError, KeyError, OSError) as err:
         hint = (
@@ -244,7 +251,7 @@ def main(args: argparse.Namespace) -> int:
         for i, (text, err) in enumerate(zip(texts, early), 1):
             _refused(i, text, err, args.json)
         return 2
-    index, why = _open_index(args.index)
+    index, why = _open_index(args.index, args.quantize)
     if index is None:
         print(f"proofmatch search: {why}", file=sys.stderr)
         return 2

@@ -439,17 +439,17 @@ def _page_context(
 
 
 def main(args: argparse.Namespace) -> int:
-    import torch
     import uvicorn
 
     from proofmatch.logs import setup_logging
+    from proofmatch.models.runtime import set_threads
     from proofmatch.search.index import SearchIndex
 
     setup_logging(None)
-    torch.set_num_threads(max(1, args.threads))
+    set_threads(args.threads)
     if not is_loopback(args.host):
         log.warning("binding %s: the page is reachable from other machines", args.host)
-    index = SearchIndex(args.index)
+    index = SearchIndex(args.index, quantize=args.quantize)
     rate, burst, explain_rate, explain_burst = limits_for(args)
     log.info(
         "rate limits per client: %g searches a minute (bursts of %d), %g explanations a minute "
