@@ -22,7 +22,10 @@ The score explained is the one that answered the search (:attr:`SearchIndex.meth
   ``σ`` are the mean and standard deviation of each half over the query's candidates (all proofs,
   or the part searched) **held fixed**: masking one token changes this pair's scores, not the
   pool's statistics. Each token's contribution is also split into its learned and its BM25 part
-  (they add up to the fused contribution).
+  (they add up to the fused contribution). A fusion of several runs
+  (:mod:`proofmatch.search.members`) explains ``Σ wᵢ (sᵢ - μᵢ)/σᵢ + λ (b - μ_b)/σ_b`` the same
+  way, each run masking with its own unknown token; its learned part is split further into each
+  run's share (a token's ``members``).
 
 A query and proof of more than ``max_tokens`` tokens together is refused (the cost grows with
 the square of the length), as are an unknown id, a proof outside the part searched and an index
@@ -41,6 +44,7 @@ from proofmatch.scoring.lexical import bm25_doc_weights, count_vectors, tfidf_ve
 from proofmatch.scoring.tokens import display_token, mask_token
 from proofmatch.search.folder import MAX_EXPLAIN_TOKENS
 from proofmatch.search.index import SearchIndex
+from proofmatch.search.members import explain_scores
 from proofmatch.search.query import MAX_QUERY_CHARS, Query, QueryError
 
 METHOD = "occlusion"
@@ -157,7 +161,8 @@ def explain(
     passes = (
         0
         if not index.learned
-        else -(-len(statements) // batch_size) + -(-len(proofs) // batch_size)
+        else (-(-len(statements) // batch_size) + -(-len(proofs) // batch_size))
+        * max(1, len(index.members))
     )
     out["budget"] = {
         "perturbations": n_tokens,
@@ -203,6 +208,9 @@ def _variant_scores(
     """The explained score of the pair and of each masked variant, per side; for a fusion index also
     each half's share of it (empty otherwise); and the explanation's ``explains`` (and ``fusion``) fields."""
     halves: Parts = {}
+    if index.members:
+        bm25 = lexical_cross(index, statements, proofs)
+        return explain_scores(index, q, part, statements, proofs, bm25, batch_size)
     if index.learned:
         halves["learned"] = learned_cross(index, statements, proofs, batch_size)
     if index.lexical:
@@ -261,7 +269,8 @@ def _token_weights(
     """Each token of one side with its contribution (the unmasked score minus its masked variant's)
     and, for fusion, each half's share."""
     contrib = scores[0] - scores[1:]
-    split = {k: v[side][0] - v[side][1:] for k, v in parts.items()}
+    split = {k: v[side][0] - v[side][1:] for k, v in parts.items() if ":" not in k}
+    runs = {k.split(":", 1)[1]: v[side][0] - v[side][1:] for k, v in parts.items() if ":" in k}
     return [
         {
             "token": t,
@@ -269,6 +278,7 @@ def _token_weights(
             "math": is_math(t),
             "weight": float(contrib[i]),
             **{k: float(v[i]) for k, v in split.items()},
+            **({"members": {k: float(v[i]) for k, v in runs.items()}} if runs else {}),
         }
         for i, t in enumerate(toks)
     ]

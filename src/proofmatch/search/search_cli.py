@@ -105,6 +105,8 @@ def _print_text(index, q, hits, lines: int, statement_lines: int = 2) -> None:
             if h.learned is not None
             else ""
         )
+        for m in h.members or []:  # a fusion of several runs: each run's score and share
+            halves += f"\n     {m['name']} {m['score']:.4f} (#{m['rank']}, {m['weighted_z']:+.3f})"
         print(
             f"\n{h.rank:>3}. {h.score:9.4f}  {rec['pair_id']}  ({rec['kind'] or 'proof'}, {rec['part']})"
             f"{own}{halves}"
