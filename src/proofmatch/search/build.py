@@ -215,7 +215,7 @@ def build_index(
             "seed": int(seed),
         }
         if system is not None:
-            meta.update(write_members(staging, system, frames, batch_size))
+            meta.update(write_members(staging, system, frames, _model_arrays, batch_size))
         elif method in LEARNED:
             use_faiss = method == "model" and (
                 backend == "faiss" or (backend == "auto" and len(data) > faiss_above)

@@ -44,7 +44,6 @@ from proofmatch.scoring.lexical import bm25_doc_weights, count_vectors, tfidf_ve
 from proofmatch.scoring.tokens import display_token, mask_token
 from proofmatch.search.folder import MAX_EXPLAIN_TOKENS
 from proofmatch.search.index import SearchIndex
-from proofmatch.search.members import explain_scores
 from proofmatch.search.query import MAX_QUERY_CHARS, Query, QueryError
 
 METHOD = "occlusion"
@@ -210,7 +209,7 @@ def _variant_scores(
     halves: Parts = {}
     if index.members:
         bm25 = lexical_cross(index, statements, proofs)
-        return explain_scores(index, q, part, statements, proofs, bm25, batch_size)
+        return _member_scores(index, q, part, statements, proofs, bm25, batch_size)
     if index.learned:
         halves["learned"] = learned_cross(index, statements, proofs, batch_size)
     if index.lexical:
@@ -261,6 +260,53 @@ def _fused_scores(
         },
     }
     return s_scores, p_scores, parts, about
+
+
+def _member_scores(
+    index: SearchIndex, q: Query, part: str | None, statements, proofs, lexical, batch_size: int
+) -> tuple[np.ndarray, np.ndarray, Parts, dict[str, Any]]:
+    """A fusion of several runs: each run's and BM25's weighted z-scores of the pair and of each
+    masked variant (each run masks with its own unknown token), every pool's mean and standard
+    deviation held fixed; the learned part is the runs' sum, each run's share a ``member:`` part."""
+    halves = index.halves(q, part)
+    parts: Parts = {}
+    about_members = []
+    for m, raw in zip(index.members, halves.members):
+        mask = mask_token(m.matcher)
+        A, B, row, col = m.matcher.factors(
+            masked_variants(statements[0], mask), masked_variants(proofs[0], mask), batch_size
+        )
+        cross = _cross(A, B, row, col)
+        mean, std = _pool_stats(raw)
+        parts["member:" + m.name] = tuple(m.weight * _z(c, mean, std) for c in cross)
+        about_members.append(
+            {
+                "name": m.name,
+                "weight": m.weight,
+                "score": float(cross[0][0]),
+                "mask": mask,
+                "pool_mean": mean,
+                "pool_std": std,
+            }
+        )
+    learned = tuple(sum(v[side] for v in parts.values()) for side in (0, 1))
+    mb, sb = _pool_stats(halves.bm25)
+    w = index.fusion_weight
+    parts = {"learned": learned, "bm25": tuple(w * _z(c, mb, sb) for c in lexical), **parts}
+    about = {
+        "explains": (
+            "the fused score Σ wᵢ·z(learnedᵢ) + λ·z(BM25) of this pair, with the mean and standard "
+            "deviation of each run's and BM25's scores over the query's candidates held fixed"
+        ),
+        "fusion": {
+            "weight": w,
+            "learned": float(learned[0][0]),
+            "bm25": float(lexical[0][0]),
+            "members": about_members,
+            "pool": {"n": int(len(halves.bm25)), "bm25_mean": mb, "bm25_std": sb},
+        },
+    }
+    return learned[0] + parts["bm25"][0], learned[1] + parts["bm25"][1], parts, about
 
 
 def _token_weights(

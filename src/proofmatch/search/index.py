@@ -279,7 +279,7 @@ class SearchIndex:
         if self.method != "fusion":
             raise ValueError(f"a {self.method} index has no fusion halves")
         if self.members:
-            return member_halves(self, q, part)
+            return Halves(*member_halves(self, q, part))
         learned, bm25 = self.learned_scores(q, part), self.lexical_scores(q, part)
         return Halves(
             learned,

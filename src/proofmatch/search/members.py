@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,6 @@ import numpy as np
 
 from proofmatch.artifacts import read_json
 from proofmatch.scoring.fusion import standardize
-from proofmatch.scoring.tokens import mask_token
 from proofmatch.search.folder import ARRAYS, MODEL_DIR, files_digest
 
 QUANTIZE = ("none", "int8")  # the query encoder's Linear layers: float32, or dynamic int8 (opt-in)
@@ -201,19 +201,21 @@ def system_from_args(args) -> FusionSystem | None:
     return system_by_hand(named, args.weights, args.bm25_weight)
 
 
-def write_members(staging: Path, system: FusionSystem, frames, batch_size: int) -> dict[str, Any]:
+def write_members(
+    staging: Path, system: FusionSystem, frames, encode: Callable, batch_size: int
+) -> dict[str, Any]:
     """Each member's arrays in ``members/<i>/`` and model copy in ``model-<i>/``;
-    returns the ``index.json`` fields ``members`` and ``fusion``."""
+    ``encode(run_dir, frames, batch_size)`` gives a run's arrays and matcher as a one-run index's are
+    (:mod:`proofmatch.search.build`). Returns the ``index.json`` fields ``members`` and ``fusion``."""
     import shutil
 
-    from proofmatch.search.build import _model_arrays
     from proofmatch.search.provenance import model_dir, run_identity
 
     members = []
     for i, ((name, run_dir), weight) in enumerate(zip(system.runs, system.weights)):
         folder = staging / MEMBERS_DIR / str(i)
         folder.mkdir(parents=True)
-        arrays, matcher = _model_arrays(run_dir, frames, batch_size)
+        arrays, matcher = encode(run_dir, frames, batch_size)
         for key, value in arrays.items():
             np.save(folder / f"{key}.npy", value)
         model = staging / f"{MODEL_DIR}-{i}"  # beside index.json: loading checks it as model/
@@ -323,11 +325,10 @@ def load_members(
     return out
 
 
-def member_halves(index, q, part: str | None):
-    """The halves of a query over the candidates of ``part``: ``learned`` = ``Σᵢ wᵢ · z(sᵢ)``,
-    ``bm25`` the raw BM25 scores, ``fused`` = learned + λ · z(BM25), ``members`` each raw row."""
-    from proofmatch.search.index import Halves
-
+def member_halves(index, q, part: str | None) -> tuple:
+    """A query's scores over the candidates of ``part`` (:class:`proofmatch.search.index.Halves`'
+    fields): ``learned`` = ``Σᵢ wᵢ · z(sᵢ)``, ``bm25`` the raw BM25 scores, ``fused`` = learned +
+    λ · z(BM25), and each run's raw row."""
     rows = index._candidates(part).rows
     raw = [m.scores(q, index.row_of, part, rows) for m in index.members]
     learned = np.zeros(len(raw[0]), np.float32)
@@ -335,7 +336,7 @@ def member_halves(index, q, part: str | None):
         learned += np.float32(m.weight) * standardize(s)
     bm25 = index.lexical_scores(q, part)
     fused = learned + np.float32(index.fusion_weight) * standardize(bm25)
-    return Halves(learned, bm25, fused, raw)
+    return learned, bm25, fused, raw
 
 
 def attach_members(hits: list, halves, order: np.ndarray, members: list[Member]) -> None:
@@ -375,58 +376,3 @@ def describe_members(meta: dict[str, Any]) -> dict[str, Any]:
         ],
         "run_dir": None,
     }
-
-
-# ----------------------------------------------------------------------------- explaining
-
-
-def _z(x: np.ndarray, mean: float, std: float) -> np.ndarray:
-    return (x - mean) / std if std > 0 else np.zeros_like(x)
-
-
-def explain_scores(index, q, part: str | None, statements, proofs, lexical, batch_size: int):
-    """For :mod:`proofmatch.search.explain`: each member's and BM25's weighted z-scores of the pair
-    and of each masked variant (each member masks with its own unknown token), with every pool's
-    mean and standard deviation held fixed; returns (fused per side, parts, about)."""
-    from proofmatch.search.explain import _cross, masked_variants
-
-    halves = member_halves(index, q, part)
-    parts: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    about_members = []
-    for m, raw in zip(index.members, halves.members):
-        mask = mask_token(m.matcher)
-        A, B, row, col = m.matcher.factors(
-            masked_variants(statements[0], mask), masked_variants(proofs[0], mask), batch_size
-        )
-        cross = _cross(A, B, row, col)
-        mean, std = float(np.mean(raw, dtype=np.float64)), float(np.std(raw, dtype=np.float64))
-        parts["member:" + m.name] = tuple(m.weight * _z(c, mean, std) for c in cross)
-        about_members.append(
-            {
-                "name": m.name,
-                "weight": m.weight,
-                "score": float(cross[0][0]),
-                "mask": mask,
-                "pool_mean": mean,
-                "pool_std": std,
-            }
-        )
-    learned = tuple(sum(v[side] for v in parts.values()) for side in (0, 1))
-    bm = np.asarray(halves.bm25, np.float64)
-    mb, sb = float(bm.mean()), float(bm.std())
-    w = index.fusion_weight
-    parts = {"learned": learned, "bm25": tuple(w * _z(c, mb, sb) for c in lexical), **parts}
-    about = {
-        "explains": (
-            "the fused score Σ wᵢ·z(learnedᵢ) + λ·z(BM25) of this pair, with the mean and standard "
-            "deviation of each run's and BM25's scores over the query's candidates held fixed"
-        ),
-        "fusion": {
-            "weight": w,
-            "learned": float(learned[0][0]),
-            "bm25": float(lexical[0][0]),
-            "members": about_members,
-            "pool": {"n": int(len(bm)), "bm25_mean": mb, "bm25_std": sb},
-        },
-    }
-    return learned[0] + parts["bm25"][0], learned[1] + parts["bm25"][1], parts, about
