@@ -21,7 +21,11 @@ drawn around (a real sparse row, idf of the real index). Besides the in-process 
 index is served by ``proofmatch serve``'s app (uvicorn, in a forked process, rate limit off)
 and ``--clients`` clients (threads, one keep-alive HTTP connection each) send the queries at
 once through ``/api/search``: latency per request as a client sees it, the server running one
-search at a time as it does in use. ``--explain N`` times "why this proof" (occlusion,
+search at a time as it does in use (``--http-repeats`` rounds of the queries per client;
+progress on stderr). ``--quantize int8`` encodes queries with int8 Linear layers
+(``proofmatch serve --quantize``); ``--mrr PART`` first ranks each statement of PART among
+PART's proofs, by its stored vector (an id query) and by its tokens encoded as a typed query, and
+reports both MRRs: what the query encoder (float32 or int8) changes. ``--explain N`` times "why this proof" (occlusion,
 :mod:`proofmatch.search.explain`) for the top result of N queries on the real index, the
 longest pair of the index, and, with ``--lime-samples``, Figure 2's LIME on one of them for
 comparison (LIME explains P(match) against 9 other proofs, not the search score).
@@ -29,6 +33,7 @@ comparison (LIME explains P(match) against 9 other proofs, not the search score)
     python bench/bench_search.py --index results/index/mixed/npt-local/conservation-both
     python bench/bench_search.py --index DIR --sizes 18408 --queries 100
     python bench/bench_search.py --index FUSION_DIR --sizes 18408 --clients 1 8 --explain 50 --lime-samples 1000
+    python bench/bench_search.py --index FUSION_DIR --sizes 18408 --queries 100 --clients 1 8 --mrr dev --quantize int8
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ import multiprocessing
 import os
 import resource
 import socket
+import sys
 import threading
 import time
 from urllib.parse import urlencode
@@ -47,13 +53,14 @@ from urllib.parse import urlencode
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-import torch
 
+from proofmatch.models.runtime import set_threads
 from proofmatch.search import ann
 from proofmatch.search.build import FAISS_ABOVE
 from proofmatch.search.display import fragment_text
 from proofmatch.search.explain import explain
 from proofmatch.search.index import SearchIndex
+from proofmatch.search.query import Query
 
 
 def rss_mb() -> float:
@@ -178,6 +185,28 @@ def recall(ix: SearchIndex, texts: list[str]) -> float:
     return ann.recall_at(got, exact)
 
 
+def mrr_row(ix: SearchIndex, part: str) -> dict:
+    """MRR of the statements of ``part`` among its proofs (the gold after proofs tied with it, as
+    evaluation ranks), by the stored statement vectors (an id query) and by the stored tokens
+    encoded one at a time by the index's query encoder (a typed query)."""
+    rows = np.flatnonzero(ix.table["part"].to_numpy() == part)
+    rr: dict[str, list[float]] = {"id": [], "typed": []}
+    for g, i in enumerate(rows):
+        pid = str(ix.table["pair_id"].iat[i])
+        tokens = [str(t) for t in ix.table["statement_tokens"].iat[i]]
+        for how, q in (("id", Query("id", pid, pair_id=pid)), ("typed", Query("tex", pid, tokens))):
+            S = ix.scores(q, part)
+            rr[how].append(1.0 / int((S >= S[g]).sum()))
+    return {
+        "bench": f"MRR of {part} statements among {part} proofs",
+        "scorer": ix.method,
+        "query_encoder": ix.describe().get("query_encoder"),
+        "n": len(rows),
+        "mrr_id_query": round(float(np.mean(rr["id"])), 4),
+        "mrr_typed_query": round(float(np.mean(rr["typed"])), 4),
+    }
+
+
 # ----------------------------------------------------------------------------- clients over HTTP
 
 
@@ -187,7 +216,7 @@ def _serve(ix: SearchIndex, port: int) -> None:
 
     from proofmatch.search.web import create_app
 
-    torch.set_num_threads(1)
+    set_threads(1)
     app = create_app(ix, rate_per_minute=1e9, burst=10**9)
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 
@@ -222,10 +251,12 @@ class Served:
 
 def http_row(port: int, texts: list[str], clients: int, repeats: int, n: int, scorer: str) -> dict:
     """``clients`` threads at once, each sending every query ``repeats`` times (from its own
-    starting point) over one keep-alive connection to ``/api/search``; latency per request."""
+    starting point) over one keep-alive connection to ``/api/search``; latency per request
+    (progress on stderr every tenth of the requests)."""
     lat: list[float] = []
     errors: list[str] = []
     lock = threading.Lock()
+    total, done = clients * repeats * len(texts), [0]
     start = threading.Barrier(clients)
 
     def client(c: int) -> None:
@@ -240,9 +271,14 @@ def http_row(port: int, texts: list[str], clients: int, repeats: int, n: int, sc
                 r = conn.getresponse()
                 body = r.read()
                 mine.append(1000 * (time.perf_counter() - t0))
-                if r.status != 200:
-                    with lock:
+                with lock:
+                    if r.status != 200:
                         errors.append(f"{r.status}: {body[:200]!r}")
+                    done[0] += 1
+                    if done[0] % max(1, total // 10) == 0:
+                        print(
+                            f"  {clients} clients: {done[0]}/{total}", file=sys.stderr, flush=True
+                        )
         conn.close()
         with lock:
             lat.extend(mine)
@@ -351,7 +387,15 @@ def main() -> None:
         help="proofs (default: 18,408 and 1,000,000 for a model index, 18,408 for fusion)",
     )
     ap.add_argument("--queries", type=int, default=200, help="test statements typed as text")
-    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--repeats", type=int, default=2, help="rounds of the queries in process")
+    ap.add_argument("--http-repeats", type=int, default=1, help="rounds of the queries per client")
+    ap.add_argument(
+        "--quantize",
+        choices=("none", "int8"),
+        default="none",
+        help="the query encoder's Linear layers",
+    )
+    ap.add_argument("--mrr", metavar="PART", help="first: MRR of PART's statements (mrr_row)")
     ap.add_argument(
         "--clients",
         type=int,
@@ -379,9 +423,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", help="write the rows as JSON here")
     args = ap.parse_args()
-    torch.set_num_threads(args.threads)
+    set_threads(args.threads)
 
-    ix = SearchIndex(args.index)
+    ix = SearchIndex(args.index, quantize=args.quantize)
     if ix.method not in ("model", "fusion"):
         raise SystemExit("the benchmark needs a model or fusion index")
     fusion = ix.method == "fusion"
@@ -404,6 +448,9 @@ def main() -> None:
     for t in texts[:3]:  # warm-up (lazy imports, caches)
         ix.search(t)
     rows = []
+    if args.mrr:
+        rows.append(mrr_row(ix, args.mrr))
+        print(json.dumps(rows[-1]), flush=True)
     if args.explain:
         for row in explain_rows(ix, texts, args.explain, args.lime_samples, args.seed):
             rows.append(row)
@@ -442,14 +489,15 @@ def main() -> None:
                 recall_at_10=round(recall(ix, texts), 4),
                 build_seconds=info["build_seconds"],
             )
-        row["rss_peak_mb"] = round(rss_mb())
+        row.update(rss_peak_mb=round(rss_mb()), query_encoder=ix.describe()["query_encoder"])
         rows.append(row)
         print(json.dumps(row), flush=True)
         if args.clients:
             with Served(ix) as port:
                 http_row(port, texts[:3], 1, 1, n, ix.method)  # warm-up of the served copy
                 for c in args.clients:
-                    row = http_row(port, texts, c, args.repeats, n, ix.method)
+                    row = http_row(port, texts, c, args.http_repeats, n, ix.method)
+                    row["query_encoder"] = ix.describe()["query_encoder"]
                     rows.append(row)
                     print(json.dumps(row), flush=True)
     if args.out:

@@ -87,7 +87,8 @@ def test_bench_paper_train_counts_steps_and_judges_against_chance(tmp_path):
 
 def test_bench_search_times_fusion_in_process_over_http_and_explanations(fusion_index, tmp_path):
     """bench_search on the small demo's fusion index: synthetic proofs with real BM25 rows, the
-    in-process row, 1 and 2 HTTP clients against the served app, and the explanation rows."""
+    in-process row, 1 and 2 HTTP clients against the served app, the explanation rows, and the
+    MRR of the test statements by their stored vectors and by the int8 query encoder."""
     out = tmp_path / "rows.json"
     done = subprocess.run(
         [
@@ -108,6 +109,10 @@ def test_bench_search_times_fusion_in_process_over_http_and_explanations(fusion_
             "2",
             "--lime-samples",
             "50",
+            "--mrr",
+            "test",
+            "--quantize",
+            "int8",
             "--out",
             str(out),
         ],
@@ -124,6 +129,9 @@ def test_bench_search_times_fusion_in_process_over_http_and_explanations(fusion_
     )
     assert explain["explain longest pair"]["tokens"] > 0
     assert {r["samples"] for k, r in explain.items() if k.startswith("LIME")} == {50}
+    (mrr,) = [r for k, r in explain.items() if k.startswith("MRR")]
+    assert mrr["query_encoder"] == "int8" and mrr["n"] > 0
+    assert 0 < mrr["mrr_typed_query"] <= 1 and 0 < mrr["mrr_id_query"] <= 1
     search = [r for r in rows if "bench" not in r]
     assert [(r["via"], r["clients"], r["queries"]) for r in search] == [
         ("in-process", 1, 4),
@@ -133,6 +141,7 @@ def test_bench_search_times_fusion_in_process_over_http_and_explanations(fusion_
     assert all(
         r["scorer"] == "fusion" and r["n"] == 300 and r["p95_ms"] >= r["p50_ms"] > 0 for r in search
     )
+    assert {r["query_encoder"] for r in search} == {"int8"} and "clients: 8/8" in done.stderr
 
 
 DEMO_LOG = """\

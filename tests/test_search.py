@@ -378,6 +378,11 @@ def test_cli_index_and_search(search_demo, tmp_path, capsys):
     assert "model" not in text.splitlines()[0] and "bm25 index" in text and " 11. " in text
     assert cli.main(["search", str(search_demo["index"]), "$x"]) == 2
     assert "unbalanced $" in capsys.readouterr().err
+    typed = [r"Let $x$ be a real number", "--json", "-k", "3", "--quantize", "int8"]
+    assert cli.main(["search", str(search_demo["index"]), *typed]) == 0
+    assert len(json.loads(capsys.readouterr().out)["results"]) == 3
+    assert cli.main(["search", str(tmp_path / "bm25"), *typed]) == 2
+    assert "bm25 index encodes no query: nothing to quantize" in capsys.readouterr().err
     assert cli.main(["search", str(tmp_path / "bm25"), "qzxv wvkj", "--json", "-k", "2"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert (

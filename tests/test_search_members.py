@@ -7,7 +7,6 @@ web page serve it."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -223,22 +222,3 @@ def test_cli_and_web_serve_it(multi, capsys):
     pid = body["results"][0]["pair_id"]
     e = client.get("/api/explain", params={"q": TEXT, "id": pid, "part": "test"}).json()
     assert e["fusion"]["members"][1]["name"] == "bert"
-
-
-def test_bench_index_mrr_ranks_each_statement_of_the_part(multi, monkeypatch, capsys):
-    import runpy
-    import sys
-
-    monkeypatch.setattr(sys, "argv", ["index_mrr.py", "--index", str(multi.path), "--part", "test"])
-    runpy.run_path(
-        str(Path(__file__).resolve().parents[1] / "bench/index_mrr.py"), run_name="__main__"
-    )
-    row = json.loads(capsys.readouterr().out)
-    ids = multi.table.loc[multi.table["part"] == "test", "pair_id"].tolist()
-    ranks = []
-    for pid in ids:
-        _, hits = multi.search(pid, k=len(ids), part="test")
-        ranks.append(next(h.rank for h in hits if h.is_own_proof))
-    assert row["n"] == len(ids) and row["mrr"] == pytest.approx(
-        np.mean(1 / np.array(ranks)), abs=1e-6
-    )

@@ -51,6 +51,7 @@ from proofmatch.search.folder import (
 )
 from proofmatch.search.members import (  # noqa: F401 (this module's API)
     QUANTIZE,
+    SettingError,
     attach_members,
     describe_members,
     load_members,
@@ -154,7 +155,7 @@ class SearchIndex:
         self.learned = self.method in ("model", "fusion")
         self.lexical = self.method in ("tfidf", "bm25", "fusion")
         if quantize != "none" and not self.learned:
-            raise ValueError(f"a {self.method} index encodes no query: it has nothing to quantize")
+            raise SettingError(f"a {self.method} index encodes no query: nothing to quantize")
         self.quantize = quantize
         self.members = []  # a fusion of several runs (search.members); none for one run
         if self.learned and "members" in self.meta:
@@ -351,9 +352,8 @@ class SearchIndex:
         if halves is not None and hits:
             for name, scores in (("learned", halves.learned), ("bm25", halves.bm25)):
                 mine = scores[order]
-                ranks = 1 + (scores[None, :] > mine[:, None]).sum(
-                    axis=1
-                )  # one comparison matrix, k x n
+                # one comparison matrix, k x n
+                ranks = 1 + (scores[None, :] > mine[:, None]).sum(axis=1)
                 for h, value, rank in zip(hits, mine, ranks):
                     setattr(h, name, float(value))
                     setattr(h, f"{name}_rank", int(rank))

@@ -242,19 +242,22 @@ def write_members(
 # ----------------------------------------------------------------------------- searching
 
 
+class SettingError(ValueError):
+    """A search setting this index cannot take (not a fault of the index)."""
+
+
 def query_matcher(matcher, quantize: str):
-    """The matcher that encodes typed queries: ``matcher`` itself, or for ``int8`` one whose
-    encoder's Linear layers are dynamically quantised (``torch.ao.quantization.quantize_dynamic``:
-    int8 weights, activations quantised per call); its scorer and the index's proof vectors stay
-    float32. Its effect on ranking: docs/measured/pretrained.md#search."""
+    """The matcher that encodes typed queries: ``matcher``, or for ``int8`` one whose encoder's
+    Linear layers are dynamically quantised (``quantize_dynamic``; the scorer and the stored proof
+    vectors stay float32; effect on ranking: docs/measured/pretrained.md#search)."""
     if quantize not in QUANTIZE:
-        raise ValueError(f"quantize {quantize!r}: expected one of {', '.join(QUANTIZE)}")
+        raise SettingError(f"quantize {quantize!r}: expected one of {', '.join(QUANTIZE)}")
     if quantize == "none":
         return matcher
     import torch
 
     if matcher.device.type != "cpu":
-        raise ValueError(f"int8 query encoding runs on the CPU, not {matcher.device}")
+        raise SettingError(f"int8 query encoding runs on the CPU, not {matcher.device}")
     encoder = torch.ao.quantization.quantize_dynamic(
         matcher.encoder, {torch.nn.Linear}, dtype=torch.qint8
     )

@@ -150,11 +150,11 @@ def _refuse_early(text: str, args: argparse.Namespace) -> None:
 
 def _open_index(path: str, quantize: str = "none"):
     """The index, or a one-line reason when it is missing, unreadable or stale (no traceback)."""
-    from proofmatch.search.index import SearchIndex
+    from proofmatch.search.index import SearchIndex, SettingError
 
     try:
         return SearchIndex(path, quantize=quantize), None
-    except FileNotFoundError as err:
+    except (FileNotFoundError, SettingError) as err:
         return None, f"cannot open index {path}: {err}"
     except (ValueError, KeyError, OSError) as err:
         hint = (

@@ -194,6 +194,12 @@ def is_loopback(host: str) -> bool:
         return host == "localhost"
 
 
+QUANTIZE_HELP = (
+    "encode typed queries with int8 Linear layers (faster; ranks a little differently: "
+    "docs/measured/pretrained.md#search)"
+)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("index", help="index folder (proofmatch index)")
     parser.add_argument(
@@ -225,16 +231,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=MAX_EXPLAIN_TOKENS,
         help="explanations: most query + proof tokens masked (one rescoring each)",
     )
-    parser.add_argument(
-        "--threads", type=int, default=1, help="torch and BLAS threads (encoding, scoring)"
-    )
-    parser.add_argument(
-        "--quantize",
-        choices=("none", "int8"),
-        default="none",
-        help="encode typed queries with int8 Linear layers (faster, ranks a little differently: "
-        "docs/measured/pretrained.md#search)",
-    )
+    parser.add_argument("--threads", type=int, default=1, help="torch and BLAS threads")
+    parser.add_argument("--quantize", choices=("none", "int8"), default="none", help=QUANTIZE_HELP)
     parser.add_argument(
         "--explain-workers", type=int, default=1, help="explanations computed at once"
     )
