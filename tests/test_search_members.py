@@ -222,3 +222,31 @@ def test_cli_and_web_serve_it(multi, capsys):
     pid = body["results"][0]["pair_id"]
     e = client.get("/api/explain", params={"q": TEXT, "id": pid, "part": "test"}).json()
     assert e["fusion"]["members"][1]["name"] == "bert"
+
+
+def test_bench_search_times_it_and_gives_its_mrr(multi, tmp_path):
+    """bench_search on the fusion of two runs: each run's synthetic proofs, the in-process and
+    HTTP rows, and the MRR of the test statements by the index's own scoring."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    out = tmp_path / "rows.json"
+    bench = Path(__file__).resolve().parents[1] / "bench/bench_search.py"
+    args = ["--sizes", "300", "--queries", "3", "--repeats", "1", "--clients", "1", "--mrr", "test"]
+    done = subprocess.run(
+        [sys.executable, str(bench), "--index", str(multi.path), *args, "--out", str(out)],
+        timeout=600,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = json.loads(out.read_text())
+    (mrr,) = [r for r in rows if r.get("bench", "").startswith("MRR")]
+    ids = multi.table.loc[multi.table["part"] == "test", "pair_id"].tolist()
+    ranks = [
+        next(h.rank for h in multi.search(p, k=len(ids), part="test")[1] if h.is_own_proof)
+        for p in ids
+    ]
+    assert mrr["mrr_id_query"] == pytest.approx(np.mean(1 / np.array(ranks)), abs=1e-4)
+    assert {r["n"] for r in rows if "p50_ms" in r} == {300}
