@@ -143,6 +143,7 @@ def test_explain_splits_the_learned_share_by_run(multi):
     assert [m["name"] for m in e["fusion"]["members"]] == ["npt", "bert"]
     for m, hm in zip(e["fusion"]["members"], hits[1].members):
         assert m["score"] == pytest.approx(hm["score"], rel=1e-4, abs=1e-4)
+        assert m["share"] == pytest.approx(hm["weighted_z"], abs=1e-4)
     for t in e["statement"] + e["proof"]:
         assert t["weight"] == pytest.approx(t["learned"] + t["bm25"], abs=1e-9)
         assert t["learned"] == pytest.approx(sum(t["members"].values()), abs=1e-9)
@@ -213,6 +214,9 @@ def test_cli_and_web_serve_it(multi, capsys):
     out = capsys.readouterr().out
     assert "fusion (npt (1) + bert (0.5) + BM25, λ = 0.25, given by hand)" in out
     assert "     npt " in out and "     bert " in out
+    pid = multi.search(TEXT, k=1)[1][0].pair_id
+    assert cli.main(["search", str(multi.path), TEXT, "--explain", pid]) == 0
+    assert "  run bert (weight 0.5): score " in capsys.readouterr().out
     client = TestClient(create_app(multi))
     body = client.get("/api/search", params={"q": TEXT, "k": 3, "part": "test"}).json()
     assert [m["name"] for m in body["results"][0]["members"]] == ["npt", "bert"]

@@ -284,6 +284,7 @@ def _member_scores(
                 "name": m.name,
                 "weight": m.weight,
                 "score": float(cross[0][0]),
+                "share": float(parts["member:" + m.name][0][0]),  # its weighted z-score
                 "mask": mask,
                 "pool_mean": mean,
                 "pool_std": std,

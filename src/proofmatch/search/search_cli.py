@@ -135,6 +135,10 @@ def _print_explanation(e: dict) -> None:
     for side in ("statement", "proof"):
         top = sorted(e[side], key=lambda t: -abs(t["weight"]))[:8]
         print(f"  {side}: " + ", ".join(f"{t['shown']} {t['weight']:+.3f}" for t in top))
+    for m in e.get("fusion", {}).get("members", []):  # a fusion of several runs
+        print(
+            f"  run {m['name']} (weight {m['weight']:g}): score {m['score']:.4f}, share {m['share']:+.4f}"
+        )
 
 
 def _refuse_early(text: str, args: argparse.Namespace) -> None:
