@@ -4,8 +4,8 @@ A query is timed end to end through ``SearchIndex.search``: parsing its LaTeX-fl
 (the project's TeX converter, then the linearizer's MathML reader), encoding it with the index's
 model (``Matcher.factors``), scoring every proof, and ordering the top 10. The queries are the
 test statements of a real index (e.g. the demo's NPT run) whose formulas all kept their TeX,
-typed as text with it (a formula beyond the project converter's TeX subset would go to LaTeXML,
-about a second each; that path is not measured here). Above the real index's size the proofs
+typed as text with it (a formula with a command the tolerant TeX reader does not know would go
+to LaTeXML, about a second each; none of the Stacks index's first 100 such queries has one). Above the real index's size the proofs
 are synthetic: each is a real proof vector of the index plus Gaussian noise of ``--noise`` times
 that dimension's spread, so the set keeps the model's geometry (clusters of related proofs).
 
