@@ -15,7 +15,8 @@ exact search (matrix products) on the test statements, which calibration did not
 
 Fusion (``--index`` a fusion index, ``proofmatch index --fusion``): every query scores every
 proof twice (one product, one sparse product) and standardises both halves, so fusion is timed
-exact at any size. A synthetic proof's BM25 row is the real BM25 row of the proof its vector was
+exact at any size; a fusion of several runs encodes the query once per run and scores one product
+per run (each run's synthetic proofs drawn around the same real proofs). A synthetic proof's BM25 row is the real BM25 row of the proof its vector was
 drawn around (a real sparse row, idf of the real index). Besides the in-process rows, the
 index is served by ``proofmatch serve``'s app (uvicorn, in a forked process, rate limit off)
 and ``--clients`` clients (threads, one keep-alive HTTP connection each) send the queries at
@@ -126,6 +127,14 @@ def install(
         info["build_seconds"] = round(time.perf_counter() - t0, 1)
         ix.meta["faiss"] = info
     return info
+
+
+def install_members(ix: SearchIndex, arrays: list[dict], n: int, noise: float, seed: int) -> None:
+    """A fusion of several runs: each run's synthetic proofs, drawn around the same real proofs as
+    :func:`synthetic`'s (one seed picks the same rows) in that run's own vector space."""
+    for m, real in zip(ix.members, arrays):
+        V, col, _ = synthetic(real, n, noise, seed)
+        m.arrays, m.parts = {**real, "proof_vectors": V, "proof_bias": col}, {}
 
 
 def percentiles(ms: list[float]) -> dict:
@@ -429,10 +438,11 @@ def main() -> None:
         if x is not None and "m:math" not in x and x.count("<math") == x.count("alttext=")
     ]
     texts = [t for t in texts if "$" in t][: args.queries]
-    calib = ix.statement_vectors[(ix.table["part"] != "test").to_numpy()]
+    first = ix.members[0].arrays if ix.members else vars(ix)  # several runs: the first's proofs
+    calib = first["statement_vectors"][(ix.table["part"] != "test").to_numpy()]
     print(
-        f"{len(texts)} queries from {args.index}; {ix.method} index, model {ix.meta['model']['config']['encoder']} "
-        f"d={ix.meta['dim']}; {len(calib)} calibration statements",
+        f"{len(texts)} queries from {args.index}; {ix.method} index, model {ix.describe()['encoder']} "
+        f"d={first['proof_vectors'].shape[1]}; {len(calib)} calibration statements",
         flush=True,
     )
     for t in texts[:3]:  # warm-up (lazy imports, caches)
@@ -447,11 +457,12 @@ def main() -> None:
             print(json.dumps(row), flush=True)
     # the real proofs, kept apart: each size's synthetic set is drawn around these
     real = {
-        "proof_vectors": ix.proof_vectors,
-        "proof_bias": ix.proof_bias,
+        "proof_vectors": first["proof_vectors"],
+        "proof_bias": first["proof_bias"],
         "table": ix.table,
         "weights": ix.weights_t.T.tocsr() if fusion else None,
     }
+    members = [m.arrays for m in ix.members]
     for n in sizes:
         backend = "exact" if fusion or n <= FAISS_ABOVE else "faiss"
         V, col, pick = synthetic(real, n, args.noise, args.seed)
@@ -466,6 +477,7 @@ def main() -> None:
             weights=real["weights"][pick] if fusion else None,
             table=real["table"].iloc[pick],
         )
+        install_members(ix, members, n, args.noise, args.seed)
         for t in texts[:3]:
             ix.search(t)
         row = run(ix, texts, n, args.repeats)

@@ -13,7 +13,8 @@ Building reads the parts asked for, in that order, and encodes every proof once:
 * a ``fusion`` index: both a model index's arrays and a ``bm25`` index's weights, and the weight
   λ of ``z(learned) + λ · z(BM25)`` (:mod:`proofmatch.scoring.fusion`): the run's
   ``fusion.json`` (chosen on its dev part) or a weight given by hand, recorded as such
-  (:func:`proofmatch.search.provenance.fusion_weight`);
+  (:func:`proofmatch.search.provenance.fusion_weight`); a fusion of several runs: each run's
+  arrays in ``members/<i>/``, its model in ``model-<i>/``, and their weights (:mod:`proofmatch.search.members`);
 * above ``faiss_above`` proofs a model index adds a FAISS IVF index whose ``nprobe`` is
   calibrated to a target recall@10 on up to ``CALIBRATION_QUERIES`` indexed statements
   (:mod:`proofmatch.search.ann`). A fusion index has none: its scores are standardised over every
@@ -58,6 +59,12 @@ from proofmatch.search.folder import (
     MODEL_DIR,
     PROOFS_FILE,
     files_digest,
+)
+from proofmatch.search.members import (
+    FusionSystem,
+    add_member_arguments,
+    system_from_args,
+    write_members,
 )
 from proofmatch.search.provenance import FUSION_FILE, fusion_weight, model_dir, run_identity
 
@@ -167,13 +174,20 @@ def build_index(
     target_recall: float = 0.95,
     faiss_above: int = FAISS_ABOVE,
     fusion_weight_by_hand: float | None = None,
+    system: FusionSystem | None = None,
 ) -> dict[str, Any]:
     """Build an index folder (module docstring) atomically; return its ``index.json`` content.
 
     ``fusion_weight_by_hand``: a fusion index's λ instead of ``run_dir/fusion.json``'s (recorded as
-    given by hand)."""
-    _check_request(method, run_dir, backend, fusion_weight_by_hand)
-    fusion = fusion_weight(run_dir, fusion_weight_by_hand) if method == "fusion" else None
+    given by hand). ``system``: a fusion of several runs (no ``run_dir``)."""
+    if system is not None and (method != "fusion" or run_dir is not None):
+        raise ValueError("a fusion of several runs is method fusion, with its runs in the system")
+    _check_request(
+        method, run_dir if system is None else system.runs[0][1], backend, fusion_weight_by_hand
+    )
+    fusion = None
+    if method == "fusion" and system is None:
+        fusion = fusion_weight(run_dir, fusion_weight_by_hand)
     parts = list(dict.fromkeys(parts))
     frames, data = _indexed_pairs(data_parquet, parts)
     if method == "fusion" and backend == "auto" and len(data) > faiss_above:
@@ -200,7 +214,9 @@ def build_index(
             "backend": "exact",
             "seed": int(seed),
         }
-        if method in LEARNED:
+        if system is not None:
+            meta.update(write_members(staging, system, frames, _model_arrays, batch_size))
+        elif method in LEARNED:
             use_faiss = method == "model" and (
                 backend == "faiss" or (backend == "auto" and len(data) > faiss_above)
             )
@@ -216,7 +232,7 @@ def build_index(
         table.to_parquet(staging / PROOFS_FILE, index=False)
         meta["build_seconds"] = round(time.perf_counter() - t0, 2)
         write_json(meta, staging / META_FILE)
-    _log_built(target, meta, fusion)
+    _log_built(target, meta, meta.get("fusion"))
     return meta
 
 
@@ -318,6 +334,8 @@ def _log_built(target: Path, meta: dict[str, Any], fusion: dict[str, Any] | None
         meta["backend"],
         meta["build_seconds"],
     )
+    for m in meta.get("members", []):
+        log.info("run %s weight %.4g: %s", m["name"], m["weight"], m["run"]["run_dir"])
     if fusion is not None:
         by_hand = fusion["source"] == "hand"
         log.info(
@@ -385,7 +403,10 @@ def _add_method_arguments(parser: argparse.ArgumentParser) -> None:
         "--run",
         "--run-dir",
         dest="run",
-        help="training run folder (results/runs/...); required for --method model and fusion",
+        action="append",
+        metavar="[NAME=]RUN",
+        help="training run folder (results/runs/...); required for --method model and fusion; "
+        "repeated: a fusion of several runs (--weights and --bm25-weight, or --weights-from)",
     )
     parser.add_argument(
         "--method",
@@ -409,6 +430,7 @@ def _add_method_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"fusion: this λ instead of RUN/{FUSION_FILE}'s (recorded in index.json as given "
         "by hand)",
     )
+    add_member_arguments(parser)
 
 
 def _add_search_arguments(parser: argparse.ArgumentParser) -> None:
@@ -440,10 +462,11 @@ def _add_search_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     setup_logging(args.log)
     try:
+        system = system_from_args(args)
         meta = build_index(
             args.out,
             args.data,
-            run_dir=args.run,
+            run_dir=None if system is not None or not args.run else args.run[0],
             method=args.method,
             pairs_parquet=args.pairs,
             articles_parquet=args.articles,
@@ -454,6 +477,7 @@ def main(args: argparse.Namespace) -> int:
             target_recall=args.recall,
             faiss_above=args.faiss_above,
             fusion_weight_by_hand=args.fusion_weight,
+            system=system,
         )
     except (ValueError, FileNotFoundError) as err:
         print(f"proofmatch index: {err}", file=sys.stderr)
@@ -464,5 +488,7 @@ def main(args: argparse.Namespace) -> int:
             meta["fusion"]["weight"],
             meta["fusion"]["source"],
         )
+    if "members" in meta:
+        summary["weights"] = {m["name"]: m["weight"] for m in meta["members"]}
     print(json.dumps(summary, sort_keys=True))
     return 0

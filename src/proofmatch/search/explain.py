@@ -22,7 +22,10 @@ The score explained is the one that answered the search (:attr:`SearchIndex.meth
   ``σ`` are the mean and standard deviation of each half over the query's candidates (all proofs,
   or the part searched) **held fixed**: masking one token changes this pair's scores, not the
   pool's statistics. Each token's contribution is also split into its learned and its BM25 part
-  (they add up to the fused contribution).
+  (they add up to the fused contribution). A fusion of several runs
+  (:mod:`proofmatch.search.members`) explains ``Σ wᵢ (sᵢ - μᵢ)/σᵢ + λ (b - μ_b)/σ_b`` the same
+  way, each run masking with its own unknown token; its learned part is split further into each
+  run's share (a token's ``members``).
 
 A query and proof of more than ``max_tokens`` tokens together is refused (the cost grows with
 the square of the length), as are an unknown id, a proof outside the part searched and an index
@@ -157,7 +160,8 @@ def explain(
     passes = (
         0
         if not index.learned
-        else -(-len(statements) // batch_size) + -(-len(proofs) // batch_size)
+        else (-(-len(statements) // batch_size) + -(-len(proofs) // batch_size))
+        * max(1, len(index.members))
     )
     out["budget"] = {
         "perturbations": n_tokens,
@@ -203,6 +207,9 @@ def _variant_scores(
     """The explained score of the pair and of each masked variant, per side; for a fusion index also
     each half's share of it (empty otherwise); and the explanation's ``explains`` (and ``fusion``) fields."""
     halves: Parts = {}
+    if index.members:
+        bm25 = lexical_cross(index, statements, proofs)
+        return _member_scores(index, q, part, statements, proofs, bm25, batch_size)
     if index.learned:
         halves["learned"] = learned_cross(index, statements, proofs, batch_size)
     if index.lexical:
@@ -255,13 +262,62 @@ def _fused_scores(
     return s_scores, p_scores, parts, about
 
 
+def _member_scores(
+    index: SearchIndex, q: Query, part: str | None, statements, proofs, lexical, batch_size: int
+) -> tuple[np.ndarray, np.ndarray, Parts, dict[str, Any]]:
+    """A fusion of several runs: each run's and BM25's weighted z-scores of the pair and of each
+    masked variant (each run masks with its own unknown token), every pool's mean and standard
+    deviation held fixed; the learned part is the runs' sum, each run's share a ``member:`` part."""
+    halves = index.halves(q, part)
+    parts: Parts = {}
+    about_members = []
+    for m, raw in zip(index.members, halves.members):
+        mask = mask_token(m.matcher)
+        A, B, row, col = m.matcher.factors(
+            masked_variants(statements[0], mask), masked_variants(proofs[0], mask), batch_size
+        )
+        cross = _cross(A, B, row, col)
+        mean, std = _pool_stats(raw)
+        parts["member:" + m.name] = tuple(m.weight * _z(c, mean, std) for c in cross)
+        about_members.append(
+            {
+                "name": m.name,
+                "weight": m.weight,
+                "score": float(cross[0][0]),
+                "share": float(parts["member:" + m.name][0][0]),  # its weighted z-score
+                "mask": mask,
+                "pool_mean": mean,
+                "pool_std": std,
+            }
+        )
+    learned = tuple(sum(v[side] for v in parts.values()) for side in (0, 1))
+    mb, sb = _pool_stats(halves.bm25)
+    w = index.fusion_weight
+    parts = {"learned": learned, "bm25": tuple(w * _z(c, mb, sb) for c in lexical), **parts}
+    about = {
+        "explains": (
+            "the fused score Σ wᵢ·z(learnedᵢ) + λ·z(BM25) of this pair, with the mean and standard "
+            "deviation of each run's and BM25's scores over the query's candidates held fixed"
+        ),
+        "fusion": {
+            "weight": w,
+            "learned": float(learned[0][0]),
+            "bm25": float(lexical[0][0]),
+            "members": about_members,
+            "pool": {"n": int(len(halves.bm25)), "bm25_mean": mb, "bm25_std": sb},
+        },
+    }
+    return learned[0] + parts["bm25"][0], learned[1] + parts["bm25"][1], parts, about
+
+
 def _token_weights(
     toks: list[str], side: int, scores: np.ndarray, parts: Parts
 ) -> list[dict[str, Any]]:
     """Each token of one side with its contribution (the unmasked score minus its masked variant's)
     and, for fusion, each half's share."""
     contrib = scores[0] - scores[1:]
-    split = {k: v[side][0] - v[side][1:] for k, v in parts.items()}
+    split = {k: v[side][0] - v[side][1:] for k, v in parts.items() if ":" not in k}
+    runs = {k.split(":", 1)[1]: v[side][0] - v[side][1:] for k, v in parts.items() if ":" in k}
     return [
         {
             "token": t,
@@ -269,6 +325,7 @@ def _token_weights(
             "math": is_math(t),
             "weight": float(contrib[i]),
             **{k: float(v[i]) for k, v in split.items()},
+            **({"members": {k: float(v[i]) for k, v in runs.items()}} if runs else {}),
         }
         for i, t in enumerate(toks)
     ]

@@ -25,7 +25,9 @@ An index folder holds
   ``bm25`` (k1, b, avgdl) to weight a changed proof;
 * a ``fusion`` index: a model index's arrays and model and a ``bm25`` index's weights, and
   ``index.json``'s ``fusion`` (the weight λ, its source ``run`` or ``hand``, the run's
-  ``fusion.json``);
+  ``fusion.json``); a fusion of several runs: each run's arrays in ``members/<i>/`` and model in
+  ``model-<i>/``, ``index.json``'s ``members`` and the weights' source
+  (:mod:`proofmatch.search.members`);
 * above ``faiss_above`` proofs (default 100,000) a model index adds ``faiss.index``
   (:mod:`proofmatch.search.ann`).
 

@@ -49,37 +49,20 @@ from proofmatch.search.folder import (
     PROOFS_FILE,
     files_digest,
 )
+from proofmatch.search.members import (  # noqa: F401 (this module's API)
+    QUANTIZE,
+    SettingError,
+    attach_members,
+    describe_members,
+    load_members,
+    member_halves,
+    query_matcher,
+)
 from proofmatch.search.query import MAX_QUERY_CHARS, Query, QueryError, parse_query
 from proofmatch.search.query_warnings import LANGUAGE_SAMPLE, warn_language, warn_unmatched
 
 MAX_RESULTS = 1000  # deepest rank a search may page to
 SCORERS = ("model", "tfidf", "bm25", "fusion")  # what answers a query: the index's method
-QUANTIZE = ("none", "int8")  # the query encoder's Linear layers: float32, or dynamic int8 (opt-in)
-
-
-class SettingError(ValueError):
-    """A search setting this index cannot take (not a fault of the index)."""
-
-
-def query_matcher(matcher, quantize: str):
-    """The matcher that encodes typed queries: ``matcher``, or for ``int8`` one whose encoder's
-    Linear layers are dynamically quantised (``quantize_dynamic``; the scorer and the stored proof
-    vectors stay float32; effect on ranking: docs/measured/pretrained.md#search)."""
-    if quantize not in QUANTIZE:
-        raise SettingError(f"quantize {quantize!r}: expected one of {', '.join(QUANTIZE)}")
-    if quantize == "none":
-        return matcher
-    import torch
-
-    if matcher.device.type != "cpu":
-        raise SettingError(f"int8 query encoding runs on the CPU, not {matcher.device}")
-    encoder = torch.ao.quantization.quantize_dynamic(
-        matcher.encoder, {torch.nn.Linear}, dtype=torch.qint8
-    )
-    q = type(matcher)(matcher.config, encoder, matcher.codec)
-    if matcher.config.scorer == "bilinear":
-        q.W, q.b = matcher.W, matcher.b
-    return q.eval()
 
 
 # ----------------------------------------------------------------------------- searching
@@ -111,6 +94,7 @@ class Hit:
     bm25: float | None = None
     learned_rank: int | None = None
     bm25_rank: int | None = None
+    members: list[dict] | None = None  # a fusion of several runs: each one's share (search.members)
 
 
 @dataclass
@@ -136,6 +120,7 @@ class Halves:
     learned: np.ndarray
     bm25: np.ndarray
     fused: np.ndarray
+    members: list[np.ndarray] | None = None  # a fusion of several runs: each run's raw row
 
 
 class SearchIndex:
@@ -172,7 +157,10 @@ class SearchIndex:
         if quantize != "none" and not self.learned:
             raise SettingError(f"a {self.method} index encodes no query: nothing to quantize")
         self.quantize = quantize
-        if self.learned:
+        self.members = []  # a fusion of several runs (search.members); none for one run
+        if self.learned and "members" in self.meta:
+            self.members = load_members(self.path, self.meta, device, quantize)
+        elif self.learned:
             for key in ARRAYS:
                 setattr(self, key, np.load(self.path / f"{key}.npy"))
             digest = files_digest(self.path / MODEL_DIR)
@@ -257,7 +245,7 @@ class SearchIndex:
                     )
                 rows = np.flatnonzero(self.table["part"].to_numpy() == part)
             dense = col = sparse = None
-            if self.learned:
+            if self.learned and not self.members:
                 B = self.proof_vectors if rows is None else self.proof_vectors[rows]
                 dense = None if self.faiss is not None else np.ascontiguousarray(B.T)
                 col = self.proof_bias if rows is None else self.proof_bias[rows]
@@ -291,6 +279,8 @@ class SearchIndex:
         standardised over exactly these candidates (:func:`proofmatch.scoring.fusion.fuse`)."""
         if self.method != "fusion":
             raise ValueError(f"a {self.method} index has no fusion halves")
+        if self.members:
+            return Halves(*member_halves(self, q, part))
         learned, bm25 = self.learned_scores(q, part), self.lexical_scores(q, part)
         return Halves(
             learned,
@@ -367,6 +357,8 @@ class SearchIndex:
                 for h, value, rank in zip(hits, mine, ranks):
                     setattr(h, name, float(value))
                     setattr(h, f"{name}_rank", int(rank))
+            if halves.members is not None:
+                attach_members(hits, halves, order, self.members)
         return q, hits
 
     def proof_vocabulary(self) -> set[str] | dict:
@@ -471,6 +463,8 @@ class SearchIndex:
                 learned_rank=hit.learned_rank,
                 bm25_rank=hit.bm25_rank,
             )
+        if hit.members is not None:
+            out["members"] = hit.members
         return out
 
     def size(self, part: str | None = None) -> int:
@@ -490,8 +484,11 @@ class SearchIndex:
         }
         if m["method"] in ("model", "fusion"):
             out["query_encoder"] = "float32" if self.quantize == "none" else self.quantize
-            out["run_dir"] = m["run"]["run_dir"]
-            out["encoder"] = m["model"]["config"]["encoder"]
+            if "members" in m:
+                out.update(describe_members(m))
+            else:
+                out["run_dir"] = m["run"]["run_dir"]
+                out["encoder"] = m["model"]["config"]["encoder"]
         if m["method"] == "fusion":
             out["fusion_weight"] = m["fusion"]["weight"]
             out["fusion_weight_source"] = m["fusion"]["source"]

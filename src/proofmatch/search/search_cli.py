@@ -105,6 +105,8 @@ def _print_text(index, q, hits, lines: int, statement_lines: int = 2) -> None:
             if h.learned is not None
             else ""
         )
+        for m in h.members or []:  # a fusion of several runs: each run's score and share
+            halves += f"\n     {m['name']} {m['score']:.4f} (#{m['rank']}, {m['weighted_z']:+.3f})"
         print(
             f"\n{h.rank:>3}. {h.score:9.4f}  {rec['pair_id']}  ({rec['kind'] or 'proof'}, {rec['part']})"
             f"{own}{halves}"
@@ -133,6 +135,10 @@ def _print_explanation(e: dict) -> None:
     for side in ("statement", "proof"):
         top = sorted(e[side], key=lambda t: -abs(t["weight"]))[:8]
         print(f"  {side}: " + ", ".join(f"{t['shown']} {t['weight']:+.3f}" for t in top))
+    for m in e.get("fusion", {}).get("members", []):  # a fusion of several runs
+        print(
+            f"  run {m['name']} (weight {m['weight']:g}): score {m['score']:.4f}, share {m['share']:+.4f}"
+        )
 
 
 def _refuse_early(text: str, args: argparse.Namespace) -> None:
