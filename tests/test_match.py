@@ -405,3 +405,34 @@ def test_headers_without_statement_ids_get_numbered_pair_ids():
         "arXiv:1/S1",
         "arXiv:1/S1#2",
     ]
+
+
+def test_import_names_repeated_and_anonymous_headers_as_pair_ids_does(tmp_path):
+    folder = release(tmp_path / "rel")
+    for fam in ("mixed", "unmixed"):
+        for level in F.FILE_LEVELS:
+            path = folder / fam / f"{fam}_{level}_train"
+            text = path.read_text().replace("0001.0001|S0.Thm1", "0000.0001|S0.Thm0")  # again
+            path.write_text(text.replace("arXiv:0002.0001|S0.Thm2", "arXiv:0002.0001"))
+    M.import_folder(folder, tmp_path / "out", splits=["mixed", "unmixed"])
+    ids = pq.read_table(tmp_path / "out/replaced/mixed/full.parquet").column("pair_id")
+    assert ids.to_pylist()[:3] == [
+        "arXiv:0000.0001/S0.Thm0",
+        "arXiv:0000.0001/S0.Thm0#2",
+        "arXiv:0002.0001/#1",
+    ]
+    pairs = pq.read_table(tmp_path / "out/data/pairs.parquet").column("pair_id").to_pylist()
+    assert len(pairs) == len(set(pairs)) == 9
+
+
+def test_a_pair_that_differs_between_splits_names_both_files(tmp_path):
+    folder = release(tmp_path / "rel")
+    path = folder / "unmixed/unmixed_conservation_dev"
+    text = path.read_text()
+    path.write_text(text.replace("text\t∎", "text\t∎ .", 2))
+    with pytest.raises(
+        F.MatchFormatError,
+        match=r"unmixed_conservation_dev, line \d+: pair 'arXiv:0000.0001/S1.Thm0' differs "
+        r"from the pair of that id in mixed/mixed_conservation_dev, line \d+",
+    ):
+        M.import_folder(folder, tmp_path / "out", splits=["mixed", "unmixed"])

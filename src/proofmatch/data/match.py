@@ -203,7 +203,8 @@ class _Read:
     report: dict[str, Any]
     articles: dict[str, tuple[list[str], str]] = field(default_factory=dict)
     article_file: dict[str, str] = field(default_factory=dict)
-    known: dict[str, tuple[int, str]] = field(default_factory=dict)
+    known: dict[str, tuple[int, str, int]] = field(default_factory=dict)
+    merged: list[dict] = field(default_factory=list)  # the article dicts merged into articles
     variants: set[str] = field(default_factory=set)
     tables: dict[str, str] = field(default_factory=dict)
     n_pairs: int = 0
@@ -372,20 +373,23 @@ def _read_file(
     chunks = []
     n = len(cols.headers)
     if first:
-        pairs = cols.pairs
-        ref.headers, ref.articles = cols.headers, [p.article_id for p in pairs]
+        ref.headers, ref.articles = cols.headers, cols.article_ids()
+        plain = _unique(cols.plain_ids(), seen)
+        pairs = cols.pairs if plain is None else []
     else:
         _check_aligned(path, cols, ref)
     for start in range(0, n, CHUNK):
         size = min(CHUNK, n - start)
         if first:
-            ids = pair_ids(pairs[start : start + size], seen)
+            chunk = pairs[start : start + size]
+            ids = pair_ids(chunk, seen) if plain is None else plain[start : start + size]
             ref.ids += ids
         else:
             ids = ref.ids[start : start + size]
         chunks.append(_chunk_table(ref.articles[start : start + size], ids, part, cols, start))
         if first:
-            rows = new_pairs(cols, start, ids, rel, read.known, read.n_pairs)
+            articles = ref.articles[start : start + size]
+            rows = new_pairs(cols, start, ids, articles, rel, read.known, read.n_pairs)
             read.n_pairs += rows.num_rows
             read.pairs_writer.write_table(rows)
             for aid in dict.fromkeys(ref.articles[start : start + size]):
@@ -399,9 +403,20 @@ def _read_file(
         )
     read.variants.add("with metadata" if cols.articles else "without metadata")
     read.report["files"][rel] = {"pairs": n, "count": cols.count, "articles": len(cols.articles)}
-    for aid, meta in cols.articles.items():
-        read.articles.setdefault(aid, meta)
+    if not any(cols.articles is done for done in read.merged):  # the files of a split share one
+        read.merged.append(cols.articles)
+        for aid, meta in cols.articles.items():
+            read.articles.setdefault(aid, meta)
     return pa.concat_tables(chunks) if chunks else OUTPUT_SCHEMA.empty_table()
+
+
+def _unique(ids: list[str] | None, seen: set[str]) -> list[str] | None:
+    """``ids`` (added to ``seen``) when they are unique and none is in ``seen``: what
+    :func:`pair_ids` names their pairs then; else None."""
+    if ids is None or len(set(ids)) != len(ids) or not seen.isdisjoint(ids):
+        return None
+    seen.update(ids)
+    return ids
 
 
 def _chunk_table(

@@ -76,6 +76,7 @@ class FileColumns:
     statements: pa.Array
     proofs: pa.Array
     digests: list[int] | None = None
+    _headers: pa.Array | None = None  # :attr:`headers` as Arrow strings
     _lines: tuple | None = None  # what :meth:`fragments` is made from
     _xml: tuple[pa.Array, pa.Array] | None = None
     _statement_lines: tuple[np.ndarray, pa.Array] | None = None  # what a base is made of
@@ -93,6 +94,26 @@ class FileColumns:
         return [
             Pair(n, h, *split_header(h), [], []) for n, h in zip(self.header_lines, self.headers)
         ]
+
+    def article_ids(self) -> list[str]:
+        """Each header's article id (:func:`~proofmatch.data.matchfmt.split_header`'s first)."""
+        return pc.list_element(self._split_headers(), 0).to_pylist()
+
+    def plain_ids(self) -> list[str] | None:
+        """Each pair's ``{article}/{statement}`` when every header has a statement id (as
+        :func:`~proofmatch.data.matchfmt.split_header` reads it); else None."""
+        parts = self._split_headers()
+        if not pc.all(pc.equal(pc.list_value_length(parts), 2)).as_py():
+            return None
+        article, statement = pc.list_element(parts, 0), pc.list_element(parts, 1)
+        if pc.any(pc.is_in(statement, pa.array(["", "None"]))).as_py():
+            return None
+        return pc.binary_join_element_wise(article, statement, "/").to_pylist()
+
+    def _split_headers(self) -> pa.Array:
+        if self._headers is None:
+            self._headers = pa.array(self.headers, pa.string())
+        return pc.split_pattern(self._headers, "|", max_splits=1)
 
     def fragments(self) -> tuple[pa.Array, pa.Array]:
         """Each pair's statement and proof as :func:`~proofmatch.data.matchfmt.fragment_xml`
@@ -138,7 +159,8 @@ def read_columns(
     if layout is None:
         return _from_pairs(path, digests)
     starts, seg, kinds, n_st, n_pr = layout
-    headers = lines.take(pa.array(starts)).to_pylist()
+    header_array = lines.take(pa.array(starts))
+    headers = header_array.to_pylist()
     final, bounds = _final_order(kinds, n_st, n_pr)
     order, in_order = np.empty_like(seg), np.empty_like(kinds)
     order[final], in_order[final] = seg, kinds
@@ -165,6 +187,7 @@ def read_columns(
     out = FileColumns(
         str(path), head[0], head[1], headers, (starts + head[3]).tolist(), statements, proofs
     )
+    out._headers = header_array
     if digests:
         out.digests = _digests(statements, proofs)
         out._lines = (lines, seg, kinds, final, pa.array(bounds), marks)
@@ -384,17 +407,15 @@ def _math_elements(lines: pa.Array, marks: dict[str, bool]) -> pa.Array:
     items = _escape(lines, marks)
     if marks["normal"]:
         items = pc.replace_substring_regex(items, "____normal( |$)", r"\1")
+    if marks["font"]:  # on the bare tokens (a ``<`` is escaped: this one marks a font's mi)
+        items = pc.replace_substring_regex(items, "([^ _]+)____([^ _]+)", r'<mathvariant="\2">\1')
     items = pc.binary_join_element_wise(
         f'<math xmlns="{MATHML_NS}"><mi>',
         pc.replace_substring(items, " ", "</mi><mi>"),
         "</mi></math>",
         "",
     )
-    if marks["font"]:
-        items = pc.replace_substring_regex(
-            items, "<mi>([^<]+)____([^<]+)</mi>", r'<mi mathvariant="\2">\1</mi>'
-        )
-    return items
+    return pc.replace_substring(items, "<mi><", "<mi ") if marks["font"] else items
 
 
 def _wrap(fragments: pa.Array) -> pa.Array:
@@ -409,12 +430,14 @@ def _digests(statements: pa.Array, proofs: pa.Array) -> list[int]:
         lists = lists.cast(TOKENS)  # pa.array of empty lists may be typed otherwise
         data, offsets = buffers(lists.values)
         first = lists.offsets.to_numpy()
-        ends = offsets[first].astype(np.int64)
-        lengths = np.diff(offsets).astype(np.int32).tobytes()
-        text = data[: offsets[-1]].tobytes()
+        offsets = offsets[first[0] : first[-1] + 1]  # the values these lists hold, copied once
+        ends = (offsets[first - first[0]] - offsets[0]).tolist()
+        lengths = memoryview(np.diff(offsets).astype(np.int32).tobytes())
+        text = memoryview(data[offsets[0] : offsets[-1]].tobytes())
+        first = ((first - first[0]) * 4).tolist()
         columns.append(
             [
-                (text[ends[k] : ends[k + 1]], lengths[4 * first[k] : 4 * first[k + 1]])
+                (text[ends[k] : ends[k + 1]], lengths[first[k] : first[k + 1]])
                 for k in range(len(lists))
             ]
         )

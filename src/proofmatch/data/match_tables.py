@@ -14,7 +14,7 @@ from proofmatch.artifacts import write_parquet
 from proofmatch.data.corpus import ARTICLES_SCHEMA, MANIFEST_SCHEMA
 from proofmatch.data.extract import PAIRS_SCHEMA as EXTRACT_SCHEMA
 from proofmatch.data.match_columns import FileColumns
-from proofmatch.data.matchfmt import MatchFormatError, split_header
+from proofmatch.data.matchfmt import MatchFormatError
 
 # the extraction's columns, then what linearization and filtering add
 PAIRS_COLUMNS = pa.schema(
@@ -33,24 +33,27 @@ def new_pairs(
     cols: FileColumns,
     start: int,
     ids: list[str],
+    articles: list[str],
     rel: str,
-    known: dict[str, tuple[int, str]],
+    known: dict[str, tuple[int, str, int]],
     position: int,
 ) -> pa.Table:
-    """The rows of ``pairs.parquet`` of a Conservation file's pairs ``start``... (``ids``) not read
-    before (a pair is in the files of several splits: it must be the same pair each time)."""
-    keep, kept_ids = [], []
+    """The rows of ``pairs.parquet`` of a Conservation file's pairs ``start``... (``ids``, of
+    ``articles``) not read before (a pair is in the files of several splits: it must be the same
+    pair each time). ``known``: each pair read before, its digest, file and line."""
+    digests, lines = cols.digests, cols.header_lines
     for k, pid in enumerate(ids, start):
-        digest, line = cols.digests[k], cols.header_lines[k]
-        if pid in known:
-            if known[pid][0] != digest:
-                raise MatchFormatError(
-                    rel, line, f"pair {pid!r} differs from the pair of that id in {known[pid][1]}"
-                )
-            continue
-        known[pid] = (digest, f"{rel}, line {line}")
-        keep.append(k)
-        kept_ids.append(pid)
+        if pid in known and known[pid][0] != digests[k]:
+            _digest, where, line = known[pid]
+            raise MatchFormatError(
+                rel,
+                lines[k],
+                f"pair {pid!r} differs from the pair of that id in {where}, line {line}",
+            )
+    keep = [k for k, pid in enumerate(ids, start) if pid not in known]
+    kept_ids = ids if len(keep) == len(ids) else [ids[k - start] for k in keep]
+    articles = articles if len(keep) == len(ids) else [articles[k - start] for k in keep]
+    known.update(zip(kept_ids, ((digests[k], rel, lines[k]) for k in keep)))
     n = len(keep)
     rows = pa.array(keep, pa.int64())
 
@@ -58,7 +61,6 @@ def new_pairs(
         return column.slice(start, n) if n == len(ids) else column.take(rows)
 
     statement_xml, proof_xml = cols.fragments() if n else (pa.array([], pa.string()),) * 2
-    articles = [split_header(cols.headers[k])[0] for k in keep]
     return pa.table(
         {
             "article_id": articles,
