@@ -20,7 +20,7 @@ drawn around (a real sparse row, idf of the real index). Besides the in-process 
 index is served by ``proofmatch serve``'s app (uvicorn, in a forked process, rate limit off)
 and ``--clients`` clients (threads, one keep-alive HTTP connection each) send the queries at
 once through ``/api/search``: latency per request as a client sees it, the server searching
-as it does in use (concurrent searches' statements encoded in one forward pass) (``--http-repeats`` rounds of the queries per client;
+as it does in use (concurrent searches, one forward pass per core) (``--http-repeats`` rounds of the queries per client;
 progress on stderr). ``--quantize int8`` encodes queries with int8 Linear layers
 (``proofmatch serve --quantize``); ``--mrr PART`` first ranks each statement of PART among
 PART's proofs, by its stored vector (an id query) and by its tokens encoded as a typed query, and

@@ -87,6 +87,37 @@ def test_max_batch_bounds_a_pass_and_int8_encodes_one_at_a_time():
     assert enc8.max_batch == 1 and index.query_matcher is enc8
     assert batch_queries(index) == [enc8]  # wrapped once
     assert batch_queries(SimpleNamespace(quantize="none", query_matcher=None)) == []
+    # a CPU encoder: one statement a pass, passes on every core; a GPU one: batches, one pass
+    (cpu,) = batch_queries(SimpleNamespace(quantize="none", query_matcher=Stub()))
+    assert cpu.max_batch == 1 and cpu.at_once >= 1
+    gpu_stub = Stub()
+    gpu_stub.device = SimpleNamespace(type="cuda")
+    (gpu,) = batch_queries(SimpleNamespace(quantize="none", query_matcher=gpu_stub))
+    assert (gpu.max_batch, gpu.at_once) == (8, 1)
+
+
+def test_passes_run_at_once_up_to_the_slots():
+    class Overlap(Stub):
+        def __init__(self) -> None:
+            super().__init__(0.0)
+            self.now = self.most = 0
+            self.lock = threading.Lock()
+
+        def factors(self, statements, proofs, batch_size=64, progress=False):
+            with self.lock:
+                self.now += 1
+                self.most = max(self.most, self.now)
+            time.sleep(0.2)
+            with self.lock:
+                self.now -= 1
+            return super().factors(statements, proofs, batch_size, progress)
+
+    stub = Overlap()
+    enc = BatchedEncoder(stub, max_batch=1, at_once=2)
+    statements = [["a"] * (i + 1) for i in range(6)]
+    out = _concurrently(lambda s: enc.factors([s], []), statements)
+    assert stub.most == 2 and enc.passes == 6 and max(stub.calls) == 1
+    assert [o[0][0, 0] for o in out] == [len(s) for s in statements]
 
 
 class Slow:
@@ -110,15 +141,17 @@ def test_concurrent_searches_equal_sequential_ones(fusion_index):
     alone = [fusion_index.search(t, k=10) for t in texts]
     searcher = Searcher(fusion_index, 4000, 50)
     (enc,) = searcher.encoders
-    real = enc.matcher
-    enc.matcher = Slow(real)
+    assert enc.max_batch == 1  # a CPU encoder: one statement a pass (search.batching)
+    real, kept = enc.matcher, (enc.max_batch, enc.at_once)
+    runs = []
     try:
-        passes = enc.passes
-        together = _concurrently(lambda t: searcher.run(t, 10, 1, ""), texts)
-        assert enc.passes - passes < len(texts)
+        for enc.max_batch, enc.at_once in ((8, 1), (1, 2)):
+            enc.matcher, passes = Slow(real), enc.passes
+            runs.append(_concurrently(lambda t: searcher.run(t, 10, 1, ""), texts))
+            assert (enc.passes - passes < len(texts)) == (enc.max_batch > 1)
     finally:
-        enc.matcher = real
-    for (qa, ha), (qb, hb) in zip(alone, together):
+        enc.matcher, (enc.max_batch, enc.at_once) = real, kept
+    for (qa, ha), (qb, hb) in (pair for run in runs for pair in zip(alone, run)):
         assert qa.tokens == qb.tokens and qa.warnings == qb.warnings
         assert [h.pair_id for h in ha] == [h.pair_id for h in hb]
         for name in ("score", "learned", "bm25"):

@@ -37,9 +37,10 @@ never holding a search slot, and with a rate limit of its own per client
 (``explain_rate_per_minute``, default 6, bursts of ``explain_burst``, default 3) on top of the
 general one. Up to :data:`SEARCH_WORKERS` searches run at once (more wait for a slot), and only
 the scoring holds a slot: a query's formulas are converted (LaTeXML: up to 20 s each) before,
-so a slow conversion delays its own request only. The statements of concurrent searches are
-encoded together, one forward pass at a time (:mod:`proofmatch.search.batching`: results equal
-to a search alone up to float32 rounding); each search scores its own vector.
+so a slow conversion delays its own request only. Their statements are encoded by
+:mod:`proofmatch.search.batching` (on a CPU one forward pass per core at once, so concurrent
+searches use every core; on a GPU in batches), with results equal to a search alone; each search
+scores its own vector.
 
 Slow clients are shed (:func:`proofmatch.search.server.server_config`). A connection must send a whole request head within
 ``header_timeout`` seconds of opening (or of its previous response): one that trickles its
@@ -100,7 +101,7 @@ CSP = (
 )
 EXAMPLE = r"Let $f$ be continuous on $[a, b]$. Then $f$ attains its maximum."
 BUSY_RETRY_S = 5  # Retry-After of a 503 when the explanation pool is full
-SEARCH_WORKERS = 8  # searches scored at once; their statements share a forward pass
+SEARCH_WORKERS = 8  # searches run at once (search.batching bounds their forward passes)
 RESULT_CACHE = 64  # pages of results kept, so that an explanation's page needs no new search
 HIGHLIGHT_LEVELS = 5  # colour steps per sign (style.css: .tok.pos1-5, .tok.neg1-5)
 
@@ -163,9 +164,9 @@ class Limits:
 
 class Searcher:
     """The one index every request shares: its searches and explanations checked (page size, page,
-    part); up to :data:`SEARCH_WORKERS` searches scored at once (:attr:`slots`), their statements
-    encoded together (:mod:`proofmatch.search.batching`), queries parsed (formulas converted)
-    before; explanations in their own bounded pool, apart from searches."""
+    part); up to :data:`SEARCH_WORKERS` searches at once (:attr:`slots`), their statements encoded
+    by :mod:`proofmatch.search.batching`, queries parsed (formulas converted) before; explanations
+    in their own bounded pool, apart from searches."""
 
     def __init__(
         self,
