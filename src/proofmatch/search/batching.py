@@ -44,6 +44,7 @@ class _Request:
         self.tokens = tokens
         self.result: tuple | None = None
         self.error: BaseException | None = None
+        self.taken = False  # in a pass now
         self.done = False
 
 
@@ -79,15 +80,18 @@ class BatchedEncoder:
         req = _Request(list(statement_tokens[0]))
         with self._cond:
             self._pending.append(req)
-        while True:
-            with self._cond:
-                while self._running >= self.at_once and not req.done:
-                    self._cond.wait()
-                if req.done:
-                    break
-                self._running += 1  # this thread runs the next pass (its own request included)
-                batch = self._pending[: self.max_batch]
-                del self._pending[: self.max_batch]
+            # wait until done by another's pass, or until a slot is free while still pending
+            while not req.done and (req.taken or self._running >= self.at_once):
+                self._cond.wait()
+            batch = []
+            if not req.done:  # this thread runs a pass: its own statement, then the oldest
+                self._pending.remove(req)
+                batch = [req, *self._pending[: self.max_batch - 1]]
+                del self._pending[: self.max_batch - 1]
+                for r in batch:
+                    r.taken = True
+                self._running += 1
+        if batch:
             try:
                 self._encode(batch)
             finally:
