@@ -20,8 +20,8 @@ per run (each run's synthetic proofs drawn around the same real proofs). A synth
 drawn around (a real sparse row, idf of the real index). Besides the in-process rows, the
 index is served by ``proofmatch serve``'s app (uvicorn, in a forked process, rate limit off)
 and ``--clients`` clients (threads, one keep-alive HTTP connection each) send the queries at
-once through ``/api/search``: latency per request as a client sees it, the server running one
-search at a time as it does in use (``--http-repeats`` rounds of the queries per client;
+once through ``/api/search``: latency per request as a client sees it, the server searching
+as it does in use (concurrent searches, one forward pass per core) (``--http-repeats`` rounds of the queries per client;
 progress on stderr). ``--quantize int8`` encodes queries with int8 Linear layers
 (``proofmatch serve --quantize``); ``--mrr PART`` first ranks each statement of PART among
 PART's proofs, by its stored vector (an id query) and by its tokens encoded as a typed query, and

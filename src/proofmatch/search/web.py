@@ -33,11 +33,14 @@ a search refused is said above the form. The JSON API answers 429 with ``{"error
 Explanations cannot stall search. An explanation rescores the proof once per token (seconds on a
 large model), so it runs apart from searches: in a pool of ``explain_workers`` (default 1)
 with at most ``explain_queue`` more waiting (default 2; beyond: a 503 with ``Retry-After``),
-never under the search lock, and with a rate limit of its own per client
+never holding a search slot, and with a rate limit of its own per client
 (``explain_rate_per_minute``, default 6, bursts of ``explain_burst``, default 3) on top of the
-general one. Searches run one at a time under one lock (one model, two cores), and only the
-scoring holds it: a query's formulas are converted (LaTeXML: up to 20 s each) before the lock is
-taken, so a slow conversion delays its own request only.
+general one. Up to :data:`SEARCH_WORKERS` searches run at once (more wait for a slot), and only
+the scoring holds a slot: a query's formulas are converted (LaTeXML: up to 20 s each) before,
+so a slow conversion delays its own request only. Their statements are encoded by
+:mod:`proofmatch.search.batching` (on a CPU one forward pass per core at once, so concurrent
+searches use every core; on a GPU in batches), with results equal to a search alone; each search
+scores its own vector.
 
 Slow clients are shed (:func:`proofmatch.search.server.server_config`). A connection must send a whole request head within
 ``header_timeout`` seconds of opening (or of its previous response): one that trickles its
@@ -71,6 +74,7 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.templating import Jinja2Templates
 
 from proofmatch.data.splits import PARTS
+from proofmatch.search.batching import batch_queries
 from proofmatch.search.folder import (
     MAX_EXPLAIN_TOKENS,
 )  # search.explain (torch) is imported on the first explanation
@@ -97,6 +101,7 @@ CSP = (
 )
 EXAMPLE = r"Let $f$ be continuous on $[a, b]$. Then $f$ attains its maximum."
 BUSY_RETRY_S = 5  # Retry-After of a 503 when the explanation pool is full
+SEARCH_WORKERS = 8  # searches run at once (search.batching bounds their forward passes)
 RESULT_CACHE = 64  # pages of results kept, so that an explanation's page needs no new search
 HIGHLIGHT_LEVELS = 5  # colour steps per sign (style.css: .tok.pos1-5, .tok.neg1-5)
 
@@ -159,8 +164,9 @@ class Limits:
 
 class Searcher:
     """The one index every request shares: its searches and explanations checked (page size, page,
-    part); searches scored one at a time under :attr:`lock` (one model, two cores), queries parsed
-    (formulas converted) before it; explanations in their own bounded pool, never under the lock."""
+    part); up to :data:`SEARCH_WORKERS` searches at once (:attr:`slots`), their statements encoded
+    by :mod:`proofmatch.search.batching`, queries parsed (formulas converted) before; explanations
+    in their own bounded pool, apart from searches."""
 
     def __init__(
         self,
@@ -175,7 +181,9 @@ class Searcher:
         self.index = index
         self.max_query_chars = max_query_chars
         self.max_explain_tokens = max_explain_tokens
-        self.lock = threading.Lock()
+        self.slots = threading.BoundedSemaphore(SEARCH_WORKERS)
+        self.encoders = batch_queries(index, SEARCH_WORKERS)
+        index.corpus_language(), index.proof_vocabulary()  # lazy caches filled before threads
         self.explain_admitted = threading.BoundedSemaphore(explain_workers + explain_queue)
         self.explain_running = threading.BoundedSemaphore(explain_workers)
         self.info = index.describe()
@@ -208,8 +216,8 @@ class Searcher:
             return kept
         query = self.index.parse(
             q, "auto", self.max_query_chars
-        )  # formulas converted outside the lock
-        with self.lock:
+        )  # formulas converted before a search slot is taken
+        with self.slots:
             out = self.index.search(query, k=k, offset=(page - 1) * k, part=part or None)
         if not keep:
             return out
@@ -229,7 +237,7 @@ class Searcher:
             raise Busy(f"every explanation worker is busy; retry in {BUSY_RETRY_S} s")
         try:
             query = self.index.parse(q, "auto", self.max_query_chars)
-            with self.explain_running:  # not the search lock: searches go on meanwhile
+            with self.explain_running:  # no search slot: searches go on meanwhile
                 return explain(
                     self.index,
                     query,
