@@ -254,3 +254,25 @@ def test_bench_search_times_it_and_gives_its_mrr(multi, tmp_path):
     ]
     assert mrr["mrr_id_query"] == pytest.approx(np.mean(1 / np.array(ranks)), abs=1e-4)
     assert {r["n"] for r in rows if "p50_ms" in r} == {300}
+
+
+def test_the_server_wraps_each_runs_encoder_and_concurrent_searches_equal_sequential_ones(multi):
+    """The server's searcher wraps every run's query encoder (search.batching); eight searches at
+    once give the hits and scores of each searched alone."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from proofmatch.search.batching import BatchedEncoder
+    from proofmatch.search.web import Searcher
+
+    texts = [TEXT, *(str(t)[:300] for t in multi.table["statement_text"].iloc[:7])]
+    alone = [multi.search(t, k=10) for t in texts]
+    searcher = Searcher(multi, 4000, 50)
+    assert len(searcher.encoders) == len(multi.members) == 2
+    assert all(isinstance(m.query_matcher, BatchedEncoder) for m in multi.members)
+    with ThreadPoolExecutor(8) as pool:
+        together = list(pool.map(lambda t: searcher.run(t, 10, 1, ""), texts))
+    for (_, hits), (_, hits_together) in zip(alone, together):
+        assert [h.pair_id for h in hits] == [h.pair_id for h in hits_together]
+        np.testing.assert_allclose(
+            [h.score for h in hits], [h.score for h in hits_together], rtol=1e-5, atol=1e-5
+        )
