@@ -172,6 +172,7 @@ NOT_MIRRORS: dict[str, dict[str, str]] = {
     "proofmatch.evaluation.evaluate:EvalSettings": {"batch_size": ENCODING_BATCH},
     "proofmatch.models.matcher:Matcher.embed": {"batch_size": ENCODING_BATCH},
     "proofmatch.models.matcher:Matcher.factors": {"batch_size": ENCODING_BATCH},
+    "proofmatch.search.batching:BatchedEncoder.factors": {"batch_size": ENCODING_BATCH},
     "proofmatch.models.matcher:Matcher.score_pairs": {"batch_size": ENCODING_BATCH},
     "proofmatch.models.selection:rank_metrics": {"batch_size": ENCODING_BATCH},
     "proofmatch.search.build:build_index": {"batch_size": ENCODING_BATCH},
