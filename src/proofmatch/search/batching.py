@@ -127,14 +127,20 @@ class BatchedEncoder:
             r.result = (A[i : i + 1], B, row[i : i + 1], col)
 
 
+def cores_at_once(limit: int) -> int:
+    """How many single-statement passes (or searches) fit the cores at once: the cores over
+    torch's threads a pass, at least 1, at most ``limit``."""
+    import torch
+
+    return max(1, min(limit, (os.cpu_count() or 1) // max(1, torch.get_num_threads())))
+
+
 def batch_queries(index: Any, max_batch: int = MAX_BATCH) -> list[BatchedEncoder]:
     """Wrap the query matchers of ``index`` (its own; those of its ``members``, if any) in
     :class:`BatchedEncoder`: on a CPU one statement a pass, one pass per core; on a GPU batches of
     ``max_batch``, one at a time; an int8 encoder never batches (module docstring). A matcher
     wrapped already is kept. Returns the encoders, in that order."""
-    import torch
-
-    cores = max(1, min(max_batch, (os.cpu_count() or 1) // max(1, torch.get_num_threads())))
+    cores = cores_at_once(max_batch)
     out = []
     for holder in [index, *getattr(index, "members", [])]:
         qm = getattr(holder, "query_matcher", None)

@@ -35,8 +35,9 @@ large model), so it runs apart from searches: in a pool of ``explain_workers`` (
 with at most ``explain_queue`` more waiting (default 2; beyond: a 503 with ``Retry-After``),
 never holding a search slot, and with a rate limit of its own per client
 (``explain_rate_per_minute``, default 6, bursts of ``explain_burst``, default 3) on top of the
-general one. Up to :data:`SEARCH_WORKERS` searches run at once (more wait for a slot), and only
-the scoring holds a slot: a query's formulas are converted (LaTeXML: up to 20 s each) before,
+general one. One search a core runs at once (at most :data:`SEARCH_WORKERS`; more wait for a
+slot: more slots than cores only share them, docs/measured/pretrained.md), and only the scoring
+holds a slot: a query's formulas are converted (LaTeXML: up to 20 s each) before,
 so a slow conversion delays its own request only. Their statements are encoded by
 :mod:`proofmatch.search.batching` (on a CPU one forward pass per core at once, so concurrent
 searches use every core; on a GPU in batches), with results equal to a search alone; each search
@@ -74,7 +75,7 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.templating import Jinja2Templates
 
 from proofmatch.data.splits import PARTS
-from proofmatch.search.batching import batch_queries
+from proofmatch.search.batching import batch_queries, cores_at_once
 from proofmatch.search.folder import (
     MAX_EXPLAIN_TOKENS,
 )  # search.explain (torch) is imported on the first explanation
@@ -101,7 +102,7 @@ CSP = (
 )
 EXAMPLE = r"Let $f$ be continuous on $[a, b]$. Then $f$ attains its maximum."
 BUSY_RETRY_S = 5  # Retry-After of a 503 when the explanation pool is full
-SEARCH_WORKERS = 8  # searches run at once (search.batching bounds their forward passes)
+SEARCH_WORKERS = 8  # at most this many searches at once (search.batching bounds their passes)
 RESULT_CACHE = 64  # pages of results kept, so that an explanation's page needs no new search
 HIGHLIGHT_LEVELS = 5  # colour steps per sign (style.css: .tok.pos1-5, .tok.neg1-5)
 
@@ -164,7 +165,7 @@ class Limits:
 
 class Searcher:
     """The one index every request shares: its searches and explanations checked (page size, page,
-    part); up to :data:`SEARCH_WORKERS` searches at once (:attr:`slots`), their statements encoded
+    part); one search a core at once (:attr:`slots`), their statements encoded
     by :mod:`proofmatch.search.batching`, queries parsed (formulas converted) before; explanations
     in their own bounded pool, apart from searches."""
 
@@ -181,7 +182,7 @@ class Searcher:
         self.index = index
         self.max_query_chars = max_query_chars
         self.max_explain_tokens = max_explain_tokens
-        self.slots = threading.BoundedSemaphore(SEARCH_WORKERS)
+        self.slots = threading.BoundedSemaphore(cores_at_once(SEARCH_WORKERS))
         self.encoders = batch_queries(index, SEARCH_WORKERS)
         index.corpus_language(), index.proof_vocabulary()  # lazy caches filled before threads
         self.explain_admitted = threading.BoundedSemaphore(explain_workers + explain_queue)
