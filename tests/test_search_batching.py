@@ -147,6 +147,7 @@ def test_concurrent_searches_equal_sequential_ones(fusion_index):
     try:
         for enc.max_batch, enc.at_once in ((8, 1), (1, 2)):
             enc.matcher, passes = Slow(real), enc.passes
+            searcher.slots = threading.BoundedSemaphore(8 if enc.max_batch > 1 else 2)  # as a GPU's
             runs.append(_concurrently(lambda t: searcher.run(t, 10, 1, ""), texts))
             if enc.max_batch > 1:
                 assert enc.passes - passes < len(texts)  # grouped

@@ -182,8 +182,11 @@ class Searcher:
         self.index = index
         self.max_query_chars = max_query_chars
         self.max_explain_tokens = max_explain_tokens
-        self.slots = threading.BoundedSemaphore(cores_at_once(SEARCH_WORKERS))
         self.encoders = batch_queries(index, SEARCH_WORKERS)
+        batched = any(e.max_batch > 1 for e in self.encoders)  # a GPU's: searches wait to group
+        self.slots = threading.BoundedSemaphore(
+            SEARCH_WORKERS if batched else cores_at_once(SEARCH_WORKERS)
+        )
         index.corpus_language(), index.proof_vocabulary()  # lazy caches filled before threads
         self.explain_admitted = threading.BoundedSemaphore(explain_workers + explain_queue)
         self.explain_running = threading.BoundedSemaphore(explain_workers)
