@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from toydata import toy_pairs, train_params
+from toydata import tiny_bert_checkpoint, toy_pairs, train_params
 
 from proofmatch.artifacts import write_parquet
 from proofmatch.models import identity
@@ -25,27 +25,9 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 def tiny_pretrained(tmp_path_factory):
     """A random tiny BertModel and an uncased WordPiece tokenizer on untyped words (as a checkpoint
     pretrained elsewhere has), saved in a folder like a downloaded one."""
-    from transformers import BertConfig, BertModel
-
-    from proofmatch.models.tokenizer import build_tokenizer, wrap_fast
-
-    d = tmp_path_factory.mktemp("tiny-pretrained")
     rows = toy_pairs(n_articles=4, seed=9)
     texts = [" ".join(t).replace("$", "") for t in rows["statement_tokens"]] * 3
-    fast = wrap_fast(build_tokenizer(lambda: iter(texts), vocab_size=120, min_frequency=1))
-    fast.save_pretrained(str(d))
-    torch.manual_seed(0)
-    cfg = BertConfig(
-        vocab_size=len(fast),
-        hidden_size=16,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=32,
-        max_position_embeddings=64,
-        pad_token_id=fast.pad_token_id,
-    )
-    BertModel(cfg).save_pretrained(str(d))
-    return d
+    return tiny_bert_checkpoint(tmp_path_factory.mktemp("tiny-pretrained"), texts, vocab_size=120)
 
 
 @pytest.fixture(scope="module")

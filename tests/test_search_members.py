@@ -11,8 +11,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-import torch
-from toydata import train_params
+from toydata import tiny_bert_checkpoint, train_params
 
 from proofmatch import cli
 from proofmatch.data.splits import read_parts
@@ -34,27 +33,12 @@ TEXT = r"Let $f$ be continuous on $[a, b]$. Then $f$ is bounded."
 @pytest.fixture(scope="module")
 def bert_run(search_demo, tmp_path_factory):
     """A zero-shot run of a tiny random BertModel with a WordPiece tokenizer of the demo's words."""
-    from transformers import BertConfig, BertModel
-
-    from proofmatch.models.tokenizer import build_tokenizer, wrap_fast
     from proofmatch.models.train import train_run
 
     root = tmp_path_factory.mktemp("bert")
     data = pd.read_parquet(search_demo["data"])
     texts = [" ".join(map(str, t)).replace("$", "") for t in data["statement_tokens"]]
-    fast = wrap_fast(build_tokenizer(lambda: iter(texts), vocab_size=200, min_frequency=1))
-    fast.save_pretrained(str(root / "ckpt"))
-    torch.manual_seed(0)
-    cfg = BertConfig(
-        vocab_size=len(fast),
-        hidden_size=16,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=32,
-        max_position_embeddings=64,
-        pad_token_id=fast.pad_token_id,
-    )
-    BertModel(cfg).save_pretrained(str(root / "ckpt"))
+    tiny_bert_checkpoint(root / "ckpt", texts, vocab_size=200)
     params = train_params("mathbert", max_length=48, batch_size=8, epochs=1, eval_every=1)
     run = root / "run"
     train_run(

@@ -62,3 +62,27 @@ def train_params(encoder: str, **fields: Any):
     from proofmatch.models.params import TrainParams
 
     return TrainParams.from_config(validate_config({})["matching"], encoder).replaced(**fields)
+
+
+def tiny_bert_checkpoint(folder, texts: list[str], vocab_size: int):
+    """A tiny random ``BertModel`` (2 layers of 16) with a WordPiece tokenizer trained on
+    ``texts``, saved in ``folder`` as a pretrained checkpoint is: the stand-in the tests load."""
+    import torch
+    from transformers import BertConfig, BertModel
+
+    from proofmatch.models.tokenizer import build_tokenizer, wrap_fast
+
+    fast = wrap_fast(build_tokenizer(lambda: iter(texts), vocab_size=vocab_size, min_frequency=1))
+    fast.save_pretrained(str(folder))
+    torch.manual_seed(0)
+    cfg = BertConfig(
+        vocab_size=len(fast),
+        hidden_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=64,
+        pad_token_id=fast.pad_token_id,
+    )
+    BertModel(cfg).save_pretrained(str(folder))
+    return folder
