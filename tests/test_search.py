@@ -275,6 +275,21 @@ def test_display_of_both_markups(search_demo):
     assert "<mrow><mo>[</mo><mi>a</mi><mo>,</mo><mi>b</mi><mo>]</mo></mrow>" in safe_html(fenced)
 
 
+def test_html_cache_emptied_by_another_search_still_answers(search_demo):
+    """The server runs searches in threads: another one may empty the page cache between this
+    one's filling it and reading it back. A cache that empties itself on every write shows it."""
+
+    class Forgetful(dict):
+        def __setitem__(self, key, value):
+            super().__setitem__(key, value)
+            self.clear()
+
+    ix = SearchIndex(search_demo["index"])
+    ix._html = Forgetful()
+    first = ix.html(0, "proof")
+    assert "<" in first and ix.html(0, "proof") == first
+
+
 # ----------------------------------------------------------------------------- no-model indexes
 
 

@@ -415,7 +415,8 @@ class SearchIndex:
     def html(self, row: int, side: str) -> str:
         """Sanitized HTML + MathML of a stored statement or proof (cached)."""
         key = (row, side)
-        if key not in self._html:
+        cached = self._html.get(key)  # searches run in threads: one lookup, no check-then-read
+        if cached is None:
             xml = self.table[f"{side}_xml"].iat[row]
             if xml is None:
                 from html import escape
@@ -425,12 +426,13 @@ class SearchIndex:
                     if side == "statement"
                     else "(no XHTML in this index)"
                 )
-                self._html[key] = f"<p>{escape(str(text))}</p>"
+                cached = f"<p>{escape(str(text))}</p>"
             else:
-                self._html[key] = safe_html(xml)
-            if len(self._html) > 20000:
+                cached = safe_html(xml)
+            if len(self._html) >= 20000:
                 self._html.clear()
-        return self._html[key]
+            self._html[key] = cached
+        return cached
 
     def record(self, hit: Hit, proof_chars: int | None = 600) -> dict[str, Any]:
         """A hit as a JSON-ready dict (statement and proof as plain text); a fusion hit adds
