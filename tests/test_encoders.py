@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from toydata import tiny_bert_checkpoint
 
 from proofmatch.models.encoders import (
     BertEncoder,
@@ -96,26 +97,9 @@ def test_plain_math_strips_the_type_prefix_only():
 @pytest.fixture(scope="module")
 def tiny_bert_dir(tmp_path_factory):
     """A random tiny BertForMaskedLM + WordPiece tokenizer saved like a ScratchBERT checkpoint."""
-    from transformers import BertConfig, BertForMaskedLM
-
-    from proofmatch.models.tokenizer import build_tokenizer, wrap_fast
-
-    d = tmp_path_factory.mktemp("bert")
     texts = ["Let $a be a set", "Proof . Since $a is $A~bold , a set"] * 5
-    fast = wrap_fast(build_tokenizer(lambda: iter(texts), vocab_size=80, min_frequency=1))
-    fast.save_pretrained(str(d))
-    torch.manual_seed(0)
-    cfg = BertConfig(
-        vocab_size=len(fast),
-        hidden_size=16,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=32,
-        max_position_embeddings=64,
-        pad_token_id=fast.pad_token_id,
-    )
-    BertForMaskedLM(cfg).save_pretrained(str(d))
-    return d
+    d = tmp_path_factory.mktemp("bert")
+    return tiny_bert_checkpoint(d, texts, vocab_size=80, layers=1, masked_lm=True)
 
 
 def test_bert_encoder_cls_pooling_from_mlm_checkpoint(tiny_bert_dir):

@@ -64,11 +64,14 @@ def train_params(encoder: str, **fields: Any):
     return TrainParams.from_config(validate_config({})["matching"], encoder).replaced(**fields)
 
 
-def tiny_bert_checkpoint(folder, texts: list[str], vocab_size: int):
-    """A tiny random ``BertModel`` (2 layers of 16) with a WordPiece tokenizer trained on
-    ``texts``, saved in ``folder`` as a pretrained checkpoint is: the stand-in the tests load."""
+def tiny_bert_checkpoint(
+    folder, texts: list[str], vocab_size: int, layers: int = 2, masked_lm: bool = False
+):
+    """A tiny random ``BertModel`` (``layers`` of 16) with a WordPiece tokenizer trained on
+    ``texts``, saved in ``folder`` as a pretrained checkpoint is: the stand-in the tests load.
+    ``masked_lm``: a ``BertForMaskedLM`` instead, saved as a ScratchBERT checkpoint is."""
     import torch
-    from transformers import BertConfig, BertModel
+    from transformers import BertConfig, BertForMaskedLM, BertModel
 
     from proofmatch.models.tokenizer import build_tokenizer, wrap_fast
 
@@ -78,11 +81,11 @@ def tiny_bert_checkpoint(folder, texts: list[str], vocab_size: int):
     cfg = BertConfig(
         vocab_size=len(fast),
         hidden_size=16,
-        num_hidden_layers=2,
+        num_hidden_layers=layers,
         num_attention_heads=2,
         intermediate_size=32,
         max_position_embeddings=64,
         pad_token_id=fast.pad_token_id,
     )
-    BertModel(cfg).save_pretrained(str(folder))
+    (BertForMaskedLM if masked_lm else BertModel)(cfg).save_pretrained(str(folder))
     return folder
