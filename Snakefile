@@ -70,7 +70,7 @@ rule all:
         # table, the comparison with the paper, the findings, seed spread and data scaling
         [spec.target for spec in RT.TABLES.values()],
         "results/figures/figure2.png",
-        C.SEARCH_INDEX,  # the index proofmatch serve/search show
+        SEARCH_INDEXES,  # the indexes proofmatch serve/search show (fusion.search_runs)
         MODEL_TARGETS,  # every model folder they read: a missing one is trained again
         LATEX_TARGETS,  # the conversion table, when a corpus comes from LaTeX sources
         REPORT_TARGETS,  # the data-scaling figure and the models the report's tables read

@@ -106,6 +106,23 @@ def test_fractions_must_sum_to_one():
         validate_config(cfg)
 
 
+def test_search_runs_must_be_servable():
+    """An index needs a model: a run from an unset checkpoint, or one left out, is refused."""
+    cfg = demo()
+    cfg["fusion"]["search_runs"] = ["mathbert-local"]
+    with pytest.raises(
+        ConfigError, match="fusion.search_runs: mathbert-local starts from matching.mathbert"
+    ):
+        validate_config(cfg)
+    cfg["matching"]["mathbert"] = "tbs17/MathBERT"
+    validate_config(copy.deepcopy(cfg))
+    cfg["report"]["leave_out"] = ["mathbert-local"]
+    with pytest.raises(
+        ConfigError, match="fusion.search_runs: mathbert-local is also in report.leave_out"
+    ):
+        validate_config(cfg)
+
+
 def test_dir_source_needs_dir():
     cfg = demo()
     cfg["corpus"]["source"] = "dir"

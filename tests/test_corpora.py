@@ -129,14 +129,46 @@ def test_latex_corpora_of_both_roles():
 
 
 def test_search_index_is_the_one_the_readme_serves():
-    assert C.SEARCH_INDEX == "results/index/mixed/npt-local/conservation-both"
-    assert f"proofmatch serve {C.SEARCH_INDEX}" in (REPO / "README.md").read_text()
+    demo = CONFIG.load_config(REPO / "config/config.yaml")
+    assert C.search_indexes(demo) == ["results/index/mixed/npt-local/conservation-both"]
+    assert f"proofmatch serve {C.search_indexes(demo)[0]}" in (REPO / "README.md").read_text()
+    served = CONFIG.load_config(
+        *(REPO / "config" / f for f in ("config.yaml", "stacks.yaml", "stacks-pretrained.yaml"))
+    )
+    assert C.search_indexes(served) == ["results/index/mixed/mathbert-local/conservation-both"]
+
+
+def test_search_demo_plans_an_index_for_each_search_run(tmp_path):
+    wd = copy_workflow(tmp_path)
+    (wd / "serve.yaml").write_text(
+        json.dumps({"fusion": {"search_runs": ["scratchbert-local", "npt-local"]}}), "utf-8"
+    )
+    dry = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "search_demo"]
+        + ["--configfile", "config/config.yaml", "config/smoke.yaml", "serve.yaml"],
+        cwd=wd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert dry.returncode == 0, (dry.stdout + dry.stderr)[-3000:]
+    built = sorted(
+        o for rule, _, out in planned_io(dry.stdout) for o in out if rule == "search_index"
+    )
+    assert built == [
+        "results/index/mixed/npt-local/conservation-both",
+        "results/index/mixed/scratchbert-local/conservation-both",
+    ]
 
 
 def test_workflow_spells_no_corpus_path_the_spec_owns():
     """The rules ask the spec; none spells a path it computes (a second home would drift)."""
     generated = [s.root(C.MAIN) for s in SOURCES.values() if s.folder is not None]
-    owned = [C.SEARCH_INDEX, *generated, "{i:03d}"]
+    owned = [
+        *C.search_indexes(CONFIG.load_config(REPO / "config/config.yaml")),
+        *generated,
+        "{i:03d}",
+    ]
     for path in [REPO / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk"))]:
         text = path.read_text()
         for spelled in owned:

@@ -172,7 +172,7 @@ def check_config(cfg: dict[str, Any]) -> None:
             f"config key matching.max_length: {cfg['matching']['max_length']} tokens exceed ScratchBERT's "
             f"{positions} positions (max(512, pretrain.max_length)); fix: at most {positions}"
         )
-    errors += _left_out_but_used(cfg)
+    errors += _left_out_but_used(cfg) + _unservable(cfg)
     if errors:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(errors))
 
@@ -185,6 +185,7 @@ def _left_out_but_used(cfg: dict[str, Any]) -> list[str]:
         "report.seed_runs": cfg["report"]["seed_runs"],
         "report.scaling_runs": cfg["report"]["scaling_runs"],
         "transfer.runs": cfg.get("transfer", {}).get("runs", []),
+        "fusion.search_runs": cfg["fusion"]["search_runs"],
     }
     return [
         f"config key {key}: {name} is also in report.leave_out; fix: drop it from one of the two"
@@ -192,6 +193,21 @@ def _left_out_but_used(cfg: dict[str, Any]) -> list[str]:
         for name in names
         if name in left
     ]
+
+
+def _unservable(cfg: dict[str, Any]) -> list[str]:
+    """A search run whose encoder starts from a checkpoint that is not configured: its index
+    could not be built (its table rows say "not run"; an index has nothing to show)."""
+    errors = []
+    for name in cfg["fusion"]["search_runs"]:
+        key = encoder_spec(name.split("-", 1)[0]).checkpoint
+        if key and not cfg["matching"][key]:
+            errors.append(
+                f"config key fusion.search_runs: {name} starts from matching.{key}, which is not "
+                f"set; fix: set matching.{key} to a local path or hub id, or serve another run "
+                "(npt-local)"
+            )
+    return errors
 
 
 @functools.lru_cache(maxsize=1)

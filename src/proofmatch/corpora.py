@@ -31,8 +31,6 @@ INDEX_ROOT = "results/index"  # search indexes, laid out as results/runs
 MAIN = "main"  # the training corpus's name (its LaTeX folder: results/latex/main)
 MAIN_ROOT = "results"  # the training corpus's results: corpus/, extract/, linearize/, data/, eval/
 
-#: The index ``rule all`` builds for ``proofmatch serve``/``search`` after the demo run.
-SEARCH_INDEX = str(X.SEARCH_DEMO_RUN.dir(INDEX_ROOT))
 
 PathLike = str | os.PathLike
 
@@ -255,3 +253,9 @@ def conversion_reports(config: Mapping[str, Any]) -> dict[str, str]:
             "corpus with source: latex"
         )
     return {name: f"{c.latex_root}/report.json" for name, c in corpora.items()}
+
+
+def search_indexes(config: Mapping[str, Any]) -> list[str]:
+    """The search indexes ``rule all`` builds for ``proofmatch serve``/``search``: one for each
+    of ``fusion.search_runs``, laid out as its run folder under :data:`INDEX_ROOT`."""
+    return [str(run.dir(INDEX_ROOT)) for run in X.search_runs(config)]

@@ -377,6 +377,12 @@ FIGURE2_RUNS = {
     "conservation": Run("mixed", "scratchbert", "local", "conservation"),
     "full": Run("mixed", "scratchbert", "local", "full"),
 }
-SEARCH_DEMO_RUN = Run(
-    "mixed", "npt", "local", "conservation"
-)  # the index `proofmatch serve` shows after the demo
+
+
+def search_runs(config: Mapping[str, Any]) -> tuple[Run, ...]:
+    """The runs whose search index ``rule all`` builds (``fusion.search_runs``, Mixed
+    Conservation, both inputs): what ``proofmatch serve`` shows after the run."""
+    return tuple(
+        Run("mixed", *name.split("-", 1), "conservation")  # type: ignore[misc]
+        for name in config["fusion"]["search_runs"]
+    )

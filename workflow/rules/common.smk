@@ -36,6 +36,8 @@ MADE_SPLITS = (
 NOT_RUN = X.not_run(config)
 # The runs fused with BM25 in the baselines table (config fusion.runs).
 FUSION_RUNS = X.fusion_runs(config)
+# The search indexes rule all builds (config fusion.search_runs).
+SEARCH_INDEXES = C.search_indexes(config)
 CONDA = "../../envs/proofmatch.yaml"
 
 

@@ -10,7 +10,7 @@ MODEL_TARGETS = X.model_folders(
         for table in RT.tables(fusion=FUSION_RUNS).values()
         for ev in table.evaluations(NOT_RUN)
     ),
-    [*X.FIGURE2_RUNS.values(), X.SEARCH_DEMO_RUN],
+    [*X.FIGURE2_RUNS.values(), *X.search_runs(config)],
     pretrains=not config["pretrain"]["checkpoint"],
 )
 

@@ -1,8 +1,9 @@
 # Search index of a trained run (`proofmatch index --fusion`): every proof of every part encoded
 # once, with the proofs' BM25 weights and the run's fusion weight λ (chosen on its dev part,
 # rule fuse_run), for `proofmatch search` and `proofmatch serve`; the index folder is the
-# declared output, the run's model/ folder and fusion.json its inputs. `rule all` (and `snakemake -c2 search_demo`) builds the index of the
-# demo corpus from its NPT run (proofmatch.corpora.SEARCH_INDEX).
+# declared output, the run's model/ folder and fusion.json its inputs. `rule all` (and `snakemake -c2
+# search_demo`) builds the index of each of fusion.search_runs (proofmatch.corpora.search_indexes;
+# the demo: its NPT run).
 
 
 rule search_index:
@@ -33,4 +34,4 @@ rule search_index:
 
 rule search_demo:
     input:
-        C.SEARCH_INDEX,
+        SEARCH_INDEXES,
