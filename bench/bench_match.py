@@ -123,7 +123,12 @@ READ = """
 import sys, time, resource
 from pathlib import Path
 sys.path.insert(0, sys.argv[3])
-from proofmatch.data.match import import_folder
+from proofmatch.data import match
+match.READ_AHEAD = int(sys.argv[4])
+
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
 
 def scan():
     t = time.perf_counter(); n = 0
@@ -134,12 +139,12 @@ def scan():
     return time.perf_counter() - t, n
 
 scan_1, lines = scan()
-t = time.perf_counter()
-r = import_folder(sys.argv[1], sys.argv[2], ["mixed", "unmixed"])
-read_s = time.perf_counter() - t
+t, c = time.perf_counter(), cpu()
+r = match.import_folder(sys.argv[1], sys.argv[2], ["mixed", "unmixed"])
+read_s, read_cpu = time.perf_counter() - t, cpu() - c
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 scan_2, _ = scan()
-print(scan_1, scan_2, lines, read_s, rss, r["pairs"])
+print(scan_1, scan_2, lines, read_s, rss, r["pairs"], read_cpu)
 """
 
 
@@ -160,6 +165,12 @@ def main() -> int:
         help="generate the contents of --pairs / REPEAT pairs and give each to REPEAT pairs "
         "(a release-size folder in a fraction of the writing time)",
     )
+    parser.add_argument(
+        "--read-ahead",
+        type=int,
+        default=None,
+        help="files read ahead in threads (default: the reader's READ_AHEAD)",
+    )
     args = parser.parse_args()
     out = Path(args.out)
     src = str(Path(__file__).resolve().parents[1] / "src")
@@ -171,13 +182,17 @@ def main() -> int:
         size = make_folder(out / "match", args.pairs, distinct=-(-args.pairs // args.repeat))
         write_s = time.perf_counter() - t
     shutil.rmtree(out / "tree", ignore_errors=True)
+    ahead = args.read_ahead
+    if ahead is None:
+        sys.path.insert(0, src)
+        from proofmatch.data.match import READ_AHEAD as ahead
     read = subprocess.run(
-        [sys.executable, "-c", READ, str(out / "match"), str(out / "tree"), src],
+        [sys.executable, "-c", READ, str(out / "match"), str(out / "tree"), src, str(ahead)],
         capture_output=True,
         text=True,
         check=True,
     )
-    scan_1, scan_2, lines, read_s, rss_kb, pairs = read.stdout.split()
+    scan_1, scan_2, lines, read_s, rss_kb, pairs, read_cpu = read.stdout.split()
     scan_s = (float(scan_1) + float(scan_2)) / 2
     scale = RELEASE_PAIRS / args.pairs
     row = {
@@ -191,6 +206,10 @@ def main() -> int:
         "scan_s_before_after": [round(float(scan_1), 2), round(float(scan_2), 2)],
         "read_s": round(float(read_s), 1),
         "ratio": round(float(read_s) / scan_s, 2),
+        # CPU seconds of the read, all its threads: what the load of other work does not change
+        "read_cpu_s": round(float(read_cpu), 1),
+        "cores_used": round(float(read_cpu) / float(read_s), 2),
+        "read_ahead": ahead,
         "peak_rss_mib": round(int(rss_kb) / 1024),
         "pairs_read": int(pairs),
         "release_scale": round(scale, 2),

@@ -143,7 +143,7 @@ def pair_ids(pairs: Iterable[Pair], seen: set[str]) -> list[str]:
 
 
 CHUNK = 4096  # pairs per chunk of a table (and per row group of pairs.parquet)
-READ_AHEAD = 1  # files read in a thread while one is turned into tables
+READ_AHEAD = 3  # files read in threads while one is turned into tables (bench/bench_match.py)
 
 
 @dataclass
@@ -298,7 +298,8 @@ def _read_split(
         [
             (path, c, c and first_split, None if c else base.get(part))
             for (_, part, path), c in zip(plan, cons)
-        ]
+        ],
+        READ_AHEAD,
     )
     for level in levels:
         parts = []
@@ -322,7 +323,7 @@ def _read_split(
 
 
 def _prefetch(
-    files: list[tuple[Path, bool, bool, int | None]], ahead: int = READ_AHEAD
+    files: list[tuple[Path, bool, bool, int | None]], ahead: int
 ) -> Iterator[FileColumns]:
     """:func:`~proofmatch.data.match_columns.read_columns` of each ``(path, digests, fragments,
     base)`` in order (``base``: the index of an earlier file whose statements the file's may
@@ -391,7 +392,8 @@ def _read_file(
             articles = ref.articles[start : start + size]
             rows = new_pairs(cols, start, ids, articles, rel, read.known, read.n_pairs)
             read.n_pairs += rows.num_rows
-            read.pairs_writer.write_table(rows)
+            # written in the writer's thread, in order: the next chunk is made meanwhile
+            read.writes.append(read.pool.submit(read.pairs_writer.write_table, rows))
             for aid in dict.fromkeys(ref.articles[start : start + size]):
                 read.article_file.setdefault(aid, rel)
     if not first and n < len(ref.headers):
