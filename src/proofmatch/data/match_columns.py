@@ -21,6 +21,7 @@ the line, or reads the file if it is valid after all.
 from __future__ import annotations
 
 import os
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -48,6 +49,9 @@ _BLANK, _SEP, _TEXT, _MATH, _OTHER = range(5)
 _MAX_BYTES = 2**31 - 1  # an Arrow string array's offsets
 # what a file may lack, looked for in its bytes once: the work for it is then skipped
 _MARKS = {"tilde": b"~", "&": b"&", "<": b"<", ">": b">"}  # what only the fragments need
+# a file's fragments are made here while its tokens are cut (Arrow's kernels run outside the GIL):
+# the file read with them is the first and largest, read while little else can run
+_FRAGMENTS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="match-fragments")
 
 
 @dataclass
@@ -78,7 +82,7 @@ class FileColumns:
     digests: list[int] | None = None
     _headers: pa.Array | None = None  # :attr:`headers` as Arrow strings
     _lines: tuple | None = None  # what :meth:`fragments` is made from
-    _xml: tuple[pa.Array, pa.Array] | None = None
+    _xml: tuple[pa.Array, pa.Array] | Future | None = None
     _statement_lines: tuple[np.ndarray, pa.Array] | None = None  # what a base is made of
 
     def base(self) -> Statements | None:
@@ -117,17 +121,13 @@ class FileColumns:
 
     def fragments(self) -> tuple[pa.Array, pa.Array]:
         """Each pair's statement and proof as :func:`~proofmatch.data.matchfmt.fragment_xml`
-        writes them (made on the first call)."""
+        writes them (made on the first call, or in their own thread while the tokens were cut when
+        :func:`read_columns` was asked for them)."""
         if self._xml is None:
-            lines, seg, kinds, final, bounds, marks = self._lines
-            by_kind = {k: _contents(lines, seg[kinds == k]) for k in (_TEXT, _MATH)}
-            parts, order = _math_fragments(by_kind[_MATH], final[kinds == _MATH], marks)
-            parts.append(_text_fragments(by_kind[_TEXT], marks))
-            order.append(final[kinds == _TEXT])
-            xml = pc.binary_join(pa.ListArray.from_arrays(bounds, _in_order(parts, order)), "")
-            n = len(self.headers)
-            self._xml = _wrap(xml.slice(0, n)), _wrap(xml.slice(n))
+            self._xml = _fragments(*self._lines)
             self._lines = None
+        elif isinstance(self._xml, Future):
+            self._xml = self._xml.result()
         return self._xml
 
 
@@ -168,6 +168,9 @@ def read_columns(
     if not digests:
         del lines  # what the fragments are made of, the only use left
     n = len(starts)
+    if digests:  # what the fragments are made of; when asked for, made meanwhile in a thread
+        shapes = (lines, seg, kinds, final, bounds, marks, n)
+        xml = _FRAGMENTS.submit(_fragments, *shapes) if fragments else None
     bounds = bounds.to_numpy()
     split = int(bounds[n])  # the statements' lines, then the proofs'
     key = (bounds[: n + 1], ordered.slice(0, split))
@@ -177,6 +180,8 @@ def read_columns(
     at = np.maximum(bounds - first, 0)
     line_tokens = _line_tokens(ordered.slice(first), in_order[first:], marks, at)
     if line_tokens is None:
+        if digests and fragments:
+            wait([xml])  # discarded: the Python reader's own fragments replace these
         return _from_pairs(path, digests)
     values, token_bounds = line_tokens
     token_bounds = pa.array(token_bounds)
@@ -190,10 +195,11 @@ def read_columns(
     out._headers = header_array
     if digests:
         out.digests = _digests(statements, proofs)
-        out._lines = (lines, seg, kinds, final, pa.array(bounds), marks)
         out._statement_lines = (key[0], pa.concat_arrays([key[1]]))
         if fragments:
-            out.fragments()
+            out._xml = xml
+        else:
+            out._lines = shapes
     return out
 
 
@@ -355,6 +361,26 @@ def _final_order(
     bounds = np.concatenate([[0], np.cumsum(n_st), n_st_lines + np.cumsum(n_pr)]).astype(np.int32)
     assert len(bounds) == 2 * n + 1
     return final, pa.array(bounds)
+
+
+def _fragments(
+    lines: pa.Array,
+    seg: np.ndarray,
+    kinds: np.ndarray,
+    final: np.ndarray,
+    bounds: pa.Array,
+    marks: dict[str, bool],
+    n: int,
+) -> tuple[pa.Array, pa.Array]:
+    """The ``n`` pairs' statement and proof fragments, from the file's ``lines``, the statement and
+    proof lines among them (``seg``), their ``kinds``, ``final`` order and ``bounds``
+    (:func:`_final_order`)."""
+    by_kind = {k: _contents(lines, seg[kinds == k]) for k in (_TEXT, _MATH)}
+    parts, order = _math_fragments(by_kind[_MATH], final[kinds == _MATH], marks)
+    parts.append(_text_fragments(by_kind[_TEXT], marks))
+    order.append(final[kinds == _TEXT])
+    xml = pc.binary_join(pa.ListArray.from_arrays(bounds, _in_order(parts, order)), "")
+    return _wrap(xml.slice(0, n)), _wrap(xml.slice(n))
 
 
 def _in_order(parts: list[pa.Array], order: list[np.ndarray]) -> pa.Array:
