@@ -63,6 +63,8 @@ def test_each_encoders_settings_class_holds_its_blocks_keys():
 def test_the_registrys_order():
     assert E.run_names()[:2] == ["npt-local", "npt-hybrid"] and "specter-triplet" in E.run_names()
     assert X.ENCODERS == tuple(E.ENCODERS) and X.PRETRAINED_ENCODERS == ("scratchbert", "specter")
+    pairs = [E.split_run_name(name) for name in E.run_names()]
+    assert pairs == [(s.name, mode) for s in E.ENCODERS.values() for mode in s.modes]
 
 
 def test_the_one_unknown_name_error():

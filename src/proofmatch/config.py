@@ -28,7 +28,7 @@ import yaml
 
 from proofmatch.config_yaml import ConfigError, load_yaml, short
 from proofmatch.corpora import CorpusError, corpus_folders
-from proofmatch.registry.encoders import ENCODERS, encoder_spec, run_names
+from proofmatch.registry.encoders import ENCODERS, encoder_spec, run_names, split_run_name
 from proofmatch.registry.sources import SOURCES
 
 
@@ -200,7 +200,7 @@ def _unservable(cfg: dict[str, Any]) -> list[str]:
     could not be built (its table rows say "not run"; an index has nothing to show)."""
     errors = []
     for name in cfg["fusion"]["search_runs"]:
-        key = encoder_spec(name.split("-", 1)[0]).checkpoint
+        key = encoder_spec(split_run_name(name)[0]).checkpoint
         if key and not cfg["matching"][key]:
             errors.append(
                 f"config key fusion.search_runs: {name} starts from matching.{key}, which is not "

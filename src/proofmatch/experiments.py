@@ -20,7 +20,7 @@ from typing import Any
 
 from proofmatch.registry.checks import one_of
 from proofmatch.registry.encoders import ENCODERS as ENCODER_SPECS
-from proofmatch.registry.encoders import checkpoint_label
+from proofmatch.registry.encoders import checkpoint_label, split_run_name
 
 # ----------------------------------------------------------------------------- wildcard values
 
@@ -159,7 +159,7 @@ def model_label(model: str, mode: str, decoding: str) -> str:
 def fusion_runs(config: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     """The validated config's ``fusion.runs`` as (encoder, mode) pairs (the schema's
     "encoder-mode" names): the learned halves of the baselines table's fusion rows."""
-    return tuple(tuple(r.split("-", 1)) for r in config["fusion"]["runs"])  # type: ignore[misc]
+    return tuple(split_run_name(r) for r in config["fusion"]["runs"])
 
 
 # ----------------------------------------------------------------------------- not run
@@ -191,7 +191,7 @@ def not_run(config: Mapping[str, Any]) -> dict[str, str]:
         if spec.checkpoint and not config["matching"][spec.checkpoint]:
             reasons[spec.name] = not_run_checkpoint(spec.name)
     for name in config["report"]["leave_out"]:
-        reasons[tuple(name.split("-", 1))] = f"not run: report.leave_out names {name}"
+        reasons[split_run_name(name)] = f"not run: report.leave_out names {name}"
     if "unmixed" not in config["splits"]["families"]:
         reasons["unmixed"] = NOT_RUN_UNMIXED
         reasons["pr"] = NOT_RUN_PR_UNMIXED
@@ -383,6 +383,6 @@ def search_runs(config: Mapping[str, Any]) -> tuple[Run, ...]:
     """The runs whose search index ``rule all`` builds (``fusion.search_runs``, Mixed
     Conservation, both inputs): what ``proofmatch serve`` shows after the run."""
     return tuple(
-        Run("mixed", *name.split("-", 1), "conservation")  # type: ignore[misc]
+        Run("mixed", *split_run_name(name), "conservation")
         for name in config["fusion"]["search_runs"]
     )

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from proofmatch import experiments as X
+from proofmatch.registry.encoders import split_run_name
 
 SEED_PREFIX, FRACTION_PREFIX = "seed", "frac"
 PATTERN = rf"{SEED_PREFIX}\d+|{FRACTION_PREFIX}0\.\d+"  # the variant wildcard's constraint
@@ -61,7 +62,7 @@ def train_data(split: str, level: str, variant: str) -> str:
 
 
 def _runs(names: list[str]) -> list[tuple[str, str]]:
-    return [tuple(name.split("-", 1)) for name in names]  # type: ignore[misc]
+    return [split_run_name(name) for name in names]
 
 
 def seed_runs(config: Mapping[str, Any]) -> list[tuple[int, X.Run]]:

@@ -54,6 +54,7 @@ from proofmatch.experiments import (
 )
 from proofmatch.experiments import not_run as config_not_run
 from proofmatch.experiments import note as not_run_note
+from proofmatch.registry.encoders import split_run_name
 from proofmatch.render import write_tables
 
 log = logging.getLogger(__name__)
@@ -70,7 +71,7 @@ def transfer_settings(config: Mapping[str, Any]) -> dict[str, Any]:
     corpora = {
         name: {**c.entry, "n_shards": c.n_shards} for name, c in transfer_corpora(config).items()
     }
-    runs = [tuple(r.split("-", 1)) for r in block["runs"]]  # the schema's "encoder-mode" run names
+    runs = [split_run_name(r) for r in block["runs"]]
     return {
         "split": block["split"],
         "level": LEVEL,

@@ -140,3 +140,10 @@ def run_names() -> list[str]:
     """Every ``encoder-mode`` name (``npt-local``, ...): the values of the config's run lists
     (``fusion.runs``, ``report.seed_runs``, ...)."""
     return [f"{s.name}-{mode}" for s in ENCODERS.values() for mode in s.modes]
+
+
+def split_run_name(name: str) -> tuple[str, str]:
+    """A run name of :func:`run_names` (``npt-local``) as ``(encoder, mode)``: what the config's
+    run lists name, parsed in one place."""
+    encoder, mode = name.split("-", 1)
+    return encoder, mode
