@@ -124,7 +124,8 @@ import sys, time, resource
 from pathlib import Path
 sys.path.insert(0, sys.argv[3])
 from proofmatch.data import match
-match.READ_AHEAD = int(sys.argv[4])
+if sys.argv[4] != "default":
+    match.READ_AHEAD = int(sys.argv[4])
 
 def cpu():
     r = resource.getrusage(resource.RUSAGE_SELF)
@@ -144,7 +145,7 @@ r = match.import_folder(sys.argv[1], sys.argv[2], ["mixed", "unmixed"])
 read_s, read_cpu = time.perf_counter() - t, cpu() - c
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 scan_2, _ = scan()
-print(scan_1, scan_2, lines, read_s, rss, r["pairs"], read_cpu)
+print(scan_1, scan_2, lines, read_s, rss, r["pairs"], read_cpu, match.READ_AHEAD)
 """
 
 
@@ -182,17 +183,14 @@ def main() -> int:
         size = make_folder(out / "match", args.pairs, distinct=-(-args.pairs // args.repeat))
         write_s = time.perf_counter() - t
     shutil.rmtree(out / "tree", ignore_errors=True)
-    ahead = args.read_ahead
-    if ahead is None:
-        sys.path.insert(0, src)
-        from proofmatch.data.match import READ_AHEAD as ahead
+    ahead = "default" if args.read_ahead is None else str(args.read_ahead)
     read = subprocess.run(
-        [sys.executable, "-c", READ, str(out / "match"), str(out / "tree"), src, str(ahead)],
+        [sys.executable, "-c", READ, str(out / "match"), str(out / "tree"), src, ahead],
         capture_output=True,
         text=True,
         check=True,
     )
-    scan_1, scan_2, lines, read_s, rss_kb, pairs, read_cpu = read.stdout.split()
+    scan_1, scan_2, lines, read_s, rss_kb, pairs, read_cpu, ahead = read.stdout.split()
     scan_s = (float(scan_1) + float(scan_2)) / 2
     scale = RELEASE_PAIRS / args.pairs
     row = {
@@ -209,7 +207,7 @@ def main() -> int:
         # CPU seconds of the read, all its threads: what the load of other work does not change
         "read_cpu_s": round(float(read_cpu), 1),
         "cores_used": round(float(read_cpu) / float(read_s), 2),
-        "read_ahead": ahead,
+        "read_ahead": int(ahead),
         "peak_rss_mib": round(int(rss_kb) / 1024),
         "pairs_read": int(pairs),
         "release_scale": round(scale, 2),
