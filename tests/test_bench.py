@@ -41,6 +41,23 @@ def test_bench_train_runs_one_step_per_measurement(tmp_path):
     assert all(r["per_s"] > 0 for r in rows), rows
 
 
+def test_bench_match_writes_a_folder_reads_it_and_reports_the_read_ahead(tmp_path):
+    """bench_match at 300 pairs: the folder in the released layout (24 files), every pair read
+    back, and the read-ahead the reading process used, its default or the one asked for."""
+    cmd = [sys.executable, str(REPO / "bench/bench_match.py"), "--pairs", "300"]
+    cmd += ["--out", str(tmp_path / "bench"), "--repeat", "3"]
+    rows = []
+    for extra in ([], ["--reuse", "--read-ahead", "1"]):
+        out = tmp_path / f"row{len(rows)}.json"
+        subprocess.run(cmd + extra + ["--json", str(out)], check=True, timeout=300)
+        rows.append(json.loads(out.read_text()))
+    from proofmatch.data.match import READ_AHEAD
+
+    assert [r["read_ahead"] for r in rows] == [READ_AHEAD, 1]
+    assert all(r["pairs_read"] == 300 and r["files"] == 24 and r["lines"] > 0 for r in rows)
+    assert rows[0]["mib"] == rows[1]["mib"] and rows[1]["write_s"] != rows[1]["write_s"]  # reused
+
+
 def test_bench_paper_train_counts_steps_and_judges_against_chance(tmp_path):
     """bench_paper_train on a toy corpus: the demo NPT leaves chance within 60 steps (exit 0 and
     the step it first reached the goal), and an unreachable goal exits 1 with the curve kept."""
