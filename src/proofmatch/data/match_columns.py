@@ -165,12 +165,11 @@ def read_columns(
     order, in_order = np.empty_like(seg), np.empty_like(kinds)
     order[final], in_order[final] = seg, kinds
     ordered = lines.take(pa.array(order))
-    if not digests:
-        del lines  # what the fragments are made of, the only use left
     n = len(starts)
-    if digests:  # what the fragments are made of; when asked for, made meanwhile in a thread
-        shapes = (lines, seg, kinds, final, bounds, marks, n)
-        xml = _FRAGMENTS.submit(_fragments, *shapes) if fragments else None
+    # what the fragments are made of (kept with the digests), and made of meanwhile when asked for
+    shapes = (lines, seg, kinds, final, bounds, marks, n) if digests else None
+    del lines
+    xml = _FRAGMENTS.submit(_fragments, *shapes) if shapes and fragments else None
     bounds = bounds.to_numpy()
     split = int(bounds[n])  # the statements' lines, then the proofs'
     key = (bounds[: n + 1], ordered.slice(0, split))
@@ -180,7 +179,7 @@ def read_columns(
     at = np.maximum(bounds - first, 0)
     line_tokens = _line_tokens(ordered.slice(first), in_order[first:], marks, at)
     if line_tokens is None:
-        if digests and fragments:
+        if xml is not None:
             wait([xml])  # discarded: the Python reader's own fragments replace these
         return _from_pairs(path, digests)
     values, token_bounds = line_tokens
@@ -196,10 +195,7 @@ def read_columns(
     if digests:
         out.digests = _digests(statements, proofs)
         out._statement_lines = (key[0], pa.concat_arrays([key[1]]))
-        if fragments:
-            out._xml = xml
-        else:
-            out._lines = shapes
+        out._xml, out._lines = (xml, None) if xml is not None else (None, shapes)
     return out
 
 
